@@ -1,0 +1,175 @@
+import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
+import type {Exec} from '../system/exec.js';
+import type {ProcessTable} from '../system/processes.js';
+
+/**
+ * The world an adapter works in. Adapters never reach for `os.homedir()`, `process.env` or
+ * execa themselves: everything comes from here, so tests point them at fixture homes.
+ */
+export interface AdapterContext {
+	/** Whose agent data to read (`--home`, else `$HOME_DIR`, else `$HOME`). */
+	readonly home: string;
+	/**
+	 * True when `home` is the caller's own home. Only then do env overrides such as
+	 * `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_DATA_HOME` apply (SPEC 4.2); for any other home the
+	 * adapter uses the default layout under that home.
+	 */
+	readonly ownHome: boolean;
+	readonly env: Readonly<Record<string, string | undefined>>;
+	/** Starts processes from argv arrays (the agent's own delete command, for instance). */
+	readonly exec: Exec;
+	readonly processes: ProcessTable;
+	/** Milliseconds since the Unix epoch. */
+	readonly now: () => number;
+	/** A private scratch folder root (for sqlite copies); adapters remove what they create. */
+	readonly tmpDir: string;
+}
+
+/** Filters for `discover`. */
+export interface DiscoverQuery {
+	/** Only conversations whose recorded cwd (realpath) equals this one. */
+	readonly cwd?: string;
+	/** Only conversations created at or after this time (ms). */
+	readonly since?: number;
+	/** Include child / sub-agent conversations (default: parents only). */
+	readonly includeChildren?: boolean;
+}
+
+/** What discovery found, plus problems that made part of the store unreadable. */
+export interface DiscoverResult {
+	/** Newest first (by createdAt). */
+	readonly conversations: readonly Conversation[];
+	/** Per-store problems (`<path>: database is locked`), shown as `unknown: <reason>`. */
+	readonly problems: readonly string[];
+}
+
+/** A command to start in a pane. */
+export interface LaunchSpec {
+	readonly argv: readonly string[];
+	readonly env?: Readonly<Record<string, string>>;
+}
+
+/** What a graceful stop types into the pane. */
+export interface ExitInput {
+	/** Text typed first (e.g. `/exit`). */
+	readonly text: string;
+	/** Keys sent after the text (herdr key names, e.g. `Enter`, `ctrl+c`). */
+	readonly keys: readonly string[];
+}
+
+export type PlanItemKind = 'file' | 'dir' | 'rows' | 'lines';
+
+/** One thing a purge will delete. */
+export interface PlanItem {
+	readonly kind: PlanItemKind;
+	/** The file or folder (for `rows`: the database; for `lines`: the shared file). */
+	readonly path: string;
+	/** For `rows`: the table and how many rows; for `lines`: how many lines. */
+	readonly table?: string;
+	readonly count?: number;
+	/** Bytes freed (files and folders: on-disk size; rows/lines: an estimate, may be 0). */
+	readonly bytes: number;
+	/** The conversation id this item belongs to (the target or one of its descendants). */
+	readonly sessionId: string;
+	/** One line a user understands: `transcript`, `sub-agent transcript`, `history.jsonl lines`. */
+	readonly description: string;
+}
+
+/** The complete purge plan of SPEC 4.1 `artifacts`. */
+export interface PurgePlan {
+	readonly agent: AgentId;
+	readonly id: string;
+	/** Child / sub-agent / continuation ids at every depth. */
+	readonly descendants: readonly string[];
+	readonly items: readonly PlanItem[];
+	readonly totalBytes: number;
+}
+
+export interface PurgeOutcome {
+	readonly removed: readonly PlanItem[];
+	/** Non-fatal problems (the agent's delete command missing or failing, …). */
+	readonly warnings: readonly string[];
+}
+
+/** A process that uses a conversation. */
+export interface InUseHolder {
+	readonly pid: number;
+	readonly startTime: number;
+	readonly command: string;
+	/** `argv names the id`, `holds <path> open`, `live session record`. */
+	readonly reason: string;
+}
+
+export interface AdapterCapabilities {
+	readonly resume: boolean;
+	readonly purge: boolean;
+}
+
+/** Thrown when an id does not match the adapter's pattern; nothing was touched. */
+export class InvalidIdError extends Error {
+	constructor(agent: AgentId, id: string) {
+		super(`invalid ${agent} session id ${JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id)}`);
+		this.name = 'InvalidIdError';
+	}
+}
+
+/**
+ * One agent (SPEC 4.1). Every method that takes an id validates it against `idPattern`
+ * first and throws InvalidIdError before any I/O.
+ */
+export interface AgentAdapter {
+	readonly id: AgentId;
+	/** Human name shown in the UI (`Claude Code`). */
+	readonly label: string;
+	/** Static so the contract suite can gate tests at collection time. */
+	readonly capabilities: AdapterCapabilities;
+	/** Anchored regex every valid agent session id matches. */
+	readonly idPattern: RegExp;
+	/** How the agent's process shows in `ps` (comm or argv[0] basename, or the script a runtime runs). */
+	readonly processNames: readonly string[];
+	/** Long-lived, idle-by-nature children (a standalone server); stall detection ignores them. */
+	readonly residentChildren: readonly string[];
+	/** What a graceful stop types (SPEC 4.4); config may override the text. */
+	readonly exitInput: ExitInput;
+
+	/** The argv (+env) that starts a new conversation in `cwd`. Pure. */
+	spawn(ctx: AdapterContext, cwd: string): LaunchSpec;
+	/** The argv that resumes conversation `id` (SPEC 4.4). Pure; run it in the conversation's cwd. */
+	resume(ctx: AdapterContext, id: string): LaunchSpec;
+	/** True when `proc` is this agent's process (argv / name). Pure. */
+	matchesProcess(proc: ProcessRef): boolean;
+
+	/**
+	 * Conversations on disk matching `query`, newest first, parents only unless asked.
+	 * Read-only and trace-free (SPEC 4.3); a missing root yields an empty result, never a throw;
+	 * an unreadable store is reported in `problems`.
+	 */
+	discover(ctx: AdapterContext, query?: DiscoverQuery): Promise<DiscoverResult>;
+	/**
+	 * Does a resumable artifact for `id` exist (holding at least one real message), and, when
+	 * `cwd` is given, does it belong to that cwd? A child id verifies too. `unknown` when the
+	 * store cannot be read.
+	 */
+	verify(ctx: AdapterContext, id: string, cwd?: string): Promise<Conversation['resumeState']>;
+	/** The complete purge plan: every file, folder and row naming `id` or a descendant, with sizes. */
+	artifacts(ctx: AdapterContext, id: string): Promise<PurgePlan>;
+	/**
+	 * Delete exactly the plan (the agent's own delete command first where it has one, then what
+	 * it left). Every deleted path resolves inside the agent's root; symlinks are not followed.
+	 */
+	purge(ctx: AdapterContext, id: string): Promise<PurgeOutcome>;
+	/** What still names `id` or a descendant after a purge; each line says where (`[child session X]`). */
+	residual(ctx: AdapterContext, id: string): Promise<readonly string[]>;
+	/**
+	 * Processes using the conversation: argv naming the id, or holding its files open —
+	 * except the agent's known background service. Empty when nobody uses it.
+	 */
+	inUse(ctx: AdapterContext, id: string): Promise<readonly InUseHolder[]>;
+}
+
+/** Throw InvalidIdError unless `id` matches `adapter.idPattern`. Call first in every id-taking method. */
+export function assertValidId(adapter: Pick<AgentAdapter, 'id' | 'idPattern'>, id: string): void {
+	if (typeof id !== 'string' || id.length === 0 || id.length > 256 || !adapter.idPattern.test(id)) {
+		throw new InvalidIdError(adapter.id, String(id));
+	}
+}

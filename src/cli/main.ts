@@ -1,0 +1,153 @@
+import {parseArgs} from 'node:util';
+import {CliError, EXIT, type ExitCode} from '../domain/exitCodes.js';
+import {ConfigError} from '../config/config.js';
+import {RegistryError} from '../registry/db.js';
+import {messageOf} from '../domain/result.js';
+import type {Command, OptionSpec, ParsedValues} from './commands.js';
+import {errOut, out} from './output.js';
+import {statusCommand} from './statusCommand.js';
+import {packageVersion} from './version.js';
+import {createWorld, type GlobalOptions, type World} from './world.js';
+
+const GLOBAL_OPTIONS = {
+	mux: {type: 'string'},
+	registry: {type: 'string'},
+	home: {type: 'string'},
+	json: {type: 'boolean'},
+	verbose: {type: 'boolean'},
+	help: {type: 'boolean', short: 'h'},
+	version: {type: 'boolean'},
+} as const satisfies OptionSpec;
+
+/** Subcommands that really work. Later capabilities add theirs here. */
+export const COMMANDS: readonly Command[] = [statusCommand];
+
+const dashboardCommand: Command = {
+	name: 'dashboard',
+	summary: 'the interactive dashboard (the default)',
+	usage: 'mam-tui [--mux herdr|tmux|auto] [--registry PATH] [--home DIR]',
+	options: {},
+	async run(world) {
+		// Imported lazily: the scriptable commands never pay for loading React and Ink.
+		const {runDashboard} = await import('../main.js');
+		return runDashboard(world);
+	},
+};
+
+export function usage(): string {
+	const width = Math.max(...COMMANDS.map(c => c.usage.length));
+	return [
+		'mam-tui — watch and steer many coding-agent sessions in herdr or tmux panes',
+		'',
+		'Usage:',
+		`  ${dashboardCommand.usage}`,
+		...COMMANDS.map(c => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+		'',
+		'Options:',
+		'  --mux herdr|tmux|auto   multiplexer backend (default auto: herdr when its socket answers, else tmux)',
+		'  --registry PATH         registry database (default $MAM_HOME/registry.db, $XDG_STATE_HOME/mam, ~/.local/state/mam)',
+		'  --home DIR              whose agent data to read (default $HOME_DIR, else $HOME)',
+		'  --json                  machine-readable output',
+		'  --verbose               debug-level log file',
+		'  -h, --help, --version',
+		'',
+		'Exit codes: 0 ok, 1 failed, 2 bad usage or input, 3 not found, 4 in use, 5 purge left residual artifacts.',
+	].join('\n');
+}
+
+/** Global options that take a value: skipped (with their value) when looking for the subcommand. */
+const VALUE_OPTIONS = new Set(['--mux', '--registry', '--home']);
+
+function splitCommand(argv: readonly string[]): {name: string | undefined; rest: string[]} {
+	for (let i = 0; i < argv.length; i++) {
+		const arg = argv[i] ?? '';
+		if (arg === '--') break;
+		if (VALUE_OPTIONS.has(arg)) {
+			i++;
+			continue;
+		}
+		if (!arg.startsWith('-')) return {name: arg, rest: [...argv.slice(0, i), ...argv.slice(i + 1)]};
+	}
+	return {name: undefined, rest: [...argv]};
+}
+
+function globalOptions(values: ParsedValues): GlobalOptions {
+	const mux = values['mux'];
+	if (mux !== undefined && mux !== 'herdr' && mux !== 'tmux' && mux !== 'auto') {
+		throw new CliError(`--mux must be herdr, tmux or auto (got ${JSON.stringify(mux)})`, EXIT.usage);
+	}
+	const str = (key: string) => (typeof values[key] === 'string' ? (values[key] as string) : undefined);
+	for (const key of ['registry', 'home']) {
+		const value = str(key);
+		if (value !== undefined && (value.length === 0 || value.includes('\0'))) {
+			throw new CliError(`--${key} needs a path`, EXIT.usage);
+		}
+	}
+	const registry = str('registry');
+	const home = str('home');
+	return {
+		...(mux ? {mux} : {}),
+		...(registry ? {registry} : {}),
+		...(home ? {home} : {}),
+		json: values['json'] === true,
+		verbose: values['verbose'] === true,
+	};
+}
+
+/** Run the CLI; returns the exit code. Never throws: every failure becomes a message and a code. */
+export async function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): Promise<ExitCode> {
+	const {name, rest} = splitCommand(argv);
+	const command = name === undefined ? dashboardCommand : COMMANDS.find(c => c.name === name);
+	if (!command) {
+		errOut(`mam-tui: unknown command ${JSON.stringify(name)}\n\n${usage()}`);
+		return EXIT.usage;
+	}
+	let parsed: {values: ParsedValues; positionals: string[]};
+	try {
+		parsed = parseArgs({
+			args: rest,
+			options: {...GLOBAL_OPTIONS, ...command.options},
+			allowPositionals: true,
+			strict: true,
+		}) as {values: ParsedValues; positionals: string[]};
+	} catch (error) {
+		errOut(`mam-tui: ${messageOf(error)}\n\n${usage()}`);
+		return EXIT.usage;
+	}
+	if (parsed.values['version']) {
+		out(packageVersion());
+		return EXIT.ok;
+	}
+	if (parsed.values['help']) {
+		out(name === undefined ? usage() : `Usage: ${command.usage}\n\n${command.summary}`);
+		return EXIT.ok;
+	}
+	const allowed = command.positionals ?? {min: 0, max: 0};
+	if (parsed.positionals.length < allowed.min || parsed.positionals.length > allowed.max) {
+		errOut(`mam-tui: wrong number of arguments\nUsage: ${command.usage}`);
+		return EXIT.usage;
+	}
+	let world: World | undefined;
+	try {
+		world = createWorld(globalOptions(parsed.values), env);
+		return await command.run(world, parsed.values, parsed.positionals);
+	} catch (error) {
+		return reportError(error, world);
+	} finally {
+		world?.close();
+	}
+}
+
+function reportError(error: unknown, world: World | undefined): ExitCode {
+	if (error instanceof CliError) {
+		errOut(`mam-tui: ${error.message}`);
+		return error.code;
+	}
+	if (error instanceof RegistryError || error instanceof ConfigError) {
+		errOut(`mam-tui: ${error.message}`);
+		return EXIT.usage;
+	}
+	world?.logger.error('command failed', error);
+	errOut(`mam-tui: ${messageOf(error)}`);
+	return EXIT.failed;
+}

@@ -1,0 +1,24 @@
+/** Ink owns stdout in the dashboard; CLI commands print through these two. */
+export function out(text: string): void {
+	process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+export function errOut(text: string): void {
+	process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Left-aligned columns; the last column is not padded. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+	const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)));
+	const line = (cells: readonly string[]) =>
+		cells
+			.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+			.join('  ')
+			.trimEnd();
+	return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** `/home/me/src/x` → `~/src/x`. */
+export function shortPath(p: string, home: string): string {
+	return p === home ? '~' : p.startsWith(`${home}/`) ? `~${p.slice(home.length)}` : p;
+}

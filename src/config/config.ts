@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import {parse} from 'yaml';
+import {AGENT_IDS, isAgentId, type AgentId} from '../domain/types.js';
+
+export interface AgentOverride {
+	/** Replaces the adapter's exit text (agents rename their commands between versions). */
+	readonly exitInput?: string;
+	/** Appended to the spawn and resume argv. */
+	readonly extraArgs?: readonly string[];
+}
+
+export interface Config {
+	readonly agents: Readonly<Partial<Record<AgentId, AgentOverride>>>;
+	readonly stop: {readonly graceSeconds: number; readonly killWaitSeconds: number};
+	readonly refresh: {readonly discoverySeconds: number; readonly pollMs: number};
+}
+
+export const DEFAULT_CONFIG: Config = {
+	agents: {},
+	stop: {graceSeconds: 10, killWaitSeconds: 3},
+	// Discovery is cached by mtime, so 5 s is cheap; 1 s tmux polling feels live without burning CPU.
+	refresh: {discoverySeconds: 5, pollMs: 1000},
+};
+
+/** A bad config value; the message names the key and the file (exit 2). */
+export class ConfigError extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = 'ConfigError';
+	}
+}
+
+type Raw = Record<string, unknown>;
+
+function isObject(value: unknown): value is Raw {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkKeys(obj: Raw, allowed: readonly string[], where: string, file: string): void {
+	for (const key of Object.keys(obj)) {
+		if (!allowed.includes(key)) throw new ConfigError(`${file}: unknown key ${where}${key}`);
+	}
+}
+
+function positiveNumber(obj: Raw, key: string, where: string, file: string, fallback: number, max: number): number {
+	const value = obj[key];
+	if (value === undefined) return fallback;
+	if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > max) {
+		throw new ConfigError(`${file}: ${where}${key} must be a number greater than 0 and at most ${max} (got ${JSON.stringify(value)})`);
+	}
+	return value;
+}
+
+function parseAgents(value: unknown, file: string): Config['agents'] {
+	if (value === undefined) return {};
+	if (!isObject(value)) throw new ConfigError(`${file}: agents must be a mapping of agent name to settings`);
+	const out: Partial<Record<AgentId, AgentOverride>> = {};
+	for (const [name, raw] of Object.entries(value)) {
+		if (!isAgentId(name)) throw new ConfigError(`${file}: agents.${name} is not a known agent (${AGENT_IDS.join(', ')})`);
+		if (!isObject(raw)) throw new ConfigError(`${file}: agents.${name} must be a mapping`);
+		checkKeys(raw, ['exitInput', 'extraArgs'], `agents.${name}.`, file);
+		const exitInput = raw['exitInput'];
+		if (exitInput !== undefined && (typeof exitInput !== 'string' || exitInput.length === 0 || /[\r\n\0]/.test(exitInput))) {
+			throw new ConfigError(`${file}: agents.${name}.exitInput must be a one-line, non-empty string`);
+		}
+		const extraArgs = raw['extraArgs'];
+		if (extraArgs !== undefined && (!Array.isArray(extraArgs) || !extraArgs.every(a => typeof a === 'string' && !a.includes('\0')))) {
+			throw new ConfigError(`${file}: agents.${name}.extraArgs must be a list of strings`);
+		}
+		out[name] = {
+			...(typeof exitInput === 'string' ? {exitInput} : {}),
+			...(Array.isArray(extraArgs) ? {extraArgs: extraArgs as string[]} : {}),
+		};
+	}
+	return out;
+}
+
+/** Validate parsed YAML into a Config; every error names the key and the file. */
+export function parseConfig(raw: unknown, file: string): Config {
+	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
+	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
+	checkKeys(raw, ['agents', 'stop', 'refresh'], '', file);
+	const stop = raw['stop'] ?? {};
+	const refresh = raw['refresh'] ?? {};
+	if (!isObject(stop)) throw new ConfigError(`${file}: stop must be a mapping`);
+	if (!isObject(refresh)) throw new ConfigError(`${file}: refresh must be a mapping`);
+	checkKeys(stop, ['graceSeconds', 'killWaitSeconds'], 'stop.', file);
+	checkKeys(refresh, ['discoverySeconds', 'pollMs'], 'refresh.', file);
+	return {
+		agents: parseAgents(raw['agents'], file),
+		stop: {
+			graceSeconds: positiveNumber(stop, 'graceSeconds', 'stop.', file, DEFAULT_CONFIG.stop.graceSeconds, 600),
+			killWaitSeconds: positiveNumber(stop, 'killWaitSeconds', 'stop.', file, DEFAULT_CONFIG.stop.killWaitSeconds, 600),
+		},
+		refresh: {
+			discoverySeconds: positiveNumber(refresh, 'discoverySeconds', 'refresh.', file, DEFAULT_CONFIG.refresh.discoverySeconds, 3600),
+			pollMs: positiveNumber(refresh, 'pollMs', 'refresh.', file, DEFAULT_CONFIG.refresh.pollMs, 60_000),
+		},
+	};
+}
+
+/** Load the optional config file; absent means defaults. */
+export function loadConfig(file: string): Config {
+	let text: string;
+	try {
+		text = fs.readFileSync(file, 'utf8');
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return DEFAULT_CONFIG;
+		throw new ConfigError(`${file}: cannot be read (${(error as Error).message})`);
+	}
+	let raw: unknown;
+	try {
+		raw = parse(text);
+	} catch (error) {
+		throw new ConfigError(`${file}: not valid YAML (${(error as Error).message.split('\n')[0]})`);
+	}
+	return parseConfig(raw, file);
+}

@@ -1,0 +1,145 @@
+/** The agents mam-tui knows. Adding one here makes every `Record<AgentId, …>` a compile error until it is handled. */
+export const AGENT_IDS = ['claude', 'codex', 'opencode', 'agy', 'hermes', 'grok', 'gemini'] as const;
+export type AgentId = (typeof AGENT_IDS)[number];
+
+export function isAgentId(value: string): value is AgentId {
+	return (AGENT_IDS as readonly string[]).includes(value);
+}
+
+export type MuxKind = 'herdr' | 'tmux';
+export const SESSION_STATUSES = ['running', 'stopped', 'purged'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+/** One registry row: a named agent conversation that mam-tui manages (SPEC 1). */
+export interface SessionRecord {
+	readonly id: number;
+	readonly name: string;
+	readonly agent: AgentId;
+	readonly cwd: string;
+	readonly mux: MuxKind | null;
+	readonly paneId: string | null;
+	/** The agent's own conversation id, once pinned. */
+	readonly agentSessionId: string | null;
+	readonly status: SessionStatus;
+	/** When mam-tui started the session (ms since the Unix epoch); older artifacts are not candidates. */
+	readonly epoch: number;
+	readonly createdAt: number;
+	readonly updatedAt: number;
+	/** Bumped on every write; lets two mam-tui processes detect a concurrent change. */
+	readonly version: number;
+	readonly extra: Readonly<Record<string, unknown>>;
+}
+
+/** herdr's agent statuses plus what mam-tui derives for panes without a live agent. */
+export type AgentStatus = 'working' | 'blocked' | 'idle' | 'done' | 'unknown';
+export type LiveStatus = AgentStatus | 'exited' | 'stopped';
+
+/** A process seen in a pane's tree. `startTime` is field 22 of /proc/<pid>/stat, so a reused pid is told apart. */
+export interface ProcessRef {
+	readonly pid: number;
+	readonly ppid: number;
+	readonly startTime: number;
+	readonly name: string;
+	readonly argv: readonly string[];
+	readonly cwd?: string;
+}
+
+/** A live terminal in the multiplexer (SPEC 1). */
+export interface Pane {
+	readonly id: string;
+	readonly mux: MuxKind;
+	readonly cwd?: string;
+	readonly foregroundCwd?: string;
+	readonly title?: string;
+	/** The agent running in the pane, as the mux (or process detection) reports it. */
+	readonly agent?: string;
+	readonly agentStatus: AgentStatus;
+	/** The agent's native session id, when the mux knows it (herdr `agent_session`). */
+	readonly agentSessionId?: string;
+	/** The pid of the pane's direct child (the shell or the command). */
+	readonly shellPid?: number;
+	/** The pane's process tree (root first), with start times. */
+	readonly processes: readonly ProcessRef[];
+	/** True for the pane mam-tui itself runs in: never a target of stop, close or typed input. */
+	readonly isSelf: boolean;
+}
+
+export type ResumeState =
+	| {readonly kind: 'yes'}
+	| {readonly kind: 'no'; readonly reason: string}
+	| {readonly kind: 'unknown'; readonly reason: string};
+
+export function formatResumeState(state: ResumeState): string {
+	return state.kind === 'yes' ? 'yes' : `${state.kind}: ${state.reason}`;
+}
+
+/** A conversation an adapter found on disk. */
+export interface Conversation {
+	readonly agent: AgentId;
+	readonly id: string;
+	readonly cwd: string;
+	readonly createdAt: number;
+	readonly updatedAt: number;
+	readonly parentId?: string;
+	readonly title?: string;
+	readonly childCount: number;
+	readonly resumeState: ResumeState;
+}
+
+export const FINDING_KINDS = [
+	'pane-gone',
+	'agent-exited',
+	'unpinned',
+	'artifact-missing',
+	'untracked-pane',
+	'duplicate-pin',
+	'pin-changed',
+	'stopped-but-live',
+	'stale-process',
+] as const;
+export type FindingKind = (typeof FINDING_KINDS)[number];
+
+/** A safe registry change that fixes a finding. Never stops, kills or deletes. */
+export type Fix =
+	| {readonly type: 'mark-stopped'; readonly sessionId: number}
+	| {readonly type: 'mark-running'; readonly sessionId: number; readonly paneId: string}
+	| {readonly type: 'pin'; readonly sessionId: number; readonly agentSessionId: string}
+	| {readonly type: 'repin'; readonly sessionId: number; readonly from: string; readonly to: string}
+	| {
+			readonly type: 'adopt-pane';
+			readonly paneId: string;
+			readonly agent: AgentId;
+			readonly cwd: string;
+			readonly agentSessionId?: string;
+	  };
+
+/** One drift between registry, mux and disk (SPEC 5). */
+export interface Finding {
+	readonly kind: FindingKind;
+	readonly sessionId?: number;
+	readonly sessionName?: string;
+	readonly paneId?: string;
+	/** One line a user understands. */
+	readonly message: string;
+	/** What was seen where. */
+	readonly evidence: readonly string[];
+	/** Present only when a safe, non-destructive fix exists. */
+	readonly fix?: Fix;
+	/** A suggested manual step that is never applied automatically (e.g. stop escalation). */
+	readonly offer?: string;
+	/** For ambiguous `unpinned`: the candidate ids the user must pick from. */
+	readonly candidates?: readonly string[];
+}
+
+export type AuditOutcome = 'started' | 'ok' | 'failed' | 'refused' | 'info';
+
+/** One entry of the audit log: every action, each step and its outcome. */
+export interface AuditRecord {
+	readonly id: number;
+	readonly at: number;
+	readonly session: string | null;
+	readonly action: string;
+	readonly step: string | null;
+	readonly outcome: AuditOutcome;
+	readonly detail: Readonly<Record<string, unknown>>;
+}

@@ -1,0 +1,67 @@
+import type {AgentStatus, MuxKind, Pane} from '../domain/types.js';
+
+/** How the backend is doing, for the status bar and `status`. */
+export interface MuxHealth {
+	readonly kind: MuxKind;
+	readonly ok: boolean;
+	/** One line: `herdr 0.8.0 (protocol 20) at /run/…/herdr.sock`, or what is wrong. */
+	readonly message: string;
+	/** When the last successful listing happened (ms), if ever. */
+	readonly lastOkAt?: number;
+}
+
+/** A change the backend noticed; listeners usually just re-list panes. */
+export type MuxEvent =
+	| {readonly type: 'pane-created'; readonly paneId: string}
+	| {readonly type: 'pane-closed'; readonly paneId: string}
+	| {readonly type: 'pane-exited'; readonly paneId: string}
+	| {readonly type: 'agent-status'; readonly paneId: string; readonly status: AgentStatus; readonly agent?: string}
+	| {readonly type: 'agent-detected'; readonly paneId: string; readonly agent?: string}
+	| {readonly type: 'changed'}
+	| {readonly type: 'health'; readonly health: MuxHealth};
+
+export interface OpenPaneRequest {
+	readonly argv: readonly string[];
+	readonly cwd: string;
+	readonly env?: Readonly<Record<string, string>>;
+	/** A title/label for the new pane or window. */
+	readonly title?: string;
+}
+
+/** Thrown by backend calls; `message` is readable as-is (error codes already mapped). */
+export class MuxError extends Error {
+	readonly code: string;
+	constructor(message: string, code = 'mux_error') {
+		super(message);
+		this.code = code;
+		this.name = 'MuxError';
+	}
+}
+
+/**
+ * A multiplexer backend (SPEC 2): herdr over its socket, or tmux over its CLI. Methods reject
+ * with MuxError. Methods that write into or close a pane refuse mam-tui's own pane.
+ */
+export interface Multiplexer {
+	readonly kind: MuxKind;
+	/** Every pane with its process tree, in one batched round (never one call per pane). */
+	listPanes(): Promise<readonly Pane[]>;
+	/** Call `listener` on every change the backend notices; returns the unsubscribe function. */
+	subscribe(listener: (event: MuxEvent) => void): () => void;
+	/** Type `text` as-is (no Enter). */
+	sendText(paneId: string, text: string): Promise<void>;
+	/** Send named keys (`Enter`, `ctrl+c`, `Escape`). */
+	sendKeys(paneId: string, keys: readonly string[]): Promise<void>;
+	/** The last `lines` lines of the pane's output, ANSI stripped. */
+	readOutput(paneId: string, lines: number): Promise<string>;
+	/** Open a new pane running `argv` in `cwd`; resolves with the new pane's id. */
+	openPane(request: OpenPaneRequest): Promise<string>;
+	/** Close the pane (its processes get SIGHUP). */
+	closePane(paneId: string): Promise<void>;
+	/** Bring the pane to the front in the user's client. */
+	focusPane(paneId: string): Promise<void>;
+	/** Current health, cheap (no I/O). */
+	health(): MuxHealth;
+	/** Stop timers and sockets. */
+	dispose(): Promise<void>;
+}

@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import '../system/sqliteUri.js';
+import Database from 'better-sqlite3';
+import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js';
+
+export type RegistryDb = Database.Database;
+
+/** Why the registry could not be opened. Carries the path so the CLI can name it (exit 2). */
+export class RegistryError extends Error {
+	readonly registryPath: string;
+	constructor(message: string, registryPath: string) {
+		super(message);
+		this.registryPath = registryPath;
+		this.name = 'RegistryError';
+	}
+}
+
+const SQLITE_HEADER = 'SQLite format 3\0';
+/** Long enough to ride out another mam-tui's write transaction, short enough to report a stuck lock. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/** Check the file header before SQLite touches it, so a foreign file is never rewritten. */
+function assertSqliteHeader(file: string): void {
+	let stat: fs.Stats;
+	try {
+		stat = fs.statSync(file);
+	} catch {
+		return; // absent: it will be created
+	}
+	if (!stat.isFile()) throw new RegistryError(`registry ${file} is not a regular file`, file);
+	if (stat.size === 0) return;
+	const fd = fs.openSync(file, 'r');
+	try {
+		const head = Buffer.alloc(16);
+		fs.readSync(fd, head, 0, 16, 0);
+		if (head.toString('latin1') !== SQLITE_HEADER) {
+			throw new RegistryError(`registry ${file} is not a sqlite database; it was left untouched`, file);
+		}
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
+/** Integrity and version check on a read-only connection: nothing is written if either fails. */
+function inspectReadOnly(file: string): void {
+	if (!fs.existsSync(file) || fs.statSync(file).size === 0) return;
+	let db: RegistryDb | undefined;
+	try {
+		db = new Database(file, {readonly: true, fileMustExist: true});
+		db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+		const check = db.pragma('quick_check', {simple: true});
+		if (check !== 'ok') throw new Error(String(check));
+		const version = db.pragma('user_version', {simple: true}) as number;
+		if (version > SCHEMA_VERSION) {
+			throw new RegistryError(
+				`registry ${file} has schema version ${version}, newer than this mam-tui knows (${SCHEMA_VERSION}); upgrade mam-tui. Nothing was written.`,
+				file,
+			);
+		}
+	} catch (error) {
+		if (error instanceof RegistryError) throw error;
+		const reason = error instanceof Error ? error.message : String(error);
+		throw new RegistryError(`registry ${file} is corrupt or unreadable (${reason}); it was left untouched`, file);
+	} finally {
+		db?.close();
+	}
+}
+
+function migrate(db: RegistryDb): void {
+	const step = db.transaction(() => {
+		const version = db.pragma('user_version', {simple: true}) as number;
+		for (let v = version; v < SCHEMA_VERSION; v++) {
+			db.exec(MIGRATIONS[v] ?? '');
+		}
+		if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+	});
+	// IMMEDIATE: two mam-tui processes starting at once must not both migrate.
+	step.immediate();
+}
+
+/**
+ * Open (creating if needed) the registry at `file`: WAL, busy timeout, migrations.
+ * A file that is not a healthy sqlite database, or has a newer schema, throws RegistryError
+ * and is left byte-identical. `:memory:` is accepted for tests.
+ */
+export function openRegistryDb(file: string): RegistryDb {
+	if (file !== ':memory:') {
+		fs.mkdirSync(path.dirname(file), {recursive: true, mode: 0o700});
+		assertSqliteHeader(file);
+		inspectReadOnly(file);
+	}
+	let db: RegistryDb;
+	try {
+		db = new Database(file);
+	} catch (error) {
+		const reason = error instanceof Error ? error.message : String(error);
+		throw new RegistryError(`registry ${file} cannot be opened (${reason})`, file);
+	}
+	try {
+		db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+		if (file !== ':memory:') db.pragma('journal_mode = WAL');
+		db.pragma('foreign_keys = ON');
+		migrate(db);
+	} catch (error) {
+		db.close();
+		const reason = error instanceof Error ? error.message : String(error);
+		throw new RegistryError(`registry ${file} cannot be prepared (${reason})`, file);
+	}
+	return db;
+}

@@ -1,0 +1,27 @@
+import type {SessionRecord} from '../domain/types.js';
+import type {AppState} from './state.js';
+
+const STATUS_ORDER: Record<SessionRecord['status'], number> = {running: 0, stopped: 1, purged: 2};
+
+/** Sessions after the filter, running first, then by name. Pure; memoise on `state.sessions`/`filter`. */
+export function visibleSessions(state: Pick<AppState, 'sessions' | 'ui'>): SessionRecord[] {
+	const needle = state.ui.filter.trim().toLowerCase();
+	const rows = needle
+		? state.sessions.filter(s =>
+				[s.name, s.agent, s.cwd, s.status, s.agentSessionId ?? '', s.paneId ?? ''].some(v => v.toLowerCase().includes(needle)),
+			)
+		: [...state.sessions];
+	return rows.sort((a, b) => STATUS_ORDER[a.status] - STATUS_ORDER[b.status] || a.name.localeCompare(b.name));
+}
+
+/** The session under the cursor, read at call time by key handlers. */
+export function selectedSession(state: AppState): SessionRecord | undefined {
+	const rows = visibleSessions(state);
+	return rows[Math.min(state.ui.cursor, rows.length - 1)];
+}
+
+export function countsByStatus(sessions: readonly SessionRecord[]): Record<SessionRecord['status'], number> {
+	const counts = {running: 0, stopped: 0, purged: 0};
+	for (const s of sessions) counts[s.status]++;
+	return counts;
+}

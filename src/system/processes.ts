@@ -1,0 +1,138 @@
+import fs from 'node:fs';
+import type {ProcessRef} from '../domain/types.js';
+
+/**
+ * The process-table port. Read from /proc directly: one pass gives pid, ppid, start time, argv
+ * and cwd for every process, which ps-list cannot (it has no start time), and costs no subprocess.
+ */
+export interface ProcessTable {
+	/** Every live process, with start times so a reused pid is told apart. */
+	list(): Promise<readonly ProcessRef[]>;
+	/** One process, or undefined when it is gone. */
+	get(pid: number): Promise<ProcessRef | undefined>;
+	/** Processes holding any of `paths` open (file descriptors), with the path each holds. */
+	holders(paths: readonly string[]): Promise<readonly Holder[]>;
+}
+
+export interface Holder {
+	readonly pid: number;
+	readonly startTime: number;
+	readonly command: string;
+	readonly argv: readonly string[];
+	readonly path: string;
+}
+
+/** Parse /proc/<pid>/stat: the comm field may contain spaces and parentheses. */
+export function parseStat(text: string): {name: string; ppid: number; pgid: number; sid: number; startTime: number} | undefined {
+	const open = text.indexOf('(');
+	const close = text.lastIndexOf(')');
+	if (open < 0 || close < open) return undefined;
+	const name = text.slice(open + 1, close);
+	const fields = text.slice(close + 2).split(' ');
+	// fields[0] is field 3 (state); field N is fields[N - 3].
+	const ppid = Number(fields[1]);
+	const pgid = Number(fields[2]);
+	const sid = Number(fields[3]);
+	const startTime = Number(fields[19]);
+	if (!Number.isFinite(ppid) || !Number.isFinite(startTime)) return undefined;
+	return {name, ppid, pgid, sid, startTime};
+}
+
+function readProcess(pid: number): ProcessRef | undefined {
+	try {
+		const stat = parseStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+		if (!stat) return undefined;
+		let argv: string[] = [];
+		try {
+			argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+			if (argv.at(-1) === '') argv.pop();
+		} catch {
+			// kernel threads and zombies have no cmdline
+		}
+		let cwd: string | undefined;
+		try {
+			cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+		} catch {
+			// other users' processes hide their cwd
+		}
+		return {pid, ppid: stat.ppid, startTime: stat.startTime, name: stat.name, argv, ...(cwd ? {cwd} : {})};
+	} catch {
+		return undefined;
+	}
+}
+
+function allPids(): number[] {
+	try {
+		return fs
+			.readdirSync('/proc')
+			.filter(entry => /^\d+$/.test(entry))
+			.map(Number);
+	} catch {
+		return [];
+	}
+}
+
+export function createProcessTable(): ProcessTable {
+	return {
+		async list() {
+			const out: ProcessRef[] = [];
+			for (const pid of allPids()) {
+				const proc = readProcess(pid);
+				if (proc) out.push(proc);
+			}
+			return out;
+		},
+		async get(pid) {
+			return readProcess(pid);
+		},
+		async holders(paths) {
+			if (paths.length === 0) return [];
+			const wanted = new Set(paths);
+			const found: Holder[] = [];
+			for (const pid of allPids()) {
+				let fds: string[];
+				try {
+					fds = fs.readdirSync(`/proc/${pid}/fd`);
+				} catch {
+					continue;
+				}
+				for (const fd of fds) {
+					let target: string;
+					try {
+						target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+					} catch {
+						continue;
+					}
+					if (!wanted.has(target)) continue;
+					const proc = readProcess(pid);
+					if (proc) {
+						found.push({pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, argv: proc.argv, path: target});
+					}
+					break;
+				}
+			}
+			return found;
+		},
+	};
+}
+
+/** The subtree rooted at `rootPid` (root first), from one process-table snapshot. */
+export function processTree(all: readonly ProcessRef[], rootPid: number): ProcessRef[] {
+	const byParent = new Map<number, ProcessRef[]>();
+	for (const proc of all) {
+		const siblings = byParent.get(proc.ppid);
+		if (siblings) siblings.push(proc);
+		else byParent.set(proc.ppid, [proc]);
+	}
+	const root = all.find(p => p.pid === rootPid);
+	if (!root) return [];
+	const out: ProcessRef[] = [];
+	const queue = [root];
+	while (queue.length > 0) {
+		const proc = queue.shift();
+		if (!proc) break;
+		out.push(proc);
+		queue.push(...(byParent.get(proc.pid) ?? []));
+	}
+	return out;
+}
