@@ -82,15 +82,15 @@ export function withReadOnlyDb<T>(file: string, fn: (db: ReadDb) => T): T {
 	}
 	const hasWal = exists(`${abs}-wal`);
 	const hasShm = exists(`${abs}-shm`);
-	if (!hasWal) return useDb(openUri(`file:${encodeUriPath(abs)}?mode=ro&immutable=1`, abs), abs, fn);
-	if (hasShm) return useDb(openUri(`file:${encodeUriPath(abs)}?mode=ro`, abs), abs, fn);
+	if (!hasWal) return readWith(openUri(`file:${encodeUriPath(abs)}?mode=ro&immutable=1`, abs), abs, fn);
+	if (hasShm) return readWith(openUri(`file:${encodeUriPath(abs)}?mode=ro`, abs), abs, fn);
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-ro-'));
 	try {
 		const copy = path.join(dir, path.basename(abs));
 		fs.copyFileSync(abs, copy);
 		fs.copyFileSync(`${abs}-wal`, `${copy}-wal`);
 		// The copy is ours: a normal read-only open may replay the WAL into a private -shm.
-		return useDb(openUri(`file:${encodeUriPath(copy)}?mode=ro`, abs), abs, fn);
+		return readWith(openUri(`file:${encodeUriPath(copy)}?mode=ro`, abs), abs, fn);
 	} finally {
 		fs.rmSync(dir, {recursive: true, force: true});
 	}
