@@ -47,7 +47,10 @@ function inspectReadOnly(file: string): void {
 	if (!fs.existsSync(file) || fs.statSync(file).size === 0) return;
 	let db: RegistryDb | undefined;
 	try {
-		db = new Database(file, {readonly: true, fileMustExist: true});
+		// With no -wal beside it, immutable=1 reads without creating sidecars: a broken file stays
+		// exactly as it was. With a -wal, another mam-tui is live and the sidecars are expected.
+		const uri = `file:${file.replace(/[%?#]/g, ch => encodeURIComponent(ch))}?mode=ro${fs.existsSync(`${file}-wal`) ? '' : '&immutable=1'}`;
+		db = new Database(uri, {readonly: true});
 		db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
 		const check = db.pragma('quick_check', {simple: true});
 		if (check !== 'ok') throw new Error(String(check));

@@ -96,7 +96,7 @@ export function withReadOnlyDb<T>(file: string, fn: (db: ReadDb) => T): T {
 	}
 }
 
-function useDb<T>(db: ReadDb, file: string, fn: (db: ReadDb) => T): T {
+function readWith<T>(db: ReadDb, file: string, fn: (db: ReadDb) => T): T {
 	try {
 		return fn(db);
 	} catch (error) {

@@ -1,0 +1,91 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import {afterEach, beforeEach, describe, expect, it} from 'vitest';
+import {Registry} from '../../src/registry/registry.js';
+import {runCli} from '../helpers/cli.js';
+import {tempDir} from '../helpers/tmp.js';
+
+let tmp: ReturnType<typeof tempDir>;
+let env: Record<string, string>;
+beforeEach(() => {
+	tmp = tempDir();
+	env = {HOME: tmp.dir, MAM_HOME: path.join(tmp.dir, 'state')};
+});
+afterEach(() => tmp.dispose());
+
+describe('mam-tui CLI', () => {
+	it('--help prints usage with every command and exits 0', async () => {
+		const r = await runCli(['--help'], env);
+		expect(r.exitCode).toBe(0);
+		expect(r.stdout).toContain('Usage:');
+		expect(r.stdout).toContain('mam-tui status [--json]');
+		expect(r.stdout).toContain('Exit codes: 0 ok, 1 failed, 2 bad usage');
+	});
+
+	it('--version prints the package version', async () => {
+		const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {version: string};
+		const r = await runCli(['--version'], env);
+		expect(r).toMatchObject({exitCode: 0, stdout: pkg.version});
+	});
+
+	it('status --json on an empty MAM_HOME lists no sessions', async () => {
+		const r = await runCli(['status', '--json'], env);
+		expect(r.exitCode).toBe(0);
+		const body = JSON.parse(r.stdout) as {version: number; registry: string; sessions: unknown[]};
+		expect(body).toMatchObject({version: 1, registry: path.join(tmp.dir, 'state', 'registry.db'), sessions: []});
+	});
+
+	it('status lists registry rows, as a table and as JSON', async () => {
+		const file = path.join(tmp.dir, 'custom.db');
+		const registry = Registry.open(file);
+		registry.insert({name: 'fix-login', agent: 'codex', cwd: path.join(tmp.dir, 'src', 'app'), status: 'stopped', epoch: 1, agentSessionId: '01a22b1d-8e49-79f2-a157-8e33808531cf'});
+		registry.close();
+		const human = await runCli(['status', '--registry', file], env);
+		expect(human.exitCode).toBe(0);
+		expect(human.stdout).toMatch(/fix-login\s+codex\s+stopped\s+—\s+01a22b1d-8e4\s+~\/src\/app/);
+		const json = await runCli(['--registry', file, 'status', '--json'], env);
+		const body = JSON.parse(json.stdout) as {sessions: {name: string; agent: string; status: string; agentSessionId: string}[]};
+		expect(body.sessions).toEqual([
+			expect.objectContaining({name: 'fix-login', agent: 'codex', status: 'stopped', agentSessionId: '01a22b1d-8e49-79f2-a157-8e33808531cf'}),
+		]);
+	});
+
+	it.each([
+		[['nonsense'], 'unknown command'],
+		[['status', '--bogus'], "Unknown option '--bogus'"],
+		[['--mux', 'screen', 'status'], '--mux must be herdr, tmux or auto'],
+		[['status', 'extra'], 'wrong number of arguments'],
+	])('bad usage %j exits 2 with a message', async (args, message) => {
+		const r = await runCli(args, env);
+		expect(r.exitCode).toBe(2);
+		expect(r.stderr).toContain(message);
+	});
+
+	it('a registry of random bytes is reported with exit 2 and left unchanged', async () => {
+		const file = path.join(tmp.dir, 'registry.db');
+		const bytes = crypto.randomBytes(8192);
+		fs.writeFileSync(file, bytes);
+		const r = await runCli(['status', '--registry', file], env);
+		expect(r.exitCode).toBe(2);
+		expect(r.stderr).toContain(file);
+		expect(fs.readFileSync(file).equals(bytes)).toBe(true);
+		expect(fs.readdirSync(tmp.dir).sort()).toEqual(['registry.db']);
+	});
+
+	it('a bad config value exits 2 naming the key and the file', async () => {
+		const config = path.join(tmp.dir, 'cfg', 'mam', 'config.yaml');
+		fs.mkdirSync(path.dirname(config), {recursive: true});
+		fs.writeFileSync(config, 'stop:\n  graceSeconds: -3\n');
+		const r = await runCli(['status'], {...env, XDG_CONFIG_HOME: path.join(tmp.dir, 'cfg')});
+		expect(r.exitCode).toBe(2);
+		expect(r.stderr).toContain('stop.graceSeconds');
+		expect(r.stderr).toContain(config);
+	});
+
+	it('the dashboard refuses to start without a terminal (exit 2, hint to status)', async () => {
+		const r = await runCli([], env);
+		expect(r.exitCode).toBe(2);
+		expect(r.stderr).toContain('mam-tui status');
+	});
+});

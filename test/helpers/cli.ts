@@ -1,0 +1,25 @@
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {execa} from 'execa';
+
+/** The built entry (npm test builds first): tests run the real CLI as a child process. */
+export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/cli.js');
+
+export interface CliRun {
+	readonly exitCode: number;
+	readonly stdout: string;
+	readonly stderr: string;
+}
+
+/** Run `mam-tui ...args` with a clean env plus `env`; never inherits the user's MAM_HOME or HOME. */
+export async function runCli(args: readonly string[], env: Record<string, string>, options: {input?: string; timeoutMs?: number} = {}): Promise<CliRun> {
+	const base: Record<string, string> = {PATH: process.env['PATH'] ?? '/usr/bin:/bin', NO_COLOR: '1'};
+	const result = await execa('node', [CLI, ...args], {
+		env: {...base, ...env},
+		extendEnv: false,
+		reject: false,
+		input: options.input ?? '',
+		timeout: options.timeoutMs ?? 30_000,
+	});
+	return {exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr)};
+}
