@@ -101,8 +101,19 @@ export type FindingKind = (typeof FINDING_KINDS)[number];
 
 /** A safe registry change that fixes a finding. Never stops, kills or deletes. */
 export type Fix =
-	| {readonly type: 'mark-stopped'; readonly sessionId: number}
-	| {readonly type: 'mark-running'; readonly sessionId: number; readonly paneId: string}
+	| {
+			readonly type: 'mark-stopped';
+			readonly sessionId: number;
+			/** Also forget the pane id (the pane is gone; tmux may hand the same id to a new pane). */
+			readonly clearPane?: boolean;
+	  }
+	| {
+			readonly type: 'mark-running';
+			readonly sessionId: number;
+			readonly paneId: string;
+			/** The backend the pane lives in, when the row should record it. */
+			readonly mux?: MuxKind;
+	  }
 	| {readonly type: 'pin'; readonly sessionId: number; readonly agentSessionId: string}
 	| {readonly type: 'repin'; readonly sessionId: number; readonly from: string; readonly to: string}
 	| {
@@ -111,6 +122,8 @@ export type Fix =
 			readonly agent: AgentId;
 			readonly cwd: string;
 			readonly agentSessionId?: string;
+			/** The backend the pane lives in, recorded on the new row. */
+			readonly mux?: MuxKind;
 	  };
 
 /** One drift between registry, mux and disk (SPEC 5). */
@@ -129,6 +142,10 @@ export interface Finding {
 	readonly offer?: string;
 	/** For ambiguous `unpinned`: the candidate ids the user must pick from. */
 	readonly candidates?: readonly string[];
+	/** The row's version when the finding was made: a fix applies only if nobody changed it since. */
+	readonly sessionVersion?: number;
+	/** `info`: nothing is wrong yet (e.g. "no conversation yet"); it does not make `drift` fail. */
+	readonly level?: 'info';
 }
 
 export type AuditOutcome = 'started' | 'ok' | 'failed' | 'refused' | 'info';
