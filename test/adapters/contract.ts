@@ -1,0 +1,394 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {afterEach, beforeEach, describe, expect, it} from 'vitest';
+import {InvalidIdError, type AdapterContext, type AgentAdapter, type PurgePlan} from '../../src/adapters/types.js';
+import type {ProcessTable} from '../../src/system/processes.js';
+import {spawnArgvHolder, spawnFileHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
+import type {FixtureBuilder, FixtureWorld} from './fixtures/types.js';
+
+/** Ids every adapter must refuse before any I/O (SPEC 7). */
+export const BAD_IDS: readonly string[] = [
+	'../x',
+	'a/b',
+	'a;rm -rf ~',
+	'',
+	'.',
+	'..',
+	'-rf',
+	'ünïcödé-😀',
+	'a'.repeat(10 * 1024),
+	'x\0y',
+];
+
+/** Parents in `cwd` created at or after `since`, newest first: what discover must return. */
+export function expectedParents(world: FixtureWorld, cwd: string, since?: number): string[] {
+	return world.sessions
+		.filter(s => s.parentId === undefined && s.cwd === cwd && (since === undefined || s.createdAt >= since))
+		.sort((a, b) => b.createdAt - a.createdAt)
+		.map(s => s.id);
+}
+
+function realRoots(world: FixtureWorld): string[] {
+	return world.roots.filter(r => fs.existsSync(r)).map(r => fs.realpathSync(r));
+}
+
+/** Where `p` really is: its parent folder resolved, its own name kept (a link is not followed). */
+function resolvedLocation(p: string): string {
+	let dir = path.dirname(p);
+	const tail = [path.basename(p)];
+	while (!fs.existsSync(dir)) {
+		tail.unshift(path.basename(dir));
+		dir = path.dirname(dir);
+	}
+	return path.join(fs.realpathSync(dir), ...tail);
+}
+
+function inside(p: string, roots: readonly string[]): boolean {
+	return roots.some(root => p === root || p.startsWith(`${root}${path.sep}`));
+}
+
+function planPaths(plan: PurgePlan): string[] {
+	return plan.items.filter(i => i.kind === 'file' || i.kind === 'dir').map(i => i.path);
+}
+
+/** A context that fails loudly on any use: an adapter that does I/O before validating trips it. */
+function trapContext(world: FixtureWorld): AdapterContext {
+	const trap = (what: string) => () => {
+		throw new Error(`I/O before id validation: ${what}`);
+	};
+	const processes: ProcessTable = {list: trap('processes.list'), get: trap('processes.get'), holders: trap('processes.holders')};
+	return {
+		...world.ctx,
+		home: path.join(world.home, 'does-not-exist'),
+		exec: trap('exec'),
+		processes,
+		now: trap('now'),
+	};
+}
+
+function listDir(dir: string): string[] {
+	return fs
+		.readdirSync(dir)
+		.sort()
+		.map(name => {
+			const st = fs.lstatSync(path.join(dir, name));
+			// -shm is the shared-memory index: a reader may map it, so only its presence counts.
+			return name.endsWith('-shm') ? name : `${name} ${st.size} ${st.mtimeMs}`;
+		});
+}
+
+function listDatabaseDirs(world: FixtureWorld): Map<string, string[]> {
+	const dirs = new Set(world.databases.map(db => path.dirname(db)));
+	return new Map([...dirs].map(dir => [dir, listDir(dir)]));
+}
+
+/**
+ * The contract every adapter meets (SPEC 4). Call inside a `describe`; each test builds a fresh
+ * fixture world with `buildFixture` and removes it afterwards.
+ */
+export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuilder): void {
+	let world: FixtureWorld;
+	let held: HeldProcess[] = [];
+	const hold = async (p: Promise<HeldProcess>) => {
+		const h = await p;
+		held.push(h);
+		return h;
+	};
+
+	beforeEach(async () => {
+		world = await buildFixture();
+	});
+	afterEach(async () => {
+		for (const h of held) await h.stop();
+		held = [];
+		world.cleanup();
+	});
+
+	describe('discover', () => {
+		it('lists the parents created in a cwd since the epoch, newest first', async () => {
+			const {conversations, problems} = await adapter.discover(world.ctx, {cwd: world.cwds[0], since: world.epoch});
+			expect(problems).toEqual([]);
+			expect(conversations.map(c => c.id)).toEqual(expectedParents(world, world.cwds[0], world.epoch));
+			expect(conversations.map(c => c.id)).toEqual([world.ids.target, world.ids.sibling]);
+		});
+
+		it('without an epoch also lists the older parents, and never a descendant', async () => {
+			const {conversations} = await adapter.discover(world.ctx, {cwd: world.cwds[0]});
+			const ids = conversations.map(c => c.id);
+			expect(ids).toEqual(expectedParents(world, world.cwds[0]));
+			expect(ids).toContain(world.ids.old);
+			for (const child of world.ids.targetDescendants) expect(ids).not.toContain(child);
+		});
+
+		it('filters by cwd', async () => {
+			const {conversations} = await adapter.discover(world.ctx, {cwd: world.cwds[1]});
+			expect(conversations.map(c => c.id)).toEqual(expectedParents(world, world.cwds[1]));
+			expect(conversations.map(c => c.id)).toContain(world.ids.foreign);
+		});
+
+		it('without filters lists every parent, newest first, each with its cwd, times and child count', async () => {
+			const {conversations} = await adapter.discover(world.ctx);
+			const all = world.sessions.filter(s => s.parentId === undefined).sort((a, b) => b.createdAt - a.createdAt);
+			expect(conversations.map(c => c.id)).toEqual(all.map(s => s.id));
+			for (const c of conversations) {
+				const session = all.find(s => s.id === c.id);
+				expect(c.agent).toBe(adapter.id);
+				expect(c.cwd).toBe(session?.cwd);
+				expect(c.createdAt).toBe(session?.createdAt);
+				expect(c.updatedAt).toBeGreaterThanOrEqual(c.createdAt);
+				expect(c.resumeState).toEqual({kind: 'yes'});
+			}
+			const target = conversations.find(c => c.id === world.ids.target);
+			const directChildren = world.sessions.filter(s => s.parentId === world.ids.target).length;
+			expect(target?.childCount).toBe(directChildren);
+			expect(directChildren).toBeGreaterThan(0);
+		});
+
+		it('lists a resumable child with its parent when asked for children', async ({skip}) => {
+			if (!world.ids.verifiableChild) skip();
+			const {conversations} = await adapter.discover(world.ctx, {cwd: world.cwds[0], includeChildren: true});
+			const child = conversations.find(c => c.id === world.ids.verifiableChild);
+			expect(child?.parentId).toBeDefined();
+		});
+
+		it('an empty or missing home is an empty result, not an error', async () => {
+			const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-empty-'));
+			try {
+				for (const home of [empty, path.join(empty, 'missing')]) {
+					const result = await adapter.discover({...world.ctx, home});
+					expect(result).toEqual({conversations: [], problems: []});
+				}
+				expect(fs.readdirSync(empty)).toEqual([]);
+			} finally {
+				fs.rmSync(empty, {recursive: true, force: true});
+			}
+		});
+	});
+
+	describe('verify', () => {
+		it('a parent verifies in its own cwd and without a cwd', async () => {
+			expect(await adapter.verify(world.ctx, world.ids.target, world.cwds[0])).toEqual({kind: 'yes'});
+			expect(await adapter.verify(world.ctx, world.ids.target)).toEqual({kind: 'yes'});
+			expect(await adapter.verify(world.ctx, world.ids.foreign, world.cwds[1])).toEqual({kind: 'yes'});
+		});
+
+		it('a child verifies', async ({skip}) => {
+			if (!world.ids.verifiableChild) skip();
+			expect(await adapter.verify(world.ctx, world.ids.verifiableChild ?? '', world.cwds[0])).toEqual({kind: 'yes'});
+		});
+
+		it("another cwd's conversation does not verify", async () => {
+			expect((await adapter.verify(world.ctx, world.ids.foreign, world.cwds[0])).kind).toBe('no');
+			expect((await adapter.verify(world.ctx, world.ids.target, world.cwds[1])).kind).toBe('no');
+		});
+
+		it('an id that exists nowhere does not verify', async () => {
+			expect((await adapter.verify(world.ctx, world.ids.absent)).kind).toBe('no');
+		});
+	});
+
+	describe('artifacts', () => {
+		it('plans the target and all its descendants, inside the agent root, nothing of other sessions', async () => {
+			const plan = await adapter.artifacts(world.ctx, world.ids.target);
+			expect(plan.agent).toBe(adapter.id);
+			expect(plan.id).toBe(world.ids.target);
+			expect([...plan.descendants].sort()).toEqual([...world.ids.targetDescendants].sort());
+			expect(plan.items.length).toBeGreaterThan(0);
+			expect(plan.totalBytes).toBe(plan.items.reduce((sum, i) => sum + i.bytes, 0));
+			const roots = realRoots(world);
+			const owners = new Set([world.ids.target, ...world.ids.targetDescendants]);
+			for (const item of plan.items) {
+				expect(inside(resolvedLocation(item.path), roots), item.path).toBe(true);
+				expect(owners.has(item.sessionId), item.sessionId).toBe(true);
+				for (const other of [world.ids.sibling, world.ids.old, world.ids.foreign]) {
+					expect(item.path.includes(other), item.path).toBe(false);
+				}
+			}
+			for (const descendant of world.ids.targetDescendants) {
+				expect(plan.items.some(i => i.sessionId === descendant), descendant).toBe(true);
+			}
+		});
+
+		it('an id that exists nowhere has an empty plan', async () => {
+			const plan = await adapter.artifacts(world.ctx, world.ids.absent);
+			expect(plan.items).toEqual([]);
+		});
+	});
+
+	describe.skipIf(!adapter.capabilities.purge)('purge', () => {
+		it('deletes exactly the plan; every other session stays byte-identical', async () => {
+			const owners = [world.ids.target, ...world.ids.targetDescendants];
+			const before = world.snapshotOthers(owners);
+			const plan = await adapter.artifacts(world.ctx, world.ids.target);
+			const outcome = await adapter.purge(world.ctx, world.ids.target);
+			expect(new Set(outcome.removed.map(i => `${i.kind} ${i.path} ${i.table ?? ''}`))).toEqual(
+				new Set(plan.items.map(i => `${i.kind} ${i.path} ${i.table ?? ''}`)),
+			);
+			for (const p of planPaths(plan)) expect(fs.existsSync(p), p).toBe(false);
+			expect(world.snapshotOthers(owners)).toEqual(before);
+			expect(await adapter.residual(world.ctx, world.ids.target)).toEqual([]);
+			expect((await adapter.verify(world.ctx, world.ids.target)).kind).toBe('no');
+			for (const other of [world.ids.sibling, world.ids.old, world.ids.foreign]) {
+				expect(await adapter.verify(world.ctx, other), other).toEqual({kind: 'yes'});
+			}
+			const {conversations} = await adapter.discover(world.ctx, {cwd: world.cwds[0], since: world.epoch});
+			expect(conversations.map(c => c.id)).toEqual([world.ids.sibling]);
+		});
+
+		it('after a purge that stopped half-way, residual names what remains and a rerun finishes it', async () => {
+			const owners = [world.ids.target, ...world.ids.targetDescendants];
+			const before = world.snapshotOthers(owners);
+			world.interruptPurge();
+			const lines = await adapter.residual(world.ctx, world.ids.target);
+			for (const child of world.ids.targetDescendants) {
+				expect(
+					lines.some(l => l.includes(`[child session ${child}]`)),
+					`${child} in ${lines.join('\n')}`,
+				).toBe(true);
+			}
+			await adapter.purge(world.ctx, world.ids.target);
+			expect(await adapter.residual(world.ctx, world.ids.target)).toEqual([]);
+			expect(world.snapshotOthers(owners)).toEqual(before);
+		});
+
+		it('never follows a symlink out of the agent root', async () => {
+			const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-outside-'));
+			try {
+				fs.writeFileSync(path.join(outside, 'keep.txt'), 'precious');
+				fs.mkdirSync(path.join(outside, 'sub'));
+				fs.writeFileSync(path.join(outside, 'sub', 'keep2.txt'), 'precious too');
+				world.plantEscapeSymlink(outside);
+				const plan = await adapter.artifacts(world.ctx, world.ids.target);
+				const roots = realRoots(world);
+				for (const item of plan.items) expect(inside(resolvedLocation(item.path), roots), item.path).toBe(true);
+				await adapter.purge(world.ctx, world.ids.target);
+				expect(fs.readFileSync(path.join(outside, 'keep.txt'), 'utf8')).toBe('precious');
+				expect(fs.readFileSync(path.join(outside, 'sub', 'keep2.txt'), 'utf8')).toBe('precious too');
+			} finally {
+				fs.rmSync(outside, {recursive: true, force: true});
+			}
+		});
+	});
+
+	describe('inUse', () => {
+		it('is empty when no process uses the conversation', async () => {
+			await hold(spawnArgvHolder([world.ids.sibling]));
+			expect(await adapter.inUse(world.ctx, world.ids.target)).toEqual([]);
+		});
+
+		it('names a process whose argv names the id, or a descendant id', async () => {
+			const byId = await hold(spawnArgvHolder(['--resume', world.ids.target]));
+			const holders = await adapter.inUse(world.ctx, world.ids.target);
+			expect(holders.map(h => h.pid)).toContain(byId.pid);
+			const holder = holders.find(h => h.pid === byId.pid);
+			expect(holder?.startTime).toBeGreaterThan(0);
+			expect(holder?.reason).toMatch(/argv/);
+			await byId.stop();
+			const child = world.ids.targetDescendants[0] ?? '';
+			const byChild = await hold(spawnArgvHolder([child]));
+			expect((await adapter.inUse(world.ctx, world.ids.target)).map(h => h.pid)).toContain(byChild.pid);
+		});
+
+		it('names a process holding the conversation files open', async () => {
+			const paths = world.holdPaths(world.ids.target);
+			expect(paths.length).toBeGreaterThan(0);
+			const holder = await hold(spawnFileHolder(paths));
+			const holders = await adapter.inUse(world.ctx, world.ids.target);
+			expect(holders.map(h => h.pid)).toContain(holder.pid);
+		});
+
+		it("ignores the agent's background service, but not another holder beside it", async ({skip}) => {
+			const service = world.service;
+			if (!service) return skip();
+			const svc = await hold(spawnFileHolder(service.holds, service.name, service.args));
+			expect(await adapter.inUse(world.ctx, world.ids.target)).toEqual([]);
+			const other = await hold(spawnFileHolder(world.holdPaths(world.ids.target)));
+			const pids = (await adapter.inUse(world.ctx, world.ids.target)).map(h => h.pid);
+			expect(pids).toContain(other.pid);
+			expect(pids).not.toContain(svc.pid);
+		});
+	});
+
+	describe('bad ids', () => {
+		it('are rejected by every id-taking method before any I/O', async () => {
+			const before = world.snapshotOthers([]);
+			const trap = trapContext(world);
+			for (const bad of [...BAD_IDS, `${world.ids.target}\n`, ` ${world.ids.target}`, `${world.ids.target}/..`]) {
+				for (const ctx of [trap, world.ctx]) {
+					await expect(adapter.verify(ctx, bad), JSON.stringify(bad.slice(0, 40))).rejects.toBeInstanceOf(InvalidIdError);
+					await expect(adapter.artifacts(ctx, bad)).rejects.toBeInstanceOf(InvalidIdError);
+					await expect(adapter.purge(ctx, bad)).rejects.toBeInstanceOf(InvalidIdError);
+					await expect(adapter.residual(ctx, bad)).rejects.toBeInstanceOf(InvalidIdError);
+					await expect(adapter.inUse(ctx, bad)).rejects.toBeInstanceOf(InvalidIdError);
+					expect(() => adapter.resume(ctx, bad)).toThrow(InvalidIdError);
+				}
+			}
+			expect(world.snapshotOthers([])).toEqual(before);
+		});
+
+		it('resume gives argv with the id as one element, never a shell string', () => {
+			const spec = adapter.resume(world.ctx, world.ids.target);
+			expect(spec.argv).toContain(world.ids.target);
+			expect(adapter.matchesProcess({pid: 1, ppid: 0, startTime: 1, name: path.basename(spec.argv[0] ?? ''), argv: spec.argv})).toBe(true);
+		});
+	});
+
+	describe('reads leave no trace (SPEC 4.3)', () => {
+		const queries = async () => {
+			const found = {
+				recent: (await adapter.discover(world.ctx, {cwd: world.cwds[0], since: world.epoch})).conversations.map(c => c.id),
+				all: (await adapter.discover(world.ctx, {includeChildren: true})).conversations.length,
+				verifyTarget: (await adapter.verify(world.ctx, world.ids.target, world.cwds[0])).kind,
+				verifyForeign: (await adapter.verify(world.ctx, world.ids.foreign, world.cwds[0])).kind,
+				descendants: [...(await adapter.artifacts(world.ctx, world.ids.target)).descendants].sort(),
+				residual: (await adapter.residual(world.ctx, world.ids.target)).length > 0,
+				inUse: (await adapter.inUse(world.ctx, world.ids.target)).length,
+			};
+			return found;
+		};
+		const expected = () => ({
+			recent: [world.ids.target, world.ids.sibling],
+			all: expect.any(Number) as unknown as number,
+			verifyTarget: 'yes',
+			verifyForeign: 'no',
+			descendants: [...world.ids.targetDescendants].sort(),
+			residual: true,
+			// A live writer is a database holder, which some agents count as use: only the query runs.
+			inUse: expect.any(Number) as unknown as number,
+		});
+		const check = async () => {
+			const before = listDatabaseDirs(world);
+			expect(await queries()).toEqual(expected());
+			expect(listDatabaseDirs(world)).toEqual(before);
+		};
+
+		it('clean database files', async ({skip}) => {
+			if (world.databases.length === 0) return skip();
+			for (const db of world.databases) expect(fs.existsSync(`${db}-wal`)).toBe(false);
+			await check();
+		});
+
+		it('leftover -wal and -shm from a crashed writer, rows only in the WAL', async ({skip}) => {
+			if (world.databases.length === 0) return skip();
+			const writer = await spawnWalWriter(world.databases);
+			await writer.crash();
+			for (const db of world.databases) expect(fs.existsSync(`${db}-shm`), db).toBe(true);
+			await check();
+		});
+
+		it('-wal without -shm', async ({skip}) => {
+			if (world.databases.length === 0) return skip();
+			const writer = await spawnWalWriter(world.databases);
+			await writer.crash();
+			for (const db of world.databases) fs.rmSync(`${db}-shm`);
+			await check();
+		});
+
+		it('a live writer holding the databases open in WAL mode', async ({skip}) => {
+			if (world.databases.length === 0) return skip();
+			await hold(spawnWalWriter(world.databases));
+			await check();
+		});
+	});
+}
