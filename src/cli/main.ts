@@ -6,6 +6,7 @@ import {messageOf} from '../domain/result.js';
 import type {Command, OptionSpec, ParsedValues} from './commands.js';
 import {errOut, out} from './output.js';
 import {statusCommand} from './statusCommand.js';
+import {driftCommand} from './driftCommand.js';
 import {packageVersion} from './version.js';
 import {createWorld, type GlobalOptions, type World} from './world.js';
 
@@ -20,7 +21,7 @@ const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 /** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand];
+export const COMMANDS: readonly Command[] = [statusCommand, driftCommand];
 
 const dashboardCommand: Command = {
 	name: 'dashboard',

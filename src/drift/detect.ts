@@ -1,0 +1,306 @@
+import {ADAPTERS} from '../adapters/index.js';
+import {FINDING_KINDS, type AgentId, type Finding, type Pane, type SessionRecord} from '../domain/types.js';
+import type {AgentKnowledge, DriftInput} from './input.js';
+import {staleProcesses} from './stale.js';
+import {candidatesFor, contestedIds, isUnpinnedLive, unpinnedFinding, type CandidateVerdict} from './unpinned.js';
+import {
+	buildWorld,
+	carriesPin,
+	describePane,
+	describeProcess,
+	describeRow,
+	isActive,
+	listSome,
+	nativeId,
+	paneAgent,
+	paneAgentCwd,
+	rowAgent,
+	runsAgent,
+	sameMux,
+	validId,
+	type DriftWorld,
+} from './world.js';
+
+export type {AgentKnowledge, CandidateFacts, DriftInput, SessionFacts} from './input.js';
+
+/** Where a running row's pane stands. `unknown`: not ours to judge (mux unreachable, another mux, our own pane). */
+type PaneState =
+	| {readonly kind: 'unknown'}
+	| {readonly kind: 'gone'}
+	| {readonly kind: 'exited'; readonly pane: Pane}
+	| {readonly kind: 'live'; readonly pane: Pane};
+
+function paneState(world: DriftWorld, row: SessionRecord, agent: AgentId): PaneState {
+	if (world.panes === null || !sameMux(world, row)) return {kind: 'unknown'};
+	const pane = row.paneId === null ? undefined : world.panes.get(row.paneId);
+	if (!pane) return {kind: 'gone'};
+	if (pane.isSelf) return {kind: 'unknown'};
+	return runsAgent(world, pane, agent) ? {kind: 'live', pane} : {kind: 'exited', pane};
+}
+
+function muxName(world: DriftWorld): string {
+	return world.input.mux ?? 'mux';
+}
+
+function rowRef(row: SessionRecord): Pick<Finding, 'sessionId' | 'sessionName' | 'sessionVersion'> {
+	return {sessionId: row.id, sessionName: row.name, sessionVersion: row.version};
+}
+
+function paneGone(world: DriftWorld, row: SessionRecord, agent: AgentId): Finding {
+	const mux = muxName(world);
+	const elsewhere =
+		row.agentSessionId === null
+			? []
+			: [...(world.panes?.values() ?? [])]
+					.filter(p => !p.isSelf && carriesPin(world, p, agent, row.agentSessionId as string))
+					.map(p => `${mux}: its conversation ${row.agentSessionId} runs in pane ${p.id}`);
+	return {
+		kind: 'pane-gone',
+		...rowRef(row),
+		...(row.paneId ? {paneId: row.paneId} : {}),
+		message:
+			row.paneId === null
+				? `${row.name} is marked running but has no pane recorded`
+				: `${row.name} is marked running, but its pane ${row.paneId} no longer exists`,
+		evidence: [describeRow(row), `${mux}: ${row.paneId === null ? 'no pane to look for' : `no pane ${row.paneId}`} among ${world.panes?.size ?? 0} panes`, ...elsewhere],
+		fix: {type: 'mark-stopped', sessionId: row.id, clearPane: true},
+	};
+}
+
+function agentExited(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pane): Finding {
+	return {
+		kind: 'agent-exited',
+		...rowRef(row),
+		paneId: pane.id,
+		message: `${row.name}'s pane ${pane.id} is still open, but ${world.agents[agent].label} no longer runs in it`,
+		evidence: [describeRow(row), describePane(world, pane)],
+		// The pane stays recorded: resume may reuse it while it still holds a shell (SPEC 6.1).
+		fix: {type: 'mark-stopped', sessionId: row.id},
+	};
+}
+
+function pinChanged(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pane): Finding | undefined {
+	const pin = row.agentSessionId;
+	const reported = nativeId(pane, agent);
+	if (pin === null || reported === undefined || reported === pin) return undefined;
+	const owner = world.input.sessions.find(o => o.id !== row.id && o.agent === row.agent && o.agentSessionId === reported);
+	const valid = validId(world, agent, reported);
+	const base: Finding = {
+		kind: 'pin-changed',
+		...rowRef(row),
+		paneId: pane.id,
+		message: `${muxName(world)} reports conversation ${reported} in ${row.name}'s pane, but the row is pinned to ${pin}`,
+		evidence: [
+			describeRow(row),
+			describePane(world, pane),
+			...(valid ? [] : [`${JSON.stringify(reported)} is not a valid ${agent} id: not re-pinned`]),
+			...(owner ? [`${reported} is already pinned by ${owner.name}: not re-pinned`] : []),
+		],
+	};
+	return valid && !owner ? {...base, fix: {type: 'repin', sessionId: row.id, from: pin, to: reported}} : base;
+}
+
+function artifactMissing(world: DriftWorld, row: SessionRecord): Finding | undefined {
+	const verdict = world.input.facts.get(row.id)?.verify;
+	if (row.agentSessionId === null || verdict?.kind !== 'no') return undefined;
+	return {
+		kind: 'artifact-missing',
+		...rowRef(row),
+		...(row.paneId ? {paneId: row.paneId} : {}),
+		message: `${row.name} is pinned to ${row.agentSessionId}, but no resumable conversation exists for it: ${verdict.reason}`,
+		evidence: [describeRow(row), `${row.agent} adapter: verify(${row.agentSessionId}) says no — ${verdict.reason}`],
+		offer: `forget the row ${row.name} (its audit history stays)`,
+	};
+}
+
+function runningFindings(world: DriftWorld, row: SessionRecord, agent: AgentId, verdicts: Verdicts, contested: Contested): Finding[] {
+	const state = paneState(world, row, agent);
+	const missing = artifactMissing(world, row);
+	const also = missing ? [missing] : [];
+	if (state.kind === 'gone') return [paneGone(world, row, agent), ...also];
+	if (state.kind === 'exited') return [agentExited(world, row, agent, state.pane), ...also];
+	const pane = state.kind === 'live' ? state.pane : undefined;
+	// A re-pin makes the old pin's missing artifact moot.
+	const changed = pane ? pinChanged(world, row, agent, pane) : undefined;
+	if (changed) return [changed];
+	const verdict = verdicts.get(row.id)?.verdict;
+	return verdict ? [unpinnedFinding(world, row, agent, pane, verdict, contested), ...also] : also;
+}
+
+/** The live pane a stopped row's agent runs in: its own pane (unless it runs another conversation), or one carrying its pin. */
+function livePaneOf(world: DriftWorld, row: SessionRecord, agent: AgentId): Pane | undefined {
+	if (world.panes === null) return undefined;
+	const own = row.paneId !== null && sameMux(world, row) ? world.panes.get(row.paneId) : undefined;
+	if (own && !own.isSelf && runsAgent(world, own, agent)) {
+		const reported = nativeId(own, agent);
+		if (row.agentSessionId === null || reported === undefined || reported === row.agentSessionId) return own;
+	}
+	const pin = row.agentSessionId;
+	if (pin === null) return undefined;
+	return [...world.panes.values()].sort(byPaneId).find(p => !p.isSelf && carriesPin(world, p, agent, pin));
+}
+
+function stoppedFindings(world: DriftWorld, row: SessionRecord, agent: AgentId): Finding[] {
+	const pane = livePaneOf(world, row, agent);
+	if (pane) {
+		return [
+			{
+				kind: 'stopped-but-live',
+				...rowRef(row),
+				paneId: pane.id,
+				message: `${row.name} is marked stopped, but ${world.agents[agent].label} runs in pane ${pane.id}`,
+				evidence: [describeRow(row), describePane(world, pane)],
+				fix: {type: 'mark-running', sessionId: row.id, paneId: pane.id, ...(world.input.mux ? {mux: world.input.mux} : {})},
+			},
+		];
+	}
+	const found: Finding[] = [];
+	const stale = staleProcesses(world, row, agent);
+	if (stale.length > 0) {
+		const pids = stale.map(s => s.proc.pid);
+		found.push({
+			kind: 'stale-process',
+			...rowRef(row),
+			message: `${row.name} is stopped, but ${stale.length === 1 ? 'a process' : `${stale.length} processes`} of it still run${stale.length === 1 ? 's' : ''}: pid ${listSome(pids.map(String))}`,
+			evidence: [describeRow(row), ...stale.map(s => `process table: ${describeProcess(s.proc)} — ${s.why}`)],
+			offer: `stop escalation: SIGKILL pid ${pids.join(', ')} (only if pid and start time still match)`,
+		});
+	}
+	const missing = artifactMissing(world, row);
+	if (missing) found.push(missing);
+	return found;
+}
+
+function duplicatePins(world: DriftWorld): Finding[] {
+	const groups = new Map<string, SessionRecord[]>();
+	for (const row of world.input.sessions) {
+		if (!isActive(row) || row.agentSessionId === null) continue;
+		const key = `${row.agent}\0${row.agentSessionId}`;
+		groups.set(key, [...(groups.get(key) ?? []), row]);
+	}
+	return [...groups.values()]
+		.filter(rows => rows.length > 1)
+		.map(unsorted => {
+			const rows = [...unsorted].sort((a, b) => a.id - b.id);
+			const first = rows[0] as SessionRecord;
+			const names = rows.map(r => r.name);
+			return {
+				kind: 'duplicate-pin',
+				...rowRef(first),
+				message: `${listSome(names)} are all pinned to ${first.agent} conversation ${first.agentSessionId}; only one can own it`,
+				evidence: rows.map(describeRow),
+			};
+		});
+}
+
+/** Does a registry row account for this pane (by pane id, or because the pane carries its pin)? */
+function tracked(world: DriftWorld, pane: Pane, agent: AgentId): boolean {
+	return world.input.sessions.some(row => {
+		if (!isActive(row) || row.agent !== agent) return false;
+		if (row.agentSessionId !== null && carriesPin(world, pane, agent, row.agentSessionId)) return true;
+		if (row.paneId !== pane.id || !sameMux(world, row)) return false;
+		const reported = nativeId(pane, agent);
+		// A stopped row's old pane now running another conversation is not that row's any more.
+		return !(row.status === 'stopped' && row.agentSessionId !== null && reported !== undefined && reported !== row.agentSessionId);
+	});
+}
+
+function untrackedPane(world: DriftWorld, pane: Pane): Finding | undefined {
+	const agent = paneAgent(world, pane);
+	if (pane.isSelf || agent === undefined || tracked(world, pane, agent)) return undefined;
+	const cwd = paneAgentCwd(world, pane, agent);
+	const reported = nativeId(pane, agent);
+	const pin = reported !== undefined && validId(world, agent, reported) ? reported : undefined;
+	const base: Finding = {
+		kind: 'untracked-pane',
+		paneId: pane.id,
+		message: `${muxName(world)} pane ${pane.id} runs ${world.agents[agent].label}, but no session row references it`,
+		evidence: [describePane(world, pane), ...(cwd ? [] : ['no cwd known for the pane: cannot adopt it'])],
+	};
+	if (cwd === undefined) return base;
+	return {
+		...base,
+		fix: {
+			type: 'adopt-pane',
+			paneId: pane.id,
+			agent,
+			cwd,
+			...(pin ? {agentSessionId: pin} : {}),
+			...(world.input.mux ? {mux: world.input.mux} : {}),
+		},
+	};
+}
+
+function byPaneId(a: Pane, b: Pane): number {
+	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+type Verdicts = ReadonlyMap<number, {row: SessionRecord; verdict: CandidateVerdict}>;
+type Contested = ReadonlyMap<string, readonly string[]>;
+
+/** Candidates of every running unpinned row whose pane is not gone or exited (those get their own finding). */
+function unpinnedVerdicts(world: DriftWorld): Verdicts {
+	const verdicts = new Map<number, {row: SessionRecord; verdict: CandidateVerdict}>();
+	for (const row of world.input.sessions) {
+		const agent = rowAgent(world, row);
+		if (!agent || !isUnpinnedLive(row)) continue;
+		const state = paneState(world, row, agent);
+		if (state.kind === 'gone' || state.kind === 'exited') continue;
+		verdicts.set(row.id, {row, verdict: candidatesFor(world, row, agent)});
+	}
+	return verdicts;
+}
+
+const KIND_ORDER = new Map<string, number>(FINDING_KINDS.map((k, i) => [k, i]));
+
+/** Rows first (by id), then panes (by id); within one, SPEC 5 kind order. Independent of input order. */
+function compareFindings(a: Finding, b: Finding): number {
+	const session = (a.sessionId ?? Number.MAX_SAFE_INTEGER) - (b.sessionId ?? Number.MAX_SAFE_INTEGER);
+	if (session !== 0) return session;
+	const kind = (KIND_ORDER.get(a.kind) ?? 0) - (KIND_ORDER.get(b.kind) ?? 0);
+	if (kind !== 0) return kind;
+	const pa = a.paneId ?? '';
+	const pb = b.paneId ?? '';
+	return pa < pb ? -1 : pa > pb ? 1 : 0;
+}
+
+/**
+ * SPEC 5: every drift between the registry, the live panes and what the adapters found on disk.
+ * Pure and deterministic. At most one finding with a fix per row, so fixes never race each other.
+ * Never raises a finding about mam-tui's own pane.
+ */
+export function detectDrift(input: DriftInput, agents: AgentKnowledge = ADAPTERS): Finding[] {
+	const sessions = [...input.sessions].sort((a, b) => a.id - b.id);
+	const world = buildWorld({...input, sessions}, agents);
+	const verdicts = unpinnedVerdicts(world);
+	const contested = contestedIds(verdicts);
+	const findings: Finding[] = [];
+	for (const row of sessions) {
+		const agent = rowAgent(world, row);
+		if (!agent) continue;
+		if (row.status === 'running') findings.push(...runningFindings(world, row, agent, verdicts, contested));
+		else if (row.status === 'stopped') findings.push(...stoppedFindings(world, row, agent));
+	}
+	findings.push(...duplicatePins(world));
+	for (const pane of [...(world.panes?.values() ?? [])].sort(byPaneId)) {
+		const finding = untrackedPane(world, pane);
+		if (finding) findings.push(finding);
+	}
+	return findings.sort(compareFindings);
+}
+
+/** What this detection could not check, in one line each (the mux was unreachable, rows of another mux, …). */
+export function driftNotes(input: DriftInput): string[] {
+	const notes: string[] = [];
+	if (input.panes === null) {
+		notes.push(
+			`${input.mux ?? 'no multiplexer'} unreachable${input.muxProblem ? ` (${input.muxProblem})` : ''}: pane-gone, agent-exited, pin-changed, stopped-but-live and untracked-pane were not checked`,
+		);
+	}
+	if (input.processes === null) notes.push('the process table could not be read: stale-process was not checked');
+	const other = input.sessions.filter(r => r.status === 'running' && r.mux !== null && input.mux !== null && r.mux !== input.mux);
+	if (other.length > 0 && input.panes !== null) {
+		notes.push(`${other.length} running session(s) live in another multiplexer than ${input.mux}: their panes were not checked`);
+	}
+	return notes;
+}

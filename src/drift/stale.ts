@@ -1,0 +1,47 @@
+import type {AgentId, ProcessRef, SessionRecord} from '../domain/types.js';
+import {processKey, type DriftWorld} from './world.js';
+
+/**
+ * The process refs a stop recorded on the row (`extra.processes`: pid and start time each).
+ * Anything malformed is skipped: a row written by another version must not crash detection.
+ */
+export function recordedProcesses(extra: Readonly<Record<string, unknown>>): Array<Pick<ProcessRef, 'pid' | 'startTime'>> {
+	const list = extra['processes'];
+	if (!Array.isArray(list)) return [];
+	const refs: Array<Pick<ProcessRef, 'pid' | 'startTime'>> = [];
+	for (const item of list as unknown[]) {
+		if (!item || typeof item !== 'object') continue;
+		const {pid, startTime} = item as Record<string, unknown>;
+		if (typeof pid === 'number' && Number.isInteger(pid) && pid > 0 && typeof startTime === 'number' && Number.isFinite(startTime)) {
+			refs.push({pid, startTime});
+		}
+	}
+	return refs;
+}
+
+/** How a process was tied to the stopped session. */
+export interface StaleProcess {
+	readonly proc: ProcessRef;
+	readonly why: string;
+}
+
+/**
+ * Live processes of a stopped session, outside every live pane: a recorded ref with the same pid
+ * *and* start time (a reused pid is someone else), or an agent process whose argv names the pin.
+ */
+export function staleProcesses(world: DriftWorld, row: SessionRecord, agent: AgentId): StaleProcess[] {
+	const table = world.input.processes;
+	if (table === null) return [];
+	const recorded = new Set(recordedProcesses(row.extra).map(processKey));
+	const pin = row.agentSessionId;
+	const found: StaleProcess[] = [];
+	for (const proc of table) {
+		const key = processKey(proc);
+		if (world.paneProcessKeys.has(key)) continue;
+		if (recorded.has(key)) found.push({proc, why: 'recorded when the session was stopped'});
+		else if (pin !== null && world.agents[agent].matchesProcess(proc) && proc.argv.includes(pin)) {
+			found.push({proc, why: `a ${agent} process whose argv names ${pin}`});
+		}
+	}
+	return found.sort((a, b) => a.proc.pid - b.proc.pid || a.proc.startTime - b.proc.startTime);
+}

@@ -1,0 +1,141 @@
+import type {AgentId, Conversation, Finding, Pane, SessionRecord} from '../domain/types.js';
+import {describeRow, listSome, nativeId, samePath, validId, type DriftWorld} from './world.js';
+
+/** The candidates of one running unpinned row after the SPEC 5 rules, or why they are unknown. */
+export type CandidateVerdict =
+	| {
+			readonly kind: 'known';
+			readonly ids: readonly string[];
+			/** What was seen and left out, and why (evidence). */
+			readonly excluded: readonly string[];
+			readonly problems: readonly string[];
+	  }
+	| {readonly kind: 'unknown'; readonly reason: string};
+
+/** Ids pinned by any other row of the same agent: pinning one would make a duplicate pin. */
+function claimedElsewhere(world: DriftWorld, row: SessionRecord): Map<string, string> {
+	const claimed = new Map<string, string>();
+	for (const other of world.input.sessions) {
+		if (other.id === row.id || other.agent !== row.agent || other.agentSessionId === null) continue;
+		if (!claimed.has(other.agentSessionId)) claimed.set(other.agentSessionId, other.name);
+	}
+	return claimed;
+}
+
+function exclusion(world: DriftWorld, row: SessionRecord, agent: AgentId, conv: Conversation, claimed: Map<string, string>, realCwd?: string): string | undefined {
+	const iso = new Date(conv.createdAt).toISOString();
+	if (!samePath(conv.cwd, row.cwd) && !(realCwd !== undefined && samePath(conv.cwd, realCwd))) return `${conv.id}: in ${conv.cwd}, not ${row.cwd}`;
+	if (conv.createdAt < row.epoch) return `${conv.id}: created ${iso}, before the session started (${new Date(row.epoch).toISOString()})`;
+	if (conv.parentId !== undefined) return `${conv.id}: a child of ${conv.parentId}, not a conversation of its own`;
+	if (!validId(world, agent, conv.id)) return `${JSON.stringify(conv.id)}: not a valid ${agent} id`;
+	const owner = claimed.get(conv.id);
+	if (owner !== undefined) return `${conv.id}: already pinned by ${owner}`;
+	return undefined;
+}
+
+/**
+ * SPEC 5 candidate rules: only conversations in the row's cwd, created at or after its epoch,
+ * parents only, not claimed by another row. Applied here even though discovery was asked the
+ * same, so a lax adapter can never widen the set.
+ */
+export function candidatesFor(world: DriftWorld, row: SessionRecord, agent: AgentId): CandidateVerdict {
+	const facts = world.input.facts.get(row.id);
+	const found = facts?.candidates;
+	if (found === undefined) return {kind: 'unknown', reason: 'its conversations were not looked up'};
+	if (!found.ok) return {kind: 'unknown', reason: found.error};
+	const claimed = claimedElsewhere(world, row);
+	const ids: string[] = [];
+	const excluded: string[] = [];
+	for (const conv of found.value.conversations) {
+		const why = exclusion(world, row, agent, conv, claimed, facts?.realCwd);
+		if (why !== undefined) excluded.push(why);
+		else if (!ids.includes(conv.id)) ids.push(conv.id);
+	}
+	return {kind: 'known', ids: ids.sort(), excluded, problems: found.value.problems};
+}
+
+/** Running unpinned rows whose pane is fine: the ones `unpinned` judges. */
+export function isUnpinnedLive(row: SessionRecord): boolean {
+	return row.status === 'running' && row.agentSessionId === null;
+}
+
+/** For each candidate id, the unpinned rows that could take it: an id two rows want is not pinned to either. */
+export function contestedIds(verdicts: ReadonlyMap<number, {row: SessionRecord; verdict: CandidateVerdict}>): Map<string, string[]> {
+	const wanted = new Map<string, string[]>();
+	for (const {row, verdict} of verdicts.values()) {
+		if (verdict.kind !== 'known') continue;
+		for (const id of verdict.ids) {
+			const key = `${row.agent}\0${id}`;
+			wanted.set(key, [...(wanted.get(key) ?? []), row.name]);
+		}
+	}
+	return wanted;
+}
+
+function base(row: SessionRecord, pane: Pane | undefined): Pick<Finding, 'kind' | 'sessionId' | 'sessionName' | 'sessionVersion' | 'paneId'> {
+	return {
+		kind: 'unpinned',
+		sessionId: row.id,
+		sessionName: row.name,
+		sessionVersion: row.version,
+		...(pane ? {paneId: pane.id} : {}),
+	};
+}
+
+/** A pin the mux itself reports for the row's pane: stronger than any disk candidate. */
+function fromMux(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pane | undefined): Finding | undefined {
+	const id = pane ? nativeId(pane, agent) : undefined;
+	if (!pane || id === undefined || !validId(world, agent, id)) return undefined;
+	if (claimedElsewhere(world, row).has(id)) return undefined;
+	return {
+		...base(row, pane),
+		message: `${row.name} has no pinned conversation; ${world.input.mux ?? 'the mux'} reports ${id} in its pane`,
+		evidence: [describeRow(row), `${world.input.mux ?? 'mux'}: pane ${pane.id} reports ${agent} session ${id}`],
+		candidates: [id],
+		fix: {type: 'pin', sessionId: row.id, agentSessionId: id},
+	};
+}
+
+/** The `unpinned` finding for a running row with no pin (SPEC 5): pin one, list several, inform on none. */
+export function unpinnedFinding(
+	world: DriftWorld,
+	row: SessionRecord,
+	agent: AgentId,
+	pane: Pane | undefined,
+	verdict: CandidateVerdict,
+	contested: ReadonlyMap<string, readonly string[]>,
+): Finding {
+	const muxPin = fromMux(world, row, agent, pane);
+	if (muxPin) return muxPin;
+	const head = describeRow(row);
+	if (verdict.kind === 'unknown') {
+		return {...base(row, pane), message: `${row.name} has no pinned conversation, and its candidates are unknown: ${verdict.reason}`, evidence: [head]};
+	}
+	const evidence = [
+		head,
+		...verdict.excluded.map(line => `not a candidate: ${line}`),
+		...verdict.problems.map(p => `could not read: ${p}`),
+	];
+	const rivals = verdict.ids.flatMap(id => (contested.get(`${row.agent}\0${id}`) ?? []).filter(name => name !== row.name));
+	if (verdict.ids.length === 0) {
+		return {...base(row, pane), level: 'info', message: `${row.name}: no conversation yet in ${row.cwd} since it started`, evidence};
+	}
+	const list = listSome(verdict.ids);
+	if (verdict.ids.length > 1 || rivals.length > 0 || verdict.problems.length > 0) {
+		const why =
+			verdict.ids.length > 1
+				? `${verdict.ids.length} conversations could be ${row.name}'s: ${list}; pick one`
+				: rivals.length > 0
+					? `${row.name} and ${listSome([...new Set(rivals)].sort())} could each own ${list}; pick which`
+					: `${row.name} could be ${list}, but part of the store was unreadable; pick it yourself`;
+		return {...base(row, pane), message: why, evidence, candidates: verdict.ids};
+	}
+	const only = verdict.ids[0] as string;
+	return {
+		...base(row, pane),
+		message: `${row.name} has no pinned conversation; exactly one candidate: ${only}`,
+		evidence: [...evidence, `candidate: ${only} (the only ${agent} conversation in ${row.cwd} since ${new Date(row.epoch).toISOString()})`],
+		candidates: [only],
+		fix: {type: 'pin', sessionId: row.id, agentSessionId: only},
+	};
+}
