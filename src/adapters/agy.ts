@@ -1,10 +1,417 @@
-import {stubAdapter} from './stub.js';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+import type {Conversation, ResumeState} from '../domain/types.js';
+import {messageOf} from '../domain/result.js';
+import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
+import {isRecord, jsonLike, readFirstRecord, titleOf, toEpochMs} from './common/jsonRecords.js';
+import {findUsers, runsProgram, subcommand, type UseRules} from './common/liveUse.js';
+import {makePlan, pathItems, removePathItems} from './common/planItems.js';
+import {countWhereIn, deleteWhereIn, withPurgeDb} from './common/purgeDb.js';
+import {scanNames, scanSqlite, scanTextLines, type IdSet} from './common/residualScan.js';
+import {canonicalPath, listDir, lstatOrUndefined, parseJsonOrUndefined, readSmallText, replaceFileAtomically} from './common/rootedFs.js';
+import {assertValidId, type AdapterContext, type AgentAdapter, type DiscoverQuery, type InUseHolder, type PlanItem} from './types.js';
 
-export const agyAdapter = stubAdapter({
+// Antigravity CLI (FORMATS 5): one sqlite database per conversation, a shared summaries
+// database, brain/<id>/ artifacts and a workspace → newest-conversation cache.
+
+const ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const SUMMARY_TABLE = 'conversation_summaries';
+
+interface AgyPaths {
+	readonly root: string;
+	readonly conversations: string;
+	readonly summariesDb: string;
+	readonly brain: string;
+	readonly lastConversations: string;
+}
+
+/** No `*_HOME` override is known for agy (FORMATS 5): the layout is always under the home. */
+function agyPaths(ctx: AdapterContext): AgyPaths {
+	const root = path.join(ctx.home, '.gemini', 'antigravity-cli');
+	return {
+		root,
+		conversations: path.join(root, 'conversations'),
+		summariesDb: path.join(root, 'conversation_summaries.db'),
+		brain: path.join(root, 'brain'),
+		lastConversations: path.join(root, 'cache', 'last_conversations.json'),
+	};
+}
+
+function conversationDb(paths: AgyPaths, id: string): string {
+	return path.join(paths.conversations, `${id}.db`);
+}
+
+/** One `conversation_summaries` row, reduced to what mam-tui uses. */
+interface AgySummary {
+	readonly id: string;
+	readonly title?: string;
+	readonly updatedAt?: number;
+	readonly workspaces: readonly string[];
+	readonly parentId?: string;
+	readonly busy: boolean;
+}
+
+/** What the shared files say about every conversation: summaries and workspace claims. */
+interface AgyIndex {
+	readonly summaries: ReadonlyMap<string, AgySummary>;
+	/** conversation id → the workspaces whose newest conversation it is (last_conversations.json). */
+	readonly claims: ReadonlyMap<string, readonly string[]>;
+	readonly problems: readonly string[];
+}
+
+function workspacePath(uri: unknown): string | undefined {
+	if (typeof uri !== 'string' || uri === '') return undefined;
+	if (uri.startsWith('file://')) {
+		try {
+			return fileURLToPath(uri);
+		} catch {
+			return undefined;
+		}
+	}
+	return path.isAbsolute(uri) ? uri : undefined;
+}
+
+function parseWorkspaces(value: unknown): string[] {
+	const parsed = typeof value === 'string' ? parseJsonOrUndefined(value) : value;
+	if (!Array.isArray(parsed)) return [];
+	return parsed.map(workspacePath).filter((w): w is string => w !== undefined);
+}
+
+function readSummaries(paths: AgyPaths): {summaries: Map<string, AgySummary>; problem?: string} {
+	const summaries = new Map<string, AgySummary>();
+	if (!lstatOrUndefined(paths.summariesDb)) return {summaries};
+	try {
+		withReadOnlyDb(paths.summariesDb, db => {
+			const columns = tableColumns(db).get(SUMMARY_TABLE);
+			if (!columns?.has('conversation_id')) return;
+			const pick = (name: string) => (columns.has(name) ? name : `NULL AS ${name}`);
+			const sql = `SELECT conversation_id, ${['title', 'preview', 'last_modified_time', 'workspace_uris', 'parent_conversation_id', 'not_fully_idle', 'killed'].map(pick).join(', ')} FROM ${SUMMARY_TABLE}`;
+			for (const row of db.prepare<[], Record<string, unknown>>(sql).all()) {
+				const id = row['conversation_id'];
+				if (typeof id !== 'string' || !ID_PATTERN.test(id)) continue;
+				const parent = row['parent_conversation_id'];
+				const title = titleOf(String(row['title'] ?? '') || String(row['preview'] ?? ''));
+				const updatedAt = toEpochMs(row['last_modified_time']);
+				summaries.set(id, {
+					id,
+					...(title ? {title} : {}),
+					...(updatedAt ? {updatedAt} : {}),
+					workspaces: parseWorkspaces(row['workspace_uris']),
+					...(typeof parent === 'string' && ID_PATTERN.test(parent) ? {parentId: parent} : {}),
+					busy: Number(row['not_fully_idle'] ?? 0) === 1 && Number(row['killed'] ?? 0) === 0,
+				});
+			}
+		});
+		return {summaries};
+	} catch (error) {
+		if (error instanceof StoreReadError) return {summaries, problem: error.message};
+		throw error;
+	}
+}
+
+/** last_conversations.json: `{"<workspace>": "<conversation id>"}`, inverted. */
+function readClaims(paths: AgyPaths): Map<string, string[]> {
+	const claims = new Map<string, string[]>();
+	const parsed = parseJsonOrUndefined(readSmallText(paths.lastConversations));
+	if (!isRecord(parsed)) return claims;
+	for (const [workspace, id] of Object.entries(parsed)) {
+		if (typeof id !== 'string' || workspace === '') continue;
+		claims.set(id, [...(claims.get(id) ?? []), workspace]);
+	}
+	return claims;
+}
+
+function readIndex(paths: AgyPaths): AgyIndex {
+	const {summaries, problem} = readSummaries(paths);
+	return {summaries, claims: readClaims(paths), problems: problem ? [problem] : []};
+}
+
+/**
+ * The conversation's workspace: the one last_conversations.json names for it, else the last of
+ * its workspace URIs (the active project's resource folders are listed ahead of the cwd).
+ */
+function recordedCwd(index: AgyIndex, id: string): string | undefined {
+	return index.claims.get(id)?.[0] ?? index.summaries.get(id)?.workspaces.at(-1);
+}
+
+type Belonging = {readonly kind: 'yes'} | {readonly kind: 'no'; readonly reason: string} | {readonly kind: 'unknown'};
+
+/**
+ * Does conversation `id` belong to `cwd`? A conversation that last_conversations.json gives to
+ * another workspace does not, even when `cwd` appears among its workspace URIs.
+ */
+function belongsTo(index: AgyIndex, id: string, cwd: string): Belonging {
+	const want = canonicalPath(cwd);
+	const claimed = index.claims.get(id);
+	if (claimed) {
+		if (claimed.some(w => canonicalPath(w) === want)) return {kind: 'yes'};
+		return {kind: 'no', reason: `belongs to workspace ${claimed[0] ?? ''}`};
+	}
+	const workspaces = index.summaries.get(id)?.workspaces ?? [];
+	if (workspaces.length === 0) return {kind: 'unknown'};
+	if (workspaces.some(w => canonicalPath(w) === want)) return {kind: 'yes'};
+	return {kind: 'no', reason: `belongs to workspace ${workspaces.at(-1) ?? ''}`};
+}
+
+/** Steps in the conversation's own database: resume is safe only when it exists and has some. */
+function stepsState(paths: AgyPaths, id: string): ResumeState {
+	const file = conversationDb(paths, id);
+	if (!lstatOrUndefined(file)) return {kind: 'no', reason: 'no conversation database (agy would silently start a new conversation)'};
+	try {
+		return withReadOnlyDb(file, db => {
+			if (!tableColumns(db).has('steps')) return {kind: 'unknown', reason: `${file}: no steps table (unexpected schema)`};
+			const row = db.prepare<[], {n: number}>('SELECT count(*) AS n FROM steps').get();
+			return (row?.n ?? 0) > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'conversation has no steps yet'};
+		});
+	} catch (error) {
+		if (error instanceof StoreReadError) return {kind: 'unknown', reason: error.message};
+		throw error;
+	}
+}
+
+/** Ids with a conversation database on disk. */
+function conversationIds(paths: AgyPaths): string[] {
+	return listDir(paths.conversations)
+		.filter(entry => entry.isFile() && entry.name.endsWith('.db'))
+		.map(entry => entry.name.slice(0, -'.db'.length))
+		.filter(id => ID_PATTERN.test(id));
+}
+
+function transcriptFile(paths: AgyPaths, id: string): string {
+	return path.join(paths.brain, id, '.system_generated', 'logs', 'transcript.jsonl');
+}
+
+/**
+ * When the conversation started: the first transcript record's `created_at`, else the earliest
+ * time its database file shows (birth or modification, whichever is older).
+ */
+function conversationTimes(paths: AgyPaths, id: string): {createdAt: number; updatedAt: number} {
+	const db = conversationDb(paths, id);
+	const main = lstatOrUndefined(db);
+	const wal = lstatOrUndefined(`${db}-wal`);
+	const fileTimes = [main?.birthtimeMs, main?.mtimeMs].filter((t): t is number => t !== undefined && t > 0);
+	const recorded = toEpochMs(readFirstRecord(transcriptFile(paths, id))?.['created_at']);
+	const createdAt = recorded ?? Math.round(Math.min(...fileTimes, Number.MAX_SAFE_INTEGER));
+	return {createdAt, updatedAt: Math.round(Math.max(createdAt, main?.mtimeMs ?? 0, wal?.mtimeMs ?? 0))};
+}
+
+/** Every descendant of `id` (sub-agent conversations at any depth), via parent_conversation_id. */
+function descendantsOf(index: AgyIndex, id: string): string[] {
+	const children = new Map<string, string[]>();
+	for (const summary of index.summaries.values()) {
+		if (summary.parentId) children.set(summary.parentId, [...(children.get(summary.parentId) ?? []), summary.id]);
+	}
+	const out: string[] = [];
+	const queue = [...(children.get(id) ?? [])];
+	while (queue.length > 0) {
+		const next = queue.shift();
+		if (next === undefined || next === id || out.includes(next)) continue;
+		out.push(next);
+		queue.push(...(children.get(next) ?? []));
+	}
+	return out;
+}
+
+function toConversation(paths: AgyPaths, index: AgyIndex, id: string): Conversation {
+	const summary = index.summaries.get(id);
+	const times = conversationTimes(paths, id);
+	const childCount = [...index.summaries.values()].filter(s => s.parentId === id).length;
+	return {
+		agent: 'agy',
+		id,
+		cwd: recordedCwd(index, id) ?? '',
+		createdAt: times.createdAt,
+		updatedAt: Math.max(times.updatedAt, summary?.updatedAt ?? 0),
+		...(summary?.parentId ? {parentId: summary.parentId} : {}),
+		...(summary?.title ? {title: summary.title} : {}),
+		childCount,
+		resumeState: stepsState(paths, id),
+	};
+}
+
+function isCandidate(paths: AgyPaths, index: AgyIndex, id: string, query: DiscoverQuery): boolean {
+	if (!query.includeChildren && index.summaries.get(id)?.parentId) return false;
+	if (query.since !== undefined && conversationTimes(paths, id).createdAt < query.since) return false;
+	return query.cwd === undefined || belongsTo(index, id, query.cwd).kind === 'yes';
+}
+
+function planFor(paths: AgyPaths, index: AgyIndex, id: string, descendants: readonly string[]): PlanItem[] {
+	const ids = [...descendants.slice().reverse(), id];
+	const items: PlanItem[] = [];
+	for (const x of ids) {
+		const db = conversationDb(paths, x);
+		const label = x === id ? 'conversation' : 'sub-agent conversation';
+		items.push(
+			...pathItems([
+				[db, x, `${label} database`],
+				[`${db}-wal`, x, `${label} database WAL`],
+				[`${db}-shm`, x, `${label} database shared memory`],
+				[`${db}-journal`, x, `${label} database journal`],
+				[path.join(paths.brain, x), x, `${label} brain folder (artifacts, transcript)`],
+			]),
+		);
+	}
+	const claimed = ids.filter(x => index.claims.has(x));
+	for (const x of claimed) {
+		const count = index.claims.get(x)?.length ?? 0;
+		items.push({kind: 'lines', path: paths.lastConversations, count, bytes: 0, sessionId: x, description: 'last_conversations.json entries'});
+	}
+	items.push(...summaryRowItems(paths, ids));
+	return items;
+}
+
+function summaryRowItems(paths: AgyPaths, ids: readonly string[]): PlanItem[] {
+	if (!lstatOrUndefined(paths.summariesDb)) return [];
+	return withReadOnlyDb(paths.summariesDb, db => {
+		if (!tableColumns(db).get(SUMMARY_TABLE)?.has('conversation_id')) return [];
+		return ids
+			.map(x => ({x, n: countWhereIn(db, SUMMARY_TABLE, 'conversation_id', [x])}))
+			.filter(({n}) => n > 0)
+			.map(({x, n}): PlanItem => ({kind: 'rows', path: paths.summariesDb, table: SUMMARY_TABLE, count: n, bytes: 0, sessionId: x, description: 'conversation summary row'}));
+	});
+}
+
+/** Rewrite last_conversations.json without the entries that point at `ids`. */
+function dropClaims(paths: AgyPaths, ids: readonly string[]): number {
+	const text = readSmallText(paths.lastConversations);
+	const parsed = parseJsonOrUndefined(text);
+	if (!isRecord(parsed)) return 0;
+	const kept = Object.entries(parsed).filter(([, value]) => !(typeof value === 'string' && ids.includes(value)));
+	const dropped = Object.keys(parsed).length - kept.length;
+	if (dropped > 0) replaceFileAtomically(paths.root, paths.lastConversations, jsonLike(text, Object.fromEntries(kept)));
+	return dropped;
+}
+
+const PROGRAMS = ['agy', 'antigravity'];
+
+// The remote-control daemon (systemd unit `antigravity-cli-daemon`) may hold files for everyone.
+const USE_RULES: UseRules = {
+	isService: argv =>
+		argv.some(arg => path.basename(arg) === 'antigravity-cli-daemon') ||
+		(runsProgram({name: '', argv}, PROGRAMS) && subcommand(argv) === 'daemon'),
+};
+
+export const agyAdapter: AgentAdapter = {
 	id: 'agy',
 	label: 'Antigravity CLI',
-	idPattern: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
-	processNames: ['agy', 'antigravity'],
+	capabilities: {resume: true, purge: true},
+	idPattern: ID_PATTERN,
+	processNames: PROGRAMS,
+	residentChildren: [],
 	exitInput: {text: '/exit', keys: ['Enter']},
-	resumeArgv: id => ['agy', '--conversation', id],
-});
+
+	spawn: () => ({argv: ['agy']}),
+
+	resume(_ctx, id) {
+		assertValidId(agyAdapter, id);
+		return {argv: ['agy', '--conversation', id]};
+	},
+
+	matchesProcess: proc => runsProgram(proc, PROGRAMS) && !USE_RULES.isService(proc.argv),
+
+	async discover(ctx, query = {}) {
+		const paths = agyPaths(ctx);
+		const index = readIndex(paths);
+		const conversations = conversationIds(paths)
+			.filter(id => isCandidate(paths, index, id, query))
+			.map(id => toConversation(paths, index, id))
+			.sort((a, b) => b.createdAt - a.createdAt);
+		return {conversations, problems: index.problems};
+	},
+
+	async verify(ctx, id, cwd) {
+		assertValidId(agyAdapter, id);
+		const paths = agyPaths(ctx);
+		const steps = stepsState(paths, id);
+		if (steps.kind !== 'yes' || cwd === undefined) return steps;
+		const index = readIndex(paths);
+		const belonging = belongsTo(index, id, cwd);
+		if (belonging.kind === 'yes') return steps;
+		if (belonging.kind === 'no') return {kind: 'no', reason: belonging.reason};
+		return {kind: 'unknown', reason: index.problems[0] ?? 'the conversation records no workspace'};
+	},
+
+	async artifacts(ctx, id) {
+		assertValidId(agyAdapter, id);
+		const paths = agyPaths(ctx);
+		const index = readIndex(paths);
+		// Without the summaries the sub-agents are unknown: a partial plan would be a silent lie.
+		if (index.problems.length > 0) throw new StoreReadError(`cannot build the purge plan: ${index.problems.join('; ')}`, paths.summariesDb);
+		const descendants = descendantsOf(index, id);
+		return makePlan('agy', id, descendants, planFor(paths, index, id, descendants));
+	},
+
+	async purge(ctx, id) {
+		assertValidId(agyAdapter, id);
+		const paths = agyPaths(ctx);
+		const plan = await agyAdapter.artifacts(ctx, id);
+		const warnings: string[] = [];
+		// Files first, rows last: a purge cut short still finds the descendants on a rerun.
+		const removed = removePathItems(paths.root, plan.items, warnings);
+		const ids = [id, ...plan.descendants];
+		const lineItems = plan.items.filter(item => item.kind === 'lines');
+		if (lineItems.length > 0) {
+			try {
+				dropClaims(paths, ids);
+				removed.push(...lineItems);
+			} catch (error) {
+				warnings.push(`${paths.lastConversations}: ${messageOf(error)}`);
+			}
+		}
+		const rowItems = plan.items.filter(item => item.kind === 'rows');
+		if (rowItems.length > 0) {
+			try {
+				withPurgeDb(paths.root, paths.summariesDb, db => deleteWhereIn(db, SUMMARY_TABLE, 'conversation_id', ids));
+				removed.push(...rowItems);
+			} catch (error) {
+				warnings.push(messageOf(error));
+			}
+		}
+		return {removed, warnings};
+	},
+
+	async residual(ctx, id) {
+		assertValidId(agyAdapter, id);
+		const paths = agyPaths(ctx);
+		const set: IdSet = {target: id, ids: [id, ...descendantsOf(readIndex(paths), id)]};
+		const cache = path.join(paths.root, 'cache');
+		const indexFiles = [
+			...listDir(cache).filter(e => e.isFile()).map(e => path.join(cache, e.name)),
+			path.join(paths.root, 'history.jsonl'),
+			path.join(paths.root, 'cli.log'),
+		];
+		const databases = [paths.summariesDb, ...conversationIds(paths).map(x => conversationDb(paths, x))].filter(f => lstatOrUndefined(f)?.isFile());
+		return [...scanNames(paths.root, set), ...scanTextLines(indexFiles, set), ...databases.flatMap(db => scanSqlite(db, set))];
+	},
+
+	async inUse(ctx, id) {
+		assertValidId(agyAdapter, id);
+		const paths = agyPaths(ctx);
+		const index = readIndex(paths);
+		const ids = [id, ...descendantsOf(index, id)];
+		const files = ids.flatMap(x => {
+			const db = conversationDb(paths, x);
+			return [db, `${db}-wal`, `${db}-shm`, transcriptFile(paths, x)];
+		});
+		const users = await findUsers(ctx, USE_RULES, ids, files);
+		return [...users, ...(await busyInWorkspace(ctx, index, id, users))];
+	},
+};
+
+/**
+ * agy started with `--continue` names no id: when the summary says the conversation is not idle
+ * and not killed, an agy process running in its workspace counts as its user (FORMATS 5).
+ */
+async function busyInWorkspace(ctx: AdapterContext, index: AgyIndex, id: string, known: readonly InUseHolder[]): Promise<InUseHolder[]> {
+	const cwd = recordedCwd(index, id);
+	if (!index.summaries.get(id)?.busy || cwd === undefined) return [];
+	const want = canonicalPath(cwd);
+	const out: InUseHolder[] = [];
+	for (const proc of await ctx.processes.list()) {
+		if (!agyAdapter.matchesProcess(proc) || known.some(h => h.pid === proc.pid) || proc.cwd === undefined) continue;
+		if (canonicalPath(proc.cwd) !== want || proc.argv.some(arg => ID_PATTERN.test(arg.replace(/^.*=/, '')))) continue;
+		out.push({pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' '), reason: 'agy runs in the workspace while the conversation is not idle'});
+	}
+	return out;
+}
+

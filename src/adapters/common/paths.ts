@@ -1,0 +1,114 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** True when `p` is `root` or lies below it (both already resolved). */
+export function isInside(p: string, root: string): boolean {
+	return p === root || p.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
+}
+
+/** The realpath of `p`, or undefined when it does not exist. */
+export function realpathOrUndefined(p: string): string | undefined {
+	try {
+		return fs.realpathSync(p);
+	} catch {
+		return undefined;
+	}
+}
+
+/** The realpath of `cwd` when it exists, else the path normalised (a deleted cwd still matches its record). */
+export function canonicalCwd(cwd: string): string {
+	return realpathOrUndefined(cwd) ?? path.resolve(cwd);
+}
+
+/** A plain file or folder name: no separators, not `.`/`..`, no NUL. */
+export function isPlainName(name: string): boolean {
+	return name.length > 0 && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\\') && !name.includes('\0');
+}
+
+/**
+ * `root/...names`, refusing anything that is not a plain name. The result is not checked on disk;
+ * deletion checks it again with `resolveInsideRoot`.
+ */
+export function joinNames(root: string, ...names: readonly string[]): string {
+	for (const name of names) {
+		if (!isPlainName(name)) throw new Error(`refusing path segment ${JSON.stringify(name)}`);
+	}
+	return path.join(root, ...names);
+}
+
+/**
+ * Where `p` really lives, for deciding whether it may be deleted: its parent folder resolved with
+ * realpath (a symlinked folder on the way is followed, so an escape shows), its own name kept
+ * (a symlink at `p` itself is an entry to unlink, not a place to go). Undefined when the parent is gone.
+ */
+export function resolvedLocation(p: string): string | undefined {
+	const parent = realpathOrUndefined(path.dirname(p));
+	if (parent === undefined) return undefined;
+	const name = path.basename(p);
+	if (!isPlainName(name)) return undefined;
+	return path.join(parent, name);
+}
+
+/** The root (of `roots`) that `p` really lies inside, or undefined (missing root, escape, `p` is a root). */
+export function rootContaining(p: string, roots: readonly string[]): string | undefined {
+	const location = resolvedLocation(p);
+	if (location === undefined) return undefined;
+	for (const root of roots) {
+		const real = realpathOrUndefined(root);
+		if (real !== undefined && location !== real && isInside(location, real)) return real;
+	}
+	return undefined;
+}
+
+/** Entries of a folder, or [] when it is missing or unreadable. Symlinks show as links (not followed). */
+export function listDir(dir: string): fs.Dirent[] {
+	try {
+		return fs.readdirSync(dir, {withFileTypes: true});
+	} catch {
+		return [];
+	}
+}
+
+/** lstat without throwing. */
+export function lstatOrUndefined(p: string): fs.Stats | undefined {
+	try {
+		return fs.lstatSync(p);
+	} catch {
+		return undefined;
+	}
+}
+
+/** Bytes under `p` (a file, a link, or a folder walked without following links). */
+export function diskSize(p: string): number {
+	const st = lstatOrUndefined(p);
+	if (!st) return 0;
+	if (!st.isDirectory()) return st.size;
+	let total = 0;
+	for (const entry of listDir(p)) total += diskSize(path.join(p, entry.name));
+	return total;
+}
+
+/**
+ * Delete `p` (file, link or folder) only when it really lies inside one of `roots`. Folders are
+ * walked with lstat: a symlink inside is unlinked, never followed. Returns an error text or undefined.
+ */
+export function removeInsideRoots(p: string, roots: readonly string[]): string | undefined {
+	if (rootContaining(p, roots) === undefined) return `${p}: refused, not inside the agent's folder`;
+	try {
+		removeTree(p);
+		return undefined;
+	} catch (error) {
+		return `${p}: ${error instanceof Error ? error.message : String(error)}`;
+	}
+}
+
+function removeTree(p: string): void {
+	const st = lstatOrUndefined(p);
+	if (!st) return;
+	if (!st.isDirectory()) {
+		fs.unlinkSync(p);
+		return;
+	}
+	for (const entry of fs.readdirSync(p)) removeTree(path.join(p, entry));
+	fs.rmdirSync(p);
+}

@@ -1,0 +1,78 @@
+import '../../system/sqliteUri.js';
+import Database from 'better-sqlite3';
+import {describeSqliteError, StoreReadError} from '../../system/sqliteRead.js';
+import {resolveForDelete} from './rootedFs.js';
+
+export type WriteDb = Database.Database;
+
+/** How long a purge waits for an agent's write lock (FORMATS 0.3: at least 5 s). */
+const PURGE_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * The one read-write open of an agent's database, for purge only (FORMATS 0.3): the file must
+ * exist inside `root`; busy_timeout 5 s; foreign keys on for this connection (cascades are
+ * per-connection); `fn` runs inside one `BEGIN IMMEDIATE` transaction. Sidecars are never
+ * deleted or truncated here, and nothing is vacuumed.
+ */
+export function withPurgeDb<T>(root: string, file: string, fn: (db: WriteDb) => T): T {
+	const resolved = resolveForDelete(root, file);
+	let db: WriteDb;
+	try {
+		db = new Database(resolved, {fileMustExist: true, timeout: PURGE_BUSY_TIMEOUT_MS});
+	} catch (error) {
+		throw new StoreReadError(`${file}: ${describeSqliteError(error)}`, file);
+	}
+	try {
+		db.pragma(`busy_timeout = ${PURGE_BUSY_TIMEOUT_MS}`);
+		db.pragma('foreign_keys = ON');
+		return db.transaction(() => fn(db)).immediate();
+	} catch (error) {
+		if (error instanceof Error && String((error as {code?: unknown}).code ?? '').startsWith('SQLITE')) {
+			throw new StoreReadError(`${file}: ${describeSqliteError(error)}`, file);
+		}
+		throw error;
+	} finally {
+		db.close();
+	}
+}
+
+/** Double-quote an identifier read from the database's own schema (never from user input). */
+export function quoteIdent(name: string): string {
+	return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** `?, ?, ?` for `count` bound parameters. */
+export function placeholders(count: number): string {
+	return Array.from({length: count}, () => '?').join(', ');
+}
+
+/** Ids per `IN (…)` list: SQLite builds older than 3.32 cap bound parameters at 999. */
+const IN_CHUNK = 500;
+
+/** Split ids into lists small enough for one `IN (…)`. */
+export function chunks<T>(items: readonly T[], size = IN_CHUNK): T[][] {
+	const out: T[][] = [];
+	for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+	return out;
+}
+
+/** Rows of `table` whose `column` is one of `ids`; 0 when there are no ids. */
+export function countWhereIn(db: Pick<WriteDb, 'prepare'>, table: string, column: string, ids: readonly string[]): number {
+	let total = 0;
+	for (const part of chunks(ids)) {
+		const row = db
+			.prepare<string[], {n: number}>(`SELECT count(*) AS n FROM ${quoteIdent(table)} WHERE ${quoteIdent(column)} IN (${placeholders(part.length)})`)
+			.get(...part);
+		total += row?.n ?? 0;
+	}
+	return total;
+}
+
+/** Delete the rows of `table` whose `column` is one of `ids`; returns how many went. */
+export function deleteWhereIn(db: WriteDb, table: string, column: string, ids: readonly string[]): number {
+	let total = 0;
+	for (const part of chunks(ids)) {
+		total += db.prepare(`DELETE FROM ${quoteIdent(table)} WHERE ${quoteIdent(column)} IN (${placeholders(part.length)})`).run(...part).changes;
+	}
+	return total;
+}
