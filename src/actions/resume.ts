@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import type {AgentAdapter} from '../adapters/types.js';
+import {messageOf} from '../domain/result.js';
+import type {Pane, SessionRecord} from '../domain/types.js';
+import type {Multiplexer} from '../mux/types.js';
+import {adapterOf, audit, validId, withExtraArgs} from './session.js';
+import {describeHolders, refusal, type ActionDeps, type ActionResult} from './types.js';
+
+export interface ResumeOutcome {
+	readonly session: SessionRecord;
+	readonly paneId: string;
+	readonly argv: readonly string[];
+	readonly cwd: string;
+}
+
+/** The pane the row points at, when it still runs this agent: the session is live. */
+function liveAgentPane(panes: readonly Pane[], adapter: AgentAdapter, paneId: string | null): Pane | undefined {
+	if (!paneId) return undefined;
+	const pane = panes.find(p => p.id === paneId);
+	return pane && pane.processes.some(p => adapter.matchesProcess(p)) ? pane : undefined;
+}
+
+function isDirectory(dir: string): boolean {
+	try {
+		return fs.statSync(dir).isDirectory();
+	} catch {
+		return false;
+	}
+}
+
+/** Every reason not to resume, checked in the order a user would want to hear them. */
+async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, session: SessionRecord): Promise<ActionResult<string>> {
+	if (session.status === 'purged') return refusal('purged', `session ${session.name} was purged; its conversation is gone`);
+	if (!session.agentSessionId) {
+		return refusal('unpinned', `session ${session.name} has no conversation id pinned yet (run \`mam-tui drift --fix\` once the agent wrote one); nothing to resume`);
+	}
+	const id = validId(adapter, session.agentSessionId);
+	if (!id.ok) return id;
+	const panes = await mux.listPanes();
+	const live = liveAgentPane(panes, adapter, session.paneId);
+	if (live && (session.mux === null || session.mux === mux.kind)) {
+		return refusal('live', `session ${session.name} is live in pane ${live.id}; focus it instead of resuming`);
+	}
+	for (const other of deps.registry.findByPin(adapter.id, id.value)) {
+		if (other.id === session.id) continue;
+		const otherPane = liveAgentPane(panes, adapter, other.paneId);
+		if (otherPane) return refusal('in-use', `conversation ${id.value} is live in session ${other.name} (pane ${otherPane.id})`);
+	}
+	if (!isDirectory(session.cwd)) return refusal('cwd-missing', `the session's folder ${session.cwd} does not exist any more; resume runs only there`);
+	const state = await adapter.verify(deps.context, id.value, session.cwd);
+	if (state.kind !== 'yes') return refusal('not-resumable', `conversation ${id.value} cannot be resumed: ${state.reason}`);
+	const holders = await adapter.inUse(deps.context, id.value);
+	if (holders.length > 0) return refusal('in-use', `conversation ${id.value} is in use: ${describeHolders(holders)}`, holders);
+	return {ok: true, value: id.value};
+}
+
+/**
+ * Resume a stopped session (SPEC 6.1) in a new pane, in its recorded cwd, with the adapter's
+ * resume argv. A refusal or a failed pane leaves the row exactly as it was: the pinned id is
+ * never forgotten and never replaced by "the newest conversation".
+ */
+export async function resumeSession(deps: ActionDeps, session: SessionRecord): Promise<ActionResult<ResumeOutcome>> {
+	const adapter = adapterOf(deps, session.agent);
+	if (!adapter.ok) return adapter;
+	const mux = await deps.mux();
+	const checked = await checkResumable(deps, adapter.value, mux, session);
+	if (!checked.ok) {
+		audit(deps, {session: session.name, action: 'resume', outcome: 'refused', detail: {kind: checked.error.kind, message: checked.error.message}});
+		return checked;
+	}
+	const launch = adapter.value.resume(deps.context, checked.value);
+	const argv = withExtraArgs(deps, adapter.value, launch.argv);
+	audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'started', detail: {argv, cwd: session.cwd, mux: mux.kind}});
+	let paneId: string;
+	try {
+		paneId = await mux.openPane({argv, cwd: session.cwd, ...(launch.env ? {env: launch.env} : {}), title: session.name});
+	} catch (error) {
+		audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'failed', detail: {message: messageOf(error)}});
+		return refusal('failed', `could not open a ${mux.kind} pane for ${session.name}: ${messageOf(error)}`);
+	}
+	const updated = deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind});
+	audit(deps, {session: session.name, action: 'resume', outcome: 'ok', detail: {paneId, argv, cwd: session.cwd}});
+	return {ok: true, value: {session: updated, paneId, argv, cwd: session.cwd}};
+}
