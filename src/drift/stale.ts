@@ -1,15 +1,20 @@
 import type {AgentId, ProcessRef, SessionRecord} from '../domain/types.js';
 import {processKey, type DriftWorld} from './world.js';
 
+function listAt(value: unknown): unknown[] {
+	return Array.isArray(value) ? (value as unknown[]) : [];
+}
+
 /**
- * The process refs a stop recorded on the row (`extra.processes`: pid and start time each).
- * Anything malformed is skipped: a row written by another version must not crash detection.
+ * The process refs a stop recorded on the row (`extra.stop.processes`, as src/actions/stop.ts
+ * writes them, or `extra.processes`): pid and start time each. Anything malformed is skipped: a
+ * row written by another version must not crash detection.
  */
 export function recordedProcesses(extra: Readonly<Record<string, unknown>>): Array<Pick<ProcessRef, 'pid' | 'startTime'>> {
-	const list = extra['processes'];
-	if (!Array.isArray(list)) return [];
+	const stop = extra['stop'];
+	const nested = stop && typeof stop === 'object' ? (stop as Record<string, unknown>)['processes'] : undefined;
 	const refs: Array<Pick<ProcessRef, 'pid' | 'startTime'>> = [];
-	for (const item of list as unknown[]) {
+	for (const item of [...listAt(nested), ...listAt(extra['processes'])]) {
 		if (!item || typeof item !== 'object') continue;
 		const {pid, startTime} = item as Record<string, unknown>;
 		if (typeof pid === 'number' && Number.isInteger(pid) && pid > 0 && typeof startTime === 'number' && Number.isFinite(startTime)) {
