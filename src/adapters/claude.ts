@@ -1,10 +1,414 @@
-import {stubAdapter} from './stub.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
+import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
+import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
+import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
+import {scanResidual} from './common/residual.js';
+import {argvNames} from './stub.js';
+import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
 
-export const claudeAdapter = stubAdapter({
+/** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
+const SUBAGENT_FILE = /^(agent-[0-9a-f]+)\.jsonl$/;
+/** Longer project-folder names are cut to this length and get a hash suffix we cannot recompute. */
+const SLUG_LIMIT = 200;
+const PASTE_HASH = /^[0-9A-Za-z_-]+$/;
+
+/** `CLAUDE_CONFIG_DIR` (only for the caller's own home), else `<home>/.claude`. */
+function claudeRoot(ctx: AdapterContext): string {
+	const override = ctx.ownHome ? ctx.env['CLAUDE_CONFIG_DIR'] : undefined;
+	return override ? path.resolve(override) : path.join(ctx.home, '.claude');
+}
+
+/** `~/.claude.json` sits beside the folder (inside it when CLAUDE_CONFIG_DIR is set). */
+function globalConfigFile(ctx: AdapterContext): string {
+	const override = ctx.ownHome ? ctx.env['CLAUDE_CONFIG_DIR'] : undefined;
+	return override ? path.join(path.resolve(override), '.claude.json') : path.join(ctx.home, '.claude.json');
+}
+
+/** claude's per-session scratch under the temp dir (FORMATS 10); only knowable for our own uid. */
+function tempRoot(ctx: AdapterContext): string | undefined {
+	const uid = process.getuid?.();
+	return ctx.ownHome && uid !== undefined ? path.join(ctx.tmpDir, `claude-${uid}`) : undefined;
+}
+
+function roots(ctx: AdapterContext): string[] {
+	const tmp = tempRoot(ctx);
+	return tmp ? [claudeRoot(ctx), tmp] : [claudeRoot(ctx)];
+}
+
+/** The project folder name claude derives from a cwd: every non-alphanumeric UTF-16 unit becomes `-`. */
+export function projectSlug(cwd: string): string {
+	return cwd.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+/** Project folders (real folders, links not followed) that may hold `cwd`'s transcripts; all when no cwd. */
+function projectDirs(root: string, cwd?: string): string[] {
+	const projects = path.join(root, 'projects');
+	const dirs = listDir(projects).filter(e => e.isDirectory());
+	if (cwd === undefined) return dirs.map(e => path.join(projects, e.name));
+	const slug = projectSlug(canonicalCwd(cwd));
+	if (slug.length <= SLUG_LIMIT) return dirs.filter(e => e.name === slug).map(e => path.join(projects, e.name));
+	// Long paths are cut and suffixed with a hash; the cwd inside the transcript confirms the match.
+	const prefix = slug.slice(0, SLUG_LIMIT);
+	return dirs.filter(e => e.name.startsWith(prefix)).map(e => path.join(projects, e.name));
+}
+
+/** What a transcript says about its conversation. */
+interface Transcript {
+	readonly id: string;
+	readonly file: string;
+	readonly cwd: string | undefined;
+	readonly createdAt: number;
+	readonly updatedAt: number;
+	readonly title: string | undefined;
+	readonly realMessages: number;
+}
+
+function messageText(record: Record<string, unknown>): string | undefined {
+	const content = obj(record, 'message')?.['content'];
+	if (typeof content === 'string') return content;
+	if (Array.isArray(content)) {
+		for (const block of content) {
+			if (typeof block === 'object' && block !== null && (block as {type?: unknown}).type === 'text') {
+				const text = (block as {text?: unknown}).text;
+				if (typeof text === 'string') return text;
+			}
+		}
+	}
+	return undefined;
+}
+
+/** A user or assistant turn of the main thread (not meta, not a sidechain). */
+function isRealMessage(record: Record<string, unknown>): boolean {
+	const type = record['type'];
+	if (type !== 'user' && type !== 'assistant') return false;
+	if (record['isSidechain'] === true || record['isMeta'] === true) return false;
+	return obj(record, 'message') !== undefined;
+}
+
+function readTranscript(file: string, id: string): Transcript {
+	const records = readJsonl(file);
+	let cwd: string | undefined;
+	let first: number | undefined;
+	let last: number | undefined;
+	let summary: string | undefined;
+	let prompt: string | undefined;
+	let realMessages = 0;
+	for (const record of records) {
+		const at = isoMs(record['timestamp']);
+		if (at !== undefined) {
+			first = first === undefined ? at : Math.min(first, at);
+			last = last === undefined ? at : Math.max(last, at);
+		}
+		if (cwd === undefined && str(record, 'cwd') && (str(record, 'sessionId') ?? id) === id) cwd = str(record, 'cwd');
+		if (record['type'] === 'summary' && str(record, 'summary')) summary = str(record, 'summary');
+		if (isRealMessage(record)) {
+			realMessages++;
+			if (prompt === undefined && record['type'] === 'user') prompt = messageText(record);
+		}
+	}
+	const mtime = lstatOrUndefined(file)?.mtimeMs ?? 0;
+	const createdAt = first ?? mtime;
+	const title = summary ?? (prompt ? oneLine(prompt) : undefined);
+	return {id, file, cwd, createdAt, updatedAt: Math.max(last ?? mtime, createdAt), title, realMessages};
+}
+
+/** `<id>.jsonl` in every project folder (a conversation may have been moved or copied between them). */
+function transcriptFiles(root: string, id: string): string[] {
+	return projectDirs(root)
+		.map(dir => path.join(dir, `${id}.jsonl`))
+		.filter(file => lstatOrUndefined(file)?.isFile() === true);
+}
+
+/** A sub-agent transcript belonging to a conversation. */
+interface SubAgent {
+	readonly id: string;
+	readonly file: string;
+	readonly meta?: string;
+	readonly legacy: boolean;
+}
+
+/** The first `sessionId` a legacy root-level `agent-*.jsonl` records: its parent conversation. */
+function legacyParent(file: string): string | undefined {
+	try {
+		for (const record of readJsonl(file)) {
+			const id = str(record, 'sessionId');
+			if (id) return id;
+		}
+	} catch {
+		// unreadable: not attributable, residual will still name it if it carries the id
+	}
+	return undefined;
+}
+
+/** Sub-agents of `id`: `<id>/subagents/agent-*.jsonl`, and legacy `agent-*.jsonl` beside the transcripts. */
+function subAgents(root: string, id: string): SubAgent[] {
+	const out: SubAgent[] = [];
+	for (const dir of projectDirs(root)) {
+		const nested = path.join(dir, id, 'subagents');
+		for (const entry of listDir(nested)) {
+			const m = SUBAGENT_FILE.exec(entry.name);
+			if (!m?.[1] || !entry.isFile()) continue;
+			const meta = path.join(nested, `${m[1]}.meta.json`);
+			out.push({id: m[1], file: path.join(nested, entry.name), ...(lstatOrUndefined(meta) ? {meta} : {}), legacy: false});
+		}
+		for (const entry of listDir(dir)) {
+			const m = SUBAGENT_FILE.exec(entry.name);
+			if (!m?.[1] || !entry.isFile()) continue;
+			const file = path.join(dir, entry.name);
+			if (legacyParent(file) === id) out.push({id: m[1], file, legacy: true});
+		}
+	}
+	return out;
+}
+
+function resumeStateOf(t: Transcript): ResumeState {
+	if (t.realMessages === 0) return {kind: 'no', reason: 'no messages yet'};
+	if (!t.cwd) return {kind: 'unknown', reason: 'the transcript records no cwd'};
+	if (!fs.existsSync(t.cwd)) return {kind: 'no', reason: `cwd ${t.cwd} no longer exists`};
+	return {kind: 'yes'};
+}
+
+/** A live-session record `sessions/<pid>.json` (FORMATS 10). */
+interface LiveRecord {
+	readonly file: string;
+	readonly pid: number;
+	readonly sessionId: string;
+	readonly procStart: string | undefined;
+}
+
+function liveRecords(root: string): LiveRecord[] {
+	const dir = path.join(root, 'sessions');
+	const out: LiveRecord[] = [];
+	for (const entry of listDir(dir)) {
+		if (!entry.isFile() || !/^\d+\.json$/.test(entry.name)) continue;
+		const file = path.join(dir, entry.name);
+		let record: Record<string, unknown> | undefined;
+		try {
+			record = parseJsonLine(fs.readFileSync(file, 'utf8').replace(/\n/g, ' '));
+		} catch {
+			continue;
+		}
+		const pid = Number(record?.['pid'] ?? entry.name.slice(0, -5));
+		const sessionId = str(record, 'sessionId');
+		const procStart = record?.['procStart'];
+		if (!Number.isInteger(pid) || !sessionId) continue;
+		out.push({file, pid, sessionId, procStart: procStart === undefined || procStart === null ? undefined : String(procStart)});
+	}
+	return out;
+}
+
+/** The process a live record names, when it still runs (same pid and, when recorded, same start time). */
+async function liveProcess(ctx: AdapterContext, record: LiveRecord): Promise<ProcessRef | undefined> {
+	const proc = await ctx.processes.get(record.pid);
+	if (!proc) return undefined;
+	if (record.procStart !== undefined && String(proc.startTime) !== record.procStart) return undefined;
+	return proc;
+}
+
+/** Hashes of pasted contents referenced by history lines that `match` selects (or does not). */
+function pasteHashes(historyFile: string, wanted: (line: string) => boolean): Set<string> {
+	const out = new Set<string>();
+	let text: string;
+	try {
+		text = fs.readFileSync(historyFile, 'utf8');
+	} catch {
+		return out;
+	}
+	for (const line of text.split('\n')) {
+		if (!wanted(line)) continue;
+		const pasted = obj(parseJsonLine(line), 'pastedContents');
+		for (const value of Object.values(pasted ?? {})) {
+			const hash = (value as {contentHash?: unknown} | null)?.contentHash;
+			if (typeof hash === 'string' && PASTE_HASH.test(hash)) out.add(hash);
+		}
+	}
+	return out;
+}
+
+async function planFor(ctx: AdapterContext, id: string) {
+	const root = claudeRoot(ctx);
+	const agents = subAgents(root, id);
+	const items: (PlanItem | undefined)[] = [];
+	for (const file of transcriptFiles(root, id)) items.push(fileItem(file, id, 'transcript'));
+	let counted = 0;
+	for (const agent of agents) {
+		const file = fileItem(agent.file, agent.id, agent.legacy ? 'sub-agent transcript (legacy)' : 'sub-agent transcript');
+		const meta = agent.meta ? fileItem(agent.meta, agent.id, 'sub-agent metadata') : undefined;
+		if (!agent.legacy) counted += (file?.bytes ?? 0) + (meta?.bytes ?? 0);
+		items.push(file, meta);
+	}
+	for (const dir of projectDirs(root)) items.push(dirItem(joinNames(dir, id), id, 'session folder (sub-agents, tool results)', counted));
+	for (const [folder, description] of [
+		['tasks', 'task list'],
+		['file-history', 'file checkpoints'],
+		['session-env', 'session environment'],
+		['teams', 'team state'],
+	] as const) {
+		items.push(dirItem(joinNames(root, folder, id), id, description));
+	}
+	items.push(fileItem(joinNames(root, 'debug', `${id}.txt`), id, 'debug log'));
+	for (const entry of listDir(path.join(root, 'todos'))) {
+		if (entry.name.startsWith(`${id}-agent-`)) items.push(fileItem(joinNames(root, 'todos', entry.name), id, 'todo list'));
+	}
+	for (const entry of listDir(path.join(root, 'telemetry'))) {
+		if (entry.name.startsWith(`1p_failed_events.${id}.`)) items.push(fileItem(joinNames(root, 'telemetry', entry.name), id, 'unsent telemetry'));
+	}
+	for (const record of liveRecords(root)) {
+		if (record.sessionId === id && !(await liveProcess(ctx, record))) items.push(fileItem(record.file, id, 'stale live-session record'));
+	}
+	items.push(...historyItems(root, id));
+	const tmp = tempRoot(ctx);
+	if (tmp) {
+		for (const slug of listDir(tmp).filter(e => e.isDirectory())) items.push(dirItem(joinNames(tmp, slug.name, id), id, 'temp task output'));
+	}
+	return makePlan('claude', id, agents.map(a => a.id), items);
+}
+
+/** history.jsonl lines of the session, and pasted contents only it referenced. */
+function historyItems(root: string, id: string): (PlanItem | undefined)[] {
+	const history = path.join(root, 'history.jsonl');
+	const mine = jsonFieldIn('sessionId', [id]);
+	const lines = (() => {
+		try {
+			return fs.readFileSync(history, 'utf8').split('\n').filter(mine);
+		} catch {
+			return [];
+		}
+	})();
+	if (lines.length === 0) return [];
+	const items: (PlanItem | undefined)[] = [
+		{kind: 'lines', path: history, count: lines.length, bytes: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0), sessionId: id, description: 'history.jsonl lines'},
+	];
+	const others = pasteHashes(history, line => line.trim() !== '' && !mine(line));
+	for (const hash of pasteHashes(history, mine)) {
+		if (!others.has(hash)) items.push(fileItem(joinNames(root, 'paste-cache', `${hash}.txt`), id, 'pasted content'));
+	}
+	return items;
+}
+
+export const claudeAdapter: AgentAdapter = {
 	id: 'claude',
 	label: 'Claude Code',
+	capabilities: {resume: true, purge: true},
 	idPattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 	processNames: ['claude', 'claude-code'],
+	residentChildren: [],
 	exitInput: {text: '/exit', keys: ['Enter']},
-	resumeArgv: id => ['claude', '--resume', id],
-});
+
+	spawn: () => ({argv: ['claude']}),
+	resume(_ctx, id) {
+		assertValidId(claudeAdapter, id);
+		return {argv: ['claude', '--resume', id]};
+	},
+	matchesProcess: proc => argvNames(proc, claudeAdapter.processNames) || proc.argv.slice(0, 2).some(a => a.includes('@anthropic-ai/claude-code/')),
+
+	async discover(ctx, query = {}) {
+		const root = claudeRoot(ctx);
+		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const found = new Map<string, Conversation>();
+		const problems: string[] = [];
+		for (const dir of projectDirs(root, query.cwd)) {
+			for (const entry of listDir(dir)) {
+				const id = entry.name.endsWith('.jsonl') ? entry.name.slice(0, -6) : '';
+				if (!entry.isFile() || !claudeAdapter.idPattern.test(id) || found.has(id)) continue;
+				let t: Transcript;
+				try {
+					t = readTranscript(path.join(dir, entry.name), id);
+				} catch (error) {
+					problems.push(`${path.join(dir, entry.name)}: ${error instanceof Error ? error.message : String(error)}`);
+					continue;
+				}
+				if (!t.cwd || (wantCwd !== undefined && t.cwd !== wantCwd)) continue;
+				if (query.since !== undefined && t.createdAt < query.since) continue;
+				found.set(id, {
+					agent: 'claude',
+					id,
+					cwd: t.cwd,
+					createdAt: t.createdAt,
+					updatedAt: t.updatedAt,
+					...(t.title ? {title: t.title} : {}),
+					childCount: subAgents(root, id).length,
+					resumeState: resumeStateOf(t),
+				});
+			}
+		}
+		const conversations = [...found.values()].sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+		return {conversations, problems};
+	},
+
+	async verify(ctx, id, cwd) {
+		assertValidId(claudeAdapter, id);
+		const files = transcriptFiles(claudeRoot(ctx), id);
+		if (files.length === 0) return {kind: 'no', reason: 'no transcript on disk'};
+		let transcripts: Transcript[];
+		try {
+			transcripts = files.map(f => readTranscript(f, id));
+		} catch (error) {
+			return {kind: 'unknown', reason: error instanceof Error ? error.message : String(error)};
+		}
+		if (cwd === undefined) return resumeStateOf(transcripts[0] as Transcript);
+		const want = canonicalCwd(cwd);
+		const match = transcripts.find(t => t.cwd === want);
+		if (!match) return {kind: 'no', reason: `belongs to ${transcripts[0]?.cwd ?? 'an unknown cwd'}, not ${want}`};
+		return resumeStateOf(match);
+	},
+
+	async artifacts(ctx, id) {
+		assertValidId(claudeAdapter, id);
+		return planFor(ctx, id);
+	},
+
+	async purge(ctx, id) {
+		assertValidId(claudeAdapter, id);
+		const plan = await planFor(ctx, id);
+		const allowed = roots(ctx);
+		const {removed, warnings} = removePaths(plan.items, allowed);
+		for (const item of plan.items.filter(i => i.kind === 'lines')) {
+			try {
+				removeLines(item.path, jsonFieldIn('sessionId', [id]), allowed);
+				removed.push(item);
+			} catch (error) {
+				warnings.push(error instanceof Error ? error.message : String(error));
+			}
+		}
+		return {removed, warnings};
+	},
+
+	async residual(ctx, id) {
+		assertValidId(claudeAdapter, id);
+		const root = claudeRoot(ctx);
+		return scanResidual({
+			id,
+			descendants: subAgents(root, id).map(a => a.id),
+			roots: roots(ctx),
+			indexFiles: [
+				path.join(root, 'history.jsonl'),
+				globalConfigFile(ctx),
+				...projectDirs(root).map(dir => path.join(dir, 'sessions-index.json')),
+			],
+			databases: [],
+		});
+	},
+
+	async inUse(ctx, id) {
+		assertValidId(claudeAdapter, id);
+		const root = claudeRoot(ctx);
+		const agents = subAgents(root, id);
+		const holders: InUseHolder[] = [];
+		for (const record of liveRecords(root)) {
+			if (record.sessionId !== id) continue;
+			const proc = await liveProcess(ctx, record);
+			if (proc) {
+				holders.push({pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, reason: `live session record ${record.file}`});
+			}
+		}
+		holders.push(...(await argvUsers(ctx, [id, ...agents.map(a => a.id)])));
+		const files = [...transcriptFiles(root, id), ...agents.map(a => a.file)].map(f => realpathOrUndefined(f)).filter((f): f is string => f !== undefined);
+		holders.push(...(await fileUsers(ctx, files)));
+		return uniqueHolders(holders);
+	},
+};

@@ -42,7 +42,7 @@ function stopper(child: ChildProcess, dir: string | undefined): () => Promise<vo
 
 /** `node -e <idle> ...args`: a process whose argv names whatever `args` hold (e.g. a session id). */
 export async function spawnArgvHolder(args: readonly string[]): Promise<HeldProcess> {
-	const child = spawn(process.execPath, ['-e', 'console.log("ready"); setInterval(() => {}, 1e6)', ...args], {stdio: ['ignore', 'pipe', 'pipe']});
+	const child = spawn(process.execPath, ['-e', 'console.log("ready"); setInterval(() => {}, 1e6)', '--', ...args], {stdio: ['ignore', 'pipe', 'pipe']});
 	await waitForLine(child, 'ready');
 	return {pid: child.pid ?? -1, stop: stopper(child, undefined)};
 }

@@ -1,0 +1,57 @@
+import type {ProcessRef} from '../../domain/types.js';
+import type {Holder} from '../../system/processes.js';
+import type {AdapterContext, InUseHolder} from '../types.js';
+
+/**
+ * Our own process, and the wrappers that started us with the same arguments (`npx mam-tui purge
+ * --id X`, `sh -c 'mam-tui purge --id X'`): their argv names the id too, but they are not users
+ * of the conversation. Any other ancestor (an agent whose Bash tool runs mam-tui) still counts.
+ */
+function selfPids(all: readonly ProcessRef[]): Set<number> {
+	const self = new Set<number>([process.pid]);
+	const ourArgs = process.argv.slice(2).join(' ');
+	if (ourArgs.length === 0) return self;
+	const byPid = new Map(all.map(p => [p.pid, p]));
+	let current = byPid.get(process.pid);
+	while (current && current.ppid > 1) {
+		const parent = byPid.get(current.ppid);
+		if (!parent || !parent.argv.join(' ').includes(ourArgs)) break;
+		self.add(parent.pid);
+		current = parent;
+	}
+	return self;
+}
+
+/** Processes (other than us) whose argv names one of `ids` in any argument. */
+export async function argvUsers(ctx: AdapterContext, ids: readonly string[]): Promise<InUseHolder[]> {
+	const all = await ctx.processes.list();
+	const self = selfPids(all);
+	const out: InUseHolder[] = [];
+	for (const proc of all) {
+		if (self.has(proc.pid)) continue;
+		const named = ids.find(id => proc.argv.some(arg => arg.includes(id)));
+		if (named === undefined) continue;
+		out.push({pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, reason: `argv names ${named}`});
+	}
+	return out;
+}
+
+/** Processes (other than us) holding any of `paths` open, except those `ignore` accepts (a shared service). */
+export async function fileUsers(
+	ctx: AdapterContext,
+	paths: readonly string[],
+	ignore: (holder: Holder) => boolean = () => false,
+): Promise<InUseHolder[]> {
+	if (paths.length === 0) return [];
+	const holders = await ctx.processes.holders(paths);
+	return holders
+		.filter(h => h.pid !== process.pid && !ignore(h))
+		.map(h => ({pid: h.pid, startTime: h.startTime, command: h.command, reason: `holds ${h.path} open`}));
+}
+
+/** One entry per process (the first reason found wins). */
+export function uniqueHolders(holders: readonly InUseHolder[]): InUseHolder[] {
+	const seen = new Map<number, InUseHolder>();
+	for (const h of holders) if (!seen.has(h.pid)) seen.set(h.pid, h);
+	return [...seen.values()];
+}

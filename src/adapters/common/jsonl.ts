@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import {parseJsonLine} from './lines.js';
+
+/** Every parseable record of a JSON Lines file (a torn last line is skipped). Throws when unreadable. */
+export function readJsonl(file: string): Record<string, unknown>[] {
+	const out: Record<string, unknown>[] = [];
+	for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+		const record = parseJsonLine(line);
+		if (record) out.push(record);
+	}
+	return out;
+}
+
+/** The first line of a file (up to `limit` bytes) parsed as JSON, or undefined. */
+export function readFirstJsonLine(file: string, limit = 1024 * 1024): Record<string, unknown> | undefined {
+	let fd: number;
+	try {
+		fd = fs.openSync(file, 'r');
+	} catch {
+		return undefined;
+	}
+	try {
+		const buffer = Buffer.alloc(limit);
+		const n = fs.readSync(fd, buffer, 0, limit, 0);
+		const text = buffer.subarray(0, n).toString('utf8');
+		const end = text.indexOf('\n');
+		return parseJsonLine(end < 0 ? text : text.slice(0, end));
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
+/** A string field, or undefined. */
+export function str(record: Record<string, unknown> | undefined, key: string): string | undefined {
+	const value = record?.[key];
+	return typeof value === 'string' ? value : undefined;
+}
+
+/** An object field, or undefined. */
+export function obj(record: Record<string, unknown> | undefined, key: string): Record<string, unknown> | undefined {
+	const value = record?.[key];
+	return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** ms since the epoch from an ISO timestamp, or undefined. */
+export function isoMs(value: unknown): number | undefined {
+	if (typeof value !== 'string') return undefined;
+	const ms = Date.parse(value);
+	return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** One line of text for a title: whitespace collapsed, cut to `max` characters. */
+export function oneLine(text: string, max = 80): string {
+	const flat = text.replace(/\s+/g, ' ').trim();
+	return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
