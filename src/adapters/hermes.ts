@@ -1,10 +1,515 @@
-import {stubAdapter} from './stub.js';
+import path from 'node:path';
+import type {Conversation, ResumeState} from '../domain/types.js';
+import {messageOf} from '../domain/result.js';
+import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
+import {isRecord, titleOf, toEpochMs} from './common/jsonRecords.js';
+import {findUsers, runsProgram, subcommand, type UseRules} from './common/liveUse.js';
+import {makePlan, pathItem, removePathItems} from './common/planItems.js';
+import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb, type WriteDb} from './common/purgeDb.js';
+import {scanNames, scanSqlite, scanTextLines, type IdSet} from './common/residualScan.js';
+import {canonicalPath, listDir, lstatOrUndefined, parseJsonOrUndefined, readSmallText} from './common/rootedFs.js';
+import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
 
-export const hermesAdapter = stubAdapter({
+// Hermes Agent (FORMATS 6): a state.db per profile store holding sessions and messages, plus
+// per-session files. A conversation is a root session with its delegate (sub-agent) children and
+// its compression continuations; /branch and reset children are separate conversations.
+
+const ID_PATTERN = /^\d{8}_\d{6}_[0-9a-f]{6,8}$/;
+/** Any hermes-shaped id inside text (for telling a breadcrumb that names only ours). */
+const ANY_ID = /\d{8}_\d{6}_[0-9a-f]{6,8}/g;
+const PROGRAMS = ['hermes'];
+/** Long-lived hermes processes that keep state.db open for every session (FORMATS 6). */
+const SERVICE_COMMANDS = new Set(['gateway', 'serve', 'dashboard', 'cron', 'desktop']);
+const DELETE_TIMEOUT_MS = 60_000;
+
+/** One profile store: a HERMES_HOME with its own state.db and session files. */
+interface HermesStore {
+	readonly home: string;
+	readonly db: string;
+}
+
+/**
+ * `HERMES_HOME` (own home only; a profile dir means its parent root), else
+ * `~/.hermes<HERMES_DATA_DIR_SUFFIX>`; profiles live in `<root>/profiles/<name>/`.
+ */
+function hermesRoot(ctx: AdapterContext): string {
+	const override = ctx.ownHome ? ctx.env['HERMES_HOME'] : undefined;
+	if (override) {
+		const home = path.resolve(ctx.home, override);
+		return path.basename(path.dirname(home)) === 'profiles' ? path.dirname(path.dirname(home)) : home;
+	}
+	const suffix = ctx.ownHome ? (ctx.env['HERMES_DATA_DIR_SUFFIX'] ?? '') : '';
+	return path.join(ctx.home, `.hermes${/^[A-Za-z0-9_-]*$/.test(suffix) ? suffix : ''}`);
+}
+
+function storesOf(root: string): HermesStore[] {
+	const profiles = path.join(root, 'profiles');
+	const homes = [root, ...listDir(profiles).filter(e => e.isDirectory()).map(e => path.join(profiles, e.name))];
+	return homes.map(home => ({home, db: path.join(home, 'state.db')})).filter(s => lstatOrUndefined(s.db)?.isFile());
+}
+
+interface SessionRow {
+	readonly id: string;
+	readonly source: string;
+	readonly parentId?: string;
+	readonly startedAt: number;
+	readonly endedAt?: number;
+	readonly endReason?: string;
+	readonly cwd?: string;
+	readonly title?: string;
+	readonly sessionKey?: string;
+	readonly lastActivityAt?: number;
+	readonly markers: Readonly<Record<'branched' | 'delegate' | 'reset', string | undefined>>;
+}
+
+/** What one store says: its sessions, real-message counts and newest message times. */
+interface StoreData {
+	readonly store: HermesStore;
+	readonly rows: ReadonlyMap<string, SessionRow>;
+	readonly messages: ReadonlyMap<string, number>;
+	readonly lastMessageAt: ReadonlyMap<string, number>;
+	readonly columns: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+const REQUIRED_SESSION_COLUMNS = ['id', 'parent_session_id', 'started_at'];
+const OPTIONAL_SESSION_COLUMNS = ['source', 'ended_at', 'end_reason', 'cwd', 'title', 'model_config', 'session_key', 'last_activity_at'];
+
+function text(value: unknown): string | undefined {
+	return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function toRow(raw: Record<string, unknown>): SessionRow | undefined {
+	const id = raw['id'];
+	if (typeof id !== 'string' || !ID_PATTERN.test(id)) return undefined;
+	const config = parseJsonOrUndefined(text(raw['model_config']));
+	const marker = (key: string) => (isRecord(config) ? text(config[key]) : undefined);
+	const optional = {
+		parentId: text(raw['parent_session_id']),
+		endedAt: toEpochMs(raw['ended_at']),
+		endReason: text(raw['end_reason']),
+		cwd: text(raw['cwd']),
+		title: titleOf(text(raw['title'])),
+		sessionKey: text(raw['session_key']),
+		lastActivityAt: toEpochMs(raw['last_activity_at']),
+	};
+	return {
+		id,
+		source: text(raw['source']) ?? '',
+		startedAt: toEpochMs(raw['started_at']) ?? 0,
+		markers: {branched: marker('_branched_from'), delegate: marker('_delegate_from'), reset: marker('_reset_from')},
+		...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+	};
+}
+
+function readStoreDb(store: HermesStore, db: ReadDb): StoreData {
+	const columns = tableColumns(db);
+	const sessionColumns = columns.get('sessions');
+	if (!sessionColumns || REQUIRED_SESSION_COLUMNS.some(c => !sessionColumns.has(c))) {
+		throw new StoreReadError(`${store.db}: no sessions table with id, parent_session_id, started_at (unexpected schema)`, store.db);
+	}
+	const select = [...REQUIRED_SESSION_COLUMNS, ...OPTIONAL_SESSION_COLUMNS.map(c => (sessionColumns.has(c) ? c : `NULL AS ${c}`))].join(', ');
+	const rows = new Map<string, SessionRow>();
+	for (const raw of db.prepare<[], Record<string, unknown>>(`SELECT ${select} FROM sessions`).all()) {
+		const row = toRow(raw);
+		if (row) rows.set(row.id, row);
+	}
+	const messages = new Map<string, number>();
+	const lastMessageAt = new Map<string, number>();
+	const messageColumns = columns.get('messages');
+	if (messageColumns?.has('session_id') && messageColumns.has('role')) {
+		const stamp = messageColumns.has('timestamp') ? 'max(timestamp)' : 'NULL';
+		const sql = `SELECT session_id AS id, count(*) AS n, ${stamp} AS last FROM messages WHERE role IN ('user', 'assistant') GROUP BY session_id`;
+		for (const r of db.prepare<[], {id: string; n: number; last: unknown}>(sql).all()) {
+			messages.set(r.id, r.n);
+			const last = toEpochMs(r.last);
+			if (last) lastMessageAt.set(r.id, last);
+		}
+	}
+	return {store, rows, messages, lastMessageAt, columns};
+}
+
+/** Every readable store's data, plus one problem line per store that could not be read. */
+function readStores(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
+	const data: StoreData[] = [];
+	const problems: string[] = [];
+	for (const store of storesOf(hermesRoot(ctx))) {
+		try {
+			data.push(withReadOnlyDb(store.db, db => readStoreDb(store, db)));
+		} catch (error) {
+			if (error instanceof StoreReadError) problems.push(error.message);
+			else throw error;
+		}
+	}
+	return {data, problems};
+}
+
+const RESET_END_REASONS = new Set(['session_reset', 'session_switch', 'idle', 'daily', 'suspended', 'resume_pending_expired']);
+
+/**
+ * How a child relates to its parent (hermes_state_common lineage predicates): a delegate run or a
+ * compression continuation belongs to the parent's conversation; a /branch, reset or tool child is
+ * a conversation of its own. A child whose parent row is gone (a purge cut short) and that carries
+ * no independence marker is treated as part of the vanished conversation.
+ */
+function childKind(data: StoreData, row: SessionRow): 'root' | 'delegate' | 'continuation' | 'independent' {
+	const parentId = row.parentId;
+	if (!parentId) return 'root';
+	if (row.markers.branched === parentId || row.markers.reset === parentId || row.source === 'tool') return 'independent';
+	if (row.markers.delegate === parentId || row.source === 'subagent') return 'delegate';
+	const parent = data.rows.get(parentId);
+	if (!parent) return 'continuation';
+	if (parent.endReason === 'compression') return 'continuation';
+	if (parent.endReason === 'branched') return 'independent';
+	if (parent.endReason && RESET_END_REASONS.has(parent.endReason) && row.sessionKey && row.sessionKey === parent.sessionKey) return 'independent';
+	// Any other child with a parent link is a sub-agent run (hermes `_ephemeral_child_sql`).
+	return 'delegate';
+}
+
+function belongsToParent(data: StoreData, row: SessionRow): boolean {
+	const kind = childKind(data, row);
+	return kind === 'delegate' || kind === 'continuation';
+}
+
+/** Children that are part of `id`'s conversation. */
+function ownChildren(data: StoreData, id: string): SessionRow[] {
+	return [...data.rows.values()].filter(row => row.parentId === id && belongsToParent(data, row));
+}
+
+/** Every descendant of `id` in this store (delegates and continuations, at any depth). */
+function descendantsIn(data: StoreData, id: string): string[] {
+	const out: string[] = [];
+	const queue = ownChildren(data, id).map(r => r.id);
+	while (queue.length > 0) {
+		const next = queue.shift();
+		if (next === undefined || next === id || out.includes(next)) continue;
+		out.push(next);
+		queue.push(...ownChildren(data, next).map(r => r.id));
+	}
+	return out;
+}
+
+/** A session's cwd, or the nearest ancestor's when it recorded none. */
+function cwdOf(data: StoreData, id: string): string | undefined {
+	const seen = new Set<string>();
+	let row = data.rows.get(id);
+	while (row && !seen.has(row.id)) {
+		if (row.cwd) return row.cwd;
+		seen.add(row.id);
+		row = row.parentId ? data.rows.get(row.parentId) : undefined;
+	}
+	return undefined;
+}
+
+/** The continuation chain of a session (its compression tail), for messages and activity. */
+function continuationChain(data: StoreData, id: string): string[] {
+	return [id, ...descendantsIn(data, id).filter(x => {
+		const row = data.rows.get(x);
+		return row !== undefined && childKind(data, row) === 'continuation';
+	})];
+}
+
+function resumeStateOf(data: StoreData, id: string): ResumeState {
+	const count = continuationChain(data, id).reduce((n, x) => n + (data.messages.get(x) ?? 0), 0);
+	return count > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'the session holds no messages'};
+}
+
+function toConversation(data: StoreData, row: SessionRow): Conversation {
+	const chain = continuationChain(data, row.id);
+	const updatedAt = Math.max(row.startedAt, ...chain.flatMap(x => {
+		const r = data.rows.get(x);
+		return [r?.lastActivityAt ?? 0, r?.endedAt ?? 0, data.lastMessageAt.get(x) ?? 0];
+	}));
+	const parentId = row.parentId && belongsToParent(data, row) ? row.parentId : undefined;
+	return {
+		agent: 'hermes',
+		id: row.id,
+		cwd: cwdOf(data, row.id) ?? '',
+		createdAt: row.startedAt,
+		updatedAt,
+		...(parentId ? {parentId} : {}),
+		...(row.title ? {title: row.title} : {}),
+		childCount: ownChildren(data, row.id).length,
+		resumeState: resumeStateOf(data, row.id),
+	};
+}
+
+/** Per-session files in a store: transcripts and gateway request dumps (hermes `_remove_session_files`). */
+function sessionFiles(store: HermesStore, id: string): string[] {
+	const dir = path.join(store.home, 'sessions');
+	const named = [path.join(dir, `${id}.json`), path.join(dir, `${id}.jsonl`)];
+	const dumps = listDir(dir)
+		.filter(e => e.name.startsWith(`request_dump_${id}_`) && e.name.endsWith('.json'))
+		.map(e => path.join(dir, e.name));
+	return [...named, ...dumps];
+}
+
+/**
+ * Terminal breadcrumbs (used by bare `-c`; format UNCONFIRMED): a file in terminal-sessions/ that
+ * is named after the id, or a small file whose every hermes id is one of `ids`.
+ */
+function breadcrumbs(store: HermesStore, id: string, ids: readonly string[]): string[] {
+	const dir = path.join(store.home, 'terminal-sessions');
+	return listDir(dir)
+		.filter(e => e.isFile())
+		.map(e => path.join(dir, e.name))
+		.filter(file => {
+			if (path.basename(file).includes(id)) return true;
+			const found: string[] = readSmallText(file, 64 * 1024)?.match(ANY_ID) ?? [];
+			return found.includes(id) && found.every(x => ids.includes(x));
+		});
+}
+
+/** Tables and the columns naming a session, deleted in this order (children before sessions). */
+const ROW_TABLES: readonly (readonly [string, readonly string[], string])[] = [
+	['messages', ['session_id'], 'messages'],
+	['session_model_usage', ['session_id'], 'model usage rows'],
+	['compression_locks', ['session_id'], 'compression lock'],
+	['session_turn_leases', ['conversation_id'], 'turn lease'],
+	['async_delegations', ['origin_session', 'parent_session_id', 'origin_session_id'], 'async delegation rows'],
+	['sessions', ['id'], 'session row'],
+];
+
+function rowItems(data: StoreData, db: ReadDb, ids: readonly string[]): PlanItem[] {
+	const items: PlanItem[] = [];
+	for (const [table, columns, description] of ROW_TABLES) {
+		const present = columns.filter(c => data.columns.get(table)?.has(c));
+		for (const id of ids) {
+			const n = countNaming(db, table, present, id);
+			if (n > 0) items.push({kind: 'rows', path: data.store.db, table, count: n, bytes: 0, sessionId: id, description});
+		}
+	}
+	return items;
+}
+
+function countNaming(db: ReadDb, table: string, columns: readonly string[], id: string): number {
+	if (columns.length === 0) return 0;
+	const where = columns.map(c => `${quoteIdent(c)} = ?`).join(' OR ');
+	return db.prepare<string[], {n: number}>(`SELECT count(*) AS n FROM ${quoteIdent(table)} WHERE ${where}`).get(...columns.map(() => id))?.n ?? 0;
+}
+
+/** Branch/reset/tool children outside the conversation keep living, unlinked as hermes does. */
+function independentChildren(data: StoreData, ids: readonly string[]): string[] {
+	return [...data.rows.values()].filter(r => r.parentId !== undefined && ids.includes(r.parentId) && !ids.includes(r.id)).map(r => r.id);
+}
+
+function storePlan(data: StoreData, id: string): {descendants: string[]; items: PlanItem[]} {
+	const descendants = descendantsIn(data, id);
+	const ids = [id, ...descendants];
+	const items = withReadOnlyDb(data.store.db, db => rowItems(data, db, ids));
+	const unlinked = independentChildren(data, ids);
+	if (unlinked.length > 0) {
+		items.push({kind: 'rows', path: data.store.db, table: 'sessions', count: unlinked.length, bytes: 0, sessionId: id, description: `parent link of ${unlinked.length} branch/reset session(s) cleared; those sessions stay`});
+	}
+	for (const x of ids) {
+		const label = x === id ? '' : 'child ';
+		for (const file of sessionFiles(data.store, x)) {
+			const item = pathItem(file, x, `${label}session file ${path.basename(file)}`);
+			if (item) items.push(item);
+		}
+		for (const file of breadcrumbs(data.store, x, ids)) {
+			const item = pathItem(file, x, 'terminal breadcrumb');
+			if (item) items.push(item);
+		}
+	}
+	return {descendants, items};
+}
+
+/** Stores that hold `id` or rows of its vanished conversation (children pointing at it). */
+function storesNaming(data: readonly StoreData[], id: string): StoreData[] {
+	return data.filter(d => d.rows.has(id) || [...d.rows.values()].some(r => r.parentId === id));
+}
+
+/** The remaining rows of `ids` in one transaction (FORMATS 0.3); unlinks independent children. */
+function deleteRows(data: StoreData, ids: readonly string[]): void {
+	const root = path.dirname(data.store.db);
+	withPurgeDb(root, data.store.db, db => {
+		// Parents and children go in separate IN-chunks: check the foreign keys at commit.
+		db.pragma('defer_foreign_keys = ON');
+		const columns = tableColumns(db);
+		for (const [table, names] of ROW_TABLES) {
+			if (table === 'sessions') unlinkChildren(db, ids);
+			for (const column of names) if (columns.get(table)?.has(column)) deleteWhereIn(db, table, column, ids);
+		}
+	});
+}
+
+function unlinkChildren(db: WriteDb, ids: readonly string[]): void {
+	for (const part of chunks(ids)) {
+		const sql = `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${placeholders(part.length)}) AND id NOT IN (${placeholders(ids.length)})`;
+		db.prepare(sql).run(...part, ...ids);
+	}
+}
+
+/**
+ * hermes' own delete (`hermes sessions delete <id> --yes`) for the target and its continuation
+ * chain, deepest first, so no continuation is orphaned before it is deleted. Only ids that still
+ * have a row are asked for. Returns a refusal message when hermes ran and said no.
+ */
+async function agentDelete(ctx: AdapterContext, data: StoreData, ids: readonly string[], warnings: string[]): Promise<string | undefined> {
+	const path_ = ctx.env['PATH'];
+	for (const id of ids) {
+		if (!data.rows.has(id)) continue;
+		const env = {HERMES_HOME: data.store.home, ...(path_ ? {PATH: path_} : {})};
+		const result = await ctx.exec('hermes', ['sessions', 'delete', id, '--yes'], {env, timeoutMs: DELETE_TIMEOUT_MS});
+		if (result.failure) {
+			warnings.push(`hermes could not run (${result.failure}); deleting ${id} directly`);
+			return undefined;
+		}
+		if (result.exitCode !== 0) return `hermes refused to delete ${id} (exit ${result.exitCode}): ${(result.stderr || result.stdout).trim()}`;
+	}
+	return undefined;
+}
+
+const USE_RULES: UseRules = {
+	isService: argv => runsProgram({name: '', argv}, PROGRAMS) && SERVICE_COMMANDS.has(subcommand(argv) ?? ''),
+};
+
+/** Live turn leases and compression locks (holder `pid=<n>`) of `ids` whose pid still runs. */
+async function leaseHolders(ctx: AdapterContext, data: StoreData, ids: readonly string[]): Promise<InUseHolder[]> {
+	const leases = withReadOnlyDb(data.store.db, db => {
+		const out: {holder: string; expires: unknown; id: string}[] = [];
+		for (const [table, column] of [['session_turn_leases', 'conversation_id'], ['compression_locks', 'session_id']] as const) {
+			const columns = data.columns.get(table);
+			if (!columns?.has(column) || !columns.has('holder') || !columns.has('expires_at')) continue;
+			for (const part of chunks(ids)) {
+				const sql = `SELECT holder, expires_at AS expires, ${column} AS id FROM ${table} WHERE ${column} IN (${placeholders(part.length)})`;
+				out.push(...db.prepare<string[], {holder: string; expires: unknown; id: string}>(sql).all(...part));
+			}
+		}
+		return out;
+	});
+	const found: InUseHolder[] = [];
+	for (const lease of leases) {
+		const pid = Number(/pid=(\d+)/.exec(String(lease.holder))?.[1]);
+		const expires = toEpochMs(lease.expires) ?? 0;
+		if (!Number.isInteger(pid) || pid <= 0 || expires < ctx.now()) continue;
+		const proc = await ctx.processes.get(pid);
+		if (proc) found.push({pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, reason: `holds the lease of ${lease.id}`});
+	}
+	return found;
+}
+
+export const hermesAdapter: AgentAdapter = {
 	id: 'hermes',
 	label: 'Hermes Agent',
-	idPattern: /^\d{8}_\d{6}_[0-9a-f]{6,8}$/,
-	processNames: ['hermes'],
+	capabilities: {resume: true, purge: true},
+	idPattern: ID_PATTERN,
+	processNames: PROGRAMS,
+	residentChildren: [],
 	exitInput: {text: '/quit', keys: ['Enter']},
-	resumeArgv: id => ['hermes', '--resume', id],
-});
+
+	spawn: () => ({argv: ['hermes']}),
+
+	resume(_ctx, id) {
+		assertValidId(hermesAdapter, id);
+		return {argv: ['hermes', '--resume', id]};
+	},
+
+	matchesProcess: proc => runsProgram(proc, PROGRAMS) && !USE_RULES.isService(proc.argv),
+
+	async discover(ctx, query = {}) {
+		const {data, problems} = readStores(ctx);
+		const want = query.cwd === undefined ? undefined : canonicalPath(query.cwd);
+		const conversations: Conversation[] = [];
+		for (const store of data) {
+			for (const row of store.rows.values()) {
+				if (row.source === 'tool') continue;
+				if (!query.includeChildren && belongsToParent(store, row)) continue;
+				if (query.since !== undefined && row.startedAt < query.since) continue;
+				const cwd = cwdOf(store, row.id);
+				if (want !== undefined && (cwd === undefined || canonicalPath(cwd) !== want)) continue;
+				conversations.push(toConversation(store, row));
+			}
+		}
+		return {conversations: conversations.sort((a, b) => b.createdAt - a.createdAt), problems};
+	},
+
+	async verify(ctx, id, cwd) {
+		assertValidId(hermesAdapter, id);
+		const {data, problems} = readStores(ctx);
+		const store = data.find(d => d.rows.has(id));
+		if (!store) return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: `no hermes session ${id}`};
+		const state = resumeStateOf(store, id);
+		if (state.kind !== 'yes' || cwd === undefined) return state;
+		const recorded = cwdOf(store, id);
+		if (recorded === undefined) return {kind: 'unknown', reason: 'the session records no cwd'};
+		return canonicalPath(recorded) === canonicalPath(cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
+	},
+
+	async artifacts(ctx, id) {
+		assertValidId(hermesAdapter, id);
+		const {data, problems} = readStores(ctx);
+		// An unreadable store may hold rows of this conversation: a partial plan would be a silent lie.
+		if (problems.length > 0) throw new StoreReadError(`cannot build the purge plan: ${problems.join('; ')}`, hermesRoot(ctx));
+		const descendants = new Set<string>();
+		const items: PlanItem[] = [];
+		for (const store of storesNaming(data, id)) {
+			const plan = storePlan(store, id);
+			for (const d of plan.descendants) descendants.add(d);
+			items.push(...plan.items);
+		}
+		return makePlan('hermes', id, [...descendants], items);
+	},
+
+	async purge(ctx, id) {
+		assertValidId(hermesAdapter, id);
+		const plan = await hermesAdapter.artifacts(ctx, id);
+		const {data} = readStores(ctx);
+		const warnings: string[] = [];
+		const removed: PlanItem[] = [];
+		for (const store of storesNaming(data, id)) {
+			const ids = [id, ...descendantsIn(store, id)];
+			const chain = continuationChain(store, id).reverse();
+			const refusal = await agentDelete(ctx, store, chain, warnings);
+			if (refusal) {
+				warnings.push(`${refusal}; nothing else was deleted in ${store.store.db}`);
+				continue;
+			}
+			try {
+				deleteRows(store, ids);
+				removed.push(...plan.items.filter(i => i.kind === 'rows' && i.path === store.store.db));
+			} catch (error) {
+				warnings.push(messageOf(error));
+				continue;
+			}
+			const files = plan.items.filter(i => (i.kind === 'file' || i.kind === 'dir') && path.dirname(path.dirname(i.path)) === store.store.home);
+			removed.push(...removePathItems(store.store.home, files, warnings));
+		}
+		return {removed, warnings};
+	},
+
+	async residual(ctx, id) {
+		assertValidId(hermesAdapter, id);
+		const root = hermesRoot(ctx);
+		const {data} = readStores(ctx);
+		const ids = new Set([id]);
+		for (const store of data) for (const d of descendantsIn(store, id)) ids.add(d);
+		const set: IdSet = {target: id, ids: [...ids]};
+		const stores = storesOf(root);
+		const crumbs = stores.flatMap(s => listDir(path.join(s.home, 'terminal-sessions')).filter(e => e.isFile()).map(e => path.join(s.home, 'terminal-sessions', e.name)));
+		return [...scanNames(root, set), ...scanTextLines(crumbs, set), ...stores.flatMap(s => scanSqlite(s.db, set))];
+	},
+
+	async inUse(ctx, id) {
+		assertValidId(hermesAdapter, id);
+		const {data} = readStores(ctx);
+		const ids = new Set([id]);
+		const files: string[] = [];
+		const leases: InUseHolder[] = [];
+		for (const store of storesNaming(data, id)) {
+			const own = [id, ...descendantsIn(store, id)];
+			for (const x of own) ids.add(x);
+			files.push(...own.flatMap(x => sessionFiles(store.store, x)));
+			// state.db is shared: holding it counts only while one of these sessions is still open.
+			if (own.some(x => store.rows.get(x) && store.rows.get(x)?.endedAt === undefined)) files.push(store.store.db, `${store.store.db}-wal`);
+			leases.push(...(await leaseHolders(ctx, store, own)));
+		}
+		const users = await findUsers(ctx, USE_RULES, [...ids], files);
+		return [...users, ...leases.filter(l => !users.some(u => u.pid === l.pid))];
+	},
+};
+
+/** For tests: the store root this context resolves to. */
+export function hermesRootFor(ctx: AdapterContext): string {
+	return hermesRoot(ctx);
+}

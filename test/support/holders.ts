@@ -93,6 +93,8 @@ for (const file of process.argv.slice(3)) {
 	const db = new Database(file);
 	db.pragma('journal_mode = WAL');
 	db.pragma('wal_autocheckpoint = 0');
+	// Rows leave and return table by table: a schema with plain (non-cascading) foreign keys, like hermes', must not trip them.
+	db.pragma('foreign_keys = OFF');
 	const master = db.prepare("SELECT type, name, sql FROM sqlite_master").all();
 	const virtual = master.filter(m => m.type === 'table' && /^CREATE VIRTUAL/i.test(m.sql || '')).map(m => m.name);
 	const tables = master

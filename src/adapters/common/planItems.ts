@@ -21,14 +21,16 @@ export function makePlan(agent: AgentId, id: string, descendants: readonly strin
 
 /**
  * Delete the `file` and `dir` items of a plan, each only when it resolves inside `root`.
- * A refused or failed item becomes a warning; the others still go.
+ * An item already gone (the agent's own delete command took it) counts as removed. A refused or
+ * failed item becomes a warning; the others still go.
  */
 export function removePathItems(root: string, items: readonly PlanItem[], warnings: string[]): PlanItem[] {
 	const removed: PlanItem[] = [];
 	for (const item of items) {
 		if (item.kind !== 'file' && item.kind !== 'dir') continue;
 		try {
-			if (removeInsideRoot(root, item.path)) removed.push(item);
+			removeInsideRoot(root, item.path);
+			removed.push(item);
 		} catch (error) {
 			warnings.push(messageOf(error));
 		}
