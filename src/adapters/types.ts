@@ -146,6 +146,14 @@ export interface AgentAdapter {
 	 */
 	discover(ctx: AdapterContext, query?: DiscoverQuery): Promise<DiscoverResult>;
 	/**
+	 * Optional. The files and folders whose modification time (or size) changes whenever
+	 * `discover` or `verify` for `cwd` could answer differently: the store's folder (its mtime
+	 * changes when a conversation file is added or removed), files that grow in place, a database
+	 * and its `-wal`. Only stat()ed, never opened. The live snapshot re-runs discovery for `cwd`
+	 * only when one of them changed; without this member it re-runs on every discovery tick.
+	 */
+	watchPaths?(ctx: AdapterContext, cwd: string): readonly string[];
+	/**
 	 * Does a resumable artifact for `id` exist (holding at least one real message), and, when
 	 * `cwd` is given, does it belong to that cwd? A child id verifies too. `unknown` when the
 	 * store cannot be read.

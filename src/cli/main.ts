@@ -12,6 +12,8 @@ import {createWorld, type GlobalOptions, type World} from './world.js';
 
 const GLOBAL_OPTIONS = {
 	mux: {type: 'string'},
+	'tmux-socket': {type: 'string'},
+	'tmux-path': {type: 'string'},
 	registry: {type: 'string'},
 	home: {type: 'string'},
 	json: {type: 'boolean'},
@@ -46,6 +48,8 @@ export function usage(): string {
 		'',
 		'Options:',
 		'  --mux herdr|tmux|auto   multiplexer backend (default auto: herdr when its socket answers, else tmux)',
+		'  --tmux-socket NAME      the tmux server `tmux -L NAME` uses (default: your own)',
+		'  --tmux-path PATH        the tmux server socket `tmux -S PATH` uses',
 		'  --registry PATH         registry database (default $MAM_HOME/registry.db, $XDG_STATE_HOME/mam, ~/.local/state/mam)',
 		'  --home DIR              whose agent data to read (default $HOME_DIR, else $HOME)',
 		'  --json                  machine-readable output',
@@ -57,7 +61,7 @@ export function usage(): string {
 }
 
 /** Global options that take a value: skipped (with their value) when looking for the subcommand. */
-const VALUE_OPTIONS = new Set(['--mux', '--registry', '--home']);
+const VALUE_OPTIONS = new Set(['--mux', '--tmux-socket', '--tmux-path', '--registry', '--home']);
 
 function splitCommand(argv: readonly string[]): {name: string | undefined; rest: string[]} {
 	for (let i = 0; i < argv.length; i++) {
@@ -70,6 +74,16 @@ function splitCommand(argv: readonly string[]): {name: string | undefined; rest:
 		if (!arg.startsWith('-')) return {name: arg, rest: [...argv.slice(0, i), ...argv.slice(i + 1)]};
 	}
 	return {name: undefined, rest: [...argv]};
+}
+
+/** `--tmux-socket NAME` (-L) or `--tmux-path PATH` (-S), not both. */
+function tmuxServerOptions(socket: string | undefined, socketPath: string | undefined): Pick<GlobalOptions, 'tmuxSocket' | 'tmuxPath'> {
+	if (socket !== undefined && socketPath !== undefined) throw new CliError('give --tmux-socket or --tmux-path, not both', EXIT.usage);
+	if (socket !== undefined && !/^[A-Za-z0-9._-]{1,100}$/.test(socket)) {
+		throw new CliError(`--tmux-socket needs a plain name (letters, digits, . _ -), got ${JSON.stringify(socket)}`, EXIT.usage);
+	}
+	if (socketPath !== undefined && (socketPath.length === 0 || socketPath.includes('\0'))) throw new CliError('--tmux-path needs a path', EXIT.usage);
+	return {...(socket ? {tmuxSocket: socket} : {}), ...(socketPath ? {tmuxPath: socketPath} : {})};
 }
 
 function globalOptions(values: ParsedValues): GlobalOptions {
@@ -86,8 +100,10 @@ function globalOptions(values: ParsedValues): GlobalOptions {
 	}
 	const registry = str('registry');
 	const home = str('home');
+	const tmux = tmuxServerOptions(str('tmux-socket'), str('tmux-path'));
 	return {
 		...(mux ? {mux} : {}),
+		...tmux,
 		...(registry ? {registry} : {}),
 		...(home ? {home} : {}),
 		json: values['json'] === true,

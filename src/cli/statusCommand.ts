@@ -1,5 +1,11 @@
-import type {SessionRecord} from '../domain/types.js';
+import {formatResumeState, type LiveStatus, type Pane, type SessionRecord} from '../domain/types.js';
 import {EXIT} from '../domain/exitCodes.js';
+import {messageOf} from '../domain/result.js';
+import {selectMuxFor} from '../mux/select.js';
+import type {Multiplexer} from '../mux/types.js';
+import type {SessionLive} from '../store/state.js';
+import {DiscoveryCache} from '../sync/discovery.js';
+import {buildSnapshot, type LiveSnapshot} from '../sync/snapshot.js';
 import type {Command} from './commands.js';
 import {out, shortPath, table} from './output.js';
 import type {World} from './world.js';
@@ -12,6 +18,18 @@ export interface StatusJson {
 	readonly version: 1;
 	readonly registry: string;
 	readonly sessions: readonly StatusSession[];
+	/** The backend in use and how it is doing. */
+	readonly mux: StatusMux;
+	/** Every pane the backend lists (empty when it could not be reached). */
+	readonly panes: readonly StatusPane[];
+	/** Ids of panes that run a known agent but belong to no session. */
+	readonly untrackedPanes: readonly string[];
+}
+
+export interface StatusMux {
+	readonly kind: string | null;
+	readonly ok: boolean;
+	readonly message: string;
 }
 
 export interface StatusSession {
@@ -25,10 +43,41 @@ export interface StatusSession {
 	readonly epoch: string;
 	readonly createdAt: string;
 	readonly updatedAt: string;
+	/** `yes`, or `no: <reason>` / `unknown: <reason>`; null when not computed. */
 	readonly resumeState: string | null;
+	/** herdr's working/blocked/idle/done, `unknown` (tmux, or mux unreachable), or exited/stopped. */
+	readonly liveStatus?: LiveStatus;
+	/** The pane the session was found in right now (may differ from `paneId` after a herdr move). */
+	readonly livePaneId?: string | null;
+	/** Pids of that pane's process tree, root first. */
+	readonly pids?: readonly number[];
 }
 
-export function toStatusSession(s: SessionRecord): StatusSession {
+export interface StatusProcess {
+	readonly pid: number;
+	readonly ppid: number;
+	readonly startTime: number;
+	readonly name: string;
+	readonly argv: readonly string[];
+}
+
+export interface StatusPane {
+	readonly id: string;
+	readonly mux: string;
+	readonly agent: string | null;
+	readonly agentStatus: string;
+	readonly agentSessionId: string | null;
+	readonly cwd: string | null;
+	readonly title: string | null;
+	readonly shellPid: number | null;
+	readonly pids: readonly number[];
+	readonly processes: readonly StatusProcess[];
+	readonly isSelf: boolean;
+	/** The session living in this pane, if any. */
+	readonly session: string | null;
+}
+
+export function toStatusSession(s: SessionRecord, live?: SessionLive): StatusSession {
 	return {
 		name: s.name,
 		agent: s.agent,
@@ -40,33 +89,120 @@ export function toStatusSession(s: SessionRecord): StatusSession {
 		epoch: new Date(s.epoch).toISOString(),
 		createdAt: new Date(s.createdAt).toISOString(),
 		updatedAt: new Date(s.updatedAt).toISOString(),
-		resumeState: null,
+		resumeState: live ? formatResumeState(live.resumeState) : null,
+		...(live
+			? {liveStatus: live.liveStatus, livePaneId: live.pane?.id ?? null, pids: live.pane?.processes.map(p => p.pid) ?? []}
+			: {}),
 	};
+}
+
+function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
+	return {
+		id: pane.id,
+		mux: pane.mux,
+		agent: pane.agent ?? null,
+		agentStatus: pane.agentStatus,
+		agentSessionId: pane.agentSessionId ?? null,
+		cwd: pane.cwd ?? null,
+		title: pane.title ?? null,
+		shellPid: pane.shellPid ?? null,
+		pids: pane.processes.map(p => p.pid),
+		processes: pane.processes.map(p => ({pid: p.pid, ppid: p.ppid, startTime: p.startTime, name: p.name, argv: p.argv})),
+		isSelf: pane.isSelf,
+		session: session ?? null,
+	};
+}
+
+/** Build the live snapshot once: the backend's panes, one discovery pass, the join. */
+async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Promise<LiveSnapshot> {
+	let mux: Multiplexer | null = null;
+	let problem: string | undefined;
+	try {
+		mux = await selectMuxFor(world);
+	} catch (error) {
+		problem = messageOf(error);
+	}
+	try {
+		return await buildSnapshot({
+			sessions,
+			mux,
+			...(problem ? {muxProblem: problem} : {}),
+			discovery: new DiscoveryCache({ctx: world.adapterContext()}),
+			processes: world.processes,
+			rescan: true,
+			now: world.now,
+		});
+	} finally {
+		await mux?.dispose().catch((error: unknown) => world.logger.warn('mux dispose failed', messageOf(error)));
+	}
+}
+
+function statusJson(world: World, sessions: readonly SessionRecord[], snapshot: LiveSnapshot): StatusJson {
+	const owner = new Map<string, string>();
+	for (const s of sessions) {
+		const pane = snapshot.live[s.name]?.pane;
+		if (pane && s.status !== 'purged') owner.set(pane.id, s.name);
+	}
+	return {
+		version: 1,
+		registry: world.registryPath,
+		sessions: sessions.map(s => toStatusSession(s, snapshot.live[s.name])),
+		mux: {
+			kind: snapshot.mux?.kind ?? null,
+			ok: snapshot.mux?.ok === true && snapshot.panes !== null,
+			message: snapshot.mux?.message ?? snapshot.muxProblem ?? 'no multiplexer',
+		},
+		panes: (snapshot.panes ?? []).map(p => toStatusPane(p, owner.get(p.id))),
+		untrackedPanes: snapshot.untracked.map(p => p.id),
+	};
+}
+
+function humanLines(world: World, body: StatusJson): string[] {
+	const home = world.adapterContext().home;
+	const lines: string[] = [];
+	if (body.sessions.length === 0) {
+		lines.push(`No sessions in ${world.registryPath}. Start one with \`mam-tui new --agent claude --cwd DIR\`, or run \`mam-tui\` for the dashboard.`);
+	} else {
+		lines.push(
+			table(
+				['NAME', 'AGENT', 'STATUS', 'PANE', 'PIN', 'CWD', 'LIVE', 'RESUME'],
+				body.sessions.map(s => [
+					s.name,
+					s.agent,
+					s.status,
+					s.livePaneId ?? s.paneId ?? '—',
+					s.agentSessionId?.slice(0, 12) ?? '—',
+					shortPath(s.cwd, home),
+					s.liveStatus ?? '—',
+					s.resumeState ?? '—',
+				]),
+			),
+		);
+	}
+	const untracked = body.panes.filter(p => body.untrackedPanes.includes(p.id));
+	if (untracked.length > 0) {
+		lines.push('', 'Panes running an agent outside any session:');
+		lines.push(
+			table(
+				['PANE', 'AGENT', 'LIVE', 'PIDS', 'CWD'],
+				untracked.map(p => [p.id, p.agent ?? '?', p.agentStatus, p.pids.join(',') || '—', p.cwd ? shortPath(p.cwd, home) : '—']),
+			),
+		);
+	}
+	lines.push('', `mux: ${body.mux.kind ?? 'none'} ${body.mux.ok ? 'ok' : 'DOWN'} — ${body.mux.message}`);
+	return lines;
 }
 
 export const statusCommand: Command = {
 	name: 'status',
-	summary: 'list the registry sessions',
+	summary: 'the sessions with their panes, live status and resume state; agent panes outside any session; the mux health',
 	usage: 'mam-tui status [--json]',
 	options: {},
 	async run(world: World) {
 		const sessions = world.registry().list();
-		if (world.options.json) {
-			const body: StatusJson = {version: 1, registry: world.registryPath, sessions: sessions.map(toStatusSession)};
-			out(JSON.stringify(body, null, 2));
-			return EXIT.ok;
-		}
-		if (sessions.length === 0) {
-			out(`No sessions in ${world.registryPath}. Start one with \`mam-tui new --agent claude --cwd DIR\`, or run \`mam-tui\` for the dashboard.`);
-			return EXIT.ok;
-		}
-		const home = world.adapterContext().home;
-		out(
-			table(
-				['NAME', 'AGENT', 'STATUS', 'PANE', 'PIN', 'CWD'],
-				sessions.map(s => [s.name, s.agent, s.status, s.paneId ?? '—', s.agentSessionId?.slice(0, 12) ?? '—', shortPath(s.cwd, home)]),
-			),
-		);
+		const snapshot = await snapshotFor(world, sessions);
+		const body = statusJson(world, sessions, snapshot);
+		out(world.options.json ? JSON.stringify(body, null, 2) : humanLines(world, body).join('\n'));
 		return EXIT.ok;
 	},
 };

@@ -11,6 +11,10 @@ import {createProcessTable, type ProcessTable} from '../system/processes.js';
 /** The options every command accepts. */
 export interface GlobalOptions {
 	readonly mux?: 'herdr' | 'tmux' | 'auto';
+	/** `--tmux-socket NAME`: the tmux server `tmux -L NAME` talks to. */
+	readonly tmuxSocket?: string;
+	/** `--tmux-path PATH`: the tmux server socket `tmux -S PATH` talks to. */
+	readonly tmuxPath?: string;
 	readonly registry?: string;
 	readonly home?: string;
 	readonly json: boolean;

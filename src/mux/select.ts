@@ -1,0 +1,114 @@
+import os from 'node:os';
+import path from 'node:path';
+import type {World} from '../cli/world.js';
+import type {Exec} from '../system/exec.js';
+import type {Logger} from '../system/logger.js';
+import type {ProcessTable} from '../system/processes.js';
+import {HerdrClient, resolveHerdrSocket} from './herdr/client.js';
+import {createHerdrMux} from './herdr/index.js';
+import {parsePong} from './herdr/wire.js';
+import {createTmuxMux, type TmuxServer} from './tmux.js';
+import {MuxError, type Multiplexer} from './types.js';
+
+export type MuxChoice = 'herdr' | 'tmux' | 'auto';
+
+/** What picking and building a backend needs (a World provides all of it). */
+export interface MuxDeps {
+	readonly choice: MuxChoice;
+	readonly env: Readonly<Record<string, string | undefined>>;
+	readonly exec: Exec;
+	readonly processes: ProcessTable;
+	readonly pollMs: number;
+	readonly tmux?: TmuxServer;
+	readonly logger?: Logger;
+	readonly now?: () => number;
+	/** How long `auto` waits for herdr's pong before settling on tmux (ms). */
+	readonly probeTimeoutMs?: number;
+}
+
+/** herdr answers ping from memory; if it has not in a second, it is not the backend to use. */
+const PROBE_TIMEOUT_MS = 1000;
+
+/** The socket herdr's CLI would use, or the reason there is none (a bad HERDR_SESSION). */
+export function herdrSocketFor(env: Readonly<Record<string, string | undefined>>): {socketPath: string} | {error: string} {
+	try {
+		return {socketPath: resolveHerdrSocket(env, path.resolve(env['HOME'] || os.homedir()))};
+	} catch (error) {
+		return {error: error instanceof Error ? error.message : String(error)};
+	}
+}
+
+/** Does a herdr server answer `ping` on `socketPath`? (Any protocol: a mismatch is reported by the backend's health.) */
+export async function herdrAnswers(socketPath: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boolean> {
+	try {
+		parsePong(await new HerdrClient(socketPath, timeoutMs).request('ping'));
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** A backend that cannot even be built (bad HERDR_SESSION): every call fails with the reason. */
+function brokenHerdr(message: string): Multiplexer {
+	const fail = async (): Promise<never> => {
+		throw new MuxError(message, 'invalid_session');
+	};
+	return {
+		kind: 'herdr',
+		listPanes: fail,
+		subscribe: () => () => {},
+		sendText: fail,
+		sendKeys: fail,
+		readOutput: fail,
+		openPane: fail,
+		closePane: fail,
+		focusPane: fail,
+		health: () => ({kind: 'herdr', ok: false, message}),
+		dispose: async () => {},
+	};
+}
+
+/**
+ * `--mux herdr|tmux|auto` (SPEC 2): `auto` is herdr when its socket answers `ping`, else tmux.
+ * An explicit choice is honoured even when that backend is down: its health says why.
+ */
+export async function selectMux(deps: MuxDeps): Promise<Multiplexer> {
+	const herdr = herdrSocketFor(deps.env);
+	const useHerdr =
+		deps.choice === 'herdr' ||
+		(deps.choice === 'auto' && 'socketPath' in herdr && (await herdrAnswers(herdr.socketPath, deps.probeTimeoutMs)));
+	if (useHerdr) {
+		if ('error' in herdr) return brokenHerdr(herdr.error);
+		return createHerdrMux({
+			socketPath: herdr.socketPath,
+			env: deps.env,
+			processes: deps.processes,
+			...(deps.logger ? {logger: deps.logger} : {}),
+			...(deps.now ? {now: deps.now} : {}),
+		});
+	}
+	return createTmuxMux({
+		server: deps.tmux ?? {},
+		exec: deps.exec,
+		processes: deps.processes,
+		env: deps.env,
+		pollMs: deps.pollMs,
+		...(deps.logger ? {logger: deps.logger} : {}),
+		...(deps.now ? {now: deps.now} : {}),
+	});
+}
+
+/** The backend a command asked for with `--mux`, `--tmux-socket` and `--tmux-path`. */
+export function selectMuxFor(world: Pick<World, 'options' | 'env' | 'exec' | 'processes' | 'config' | 'logger' | 'now'>): Promise<Multiplexer> {
+	const {tmuxSocket, tmuxPath} = world.options;
+	return selectMux({
+		choice: world.options.mux ?? 'auto',
+		env: world.env,
+		exec: world.exec,
+		processes: world.processes,
+		pollMs: world.config.refresh.pollMs,
+		tmux: {...(tmuxSocket ? {socketName: tmuxSocket} : {}), ...(tmuxPath ? {socketPath: tmuxPath} : {})},
+		logger: world.logger,
+		now: world.now,
+	});
+}

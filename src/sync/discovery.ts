@@ -1,0 +1,240 @@
+import fs from 'node:fs';
+import {ADAPTERS} from '../adapters/index.js';
+import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
+import {messageOf} from '../domain/result.js';
+import {isAgentId, type AgentId, type Conversation, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
+
+/** What one `discover(cwd)` found (parents only, every age), or why it failed. */
+export type CwdFacts =
+	| {readonly ok: true; readonly conversations: readonly Conversation[]; readonly problems: readonly string[]}
+	| {readonly ok: false; readonly error: string};
+
+/** Who uses a conversation, or why that could not be told. */
+export type UseFacts = {readonly ok: true; readonly holders: readonly InUseHolder[]} | {readonly ok: false; readonly error: string};
+
+/** Everything the adapters said, keyed so the snapshot can look rows up. */
+export interface DiscoveryResult {
+	/** By `cwdKey(agent, cwd)`. */
+	readonly byCwd: ReadonlyMap<string, CwdFacts>;
+	/** By `pinKey(agent, id, cwd)`. */
+	readonly verify: ReadonlyMap<string, ResumeState>;
+	/** By `useKey(agent, id)`: processes using the conversation (checked only where verify said yes). */
+	readonly inUse: ReadonlyMap<string, UseFacts>;
+	/** Every conversation found in the known cwds, newest first, registered or not. */
+	readonly conversations: readonly Conversation[];
+}
+
+export const cwdKey = (agent: string, cwd: string): string => `${agent}\0${cwd}`;
+export const pinKey = (agent: string, id: string, cwd: string): string => `${agent}\0${id}\0${cwd}`;
+export const useKey = (agent: string, id: string): string => `${agent}\0${id}`;
+
+/** The stat we compare: a changed mtime or size means "look again". */
+export type StatFn = (file: string) => {readonly mtimeMs: number; readonly size: number} | undefined;
+
+const realStat: StatFn = file => {
+	try {
+		const st = fs.statSync(file);
+		return {mtimeMs: st.mtimeMs, size: st.size};
+	} catch {
+		return undefined;
+	}
+};
+
+export interface DiscoveryDeps {
+	readonly ctx: AdapterContext;
+	readonly adapters?: Readonly<Record<AgentId, AgentAdapter>>;
+	readonly stat?: StatFn;
+}
+
+export interface RefreshOptions {
+	/**
+	 * A discovery tick: look again wherever something may have changed (by the adapter's watch
+	 * paths, or always when it has none). Otherwise (a pane event) only keys never seen are read.
+	 */
+	readonly rescan: boolean;
+	/** The current process table, so `inUse` is re-asked only when processes came or went. */
+	readonly processes?: readonly ProcessRef[];
+}
+
+interface Entry<T> {
+	readonly signature: string | undefined;
+	readonly value: T;
+}
+
+/** How many adapter calls run at once: discovery reads files; a few in parallel is plenty. */
+const CONCURRENCY = 4;
+
+async function forEachLimit<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
+	const queue = [...items];
+	await Promise.all(
+		Array.from({length: Math.min(CONCURRENCY, queue.length)}, async () => {
+			for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+		}),
+	);
+}
+
+function adapterOf(adapters: Readonly<Record<AgentId, AgentAdapter>>, agent: string): AgentAdapter | undefined {
+	return isAgentId(agent) && Object.hasOwn(adapters, agent) ? adapters[agent] : undefined;
+}
+
+function cwdExists(cwd: string): boolean {
+	try {
+		return fs.statSync(cwd).isDirectory();
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Adapter discovery for the registry rows' cwds, cached so a refresh costs what changed, not
+ * what exists. Each (agent, cwd) entry carries a signature made from the stat of the adapter's
+ * `watchPaths` (mtime and size, no reads); a tick re-runs only entries whose signature moved.
+ * `inUse` is re-asked only when the set of processes changed (pid and start time), since a
+ * conversation is used by a process that exists.
+ */
+export class DiscoveryCache {
+	private readonly ctx: AdapterContext;
+	private readonly adapters: Readonly<Record<AgentId, AgentAdapter>>;
+	private readonly stat: StatFn;
+	private byCwd = new Map<string, Entry<CwdFacts>>();
+	private verified = new Map<string, Entry<ResumeState>>();
+	private used = new Map<string, UseFacts>();
+	private processKey: string | undefined;
+	/** How many adapter calls the last refresh made (tests and the benchmark read it). */
+	lastCalls = 0;
+
+	constructor(deps: DiscoveryDeps) {
+		this.ctx = deps.ctx;
+		this.adapters = deps.adapters ?? ADAPTERS;
+		this.stat = deps.stat ?? realStat;
+	}
+
+	/** The watch signature for (adapter, cwd), or undefined when the adapter names no paths. */
+	private signature(adapter: AgentAdapter, cwd: string): string | undefined {
+		if (!adapter.watchPaths) return undefined;
+		let paths: readonly string[];
+		try {
+			paths = adapter.watchPaths(this.ctx, cwd);
+		} catch {
+			return undefined;
+		}
+		return paths
+			.map(p => {
+				const st = this.stat(p);
+				return st ? `${p}:${st.mtimeMs}:${st.size}` : `${p}:-`;
+			})
+			.join('\n');
+	}
+
+	private stale<T>(entry: Entry<T> | undefined, signature: string | undefined, rescan: boolean): boolean {
+		if (!entry) return true;
+		if (!rescan) return false;
+		return signature === undefined || entry.signature !== signature;
+	}
+
+	async refresh(sessions: readonly SessionRecord[], options: RefreshOptions): Promise<DiscoveryResult> {
+		this.lastCalls = 0;
+		const rows = sessions.filter(s => s.status !== 'purged');
+		const byCwd = await this.refreshCwds(rows, options.rescan);
+		const verified = await this.refreshPins(rows, options.rescan);
+		await this.refreshUse(rows, verified, options);
+		const conversations = [...byCwd.values()]
+			.flatMap(entry => (entry.value.ok ? entry.value.conversations : []))
+			.sort((a, b) => b.createdAt - a.createdAt);
+		const seen = new Set<string>();
+		return {
+			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
+			verify: new Map([...verified].map(([k, e]) => [k, e.value])),
+			inUse: new Map(this.used),
+			conversations: conversations.filter(c => {
+				const key = useKey(c.agent, c.id);
+				if (seen.has(key)) return false;
+				seen.add(key);
+				return true;
+			}),
+		};
+	}
+
+	private async refreshCwds(rows: readonly SessionRecord[], rescan: boolean): Promise<Map<string, Entry<CwdFacts>>> {
+		const next = new Map<string, Entry<CwdFacts>>();
+		const todo: {key: string; adapter: AgentAdapter; cwd: string; signature: string | undefined}[] = [];
+		for (const row of rows) {
+			const adapter = adapterOf(this.adapters, row.agent);
+			const key = cwdKey(row.agent, row.cwd);
+			if (!adapter || next.has(key) || todo.some(t => t.key === key)) continue;
+			const signature = this.signature(adapter, row.cwd);
+			const entry = this.byCwd.get(key);
+			if (entry && !this.stale(entry, signature, rescan)) next.set(key, entry);
+			else todo.push({key, adapter, cwd: row.cwd, signature});
+		}
+		await forEachLimit(todo, async ({key, adapter, cwd, signature}) => {
+			this.lastCalls += 1;
+			let value: CwdFacts;
+			try {
+				const found = await adapter.discover(this.ctx, {cwd, includeChildren: false});
+				value = {ok: true, conversations: found.conversations, problems: found.problems};
+			} catch (error) {
+				value = {ok: false, error: `${adapter.label} discovery failed: ${messageOf(error)}`};
+			}
+			next.set(key, {signature, value});
+		});
+		this.byCwd = next;
+		return next;
+	}
+
+	private async refreshPins(rows: readonly SessionRecord[], rescan: boolean): Promise<Map<string, Entry<ResumeState>>> {
+		const next = new Map<string, Entry<ResumeState>>();
+		const todo: {key: string; adapter: AgentAdapter; id: string; cwd: string; signature: string | undefined}[] = [];
+		for (const row of rows) {
+			const adapter = adapterOf(this.adapters, row.agent);
+			if (!adapter || row.agentSessionId === null) continue;
+			const key = pinKey(row.agent, row.agentSessionId, row.cwd);
+			if (next.has(key) || todo.some(t => t.key === key)) continue;
+			const signature = this.signature(adapter, row.cwd);
+			const entry = this.verified.get(key);
+			if (entry && !this.stale(entry, signature, rescan)) next.set(key, entry);
+			else todo.push({key, adapter, id: row.agentSessionId, cwd: row.cwd, signature});
+		}
+		await forEachLimit(todo, async ({key, adapter, id, cwd, signature}) => {
+			this.lastCalls += 1;
+			let value: ResumeState;
+			try {
+				value = await adapter.verify(this.ctx, id, cwd);
+			} catch (error) {
+				// An id the adapter rejects, a locked store: a per-row `unknown`, never a crash.
+				value = {kind: 'unknown', reason: `${adapter.label}: ${messageOf(error)}`};
+			}
+			next.set(key, {signature, value});
+		});
+		this.verified = next;
+		return next;
+	}
+
+	/** inUse for rows whose conversation verified: the last condition of "resumable". */
+	private async refreshUse(rows: readonly SessionRecord[], verified: ReadonlyMap<string, Entry<ResumeState>>, options: RefreshOptions): Promise<void> {
+		const key = options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
+		const processesMoved = key === undefined || key !== this.processKey;
+		if (options.rescan) this.processKey = key;
+		const next = new Map<string, UseFacts>();
+		const todo: {key: string; adapter: AgentAdapter; id: string}[] = [];
+		for (const row of rows) {
+			const adapter = adapterOf(this.adapters, row.agent);
+			if (!adapter || row.agentSessionId === null || !cwdExists(row.cwd)) continue;
+			if (verified.get(pinKey(row.agent, row.agentSessionId, row.cwd))?.value.kind !== 'yes') continue;
+			const k = useKey(row.agent, row.agentSessionId);
+			if (next.has(k) || todo.some(t => t.key === k)) continue;
+			const known = this.used.get(k);
+			if (known && !(options.rescan && processesMoved)) next.set(k, known);
+			else todo.push({key: k, adapter, id: row.agentSessionId});
+		}
+		await forEachLimit(todo, async item => {
+			this.lastCalls += 1;
+			try {
+				next.set(item.key, {ok: true, holders: await item.adapter.inUse(this.ctx, item.id)});
+			} catch (error) {
+				next.set(item.key, {ok: false, error: `${item.adapter.label} could not tell who uses it: ${messageOf(error)}`});
+			}
+		});
+		this.used = next;
+	}
+}

@@ -1,0 +1,247 @@
+import fs from 'node:fs';
+import {ADAPTERS} from '../adapters/index.js';
+import type {AgentAdapter} from '../adapters/types.js';
+import {messageOf} from '../domain/result.js';
+import {
+	isAgentId,
+	type AgentId,
+	type Conversation,
+	type Finding,
+	type LiveStatus,
+	type MuxKind,
+	type Pane,
+	type ProcessRef,
+	type ResumeState,
+	type SessionRecord,
+} from '../domain/types.js';
+import {detectDrift} from '../drift/detect.js';
+import type {DriftInput, SessionFacts} from '../drift/input.js';
+import type {Multiplexer, MuxHealth} from '../mux/types.js';
+import type {SessionLive} from '../store/state.js';
+import type {ProcessTable} from '../system/processes.js';
+import {cwdKey, pinKey, useKey, type DiscoveryCache, type DiscoveryResult} from './discovery.js';
+
+/** The live picture of registry, panes and disk at one moment: plain data, no handles. */
+export interface LiveSnapshot {
+	readonly at: number;
+	readonly mux: MuxHealth | null;
+	/** Why `panes` is null. */
+	readonly muxProblem?: string;
+	/** The panes, or null when the backend could not be reached (then nothing is judged "gone"). */
+	readonly panes: readonly Pane[] | null;
+	/** Per registry row, by session name. */
+	readonly live: Readonly<Record<string, SessionLive>>;
+	/** Panes that run a known agent but belong to no active row (mam-tui's own pane never counts). */
+	readonly untracked: readonly Pane[];
+	readonly conversations: readonly Conversation[];
+	readonly findings: readonly Finding[];
+}
+
+type Adapters = Readonly<Record<AgentId, Pick<AgentAdapter, 'label' | 'idPattern' | 'matchesProcess'>>>;
+
+/** What the pure join needs. */
+export interface JoinInputs {
+	readonly at: number;
+	readonly sessions: readonly SessionRecord[];
+	readonly muxKind: MuxKind | null;
+	readonly health: MuxHealth | null;
+	readonly panes: readonly Pane[] | null;
+	/** Why `panes` is null. */
+	readonly muxProblem?: string;
+	readonly discovery: DiscoveryResult;
+	readonly processes: readonly ProcessRef[] | null;
+	/** Does the folder exist (injected so the join stays testable without a disk). */
+	readonly cwdExists: (cwd: string) => boolean;
+	/** The realpath of a cwd when it differs (discovery matches conversations by realpath). */
+	readonly realCwd?: (cwd: string) => string | undefined;
+	readonly adapters?: Adapters;
+}
+
+function agentOf(adapters: Adapters, agent: string): AgentId | undefined {
+	return isAgentId(agent) && Object.hasOwn(adapters, agent) ? agent : undefined;
+}
+
+/** Does the pane run `agent`: the mux says so, or a process of its tree is that agent. */
+function runsAgent(adapters: Adapters, pane: Pane, agent: AgentId): boolean {
+	return pane.agent === agent || pane.processes.some(p => adapters[agent].matchesProcess(p));
+}
+
+/** The known agent a pane runs, if any. */
+function paneAgent(adapters: Adapters, pane: Pane): AgentId | undefined {
+	if (pane.agent !== undefined && agentOf(adapters, pane.agent)) return pane.agent as AgentId;
+	for (const proc of pane.processes) {
+		const found = (Object.keys(adapters) as AgentId[]).find(id => adapters[id].matchesProcess(proc));
+		if (found) return found;
+	}
+	return undefined;
+}
+
+/**
+ * The pane a row lives in: its recorded pane (when the row belongs to this backend), else a pane
+ * that reports the row's pinned conversation (a herdr pane moved to another workspace gets a new id).
+ */
+function paneOf(row: SessionRecord, inputs: JoinInputs, byId: ReadonlyMap<string, Pane>): Pane | undefined {
+	const sameMux = row.mux === null || row.mux === inputs.muxKind;
+	const recorded = sameMux && row.paneId !== null ? byId.get(row.paneId) : undefined;
+	if (recorded) return recorded;
+	if (row.agentSessionId === null || row.status === 'purged') return undefined;
+	return inputs.panes?.find(p => !p.isSelf && p.agentSessionId === row.agentSessionId && (p.agent === undefined || p.agent === row.agent));
+}
+
+function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean, reachable: boolean): LiveStatus {
+	if (row.status === 'purged') return 'stopped';
+	if (pane && runs) return pane.agentStatus;
+	if (pane) return 'exited';
+	if (row.status === 'stopped') return 'stopped';
+	// A running row whose pane cannot be seen: gone if the mux answered, unknown if it did not.
+	return reachable ? 'exited' : 'unknown';
+}
+
+function holdersText(holders: readonly {pid: number; command: string; reason: string}[]): string {
+	const first = holders[0];
+	if (!first) return '';
+	const more = holders.length > 1 ? ` and ${holders.length - 1} more` : '';
+	return `in use by pid ${first.pid} (${first.command.slice(0, 60)}: ${first.reason})${more}`;
+}
+
+/** SPEC 6.1: resumable = pinned, on disk with a real message, cwd present, nobody using it. */
+function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | undefined, runs: boolean): ResumeState {
+	if (row.status === 'purged') return {kind: 'no', reason: 'purged'};
+	const agent = agentOf(inputs.adapters ?? ADAPTERS, row.agent);
+	if (!agent) return {kind: 'unknown', reason: `unknown agent ${JSON.stringify(row.agent)}`};
+	if (row.agentSessionId === null) return {kind: 'no', reason: 'no conversation pinned yet'};
+	if (pane && runs) return {kind: 'no', reason: `live in pane ${pane.id}`};
+	const verified = inputs.discovery.verify.get(pinKey(row.agent, row.agentSessionId, row.cwd));
+	if (!verified) return {kind: 'unknown', reason: 'not checked yet'};
+	if (verified.kind !== 'yes') return verified;
+	if (!inputs.cwdExists(row.cwd)) return {kind: 'no', reason: `its folder ${row.cwd} no longer exists`};
+	const use = inputs.discovery.inUse.get(useKey(row.agent, row.agentSessionId));
+	if (!use) return {kind: 'unknown', reason: 'use not checked yet'};
+	if (!use.ok) return {kind: 'unknown', reason: use.error};
+	if (use.holders.length > 0) return {kind: 'no', reason: holdersText(use.holders)};
+	return {kind: 'yes'};
+}
+
+function driftInputOf(inputs: JoinInputs): DriftInput {
+	const facts = new Map<number, SessionFacts>();
+	for (const row of inputs.sessions) {
+		const real = inputs.realCwd?.(row.cwd);
+		const found = inputs.discovery.byCwd.get(cwdKey(row.agent, row.cwd));
+		const verify = row.agentSessionId === null ? undefined : inputs.discovery.verify.get(pinKey(row.agent, row.agentSessionId, row.cwd));
+		const wantsCandidates = row.status === 'running' && row.agentSessionId === null;
+		const candidates =
+			wantsCandidates && found
+				? found.ok
+					? {ok: true as const, value: {conversations: found.conversations, problems: found.problems}}
+					: {ok: false as const, error: found.error}
+				: undefined;
+		facts.set(row.id, {...(real ? {realCwd: real} : {}), ...(candidates ? {candidates} : {}), ...(verify ? {verify} : {})});
+	}
+	return {
+		sessions: inputs.sessions,
+		mux: inputs.muxKind,
+		panes: inputs.panes,
+		...(inputs.panes === null ? {muxProblem: inputs.muxProblem ?? inputs.health?.message ?? 'no multiplexer'} : {}),
+		facts,
+		processes: inputs.processes,
+	};
+}
+
+/** Join registry rows, panes and discovery into the snapshot. Pure but for the injected cwd checks. */
+export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
+	const adapters = inputs.adapters ?? ADAPTERS;
+	const byId = new Map((inputs.panes ?? []).map(p => [p.id, p]));
+	const live: Record<string, SessionLive> = {};
+	const claimed = new Set<string>();
+	for (const row of inputs.sessions) {
+		const pane = paneOf(row, inputs, byId);
+		const agent = agentOf(adapters, row.agent);
+		const runs = pane !== undefined && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent);
+		if (pane && row.status !== 'purged') claimed.add(pane.id);
+		live[row.name] = {
+			liveStatus: liveStatusOf(row, pane, runs, inputs.panes !== null),
+			resumeState: resumeStateOf(row, inputs, pane, runs),
+			...(pane ? {pane} : {}),
+		};
+	}
+	const untracked = (inputs.panes ?? []).filter(p => !p.isSelf && !claimed.has(p.id) && paneAgent(adapters, p) !== undefined);
+	let findings: Finding[] = [];
+	try {
+		findings = detectDrift(driftInputOf(inputs), adapters);
+	} catch {
+		// The drift engine is pure; a bug in it must not take the live view down with it.
+		findings = [];
+	}
+	return {
+		at: inputs.at,
+		mux: inputs.health,
+		...(inputs.panes === null ? {muxProblem: inputs.muxProblem ?? inputs.health?.message ?? 'no multiplexer'} : {}),
+		panes: inputs.panes,
+		live,
+		untracked,
+		conversations: inputs.discovery.conversations,
+		findings,
+	};
+}
+
+function isDirectory(cwd: string): boolean {
+	try {
+		return fs.statSync(cwd).isDirectory();
+	} catch {
+		return false;
+	}
+}
+
+function realpathIfDifferent(cwd: string): string | undefined {
+	try {
+		const real = fs.realpathSync(cwd);
+		return real === cwd ? undefined : real;
+	} catch {
+		return undefined;
+	}
+}
+
+/** What a refresh reads from. */
+export interface SnapshotDeps {
+	readonly sessions: readonly SessionRecord[];
+	/** The backend, or null when none could be built (`muxProblem` says why). */
+	readonly mux: Multiplexer | null;
+	readonly muxProblem?: string;
+	readonly discovery: DiscoveryCache;
+	readonly processes: ProcessTable;
+	/** A discovery tick (look at the disk again) rather than a pane event. */
+	readonly rescan: boolean;
+	readonly now: () => number;
+}
+
+/**
+ * One refresh: the mux's panes (one batched round) and one process table, then discovery
+ * through its mtime cache, then the pure join. An unreachable mux leaves `panes` null and the
+ * health saying why; it never fails the snapshot.
+ */
+export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
+	const listing = deps.mux
+		? deps.mux.listPanes().then(
+				panes => ({panes}),
+				(error: unknown) => ({panes: null, problem: messageOf(error)}),
+			)
+		: Promise.resolve({panes: null, problem: deps.muxProblem ?? 'no multiplexer'});
+	const [panesResult, processes] = await Promise.all([listing, deps.processes.list().catch(() => null)]);
+	const discovery = await deps.discovery.refresh(deps.sessions, {rescan: deps.rescan, ...(processes ? {processes} : {})});
+	const problem = 'problem' in panesResult ? panesResult.problem : undefined;
+	let health = deps.mux ? deps.mux.health() : null;
+	// A refused listing (not a transport failure) leaves the backend "ok"; the listing still failed.
+	if (health && problem && health.ok) health = {...health, ok: false, message: problem};
+	return joinSnapshot({
+		at: deps.now(),
+		sessions: deps.sessions,
+		muxKind: deps.mux?.kind ?? null,
+		health,
+		panes: panesResult.panes,
+		...(problem ? {muxProblem: problem} : {}),
+		discovery,
+		processes,
+		cwdExists: isDirectory,
+		realCwd: realpathIfDifferent,
+	});
+}
