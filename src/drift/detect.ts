@@ -52,6 +52,7 @@ function paneGone(world: DriftWorld, row: SessionRecord, agent: AgentId): Findin
 		row.agentSessionId === null
 			? []
 			: [...(world.panes?.values() ?? [])]
+					.sort(byPaneId)
 					.filter(p => !p.isSelf && carriesPin(world, p, agent, row.agentSessionId as string))
 					.map(p => `${mux}: its conversation ${row.agentSessionId} runs in pane ${p.id}`);
 	return {
@@ -83,7 +84,7 @@ function pinChanged(world: DriftWorld, row: SessionRecord, agent: AgentId, pane:
 	const pin = row.agentSessionId;
 	const reported = nativeId(pane, agent);
 	if (pin === null || reported === undefined || reported === pin) return undefined;
-	const owner = world.input.sessions.find(o => o.id !== row.id && o.agent === row.agent && o.agentSessionId === reported);
+	const owner = world.input.sessions.find(o => o.id !== row.id && isActive(o) && o.agent === row.agent && o.agentSessionId === reported);
 	const valid = validId(world, agent, reported);
 	const base: Finding = {
 		kind: 'pin-changed',
@@ -120,11 +121,12 @@ function runningFindings(world: DriftWorld, row: SessionRecord, agent: AgentId, 
 	if (state.kind === 'gone') return [paneGone(world, row, agent), ...also];
 	if (state.kind === 'exited') return [agentExited(world, row, agent, state.pane), ...also];
 	const pane = state.kind === 'live' ? state.pane : undefined;
-	// A re-pin makes the old pin's missing artifact moot.
 	const changed = pane ? pinChanged(world, row, agent, pane) : undefined;
 	if (changed) return [changed];
+	// A live (or possibly live) agent may not have written its first message yet: a missing
+	// artifact only means something once the agent is gone.
 	const verdict = verdicts.get(row.id)?.verdict;
-	return verdict ? [unpinnedFinding(world, row, agent, pane, verdict, contested), ...also] : also;
+	return verdict ? [unpinnedFinding(world, row, agent, pane, verdict, contested)] : [];
 }
 
 /** The live pane a stopped row's agent runs in: its own pane (unless it runs another conversation), or one carrying its pin. */
@@ -137,6 +139,9 @@ function livePaneOf(world: DriftWorld, row: SessionRecord, agent: AgentId): Pane
 	}
 	const pin = row.agentSessionId;
 	if (pin === null) return undefined;
+	// A pin held twice (duplicate-pin) does not say which row the pane is: leave it to the user.
+	const holders = world.input.sessions.filter(o => isActive(o) && o.agent === row.agent && o.agentSessionId === pin);
+	if (holders.length > 1) return undefined;
 	return [...world.panes.values()].sort(byPaneId).find(p => !p.isSelf && carriesPin(world, p, agent, pin));
 }
 

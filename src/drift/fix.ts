@@ -50,12 +50,12 @@ function patchFor(fix: Exclude<Fix, {type: 'adopt-pane'}>, row: SessionRecord): 
 	}
 }
 
-/** The id a fix would pin must be valid for the agent and not pinned by any other row. */
+/** The id a fix would pin must be valid for the agent and not pinned by any other active row. */
 function assertPinnable(registry: FixRegistry, agent: string, id: string, selfId?: number): void {
 	const adapter = adapterFor(agent);
 	if (!adapter) throw new Refusal(`unknown agent ${JSON.stringify(agent)}`);
 	if (id.length === 0 || id.length > 256 || !adapter.idPattern.test(id)) throw new Refusal(`${JSON.stringify(id)} is not a valid ${agent} id`);
-	const owner = registry.findByPin(adapter.id, id).find(r => r.id !== selfId);
+	const owner = registry.findByPin(adapter.id, id).find(r => r.id !== selfId && r.status !== 'purged');
 	if (owner) throw new Refusal(`${id} is already pinned by ${owner.name}`);
 }
 
@@ -97,7 +97,8 @@ function describeChange(name: string, diff: {old: Record<string, unknown>; new: 
 function adoptPane(registry: FixRegistry, finding: Finding, fix: Extract<Fix, {type: 'adopt-pane'}>, now: () => number): FixOutcome {
 	if (!path.isAbsolute(fix.cwd)) throw new Refusal(`pane cwd ${JSON.stringify(fix.cwd)} is not an absolute path`);
 	if (fix.agentSessionId !== undefined) assertPinnable(registry, fix.agent, fix.agentSessionId);
-	const taken = registry.list().find(r => r.status !== 'purged' && r.agent === fix.agent && r.paneId === fix.paneId && (r.mux === null || fix.mux === undefined || r.mux === fix.mux));
+	// A stopped row may still name the pane it once ran in; only a running row owns it now.
+	const taken = registry.list().find(r => r.status === 'running' && r.agent === fix.agent && r.paneId === fix.paneId && (r.mux === null || fix.mux === undefined || r.mux === fix.mux));
 	if (taken) throw new Refusal(`pane ${fix.paneId} is already ${taken.name}'s`);
 	const name = registry.uniqueName(`${fix.agent}-${path.basename(fix.cwd) || 'root'}`);
 	const row = registry.insert({
@@ -163,7 +164,7 @@ export function applyFixes(registry: FixRegistry, findings: readonly Finding[], 
 }
 
 /** How many detect → fix rounds `drift --fix` runs: one fix can reveal the next (pane gone → live elsewhere). */
-const MAX_ROUNDS = 3;
+const MAX_ROUNDS = 5;
 
 export interface FixRun {
 	readonly outcomes: readonly FixOutcome[];

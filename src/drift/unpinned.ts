@@ -1,5 +1,5 @@
 import type {AgentId, Conversation, Finding, Pane, SessionRecord} from '../domain/types.js';
-import {describeRow, listSome, nativeId, samePath, validId, type DriftWorld} from './world.js';
+import {describeRow, isActive, listSome, nativeId, samePath, validId, type DriftWorld} from './world.js';
 
 /** The candidates of one running unpinned row after the SPEC 5 rules, or why they are unknown. */
 export type CandidateVerdict =
@@ -12,11 +12,11 @@ export type CandidateVerdict =
 	  }
 	| {readonly kind: 'unknown'; readonly reason: string};
 
-/** Ids pinned by any other row of the same agent: pinning one would make a duplicate pin. */
+/** Ids pinned by any other active row of the same agent: pinning one would make a duplicate pin. */
 function claimedElsewhere(world: DriftWorld, row: SessionRecord): Map<string, string> {
 	const claimed = new Map<string, string>();
 	for (const other of world.input.sessions) {
-		if (other.id === row.id || other.agent !== row.agent || other.agentSessionId === null) continue;
+		if (other.id === row.id || other.agent !== row.agent || other.agentSessionId === null || !isActive(other)) continue;
 		if (!claimed.has(other.agentSessionId)) claimed.set(other.agentSessionId, other.name);
 	}
 	return claimed;

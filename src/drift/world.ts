@@ -69,6 +69,8 @@ export function nativeId(pane: Pane, agent: AgentId): string | undefined {
 
 /** The pane runs conversation `pin`: the mux reports it, or an agent process's argv names it. */
 export function carriesPin(world: DriftWorld, pane: Pane, agent: AgentId, pin: string): boolean {
+	// A session id on a pane whose agent is gone is a leftover, not a live conversation.
+	if (!runsAgent(world, pane, agent)) return false;
 	if (nativeId(pane, agent) === pin) return true;
 	return agentProcesses(world, pane, agent).some(proc => proc.argv.includes(pin));
 }

@@ -54,6 +54,10 @@ const TABLE: ReadonlyArray<{kind: FindingKind; raises: Case; not: readonly Case[
 			{name: 'verify cannot tell', input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'unknown', reason: 'locked'}}}})},
 			{name: 'verify says yes', input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'yes'}}}})},
 			{name: 'the row is purged', input: world({sessions: [row(1, {status: 'purged', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'no', reason: 'gone'}}}})},
+			{
+				name: 'the agent is live in its pane (it may not have written a message yet)',
+				input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agentArgv: ['claude']})], facts: {1: {verify: {kind: 'no', reason: 'no transcript yet'}}}}),
+			},
 		],
 	},
 	{
