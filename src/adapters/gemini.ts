@@ -1,10 +1,399 @@
-import {stubAdapter} from './stub.js';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type {Conversation, ResumeState} from '../domain/types.js';
+import {messageOf} from '../domain/result.js';
+import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {jsonLike} from './common/jsonRecords.js';
+import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
+import {parseJsonLine} from './common/lines.js';
+import {runsProgram} from './common/liveUse.js';
+import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, rootContaining} from './common/paths.js';
+import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
+import {scanResidual} from './common/residual.js';
+import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
 
-export const geminiAdapter = stubAdapter({
+// Gemini CLI (FORMATS 4 and 10): project folders under ~/.gemini/tmp, one chat file per session
+// named by time and the FIRST 8 characters of the id. Files are attributed by the full id inside
+// them, never by the name: two sessions may share a prefix, and one session may own several files.
+
+/**
+ * gemini's `--session-id` charset, minus a leading `-` (it would read as a flag) and minus the
+ * names of the shared folders inside a project folder, which `<project>/<id>/` would resolve to.
+ */
+const ID_PATTERN = /^(?!(?:chats|logs|tool-outputs|plans|tracker|tasks|memory|checkpoints|history)$)[A-Za-z0-9_][A-Za-z0-9_-]*$/;
+const MAIN_CHAT = /^session-.+\.jsonl?$/;
+const SESSION_CONTEXT = '<session_context>';
+const PROGRAMS = ['gemini'];
+
+/** `GEMINI_CLI_HOME` replaces the home directory (own home only); the tree is `<home>/.gemini`. */
+function geminiRoot(ctx: AdapterContext): string {
+	const override = ctx.ownHome ? ctx.env['GEMINI_CLI_HOME'] : undefined;
+	return path.join(override ? path.resolve(override) : ctx.home, '.gemini');
+}
+
+interface Project {
+	readonly dir: string;
+	/** The project's cwd, when the folder says (`.project_root`) or projects.json maps it. */
+	readonly cwd?: string;
+}
+
+/** projects.json maps `<abs path>` → slug; legacy folders are named sha256(path). */
+function projectNames(root: string): Map<string, string> {
+	const parsed = parseJsonLine((readText(path.join(root, 'projects.json')) ?? '').replace(/\n/g, ' '));
+	const projects = parsed?.['projects'];
+	const out = new Map<string, string>();
+	if (typeof projects !== 'object' || projects === null) return out;
+	for (const [cwd, slug] of Object.entries(projects)) {
+		if (typeof slug === 'string') out.set(slug, cwd);
+		out.set(crypto.createHash('sha256').update(cwd).digest('hex'), cwd);
+	}
+	return out;
+}
+
+function readText(file: string): string | undefined {
+	if (!lstatOrUndefined(file)?.isFile()) return undefined;
+	try {
+		return fs.readFileSync(file, 'utf8');
+	} catch {
+		return undefined;
+	}
+}
+
+function projectsOf(root: string): Project[] {
+	const tmp = path.join(root, 'tmp');
+	const names = projectNames(root);
+	return listDir(tmp)
+		.filter(e => e.isDirectory())
+		.map(e => {
+			const dir = path.join(tmp, e.name);
+			const cwd = readText(path.join(dir, '.project_root'))?.trim() || names.get(e.name);
+			return cwd ? {dir, cwd} : {dir};
+		});
+}
+
+/** What one chat file says about its session. */
+interface ChatFile {
+	readonly file: string;
+	readonly id: string;
+	readonly startedAt?: number;
+	readonly updatedAt?: number;
+	readonly realMessages: number;
+	readonly firstPrompt?: string;
+}
+
+function textOf(content: unknown): string | undefined {
+	if (typeof content === 'string') return content;
+	if (!Array.isArray(content)) return undefined;
+	const parts = content.map(p => (typeof p === 'object' && p !== null && typeof (p as {text?: unknown}).text === 'string' ? (p as {text: string}).text : ''));
+	return parts.join('');
+}
+
+function isRealMessage(record: Record<string, unknown>): boolean {
+	if (record['type'] !== 'user' && record['type'] !== 'gemini') return false;
+	return !(textOf(record['content']) ?? '').trimStart().startsWith(SESSION_CONTEXT);
+}
+
+/** Parse a whole `.jsonl` (header, messages, `$set` patches, `$rewindTo`) or a legacy `.json` record. */
+function parseChat(file: string): ChatFile | undefined {
+	const body = readText(file);
+	if (body === undefined) return undefined;
+	const records = file.endsWith('.json') ? legacyRecords(body) : body.split('\n').map(parseJsonLine);
+	let id: string | undefined;
+	let startedAt: number | undefined;
+	let updatedAt: number | undefined;
+	const messages: Record<string, unknown>[] = [];
+	const bump = (value: unknown) => {
+		const ms = isoMs(value);
+		if (ms !== undefined) updatedAt = Math.max(updatedAt ?? ms, ms);
+	};
+	for (const record of records) {
+		if (!record) continue;
+		if (typeof record['sessionId'] === 'string' && id === undefined) {
+			id = record['sessionId'];
+			startedAt = isoMs(record['startTime']);
+		}
+		bump(record['lastUpdated']);
+		const patch = record['$set'];
+		if (typeof patch === 'object' && patch !== null) bump((patch as Record<string, unknown>)['lastUpdated']);
+		if (typeof record['$rewindTo'] === 'string') {
+			const at = messages.findIndex(m => m['id'] === record['$rewindTo']);
+			messages.splice(at < 0 ? 0 : at);
+		} else if (typeof record['id'] === 'string' && !messages.some(m => m['id'] === record['id'])) {
+			messages.push(record);
+			bump(record['timestamp']);
+		}
+	}
+	if (id === undefined) return undefined;
+	const real = messages.filter(isRealMessage);
+	const prompt = real.find(m => m['type'] === 'user');
+	const firstPrompt = prompt ? textOf(prompt['content']) : undefined;
+	return {
+		file,
+		id,
+		realMessages: real.length,
+		...(startedAt !== undefined ? {startedAt} : {}),
+		...(updatedAt !== undefined ? {updatedAt} : {}),
+		...(firstPrompt ? {firstPrompt} : {}),
+	};
+}
+
+/** A legacy whole-file `.json` conversation as records: the header fields, then its messages. */
+function legacyRecords(body: string): (Record<string, unknown> | undefined)[] {
+	const whole = parseJsonLine(body.replace(/\n/g, ' '));
+	if (!whole) return [];
+	const messages = Array.isArray(whole['messages']) ? (whole['messages'] as unknown[]) : [];
+	return [whole, ...messages.map(m => (typeof m === 'object' && m !== null && !Array.isArray(m) ? (m as Record<string, unknown>) : undefined))];
+}
+
+/** One session: every file carrying its full id, in one project. */
+interface Session {
+	readonly id: string;
+	readonly project: Project;
+	readonly files: readonly ChatFile[];
+	/** Set for a sub-agent: the session whose `chats/<parent>/` folder holds it. */
+	readonly parentId?: string;
+}
+
+/** Every session of a project: main chats grouped by the id inside them, and sub-agent transcripts. */
+function sessionsOf(project: Project): Session[] {
+	const chats = path.join(project.dir, 'chats');
+	const byId = new Map<string, ChatFile[]>();
+	const out: Session[] = [];
+	for (const entry of listDir(chats)) {
+		if (entry.isFile() && MAIN_CHAT.test(entry.name)) {
+			const chat = parseChat(path.join(chats, entry.name));
+			if (chat && ID_PATTERN.test(chat.id)) byId.set(chat.id, [...(byId.get(chat.id) ?? []), chat]);
+		} else if (entry.isDirectory() && ID_PATTERN.test(entry.name)) {
+			for (const sub of listDir(path.join(chats, entry.name))) {
+				if (!sub.isFile() || !/\.jsonl?$/.test(sub.name)) continue;
+				const chat = parseChat(path.join(chats, entry.name, sub.name));
+				if (chat && ID_PATTERN.test(chat.id)) out.push({id: chat.id, project, files: [chat], parentId: entry.name});
+			}
+		}
+	}
+	for (const [id, files] of byId) out.push({id, project, files});
+	return out;
+}
+
+function allSessions(root: string): Session[] {
+	return projectsOf(root).flatMap(sessionsOf);
+}
+
+function createdAt(session: Session): number {
+	const starts = session.files.map(f => f.startedAt).filter((t): t is number => t !== undefined);
+	if (starts.length > 0) return Math.min(...starts);
+	return Math.min(...session.files.map(f => Math.round(lstatOrUndefined(f.file)?.mtimeMs ?? 0)));
+}
+
+function updatedAt(session: Session): number {
+	return Math.max(createdAt(session), ...session.files.map(f => f.updatedAt ?? 0));
+}
+
+function resumeStateOf(session: Session): ResumeState {
+	if (session.parentId) return {kind: 'no', reason: 'a sub-agent transcript is not resumable'};
+	const messages = session.files.reduce((n, f) => n + f.realMessages, 0);
+	return messages > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'the session holds no messages'};
+}
+
+/** Descendants of `id` in its project: sub-agents in `chats/<id>/`, theirs in `chats/<sub>/`, … */
+function descendantsOf(sessions: readonly Session[], id: string): Session[] {
+	const out: Session[] = [];
+	const queue = [id];
+	while (queue.length > 0) {
+		const parent = queue.shift();
+		for (const child of sessions.filter(s => s.parentId === parent && s.id !== id && !out.includes(s))) {
+			out.push(child);
+			queue.push(child.id);
+		}
+	}
+	return out;
+}
+
+function toConversation(session: Session, sessions: readonly Session[]): Conversation {
+	const prompt = session.files.map(f => f.firstPrompt).find(p => p !== undefined);
+	return {
+		agent: 'gemini',
+		id: session.id,
+		cwd: session.project.cwd ?? '',
+		createdAt: createdAt(session),
+		updatedAt: updatedAt(session),
+		...(session.parentId ? {parentId: session.parentId} : {}),
+		...(prompt ? {title: oneLine(prompt)} : {}),
+		childCount: sessions.filter(s => s.parentId === session.id && s.project === session.project).length,
+		resumeState: resumeStateOf(session),
+	};
+}
+
+/** Per-session artifacts beside the chats (FORMATS 4; gemini's deleteSessionArtifactsAsync). */
+function sideArtifacts(project: Project, id: string, label: string): (PlanItem | undefined)[] {
+	return [
+		fileItem(path.join(project.dir, 'logs', `session-${id}.jsonl`), id, `${label} activity log`),
+		dirItem(path.join(project.dir, 'tool-outputs', `session-${id}`), id, `${label} tool outputs`),
+		dirItem(path.join(project.dir, id), id, `${label} plans, tracker and tasks`),
+	];
+}
+
+/** The ids logs.json names, for its `lines` item. */
+function logEntries(project: Project): Record<string, unknown>[] {
+	const parsed: unknown = (() => {
+		try {
+			return JSON.parse(readText(path.join(project.dir, 'logs.json')) ?? 'null') as unknown;
+		} catch {
+			return null;
+		}
+	})();
+	return Array.isArray(parsed) ? parsed.filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e)) : [];
+}
+
+function planFor(root: string, id: string): {descendants: string[]; items: PlanItem[]} {
+	const sessions = allSessions(root);
+	const descendants = new Set<string>();
+	const items: (PlanItem | undefined)[] = [];
+	for (const project of projectsOf(root)) {
+		const here = sessions.filter(s => s.project.dir === project.dir);
+		const own = here.filter(s => s.id === id);
+		const children = descendantsOf(here, id);
+		for (const child of children) descendants.add(child.id);
+		for (const session of [...own, ...children]) {
+			const label = session.id === id ? 'session' : 'sub-agent';
+			for (const chat of session.files) items.push(fileItem(chat.file, session.id, `${label} transcript ${path.basename(chat.file)}`));
+		}
+		for (const x of [id, ...children.map(c => c.id)]) {
+			const label = x === id ? 'session' : 'sub-agent';
+			items.push(...sideArtifacts(project, x, label));
+			items.push(dirItem(path.join(project.dir, 'chats', x), x, `${label} folder of sub-agent transcripts`, childBytes(items, path.join(project.dir, 'chats', x))));
+		}
+		const ids = [id, ...children.map(c => c.id)];
+		const logged = logEntries(project).filter(e => typeof e['sessionId'] === 'string' && ids.includes(e['sessionId']));
+		if (logged.length > 0) items.push({kind: 'lines', path: path.join(project.dir, 'logs.json'), count: logged.length, bytes: 0, sessionId: id, description: 'logs.json prompt entries'});
+	}
+	return {descendants: [...descendants], items: items.filter((i): i is PlanItem => i !== undefined)};
+}
+
+/** Bytes of items already planned inside `dir`, so the folder item does not count them twice. */
+function childBytes(items: readonly (PlanItem | undefined)[], dir: string): number {
+	return items.filter((i): i is PlanItem => i !== undefined && i.path.startsWith(`${dir}${path.sep}`)).reduce((n, i) => n + i.bytes, 0);
+}
+
+/** Rewrite logs.json without the entries of `ids`, in the style it was written. */
+function dropLogEntries(roots: readonly string[], file: string, ids: readonly string[]): void {
+	if (rootContaining(file, roots) === undefined) throw new Error(`${file}: refused, not inside the agent's folder`);
+	const text = readText(file);
+	const entries = JSON.parse(text ?? '[]') as unknown;
+	if (!Array.isArray(entries)) return;
+	const kept = entries.filter(e => !(typeof e === 'object' && e !== null && ids.includes(String((e as {sessionId?: unknown}).sessionId))));
+	const temp = `${file}.mam-${process.pid}.tmp`;
+	fs.writeFileSync(temp, jsonLike(text, kept));
+	fs.renameSync(temp, file);
+}
+
+/** Right before a chat file goes, its header must still carry one of the ids (FORMATS 4, 10). */
+function stillNames(item: PlanItem, ids: readonly string[]): boolean {
+	if (!MAIN_CHAT.test(path.basename(item.path)) || !item.description.includes('transcript')) return true;
+	const header = item.path.endsWith('.json') ? legacyRecords(readText(item.path) ?? '')[0] : readFirstJsonLine(item.path);
+	return typeof header?.['sessionId'] === 'string' && ids.includes(header['sessionId']);
+}
+
+export const geminiAdapter: AgentAdapter = {
 	id: 'gemini',
 	label: 'Gemini CLI',
-	idPattern: /^[A-Za-z0-9_-]+$/,
-	processNames: ['gemini'],
+	capabilities: {resume: true, purge: true},
+	idPattern: ID_PATTERN,
+	processNames: PROGRAMS,
+	residentChildren: [],
 	exitInput: {text: '/quit', keys: ['Enter']},
-	resumeArgv: id => ['gemini', '--resume', id],
-});
+
+	spawn: () => ({argv: ['gemini']}),
+
+	resume(_ctx, id) {
+		assertValidId(geminiAdapter, id);
+		return {argv: ['gemini', '--resume', id]};
+	},
+
+	matchesProcess: proc => runsProgram(proc, PROGRAMS),
+
+	async discover(ctx, query = {}) {
+		const sessions = allSessions(geminiRoot(ctx));
+		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const conversations = sessions
+			.filter(s => s.project.cwd !== undefined)
+			.filter(s => query.includeChildren || !s.parentId)
+			.filter(s => want === undefined || canonicalCwd(s.project.cwd ?? '') === want)
+			.map(s => toConversation(s, sessions))
+			.filter(c => query.since === undefined || c.createdAt >= query.since)
+			.sort((a, b) => b.createdAt - a.createdAt);
+		return {conversations, problems: []};
+	},
+
+	async verify(ctx, id, cwd) {
+		assertValidId(geminiAdapter, id);
+		const found = allSessions(geminiRoot(ctx)).filter(s => s.id === id);
+		if (found.length === 0) return {kind: 'no', reason: `no gemini session ${id}`};
+		const state = found.map(resumeStateOf).find(s => s.kind === 'yes') ?? resumeStateOf(found[0] as Session);
+		if (state.kind !== 'yes' || cwd === undefined) return state;
+		const want = canonicalCwd(cwd);
+		if (found.some(s => s.project.cwd !== undefined && canonicalCwd(s.project.cwd) === want)) return state;
+		// gemini resumes only from the project's own folder (rc 42 elsewhere, FORMATS 10).
+		return {kind: 'no', reason: `belongs to ${found.map(s => s.project.cwd ?? s.project.dir).join(', ')}`};
+	},
+
+	async artifacts(ctx, id) {
+		assertValidId(geminiAdapter, id);
+		const {descendants, items} = planFor(geminiRoot(ctx), id);
+		return makePlan('gemini', id, descendants, items);
+	},
+
+	async purge(ctx, id) {
+		assertValidId(geminiAdapter, id);
+		const root = geminiRoot(ctx);
+		const plan = await geminiAdapter.artifacts(ctx, id);
+		const ids = [id, ...plan.descendants];
+		const warnings: string[] = [];
+		const checked = plan.items.filter(item => {
+			if (stillNames(item, ids)) return true;
+			warnings.push(`${item.path}: no longer names ${id}; left alone`);
+			return false;
+		});
+		const removed = removePaths(checked, [root]);
+		warnings.push(...removed.warnings);
+		for (const item of checked.filter(i => i.kind === 'lines')) {
+			try {
+				dropLogEntries([root], item.path, ids);
+				removed.removed.push(item);
+			} catch (error) {
+				warnings.push(`${item.path}: ${messageOf(error)}`);
+			}
+		}
+		return {removed: removed.removed, warnings};
+	},
+
+	async residual(ctx, id) {
+		assertValidId(geminiAdapter, id);
+		const root = geminiRoot(ctx);
+		const sessions = allSessions(root);
+		const descendants = [...new Set(projectsOf(root).flatMap(p => descendantsOf(sessions.filter(s => s.project.dir === p.dir), id).map(s => s.id)))];
+		// Main chat files are named by an 8-character prefix: only the id inside them counts.
+		const chats = sessions
+			.filter(s => !s.parentId && (s.id === id || descendants.includes(s.id)))
+			.flatMap(s => s.files.map(f => `${f.file}: chat file of ${s.id}${s.id === id ? '' : ` [child session ${s.id}]`}`));
+		const names = scanResidual({
+			id,
+			descendants,
+			roots: [path.join(root, 'tmp')],
+			indexFiles: projectsOf(root).map(p => path.join(p.dir, 'logs.json')).filter(f => lstatOrUndefined(f)),
+			databases: [],
+		});
+		return [...chats, ...names];
+	},
+
+	async inUse(ctx, id) {
+		assertValidId(geminiAdapter, id);
+		const sessions = allSessions(geminiRoot(ctx));
+		const own = sessions.filter(s => s.id === id);
+		const family = [...own, ...own.flatMap(s => descendantsOf(sessions.filter(x => x.project === s.project), id))];
+		const ids = [...new Set([id, ...family.map(s => s.id)])];
+		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
+		return uniqueHolders([...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
+	},
+};
