@@ -23,25 +23,29 @@ export interface Holder {
 }
 
 /** Parse /proc/<pid>/stat: the comm field may contain spaces and parentheses. */
-export function parseStat(text: string): {name: string; ppid: number; pgid: number; sid: number; startTime: number} | undefined {
+export function parseStat(
+	text: string,
+): {name: string; state: string; ppid: number; pgid: number; sid: number; startTime: number} | undefined {
 	const open = text.indexOf('(');
 	const close = text.lastIndexOf(')');
 	if (open < 0 || close < open) return undefined;
 	const name = text.slice(open + 1, close);
 	const fields = text.slice(close + 2).split(' ');
 	// fields[0] is field 3 (state); field N is fields[N - 3].
+	const state = fields[0] ?? '';
 	const ppid = Number(fields[1]);
 	const pgid = Number(fields[2]);
 	const sid = Number(fields[3]);
 	const startTime = Number(fields[19]);
 	if (!Number.isFinite(ppid) || !Number.isFinite(startTime)) return undefined;
-	return {name, ppid, pgid, sid, startTime};
+	return {name, state, ppid, pgid, sid, startTime};
 }
 
 function readProcess(pid: number): ProcessRef | undefined {
 	try {
 		const stat = parseStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-		if (!stat) return undefined;
+		// A zombie has exited; it only waits to be reaped (slowly, by some inits). It is not live.
+		if (!stat || stat.state === 'Z' || stat.state === 'X') return undefined;
 		let argv: string[] = [];
 		try {
 			argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
