@@ -1,15 +1,10 @@
 import React, {createContext, useContext, useSyncExternalStore} from 'react';
+import type {UiActions} from '../src/store/uiActions.js';
 import type {Action} from '../src/store/reducer.js';
 import type {AppState} from '../src/store/state.js';
 import type {Store} from '../src/store/store.js';
 
-/** What the UI may ask of the outside world. Implemented in src/, faked in tests. */
-export interface UiActions {
-	/** Leave the dashboard. Never stops or kills anything. */
-	quit(): void;
-	/** Re-read the registry and live data now. */
-	refresh(): void;
-}
+export type {ConversationRef, UiActions} from '../src/store/uiActions.js';
 
 export interface AppContextValue {
 	readonly store: Store<AppState, Action>;

@@ -1,29 +1,51 @@
 // The composition root: the only file in src/ that imports React, Ink and components/.
 import {render} from 'ink';
 import {App} from '../components/App.js';
-import {AppProvider, type UiActions} from '../components/StoreContext.js';
+import {AppProvider} from '../components/StoreContext.js';
+import {adapterFor} from './adapters/index.js';
+import {createActions} from './actions/index.js';
 import {CliError, EXIT, type ExitCode} from './domain/exitCodes.js';
+import {selectMuxFor} from './mux/select.js';
+import type {Multiplexer} from './mux/types.js';
 import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
+import {createUiController} from './ui/controller.js';
 import type {World} from './cli/world.js';
 
-/** Re-read the registry when another process changed it. */
-function startRegistryWatch(world: World, store: Store<AppState, Action>): () => void {
+/** Re-read the registry when another process changed it (`PRAGMA data_version` is free to poll). */
+function startRegistryWatch(world: World, store: Store<AppState, Action>): {reload: () => void; stop: () => void} {
 	const registry = world.registry();
 	let lastVersion = registry.dataVersion();
-	const timer = setInterval(() => {
+	const reload = () => {
 		try {
-			const version = registry.dataVersion();
-			if (version === lastVersion) return;
-			lastVersion = version;
+			lastVersion = registry.dataVersion();
 			store.dispatch({type: 'registry/loaded', sessions: registry.list(), at: world.now()});
 		} catch (error) {
 			world.logger.warn('registry refresh failed', error);
 		}
+	};
+	const timer = setInterval(() => {
+		if (registry.dataVersion() !== lastVersion) reload();
 	}, world.config.refresh.pollMs);
 	timer.unref();
-	return () => clearInterval(timer);
+	return {reload, stop: () => clearInterval(timer)};
+}
+
+/** The backend is chosen once, on first use, so the first frame never waits for it. */
+function lazyMux(world: World): {get: () => Promise<Multiplexer>; dispose: () => Promise<void>} {
+	let pending: Promise<Multiplexer> | undefined;
+	return {
+		get: () => (pending ??= selectMuxFor(world)),
+		dispose: async () => {
+			if (!pending) return;
+			try {
+				await (await pending).dispose();
+			} catch {
+				// a backend that never came up has nothing to dispose
+			}
+		},
+	};
 }
 
 /** Build the store from the registry, render the dashboard, and clean up when the user quits. */
@@ -34,14 +56,31 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 	const registry = world.registry();
 	// The first frame comes straight from the registry; live data streams in after it.
 	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: world.now()}));
-	const stopWatch = startRegistryWatch(world, store);
+	const watch = startRegistryWatch(world, store);
+	const mux = lazyMux(world);
+	const actions = createActions({
+		registry,
+		mux: mux.get,
+		adapterFor,
+		context: world.adapterContext(),
+		processes: world.processes,
+		config: world.config,
+		now: world.now,
+		logger: world.logger,
+	});
 	let quit = () => {};
-	const actions: UiActions = {
+	const controller = createUiController({
+		store,
+		actions,
+		registry,
+		mux: mux.get,
+		logger: world.logger,
+		now: world.now,
+		refresh: () => watch.reload(),
 		quit: () => quit(),
-		refresh: () => store.dispatch({type: 'registry/loaded', sessions: registry.list(), at: world.now()}),
-	};
+	});
 	const instance = render(
-		<AppProvider store={store} actions={actions}>
+		<AppProvider store={store} actions={controller}>
 			<App home={world.adapterContext().home} />
 		</AppProvider>,
 		{exitOnCtrlC: false},
@@ -50,7 +89,8 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 	try {
 		await instance.waitUntilExit();
 	} finally {
-		stopWatch();
+		watch.stop();
+		await mux.dispose();
 	}
 	return EXIT.ok;
 }

@@ -1,13 +1,70 @@
 import {useInput} from 'ink';
-import {useApp} from '../StoreContext.js';
+import {useApp, type UiActions} from '../StoreContext.js';
 import {resolveCommand, type Command} from './keymap.js';
 import type {Action} from '../../src/store/reducer.js';
+import {selectedConversation, selectedSession, visibleSessions} from '../../src/store/selectors.js';
 import type {AppState} from '../../src/store/state.js';
 import type {Store} from '../../src/store/store.js';
-import type {UiActions} from '../StoreContext.js';
+
+type AppStore = Store<AppState, Action>;
+
+/** Marked rows when there are any (bulk), else the selected one. */
+function targets(state: AppState): string[] {
+	if (state.ui.marked.size > 0) {
+		const visible = new Set(visibleSessions(state).map(s => s.name));
+		return [...state.ui.marked].filter(name => visible.has(name));
+	}
+	const selected = selectedSession(state);
+	return selected ? [selected.name] : [];
+}
+
+function notice(store: AppStore, text: string): void {
+	store.dispatch({type: 'notice/set', notice: {level: 'info', text, at: Date.now()}});
+}
+
+type SessionCommand = Extract<Command, 'session.focus' | 'session.resume' | 'session.stop' | 'session.purge' | 'session.new' | 'row.mark'>;
+
+function sessionCommand(command: SessionCommand, store: AppStore, actions: UiActions): void {
+	const state = store.getState();
+	const selected = selectedSession(state);
+	switch (command) {
+		case 'session.focus':
+			if (selected) actions.focus(selected.name);
+			return;
+		case 'session.resume':
+			if (selected) actions.resume(selected.name);
+			return;
+		case 'session.stop': {
+			const names = targets(state);
+			if (names.length > 0) actions.stop(names);
+			store.dispatch({type: 'mark/clear'});
+			return;
+		}
+		case 'session.purge': {
+			const names = targets(state);
+			if (names.length > 0) actions.openPurge(names);
+			return;
+		}
+		case 'row.mark':
+			if (selected) store.dispatch({type: 'mark/toggle', name: selected.name});
+			return;
+		case 'session.new':
+			store.dispatch({type: 'new/open', cwd: selected?.cwd ?? ''});
+			return;
+	}
+}
+
+function conversationCommand(command: Extract<Command, `conversation.${string}`>, store: AppStore, actions: UiActions): void {
+	const conversation = selectedConversation(store.getState());
+	if (!conversation) return notice(store, 'no conversation selected');
+	const ref = {agent: conversation.agent, id: conversation.id};
+	if (command === 'conversation.adopt') actions.adopt(ref);
+	else if (command === 'conversation.resume') actions.resumeConversation(ref);
+	else if (command === 'conversation.purge') actions.openPurgeConversation(ref);
+}
 
 /** Carry out a command. Reads the store at call time, never a value captured at render (STYLE 4.4). */
-export function runCommand(command: Command, store: Store<AppState, Action>, actions: UiActions): void {
+export function runCommand(command: Command, store: AppStore, actions: UiActions): void {
 	const {mode} = store.getState().ui;
 	switch (command) {
 		case 'cursor.down':
@@ -22,27 +79,45 @@ export function runCommand(command: Command, store: Store<AppState, Action>, act
 			return store.dispatch({type: 'mode/set', mode: 'filter'});
 		case 'view.toggleFindings':
 			return store.dispatch({type: 'mode/set', mode: mode === 'findings' ? 'sessions' : 'findings'});
+		case 'view.conversations':
+			return store.dispatch({type: 'mode/set', mode: mode === 'conversations' ? 'sessions' : 'conversations'});
 		case 'help.toggle':
 			return store.dispatch(mode === 'help' ? {type: 'mode/back'} : {type: 'mode/set', mode: 'help'});
+		case 'app.back':
+			return store.dispatch(mode === 'help' ? {type: 'mode/back'} : {type: 'mode/set', mode: 'sessions'});
+		case 'app.refresh':
+			return actions.refresh();
 		case 'app.quit':
 			return actions.quit();
+		case 'finding.fix':
+			return actions.applyFix(store.getState().ui.findingsCursor);
+		case 'conversation.adopt':
+		case 'conversation.resume':
+		case 'conversation.purge':
+			return conversationCommand(command, store, actions);
+		case 'session.focus':
+		case 'session.resume':
+		case 'session.stop':
+		case 'session.purge':
+		case 'session.new':
+		case 'row.mark':
+			return sessionCommand(command, store, actions);
 	}
 }
 
-/** The list/help key handler. Inactive while a text field owns the keyboard. */
-export function useCommands(): void {
+const TEXT_MODES = new Set(['filter', 'purge', 'new']);
+
+/** The list/help key handler. Inactive while a text field or dialog owns the keyboard. */
+export function useCommands(isActive: boolean): void {
 	const {store, actions} = useApp();
 	useInput(
 		(input, key) => {
 			const state = store.getState();
-			if (state.ui.mode === 'help' && key.escape) {
-				store.dispatch({type: 'mode/back'});
-				return;
-			}
+			if (TEXT_MODES.has(state.ui.mode)) return;
 			const command = resolveCommand(state.ui.mode, input, key);
 			if (command) runCommand(command, store, actions);
 		},
-		{isActive: store.getState().ui.mode !== 'filter'},
+		{isActive},
 	);
 }
 

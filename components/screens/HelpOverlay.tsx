@@ -9,7 +9,7 @@ export function HelpOverlay(): React.JSX.Element {
 		<Box flexDirection="column" borderStyle="round" paddingX={1}>
 			<Text bold>Keys</Text>
 			{BINDINGS.map(b => (
-				<Text key={b.command}>
+				<Text key={b.command} wrap="truncate">
 					{b.keys.padEnd(width)}  {b.description}
 				</Text>
 			))}

@@ -1,14 +1,16 @@
-import React from 'react';
+import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {AppState} from '../../src/store/state.js';
-import {visibleSessions} from '../../src/store/selectors.js';
-import {SessionTable} from '../widgets/SessionTable.js';
+import {findingsFor, visibleSessions} from '../../src/store/selectors.js';
+import {DetailPanel} from '../widgets/DetailPanel.js';
+import {SessionTable, type SessionRow} from '../widgets/SessionTable.js';
 
 export interface SessionsScreenProps {
 	readonly state: AppState;
 	readonly height: number;
 	readonly width: number;
 	readonly home: string;
+	readonly now: number;
 }
 
 function EmptyState({filtered}: {readonly filtered: boolean}): React.JSX.Element {
@@ -17,7 +19,7 @@ function EmptyState({filtered}: {readonly filtered: boolean}): React.JSX.Element
 		<Box flexDirection="column">
 			<Text bold>No sessions yet.</Text>
 			<Text>mam-tui lists the agent sessions in its registry. To get started:</Text>
-			<Text>  • run `mam-tui new --agent claude --cwd DIR` to start one in a new pane,</Text>
+			<Text>  • press n (or run `mam-tui new --agent claude --cwd DIR`) to start one in a new pane,</Text>
 			<Text>  • or `mam-tui adopt --agent codex --id ID` to register a conversation you already have,</Text>
 			<Text>  • or `mam-tui demo` to try every key in a private sandbox.</Text>
 			<Text dimColor>Press ? for the keys, q to quit.</Text>
@@ -25,21 +27,67 @@ function EmptyState({filtered}: {readonly filtered: boolean}): React.JSX.Element
 	);
 }
 
-export function SessionsScreen({state, height, width, home}: SessionsScreenProps): React.JSX.Element {
-	const rows = visibleSessions(state);
+/** Width from which the detail panel sits beside the list instead of under it. */
+const SIDE_BY_SIDE_WIDTH = 170;
+/** Lines the detail panel takes under the list on narrow terminals (with its border). */
+const DETAIL_LINES = 8;
+
+export function SessionsScreen({state, height, width, home, now}: SessionsScreenProps): React.JSX.Element {
+	const records = useMemo(() => visibleSessions(state), [state.sessions, state.ui.filter]); // eslint-disable-line react-hooks/exhaustive-deps
+	const rows: SessionRow[] = useMemo(
+		() => records.map(record => ({record, live: state.live[record.name], findings: findingsFor(state, record).length})),
+		[records, state.live, state.findings], // eslint-disable-line react-hooks/exhaustive-deps
+	);
 	const filtering = state.ui.mode === 'filter' || state.ui.filter !== '';
+	const filterLine = filtering ? (
+		<Text>
+			filter: {state.ui.filter}
+			{state.ui.mode === 'filter' ? '▏' : ''}
+		</Text>
+	) : null;
+	if (rows.length === 0) {
+		return (
+			<Box flexDirection="column">
+				{filterLine}
+				<EmptyState filtered={state.ui.filter !== ''} />
+			</Box>
+		);
+	}
+	const cursor = Math.min(state.ui.cursor, rows.length - 1);
+	const selected = rows[cursor];
+	const side = width >= SIDE_BY_SIDE_WIDTH;
+	const listWidth = side ? Math.floor(width * 0.6) : width;
+	const listHeight = Math.max(3, height - (filtering ? 1 : 0) - (side ? 0 : DETAIL_LINES) - 1);
+	const detail = selected ? (
+		<DetailPanel
+			session={selected.record}
+			live={selected.live}
+			detail={state.detail}
+			findings={findingsFor(state, selected.record)}
+			home={home}
+			height={side ? height : DETAIL_LINES}
+		/>
+	) : null;
+	const table = (
+		<SessionTable rows={rows} cursor={cursor} height={listHeight} width={listWidth} home={home} marked={state.ui.marked} now={now} />
+	);
 	return (
 		<Box flexDirection="column">
-			{filtering ? (
-				<Text>
-					filter: {state.ui.filter}
-					{state.ui.mode === 'filter' ? '▏' : ''}
-				</Text>
-			) : null}
-			{rows.length === 0 ? (
-				<EmptyState filtered={state.ui.filter !== ''} />
+			{filterLine}
+			{side ? (
+				<Box>
+					<Box width={listWidth} flexDirection="column">
+						{table}
+					</Box>
+					<Box width={width - listWidth} flexDirection="column">
+						{detail}
+					</Box>
+				</Box>
 			) : (
-				<SessionTable rows={rows} cursor={state.ui.cursor} height={height} width={width} home={home} marked={state.ui.marked} />
+				<>
+					{table}
+					{detail}
+				</>
 			)}
 		</Box>
 	);

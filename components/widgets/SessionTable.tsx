@@ -1,26 +1,25 @@
 import React from 'react';
 import {Box, Text} from 'ink';
 import type {SessionRecord} from '../../src/domain/types.js';
-import {STATUS_COLOR, ACCENT} from '../theme.js';
+import type {SessionLive} from '../../src/store/state.js';
+import {age, fit, LIVE_COLOR, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
+import {ACCENT, STATUS_COLOR} from '../theme.js';
+
+export interface SessionRow {
+	readonly record: SessionRecord;
+	readonly live?: SessionLive;
+	readonly findings: number;
+}
 
 export interface SessionTableProps {
-	readonly rows: readonly SessionRecord[];
+	readonly rows: readonly SessionRow[];
 	readonly cursor: number;
 	/** How many rows fit; only those render, so hundreds of sessions cost what one screen costs. */
 	readonly height: number;
 	readonly width: number;
 	readonly home: string;
 	readonly marked: ReadonlySet<string>;
-}
-
-function fit(text: string, width: number): string {
-	if (width <= 0) return '';
-	if (text.length <= width) return text.padEnd(width);
-	return `${text.slice(0, Math.max(0, width - 1))}…`;
-}
-
-function shorten(cwd: string, home: string): string {
-	return cwd === home ? '~' : cwd.startsWith(`${home}/`) ? `~${cwd.slice(home.length)}` : cwd;
+	readonly now: number;
 }
 
 /** The first visible row, keeping the cursor on screen. */
@@ -30,50 +29,74 @@ export function windowStart(cursor: number, height: number, total: number): numb
 	return Math.max(0, Math.min(cursor - half, total - height));
 }
 
-interface Columns {
+export interface Columns {
 	readonly name: number;
 	readonly agent: number;
-	readonly status: number;
 	readonly pane: number;
+	readonly status: number;
+	readonly resume: number;
 	readonly pin: number;
+	readonly age: number;
 	readonly cwd: number;
 }
 
-/** Widths for the terminal: fixed narrow columns, the rest split between name and cwd. */
+/** Widths for the terminal: narrow fixed columns, the rest split between name and cwd; pin shows from 100 columns. */
 export function columnWidths(width: number): Columns {
-	const agent = 9;
+	const agent = 8;
+	const pane = width >= 120 ? 8 : 6;
 	const status = 8;
-	const pane = width >= 100 ? 8 : 6;
-	const pin = width >= 120 ? 10 : 0;
-	const fixed = 2 + agent + status + pane + pin + 5;
-	const flexible = Math.max(20, width - fixed - 1);
-	const name = Math.max(10, Math.floor(flexible * 0.4));
-	return {name, agent, status, pane, pin, cwd: Math.max(8, flexible - name)};
+	const resume = width >= 120 ? 22 : 11;
+	const pin = width >= 100 ? 9 : 0;
+	const ageWidth = 4;
+	const gaps = pin ? 8 : 7;
+	const fixed = 3 + agent + pane + status + resume + pin + ageWidth + gaps;
+	const flexible = Math.max(24, width - fixed - 1);
+	const name = Math.max(10, Math.min(28, Math.floor(flexible * 0.45)));
+	return {name, agent, pane, status, resume, pin, age: ageWidth, cwd: Math.max(8, flexible - name)};
 }
 
-export function SessionTable({rows, cursor, height, width, home, marked}: SessionTableProps): React.JSX.Element {
+function statusOf(row: SessionRow): {text: string; color: string} {
+	if (row.record.status === 'purged') return {text: 'purged', color: STATUS_COLOR.purged};
+	if (row.live) return {text: row.live.liveStatus, color: LIVE_COLOR[row.live.liveStatus]};
+	return {text: row.record.status, color: STATUS_COLOR[row.record.status]};
+}
+
+function Header({cols}: {readonly cols: Columns}): React.JSX.Element {
+	const cells = [fit('NAME', cols.name), fit('AGENT', cols.agent), fit('PANE', cols.pane), fit('STATUS', cols.status), fit('RESUME', cols.resume)];
+	if (cols.pin) cells.push(fit('PIN', cols.pin));
+	cells.push(fit('AGE', cols.age), fit('CWD', cols.cwd));
+	return <Text bold>{`   ${cells.join(' ')}`}</Text>;
+}
+
+function Row({row, selected, marked, cols, home, now}: {readonly row: SessionRow; readonly selected: boolean; readonly marked: boolean; readonly cols: Columns; readonly home: string; readonly now: number}): React.JSX.Element {
+	const {record} = row;
+	const status = statusOf(row);
+	const resume = row.live?.resumeState;
+	return (
+		<Text inverse={selected} wrap="truncate">
+			<Text color={selected ? ACCENT : undefined}>{selected ? '>' : ' '}</Text>
+			{marked ? '*' : ' '}
+			<Text color="red">{row.findings > 0 ? '!' : ' '}</Text>
+			{fit(record.name, cols.name)} {fit(record.agent, cols.agent)} {fit(record.paneId ?? '—', cols.pane)}{' '}
+			<Text color={status.color}>{fit(status.text, cols.status)}</Text>{' '}
+			<Text color={resume ? RESUME_COLOR[resume.kind] : undefined}>{fit(resumeText(resume), cols.resume)}</Text>
+			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? '—', cols.pin)}` : ''} {fit(age(record.createdAt, now), cols.age)}{' '}
+			{fit(shortenPath(record.cwd, home), cols.cwd)}
+		</Text>
+	);
+}
+
+export function SessionTable({rows, cursor, height, width, home, marked, now}: SessionTableProps): React.JSX.Element {
 	const cols = columnWidths(width);
 	const start = windowStart(cursor, height, rows.length);
 	const visible = rows.slice(start, start + height);
-	const header = [fit('NAME', cols.name), fit('AGENT', cols.agent), fit('STATUS', cols.status), fit('PANE', cols.pane)];
-	if (cols.pin) header.push(fit('PIN', cols.pin));
-	header.push(fit('CWD', cols.cwd));
 	return (
 		<Box flexDirection="column">
-			<Text bold>{`  ${header.join(' ')}`}</Text>
-			{visible.map((row, i) => {
-				const selected = start + i === cursor;
-				const mark = marked.has(row.name) ? '*' : ' ';
-				return (
-					<Text key={row.id} inverse={selected}>
-						<Text color={selected ? ACCENT : undefined}>{selected ? '>' : ' '}</Text>
-						{mark}
-						{fit(row.name, cols.name)} {fit(row.agent, cols.agent)}{' '}
-						<Text color={STATUS_COLOR[row.status]}>{fit(row.status, cols.status)}</Text> {fit(row.paneId ?? '—', cols.pane)}
-						{cols.pin ? ` ${fit(row.agentSessionId?.slice(0, 8) ?? '—', cols.pin)}` : ''} {fit(shorten(row.cwd, home), cols.cwd)}
-					</Text>
-				);
-			})}
+			<Header cols={cols} />
+			{visible.map((row, i) => (
+				<Row key={row.record.id} row={row} selected={start + i === cursor} marked={marked.has(row.record.name)} cols={cols} home={home} now={now} />
+			))}
+			{rows.length > height ? <Text dimColor>{`   ${start + 1}–${start + visible.length} of ${rows.length}`}</Text> : null}
 		</Box>
 	);
 }

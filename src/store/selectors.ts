@@ -25,3 +25,18 @@ export function countsByStatus(sessions: readonly SessionRecord[]): Record<Sessi
 	for (const s of sessions) counts[s.status]++;
 	return counts;
 }
+
+/** The conversation under the conversations cursor. */
+export function selectedConversation(state: AppState): AppState['conversations'][number] | undefined {
+	return state.conversations[Math.min(state.ui.conversationsCursor, state.conversations.length - 1)];
+}
+
+/** The finding under the findings cursor. */
+export function selectedFinding(state: AppState): AppState['findings'][number] | undefined {
+	return state.findings[Math.min(state.ui.findingsCursor, state.findings.length - 1)];
+}
+
+/** Findings that concern a session, by registry id or name. */
+export function findingsFor(state: Pick<AppState, 'findings'>, session: SessionRecord): AppState['findings'] {
+	return state.findings.filter(f => f.sessionId === session.id || f.sessionName === session.name);
+}

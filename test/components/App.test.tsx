@@ -1,18 +1,19 @@
 import {cleanup, render} from 'ink-testing-library';
-import {afterEach, describe, expect, it, vi} from 'vitest';
+import {afterEach, describe, expect, it} from 'vitest';
 import {App} from '../../components/App.js';
-import {AppProvider, type UiActions} from '../../components/StoreContext.js';
+import {AppProvider} from '../../components/StoreContext.js';
 import {reducer} from '../../src/store/reducer.js';
 import {initialState, type AppState} from '../../src/store/state.js';
 import {createStore} from '../../src/store/store.js';
 import {KEYS, press, waitForFrame} from '../helpers/ink.js';
+import {fakeActions} from './fakeActions.js';
 import {session} from './fixtures.js';
 
 afterEach(() => cleanup());
 
 function setup(overrides: Partial<AppState> = {}) {
 	const store = createStore(reducer, initialState(overrides));
-	const actions: UiActions = {quit: vi.fn(), refresh: vi.fn()};
+	const actions = fakeActions();
 	const r = render(
 		<AppProvider store={store} actions={actions}>
 			<App home="/home/u" />
@@ -31,8 +32,8 @@ describe('the first dashboard frame', () => {
 	it('lists the registry sessions with name, agent, status and a shortened cwd', async () => {
 		const {r} = setup({sessions: three});
 		const frame = await waitForFrame(r, f => f.includes('api-refactor'));
-		expect(frame).toMatch(/>\s*api-refactor\s+codex\s+running\s+%\d+\s+~\/src\/app/);
-		expect(frame).toMatch(/docs\s+claude\s+stopped\s+—/);
+		expect(frame).toMatch(/>\s*api-refactor\s+codex\s+%\d+\s+running\s.*~\/src\/app/);
+		expect(frame).toMatch(/docs\s+claude\s+—\s+stopped/);
 		// running rows first, then by name
 		expect(frame.indexOf('api-refactor')).toBeLessThan(frame.indexOf('bugfix'));
 		expect(frame.indexOf('bugfix')).toBeLessThan(frame.indexOf('docs'));

@@ -36,3 +36,12 @@ describe('keymap', () => {
 		}
 	});
 });
+
+describe('README keys table', () => {
+	it('is the table generated from the keymap', async () => {
+		const fs = await import('node:fs');
+		const {keysMarkdown} = await import('../../components/input/keymap.js');
+		const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+		expect(readme).toContain(keysMarkdown());
+	});
+});

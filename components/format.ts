@@ -1,0 +1,48 @@
+import type {LiveStatus, ResumeState} from '../src/domain/types.js';
+
+/** Pad or cut to exactly `width` characters. */
+export function fit(text: string, width: number): string {
+	if (width <= 0) return '';
+	if (text.length <= width) return text.padEnd(width);
+	return `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
+export function shortenPath(p: string, home: string): string {
+	return p === home ? '~' : p.startsWith(`${home}/`) ? `~${p.slice(home.length)}` : p;
+}
+
+/** `3s`, `5m`, `2h`, `4d`. */
+export function age(fromMs: number, nowMs: number): string {
+	const s = Math.max(0, Math.round((nowMs - fromMs) / 1000));
+	if (s < 60) return `${s}s`;
+	if (s < 3600) return `${Math.floor(s / 60)}m`;
+	if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+	return `${Math.floor(s / 86_400)}d`;
+}
+
+export function bytes(n: number): string {
+	if (n < 1024) return `${n} B`;
+	if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+	return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+export function resumeText(state: ResumeState | undefined): string {
+	if (!state) return '…';
+	return state.kind === 'yes' ? 'yes' : `${state.kind}: ${state.reason}`;
+}
+
+export const RESUME_COLOR = {yes: 'green', no: 'red', unknown: 'yellow'} as const;
+
+export const LIVE_COLOR: Record<LiveStatus, string> = {
+	working: 'green',
+	blocked: 'magenta',
+	idle: 'cyan',
+	done: 'blue',
+	unknown: 'gray',
+	exited: 'red',
+	stopped: 'yellow',
+};
+
+export function seconds(ms: number): string {
+	return `${(ms / 1000).toFixed(1)}s`;
+}

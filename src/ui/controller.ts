@@ -1,0 +1,177 @@
+import type {Actions, PurgePlanView, StopProgress} from '../actions/index.js';
+import {applyFix} from '../drift/fix.js';
+import {messageOf} from '../domain/result.js';
+import type {Multiplexer} from '../mux/types.js';
+import type {Registry} from '../registry/registry.js';
+import type {Action} from '../store/reducer.js';
+import type {AppState, PlanView, StepView} from '../store/state.js';
+import type {Store} from '../store/store.js';
+import type {ConversationRef, UiActions} from '../store/uiActions.js';
+import type {Logger} from '../system/logger.js';
+
+export interface ControllerDeps {
+	readonly store: Store<AppState, Action>;
+	readonly actions: Actions;
+	readonly registry: Registry;
+	readonly mux: () => Promise<Multiplexer>;
+	readonly logger: Logger;
+	readonly now: () => number;
+	/** Re-read the registry and live data (the supervisor's refresh). */
+	readonly refresh: () => void;
+	readonly quit: () => void;
+}
+
+const STOP_LABELS: Record<StopProgress['step'], string> = {
+	capture: 'capture',
+	'exit-input': '1 exit input',
+	'close-pane': '2 close pane',
+	sigkill: '3 SIGKILL',
+};
+
+export function toPlanView(view: PurgePlanView): PlanView {
+	return {
+		target: view.label,
+		agent: view.agent,
+		id: view.id,
+		descendants: view.plan.descendants,
+		lines: view.plan.items.map(item => ({
+			description: item.description,
+			path: item.path,
+			...(item.table ? {table: item.table} : {}),
+			...(item.count === undefined ? {} : {count: item.count}),
+			bytes: item.bytes,
+			sessionId: item.sessionId,
+		})),
+		totalBytes: view.plan.totalBytes,
+	};
+}
+
+/**
+ * The dashboard's side of the actions: turns key intents into action calls, and action progress
+ * into store updates. Every method returns at once; the work runs in the background so the UI
+ * stays responsive, and several stops may run side by side.
+ */
+export function createUiController(deps: ControllerDeps): UiActions {
+	const {store, actions} = deps;
+	/** The plans the open purge dialog shows; confirmation re-checks them in the action. */
+	let pendingPlans: readonly PurgePlanView[] = [];
+
+	const notice = (level: 'info' | 'ok' | 'error', text: string) =>
+		store.dispatch({type: 'notice/set', notice: {level, text, at: deps.now()}});
+
+	/** Run `work` detached; a thrown error becomes a notice and a log line, never a crash. */
+	const background = (what: string, work: () => Promise<void>) => {
+		work().catch((error: unknown) => {
+			deps.logger.error(`${what} failed`, error);
+			notice('error', `${what} failed: ${messageOf(error)}`);
+		});
+	};
+
+	const stopOne = async (name: string) => {
+		const startedAt = deps.now();
+		store.dispatch({type: 'operation/started', operation: {kind: 'stop', session: name, startedAt, steps: []}});
+		const onProgress = (p: StopProgress) => {
+			const at = deps.now();
+			const step: StepView = {
+				id: p.step,
+				label: STOP_LABELS[p.step],
+				state: p.state,
+				startedAt: at - p.elapsedMs,
+				...(p.state === 'running' ? {} : {endedAt: at}),
+				detail: p.message,
+			};
+			store.dispatch({type: 'operation/step', session: name, step});
+		};
+		const result = await actions.stop({name}, {onProgress});
+		const text = result.ok
+			? result.value.ok
+				? `ended by ${result.value.endedBy}`
+				: `survivors: ${result.value.survivors.map(s => s.pid).join(', ')}`
+			: result.error.message;
+		store.dispatch({type: 'operation/ended', session: name, at: deps.now(), ok: result.ok && result.value.ok, text});
+		notice(result.ok && result.value.ok ? 'ok' : 'error', `stop ${name}: ${text}`);
+		deps.refresh();
+	};
+
+	const openPurgeFor = async (refs: readonly ({name: string} | ConversationRef)[], targets: readonly string[]) => {
+		pendingPlans = [];
+		store.dispatch({type: 'purge/open', targets, expected: targets.length === 1 ? (targets[0] ?? '') : `purge ${targets.length}`});
+		const views: PurgePlanView[] = [];
+		for (const ref of refs) {
+			const result = await actions.purgePlan(ref);
+			if (!result.ok) {
+				store.dispatch({type: 'purge/plans', plans: [], refusal: result.error.message});
+				return;
+			}
+			views.push(result.value);
+		}
+		pendingPlans = views;
+		// The label the action expects wins over our guess (a conversation purge types its id).
+		store.dispatch({type: 'purge/open', targets: views.map(v => v.label), expected: actions.expectedConfirmation(views)});
+		store.dispatch({type: 'purge/plans', plans: views.map(toPlanView)});
+	};
+
+	return {
+		quit: () => deps.quit(),
+		refresh: () => deps.refresh(),
+		focus: name =>
+			background('focus', async () => {
+				const session = deps.registry.get(name);
+				if (!session?.paneId) return notice('info', `${name} has no pane to focus`);
+				const mux = await deps.mux();
+				await mux.focusPane(session.paneId);
+				notice('ok', `focused ${session.paneId}`);
+			}),
+		resume: name =>
+			background('resume', async () => {
+				const result = await actions.resume({name});
+				notice(result.ok ? 'ok' : 'error', result.ok ? `resumed ${name} in pane ${result.value.paneId}` : `resume ${name}: ${result.error.message}`);
+				deps.refresh();
+			}),
+		stop: names => {
+			for (const name of names) background(`stop ${name}`, () => stopOne(name));
+		},
+		openPurge: names => background('purge plan', () => openPurgeFor(names.map(name => ({name})), names)),
+		openPurgeConversation: ref => background('purge plan', () => openPurgeFor([ref], [ref.id])),
+		confirmPurge: typed =>
+			background('purge', async () => {
+				const plans = pendingPlans;
+				pendingPlans = [];
+				if (!actions.confirmPurge(plans, typed)) return notice('info', 'purge cancelled: the typed text did not match');
+				const label = plans.map(p => p.label).join(', ');
+				notice('info', `purging ${label}…`);
+				const result = await actions.purge(plans, typed);
+				if (!result.ok) return notice('error', `purge ${label}: ${result.error.message}`);
+				const residual = result.value.flatMap(r => r.residual);
+				notice(residual.length ? 'error' : 'ok', residual.length ? `purge left ${residual.length} artifact(s): ${residual.slice(0, 2).join('; ')}` : `purged ${label}`);
+				deps.refresh();
+			}),
+		applyFix: index =>
+			background('fix', async () => {
+				const finding = store.getState().findings[index];
+				if (!finding) return;
+				if (!finding.fix) return notice('info', `${finding.kind}: no automatic fix${finding.offer ? ` — ${finding.offer}` : ''}`);
+				const outcome = applyFix(deps.registry, finding, {now: deps.now});
+				if (outcome) notice(outcome.status === 'applied' ? 'ok' : 'error', outcome.message);
+				deps.refresh();
+			}),
+		newSession: (agent, cwd) =>
+			background('new session', async () => {
+				const result = await actions.newSession({agent, cwd});
+				notice(result.ok ? 'ok' : 'error', result.ok ? `started ${result.value.name} in ${result.value.paneId ?? 'a new pane'}` : `new session: ${result.error.message}`);
+				deps.refresh();
+			}),
+		adopt: ref =>
+			background('adopt', async () => {
+				const result = await actions.adopt({agent: ref.agent, id: ref.id});
+				notice(result.ok ? 'ok' : 'error', result.ok ? `adopted ${ref.id} as ${result.value.session.name}` : `adopt: ${result.error.message}`);
+				deps.refresh();
+			}),
+		resumeConversation: ref =>
+			background('resume', async () => {
+				const result = await actions.resume({agent: ref.agent, id: ref.id});
+				notice(result.ok ? 'ok' : 'error', result.ok ? `resumed ${ref.id} in pane ${result.value.paneId}` : `resume: ${result.error.message}`);
+				deps.refresh();
+			}),
+	};
+}
