@@ -59,6 +59,8 @@ export interface StoppedProcesses {
 const POLL_MS = 100;
 /** How long step 3 waits for the kernel to reap what it SIGKILLed before calling it a survivor. */
 const SIGKILL_REAP_MS = 2000;
+/** How long a clean exit's leftover children get to follow the agent out before they count as survivors. */
+const CHILDREN_SETTLE_MS = 1000;
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
 
 const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms));
@@ -386,6 +388,8 @@ async function escalate(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, m
 	if (agentAlive && mux && (await stepExitInput(run, deps, adapter, mux, cap, graceMs))) {
 		// The pane's own shell is no leftover: the pane stays for the user (herdr keeps it).
 		const rest = cap.processes.filter(p => !(p.pid === cap.root?.pid && p.pid !== cap.agent?.pid));
+		// An agent ends its helpers as it exits; give them a moment to follow before listing survivors.
+		await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, 'waiting for the agent\'s children to exit', async () => (await run.aliveOf(rest)).length === 0);
 		const paneGone = cap.pane ? (await currentPane(mux, cap.pane.id)) === undefined : true;
 		return done('exit-input', await run.aliveOf(rest), paneGone);
 	}

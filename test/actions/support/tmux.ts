@@ -1,0 +1,43 @@
+import crypto from 'node:crypto';
+import {execa} from 'execa';
+
+/** A private tmux server (`tmux -L mam-test-<random>`): never the user's default server. */
+export interface TmuxServer {
+	readonly socket: string;
+	/** Run `tmux -L <socket> ...args`; rejects on a non-zero exit. */
+	run(args: readonly string[]): Promise<string>;
+	/** Every pane: id, pid of its root process, and whether it is dead. */
+	panes(): Promise<Array<{id: string; pid: number}>>;
+	kill(): Promise<void>;
+}
+
+/**
+ * Start a private server with one idle base window (so closing test panes never ends the server).
+ * `env` becomes the server's global environment, so panes inherit its PATH.
+ */
+export async function startTmuxServer(env: Record<string, string>): Promise<TmuxServer> {
+	const socket = `mam-test-${crypto.randomBytes(6).toString('hex')}`;
+	const run = async (args: readonly string[]) => {
+		const result = await execa('tmux', ['-L', socket, ...args], {env, extendEnv: false, reject: false});
+		if (result.exitCode !== 0) throw new Error(`tmux ${args.join(' ')}: ${String(result.stderr)}`);
+		return String(result.stdout);
+	};
+	await run(['-f', '/dev/null', 'new-session', '-d', '-s', 'base', '-x', '200', '-y', '50', 'sleep', '100000']);
+	return {
+		socket,
+		run,
+		async panes() {
+			const text = await run(['list-panes', '-a', '-F', '#{pane_id} #{pane_pid}']);
+			return text
+				.split('\n')
+				.filter(Boolean)
+				.map(line => {
+					const [id, pid] = line.split(' ');
+					return {id: id ?? '', pid: Number(pid)};
+				});
+		},
+		async kill() {
+			await execa('tmux', ['-L', socket, 'kill-server'], {reject: false});
+		},
+	};
+}
