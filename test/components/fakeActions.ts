@@ -1,20 +1,22 @@
-import {vi} from 'vitest';
+import {vi, type Mock} from 'vitest';
 import type {UiActions} from '../../src/store/uiActions.js';
 
+export type FakeActions = {readonly [K in keyof UiActions]: Mock<UiActions[K]>};
+
 /** Every UI action as a spy: tests assert what a key asked for. */
-export function fakeActions(): {[K in keyof UiActions]: ReturnType<typeof vi.fn>} & UiActions {
+export function fakeActions(): FakeActions {
 	return {
-		quit: vi.fn(),
-		refresh: vi.fn(),
-		focus: vi.fn(),
-		resume: vi.fn(),
-		stop: vi.fn(),
-		openPurge: vi.fn(),
-		confirmPurge: vi.fn(),
-		applyFix: vi.fn(),
-		newSession: vi.fn(),
-		adopt: vi.fn(),
-		resumeConversation: vi.fn(),
-		openPurgeConversation: vi.fn(),
+		quit: vi.fn<UiActions['quit']>(),
+		refresh: vi.fn<UiActions['refresh']>(),
+		focus: vi.fn<UiActions['focus']>(),
+		resume: vi.fn<UiActions['resume']>(),
+		stop: vi.fn<UiActions['stop']>(),
+		openPurge: vi.fn<UiActions['openPurge']>(),
+		confirmPurge: vi.fn<UiActions['confirmPurge']>(),
+		applyFix: vi.fn<UiActions['applyFix']>(),
+		newSession: vi.fn<UiActions['newSession']>(),
+		adopt: vi.fn<UiActions['adopt']>(),
+		resumeConversation: vi.fn<UiActions['resumeConversation']>(),
+		openPurgeConversation: vi.fn<UiActions['openPurgeConversation']>(),
 	};
 }
