@@ -7,8 +7,7 @@ import type {Multiplexer} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {aliveWithStart, disposeStandinScript, waitFor} from '../support/standin.js';
 import {agentPids, killLeftovers, startAgentInPane, startTimeOf} from './support/agents.js';
-import {startTmuxServer, type TmuxServer} from './support/tmux.js';
-import {tmuxTestMux} from './support/tmuxMux.js';
+import {startTmuxServer, tmuxBackend, type TmuxServer} from './support/tmux.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
 
 const FAST = {graceMs: 1500, killWaitMs: 1500};
@@ -20,10 +19,11 @@ const cleanup: Array<{pid: number; startTime: number}> = [];
 
 beforeAll(async () => {
 	server = await startTmuxServer({PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp'});
-	mux = tmuxTestMux(server, createProcessTable());
+	mux = await tmuxBackend(server);
 });
 
 afterAll(async () => {
+	await mux.dispose();
 	await server.kill();
 	killLeftovers(cleanup);
 	disposeStandinScript();
@@ -166,7 +166,7 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 		const agent = await startAgentInPane(w, mux, {});
 		const pids = agentPids(agent);
 		cleanup.push(...pids);
-		const selfMux = tmuxTestMux(server, createProcessTable(), agent.paneId);
+		const selfMux = await tmuxBackend(server, agent.paneId);
 		const result = await createActions(w.deps(selfMux)).stop({name: agent.session.name}, FAST);
 		expect(result.ok).toBe(false);
 		expect(!result.ok && result.error.kind).toBe('self-pane');

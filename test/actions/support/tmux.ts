@@ -1,5 +1,9 @@
 import crypto from 'node:crypto';
 import {execa} from 'execa';
+import {createTmuxMux} from '../../../src/mux/tmux.js';
+import type {Multiplexer} from '../../../src/mux/types.js';
+import {realExec} from '../../../src/system/exec.js';
+import {createProcessTable} from '../../../src/system/processes.js';
 
 /** A private tmux server (`tmux -L mam-test-<random>`): never the user's default server. */
 export interface TmuxServer {
@@ -40,4 +44,18 @@ export async function startTmuxServer(env: Record<string, string>): Promise<Tmux
 			await execa('tmux', ['-L', socket, 'kill-server'], {reject: false});
 		},
 	};
+}
+
+/**
+ * The real tmux backend on the test server. With `selfPaneId`, the backend believes mam-tui runs
+ * in that pane (TMUX/TMUX_PANE name it), the way it would inside a real tmux.
+ */
+export async function tmuxBackend(server: TmuxServer, selfPaneId?: string): Promise<Multiplexer> {
+	const env: Record<string, string> = {};
+	if (selfPaneId) {
+		const socketPath = (await server.run(['display-message', '-p', '#{socket_path}'])).trim();
+		env['TMUX'] = `${socketPath},1,0`;
+		env['TMUX_PANE'] = selfPaneId;
+	}
+	return createTmuxMux({server: {socketName: server.socket}, exec: realExec, processes: createProcessTable(), env, pollMs: 1000});
 }
