@@ -1,10 +1,440 @@
-import {stubAdapter} from './stub.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import type {Conversation, ResumeState} from '../domain/types.js';
+import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
+import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {isoMs, obj, oneLine, readFirstJsonLine, readJsonl, str} from './common/jsonl.js';
+import {countLines, jsonFieldIn, removeLines} from './common/lines.js';
+import {canonicalCwd, joinNames, listDir, realpathOrUndefined} from './common/paths.js';
+import {fileItem, makePlan, removePaths} from './common/plan.js';
+import {scanResidual} from './common/residual.js';
+import {deleteRows, type RowDelete} from './common/sqlitePurge.js';
+import {argvNames} from './stub.js';
+import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
 
-export const codexAdapter = stubAdapter({
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+/** `rollout-<local time>-<thread id>.jsonl` (FORMATS 2). */
+const ROLLOUT_FILE = new RegExp(`^rollout-\\d{4}-\\d{2}-\\d{2}T\\d{2}-\\d{2}-\\d{2}-(${UUID})\\.jsonl$`);
+/** Generation-numbered databases: state_5.sqlite, thread_history_1.sqlite, logs_2.sqlite, … */
+const GENERATION_DB = /^[a-z][a-z_]*_\d+\.sqlite$/;
+/** Wrapper texts codex injects as user messages; they are not something the user said. */
+const INJECTED = /^\s*<(environment_context|user_instructions|skills_instructions|turn_aborted|permissions|user_shell_command)\b/;
+
+/** `CODEX_HOME` (only for the caller's own home), else `<home>/.codex`. */
+function codexRoot(ctx: AdapterContext): string {
+	const override = ctx.ownHome ? ctx.env['CODEX_HOME'] : undefined;
+	return override ? path.resolve(override) : path.join(ctx.home, '.codex');
+}
+
+/** `CODEX_SQLITE_HOME` (own home only), else the codex home. */
+function sqliteHome(ctx: AdapterContext): string {
+	const override = ctx.ownHome ? ctx.env['CODEX_SQLITE_HOME'] : undefined;
+	return override ? path.resolve(override) : codexRoot(ctx);
+}
+
+function roots(ctx: AdapterContext): string[] {
+	return [...new Set([codexRoot(ctx), sqliteHome(ctx)])];
+}
+
+function databases(ctx: AdapterContext): string[] {
+	const dir = sqliteHome(ctx);
+	return listDir(dir)
+		.filter(e => e.isFile() && GENERATION_DB.test(e.name))
+		.map(e => path.join(dir, e.name))
+		.sort();
+}
+
+/** A rollout file found by name (its id is confirmed from the first line before use). */
+interface RolloutFile {
+	readonly id: string;
+	readonly file: string;
+	readonly archived: boolean;
+}
+
+/**
+ * Every rollout under `sessions/YYYY/MM/DD/` and `archived_sessions/`. Date folders are local
+ * time, so they are globbed, never computed. Symlinked folders are not followed.
+ */
+function rolloutFiles(root: string): RolloutFile[] {
+	const out: RolloutFile[] = [];
+	const collect = (dir: string, archived: boolean) => {
+		for (const entry of listDir(dir)) {
+			const m = ROLLOUT_FILE.exec(entry.name);
+			if (m?.[1] && entry.isFile()) out.push({id: m[1], file: path.join(dir, entry.name), archived});
+		}
+	};
+	const sessions = path.join(root, 'sessions');
+	const subdirs = (dir: string, pattern: RegExp) =>
+		listDir(dir)
+			.filter(e => e.isDirectory() && pattern.test(e.name))
+			.map(e => path.join(dir, e.name));
+	for (const year of subdirs(sessions, /^\d{4}$/)) {
+		for (const month of subdirs(year, /^\d{2}$/)) {
+			for (const day of subdirs(month, /^\d{2}$/)) collect(day, false);
+		}
+	}
+	collect(path.join(root, 'archived_sessions'), true);
+	return out;
+}
+
+/** The session_meta payload of a rollout, when its first line is one and names `id`. */
+function metaOf(file: string, id: string): Record<string, unknown> | undefined {
+	const first = readFirstJsonLine(file);
+	const payload = obj(first, 'payload');
+	return first?.['type'] === 'session_meta' && str(payload, 'id') === id ? payload : undefined;
+}
+
+/** The parent a sub-agent rollout names (`source.subagent.thread_spawn.parent_thread_id`). */
+function parentFromMeta(meta: Record<string, unknown> | undefined): string | undefined {
+	const spawn = obj(obj(obj(meta, 'source'), 'subagent'), 'thread_spawn');
+	return str(spawn, 'parent_thread_id') ?? str(meta, 'parent_thread_id');
+}
+
+/** What a rollout says about its conversation. */
+interface Rollout {
+	readonly id: string;
+	readonly file: string;
+	readonly cwd: string | undefined;
+	readonly createdAt: number;
+	readonly updatedAt: number;
+	readonly parentId: string | undefined;
+	readonly realMessages: number;
+	readonly firstPrompt: string | undefined;
+}
+
+function messageText(payload: Record<string, unknown> | undefined): string {
+	const content = payload?.['content'];
+	if (!Array.isArray(content)) return '';
+	const first = content.find(c => typeof c === 'object' && c !== null && typeof (c as {text?: unknown}).text === 'string') as {text: string} | undefined;
+	return first?.text ?? '';
+}
+
+function readRollout(ref: RolloutFile): Rollout | undefined {
+	const records = readJsonl(ref.file);
+	const first = records[0];
+	const meta = obj(first, 'payload');
+	if (first?.['type'] !== 'session_meta' || str(meta, 'id') !== ref.id) return undefined;
+	let last = isoMs(first['timestamp']);
+	let realMessages = 0;
+	let firstPrompt: string | undefined;
+	for (const record of records) {
+		const at = isoMs(record['timestamp']);
+		if (at !== undefined) last = Math.max(last ?? at, at);
+		const payload = obj(record, 'payload');
+		if (record['type'] !== 'response_item' || payload?.['type'] !== 'message') continue;
+		const role = payload['role'];
+		const text = messageText(payload);
+		if (role === 'assistant') realMessages++;
+		if (role === 'user' && !INJECTED.test(text)) {
+			realMessages++;
+			firstPrompt ??= text;
+		}
+	}
+	const createdAt = isoMs(meta?.['timestamp']) ?? isoMs(first['timestamp']) ?? 0;
+	return {
+		id: ref.id,
+		file: ref.file,
+		cwd: str(meta, 'cwd'),
+		createdAt,
+		updatedAt: Math.max(last ?? createdAt, createdAt),
+		parentId: parentFromMeta(meta),
+		realMessages,
+		firstPrompt,
+	};
+}
+
+/** What the state databases add: names, titles and parent edges. */
+interface ThreadIndex {
+	readonly titles: Map<string, string>;
+	readonly parents: Map<string, string>;
+	readonly ids: Set<string>;
+	readonly problems: string[];
+}
+
+function readThreadIndex(ctx: AdapterContext): ThreadIndex {
+	const index: ThreadIndex = {titles: new Map(), parents: new Map(), ids: new Set(), problems: []};
+	for (const db of databases(ctx).filter(f => path.basename(f).startsWith('state_'))) {
+		try {
+			withReadOnlyDb(db, handle => {
+				const tables = tableColumns(handle);
+				const threads = tables.get('threads');
+				if (threads?.has('id')) {
+					const cols = ['id', ...['name', 'title', 'parent_thread_id'].filter(c => threads.has(c))];
+					const rows = handle.prepare(`SELECT ${cols.join(', ')} FROM threads`).all() as Record<string, unknown>[];
+					for (const row of rows) {
+						const id = String(row['id']);
+						index.ids.add(id);
+						const title = [row['name'], row['title']].find(v => typeof v === 'string' && v.trim() !== '');
+						if (typeof title === 'string') index.titles.set(id, title);
+						if (typeof row['parent_thread_id'] === 'string') index.parents.set(id, row['parent_thread_id']);
+					}
+				}
+				if (tables.get('thread_spawn_edges')?.has('child_thread_id')) {
+					const edges = handle.prepare('SELECT parent_thread_id AS parent, child_thread_id AS child FROM thread_spawn_edges').all() as {parent: string; child: string}[];
+					for (const edge of edges) index.parents.set(edge.child, edge.parent);
+				}
+			});
+		} catch (error) {
+			if (!(error instanceof StoreReadError)) throw error;
+			index.problems.push(error.message);
+		}
+	}
+	return index;
+}
+
+/** Parent of every thread: rollout sub-agent sources, spawn edges, threads.parent_thread_id. */
+function parentMap(ctx: AdapterContext, index: ThreadIndex): Map<string, string> {
+	const parents = new Map(index.parents);
+	for (const ref of rolloutFiles(codexRoot(ctx))) {
+		const parent = parentFromMeta(metaOf(ref.file, ref.id));
+		if (parent) parents.set(ref.id, parent);
+	}
+	return parents;
+}
+
+/** Children of `id` at every depth, breadth first. */
+function descendantsOf(id: string, parents: ReadonlyMap<string, string>): string[] {
+	const children = new Map<string, string[]>();
+	for (const [child, parent] of parents) children.set(parent, [...(children.get(parent) ?? []), child]);
+	const out: string[] = [];
+	const queue = [id];
+	while (queue.length > 0) {
+		for (const child of children.get(queue.shift() ?? '') ?? []) {
+			if (child === id || out.includes(child)) continue;
+			out.push(child);
+			queue.push(child);
+		}
+	}
+	return out;
+}
+
+/** Rollout files of `id` whose first line confirms the id. */
+function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
+	return rolloutFiles(codexRoot(ctx)).filter(r => r.id === id && metaOf(r.file, id) !== undefined);
+}
+
+function resumeStateOf(r: Rollout): ResumeState {
+	if (r.realMessages === 0) return {kind: 'no', reason: 'no messages yet'};
+	if (!r.cwd) return {kind: 'unknown', reason: 'the rollout records no cwd'};
+	if (!fs.existsSync(r.cwd)) return {kind: 'no', reason: `cwd ${r.cwd} no longer exists`};
+	return {kind: 'yes'};
+}
+
+/** How a table names a thread: the columns to match, in delete order. */
+function threadColumns(table: string, columns: ReadonlySet<string>): string[] {
+	if (table === 'threads') return columns.has('id') ? ['id'] : [];
+	if (table === 'thread_spawn_edges') return ['child_thread_id', 'parent_thread_id'].filter(c => columns.has(c));
+	return columns.has('thread_id') ? ['thread_id'] : [];
+}
+
+/** Row items for every database table that names one of `ids`. Throws StoreReadError when a database cannot be read. */
+function rowItems(ctx: AdapterContext, ids: readonly string[]): PlanItem[] {
+	const items: PlanItem[] = [];
+	const wanted = new Set(ids);
+	const placeholders = ids.map(() => '?').join(', ');
+	for (const db of databases(ctx)) {
+		withReadOnlyDb(db, handle => {
+			for (const [table, columns] of tableColumns(handle)) {
+				const cols = threadColumns(table, columns);
+				if (cols.length === 0) continue;
+				const where = cols.map(c => `"${c}" IN (${placeholders})`).join(' OR ');
+				const rows = handle.prepare(`SELECT ${cols.map(c => `"${c}"`).join(', ')} FROM "${table}" WHERE ${where}`).raw().all(...cols.flatMap(() => ids)) as unknown[][];
+				const counts = new Map<string, number>();
+				for (const row of rows) {
+					// A spawn edge belongs to its child (the first column) when the child is purged too.
+					const owner = row.find((v): v is string => typeof v === 'string' && wanted.has(v));
+					if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+				}
+				for (const [owner, count] of counts) {
+					items.push({kind: 'rows', path: db, table, count, bytes: 0, sessionId: owner, description: `${table} rows in ${path.basename(db)}`});
+				}
+			}
+		});
+	}
+	return items;
+}
+
+function lineItems(root: string, ids: readonly string[]): PlanItem[] {
+	const items: PlanItem[] = [];
+	for (const [name, field] of [
+		['history.jsonl', 'session_id'],
+		['session_index.jsonl', 'id'],
+	] as const) {
+		const file = path.join(root, name);
+		for (const id of ids) {
+			const count = countLines(file, jsonFieldIn(field, [id]));
+			if (count > 0) items.push({kind: 'lines', path: file, count, bytes: 0, sessionId: id, description: `${name} lines`});
+		}
+	}
+	return items;
+}
+
+function planFor(ctx: AdapterContext, id: string) {
+	const root = codexRoot(ctx);
+	const descendants = descendantsOf(id, parentMap(ctx, readThreadIndex(ctx)));
+	const ids = [id, ...descendants];
+	const items: (PlanItem | undefined)[] = [];
+	for (const owner of ids) {
+		for (const ref of rolloutsOf(ctx, owner)) items.push(fileItem(ref.file, owner, ref.archived ? 'archived rollout' : 'rollout'));
+		for (const entry of listDir(path.join(root, 'shell_snapshots'))) {
+			if (entry.name.startsWith(`${owner}.`)) items.push(fileItem(joinNames(root, 'shell_snapshots', entry.name), owner, 'shell snapshot'));
+		}
+	}
+	items.push(...rowItems(ctx, ids), ...lineItems(root, ids));
+	return makePlan('codex', id, descendants, items);
+}
+
+/** Delete the planned rows, one transaction per database; trigger-added rows are caught by a second pass. */
+function purgeRows(plan: ReturnType<typeof planFor>, ids: readonly string[]): {removed: PlanItem[]; warnings: string[]} {
+	const removed: PlanItem[] = [];
+	const warnings: string[] = [];
+	const byDb = new Map<string, PlanItem[]>();
+	for (const item of plan.items.filter(i => i.kind === 'rows')) byDb.set(item.path, [...(byDb.get(item.path) ?? []), item]);
+	for (const [db, items] of byDb) {
+		try {
+			const columns = withReadOnlyDb(db, handle => tableColumns(handle));
+			const perTable: RowDelete[] = [];
+			for (const [table, cols] of columns) {
+				if (table === 'threads') continue;
+				for (const column of threadColumns(table, cols)) perTable.push({table, column, ids});
+			}
+			const threads = columns.get('threads');
+			const steps = [...perTable, ...(threads?.has('id') ? [{table: 'threads', column: 'id', ids}] : []), ...perTable];
+			deleteRows(db, steps);
+			removed.push(...items);
+		} catch (error) {
+			warnings.push(error instanceof Error ? error.message : String(error));
+		}
+	}
+	return {removed, warnings};
+}
+
+export const codexAdapter: AgentAdapter = {
 	id: 'codex',
 	label: 'Codex CLI',
-	idPattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+	capabilities: {resume: true, purge: true},
+	idPattern: new RegExp(`^${UUID}$`),
 	processNames: ['codex'],
+	residentChildren: ['app-server', 'mcp-server'],
 	exitInput: {text: '/quit', keys: ['Enter']},
-	resumeArgv: id => ['codex', 'resume', id],
-});
+
+	spawn: () => ({argv: ['codex']}),
+	resume(_ctx, id) {
+		assertValidId(codexAdapter, id);
+		return {argv: ['codex', 'resume', id]};
+	},
+	matchesProcess: proc => argvNames(proc, codexAdapter.processNames) || /^codex-[a-z0-9_-]+$/.test(path.basename(proc.argv[0] ?? proc.name)),
+
+	async discover(ctx, query = {}) {
+		const index = readThreadIndex(ctx);
+		const parents = parentMap(ctx, index);
+		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const problems = [...index.problems];
+		const rollouts = new Map<string, Rollout>();
+		for (const ref of rolloutFiles(codexRoot(ctx))) {
+			if (rollouts.has(ref.id) && ref.archived) continue;
+			try {
+				const rollout = readRollout(ref);
+				if (rollout) rollouts.set(ref.id, rollout);
+			} catch (error) {
+				problems.push(`${ref.file}: ${error instanceof Error ? error.message : String(error)}`);
+			}
+		}
+		const childCount = (id: string) => [...parents.values()].filter(p => p === id).length;
+		const conversations: Conversation[] = [];
+		for (const r of rollouts.values()) {
+			const parentId = r.parentId ?? parents.get(r.id);
+			if (parentId !== undefined && !query.includeChildren) continue;
+			if (!r.cwd || (wantCwd !== undefined && r.cwd !== wantCwd)) continue;
+			if (query.since !== undefined && r.createdAt < query.since) continue;
+			const title = index.titles.get(r.id) ?? (r.firstPrompt ? oneLine(r.firstPrompt) : undefined);
+			conversations.push({
+				agent: 'codex',
+				id: r.id,
+				cwd: r.cwd,
+				createdAt: r.createdAt,
+				updatedAt: r.updatedAt,
+				...(parentId ? {parentId} : {}),
+				...(title ? {title} : {}),
+				childCount: childCount(r.id),
+				resumeState: resumeStateOf(r),
+			});
+		}
+		conversations.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+		return {conversations, problems};
+	},
+
+	async verify(ctx, id, cwd) {
+		assertValidId(codexAdapter, id);
+		const refs = rolloutsOf(ctx, id);
+		if (refs.length === 0) {
+			const index = readThreadIndex(ctx);
+			if (index.ids.has(id)) return {kind: 'no', reason: 'thread row without a rollout file ("no rollout found")'};
+			return {kind: 'no', reason: 'no conversation yet (codex writes the rollout at the first prompt)'};
+		}
+		let rollouts: Rollout[];
+		try {
+			rollouts = refs.map(readRollout).filter((r): r is Rollout => r !== undefined);
+		} catch (error) {
+			return {kind: 'unknown', reason: error instanceof Error ? error.message : String(error)};
+		}
+		const first = rollouts.find(r => !refs.find(ref => ref.file === r.file)?.archived) ?? rollouts[0];
+		if (!first) return {kind: 'unknown', reason: 'rollout unreadable'};
+		if (cwd !== undefined && first.cwd !== canonicalCwd(cwd)) {
+			return {kind: 'no', reason: `belongs to ${first.cwd ?? 'an unknown cwd'}, not ${canonicalCwd(cwd)}`};
+		}
+		return resumeStateOf(first);
+	},
+
+	async artifacts(ctx, id) {
+		assertValidId(codexAdapter, id);
+		return planFor(ctx, id);
+	},
+
+	async purge(ctx, id) {
+		assertValidId(codexAdapter, id);
+		const plan = planFor(ctx, id);
+		const ids = [id, ...plan.descendants];
+		const allowed = roots(ctx);
+		// Rollouts first: a thread row without its rollout is inert, while a rollout left behind is re-indexed.
+		const files = removePaths(plan.items, allowed);
+		const rows = purgeRows(plan, ids);
+		const removed = [...files.removed, ...rows.removed];
+		const warnings = [...files.warnings, ...rows.warnings];
+		for (const item of plan.items.filter(i => i.kind === 'lines')) {
+			const field = path.basename(item.path) === 'history.jsonl' ? 'session_id' : 'id';
+			try {
+				removeLines(item.path, jsonFieldIn(field, [item.sessionId]), allowed);
+				removed.push(item);
+			} catch (error) {
+				warnings.push(error instanceof Error ? error.message : String(error));
+			}
+		}
+		return {removed, warnings};
+	},
+
+	async residual(ctx, id) {
+		assertValidId(codexAdapter, id);
+		const root = codexRoot(ctx);
+		const index = readThreadIndex(ctx);
+		return scanResidual({
+			id,
+			descendants: descendantsOf(id, parentMap(ctx, index)),
+			roots: roots(ctx),
+			indexFiles: [path.join(root, 'history.jsonl'), path.join(root, 'session_index.jsonl')],
+			databases: databases(ctx),
+		});
+	},
+
+	async inUse(ctx, id) {
+		assertValidId(codexAdapter, id);
+		const ids = [id, ...descendantsOf(id, parentMap(ctx, readThreadIndex(ctx)))];
+		// The recorder keeps the rollout open for the thread's lifetime; the databases are shared
+		// by every codex process (and the app-server daemon), so holding them says nothing.
+		const files = ids
+			.flatMap(owner => rolloutsOf(ctx, owner))
+			.map(r => realpathOrUndefined(r.file))
+			.filter((f): f is string => f !== undefined);
+		return uniqueHolders([...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
+	},
+};
