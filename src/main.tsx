@@ -11,6 +11,7 @@ import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
 import {createUiController} from './ui/controller.js';
+import {startDetailLoader} from './ui/detailLoader.js';
 import type {World} from './cli/world.js';
 
 /** Re-read the registry when another process changed it (`PRAGMA data_version` is free to poll). */
@@ -79,6 +80,16 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 		refresh: () => watch.reload(),
 		quit: () => quit(),
 	});
+	const stopDetail = startDetailLoader({
+		store,
+		registry,
+		adapterFor,
+		context: world.adapterContext(),
+		processes: world.processes,
+		mux: mux.get,
+		logger: world.logger,
+		now: world.now,
+	});
 	const instance = render(
 		<AppProvider store={store} actions={controller}>
 			<App home={world.adapterContext().home} />
@@ -90,6 +101,7 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 		await instance.waitUntilExit();
 	} finally {
 		watch.stop();
+		stopDetail();
 		await mux.dispose();
 	}
 	return EXIT.ok;

@@ -1,0 +1,99 @@
+import type {AgentAdapter, AdapterContext} from '../adapters/types.js';
+import {messageOf} from '../domain/result.js';
+import type {SessionRecord} from '../domain/types.js';
+import type {Multiplexer} from '../mux/types.js';
+import type {Registry} from '../registry/registry.js';
+import type {Action} from '../store/reducer.js';
+import {selectedSession} from '../store/selectors.js';
+import type {AppState, PlanView, SessionDetail} from '../store/state.js';
+import type {Store} from '../store/store.js';
+import type {Logger} from '../system/logger.js';
+import {processTree, type ProcessTable} from '../system/processes.js';
+
+export interface DetailDeps {
+	readonly store: Store<AppState, Action>;
+	readonly registry: Registry;
+	readonly adapterFor: (agent: string) => AgentAdapter | undefined;
+	readonly context: AdapterContext;
+	readonly processes: ProcessTable;
+	readonly mux: () => Promise<Multiplexer>;
+	readonly logger: Logger;
+	readonly now: () => number;
+}
+
+/** Moving the cursor quickly should load the row it stops on, not every row it passes. */
+const SETTLE_MS = 150;
+const OUTPUT_LINES = 20;
+
+async function planFor(adapter: AgentAdapter, ctx: AdapterContext, session: SessionRecord): Promise<PlanView | undefined> {
+	if (!session.agentSessionId || !adapter.idPattern.test(session.agentSessionId)) return undefined;
+	const plan = await adapter.artifacts(ctx, session.agentSessionId);
+	return {
+		target: session.name,
+		agent: plan.agent,
+		id: plan.id,
+		descendants: plan.descendants,
+		lines: plan.items.map(i => ({description: i.description, path: i.path, ...(i.table ? {table: i.table} : {}), ...(i.count === undefined ? {} : {count: i.count}), bytes: i.bytes, sessionId: i.sessionId})),
+		totalBytes: plan.totalBytes,
+	};
+}
+
+async function load(deps: DetailDeps, session: SessionRecord): Promise<SessionDetail> {
+	const detail: {-readonly [K in keyof SessionDetail]: SessionDetail[K]} = {
+		name: session.name,
+		processes: [],
+		audit: deps.registry.auditLog(session.name, 20),
+		loadedAt: deps.now(),
+	};
+	const adapter = deps.adapterFor(session.agent);
+	if (!adapter) return {...detail, error: `unknown agent ${session.agent}`};
+	try {
+		if (session.agentSessionId && adapter.idPattern.test(session.agentSessionId)) {
+			detail.resumeCommand = adapter.resume(deps.context, session.agentSessionId).argv;
+		}
+		detail.plan = await planFor(adapter, deps.context, session);
+		const pane = deps.store.getState().live[session.name]?.pane;
+		if (pane?.shellPid) detail.processes = processTree(await deps.processes.list(), pane.shellPid);
+		if (pane && session.status === 'running') {
+			const mux = await deps.mux();
+			detail.output = await mux.readOutput(pane.id, OUTPUT_LINES);
+		}
+	} catch (error) {
+		detail.error = messageOf(error);
+	}
+	return detail;
+}
+
+/**
+ * Keeps `state.detail` about the selected session: artifacts, process tree, resume command, recent
+ * output, audit. Runs outside React (components do no I/O); returns the unsubscribe function.
+ */
+export function startDetailLoader(deps: DetailDeps): () => void {
+	let timer: NodeJS.Timeout | undefined;
+	let wanted: string | undefined;
+	let lastKey = '';
+	const schedule = () => {
+		const state = deps.store.getState();
+		const session = selectedSession(state);
+		// Reload when the selection or the row itself changes (pinned, stopped, …).
+		const key = session ? `${session.name}:${session.version}:${state.live[session.name]?.pane?.id ?? ''}` : '';
+		if (key === lastKey) return;
+		lastKey = key;
+		wanted = session?.name;
+		clearTimeout(timer);
+		if (!session) return deps.store.dispatch({type: 'detail/loaded', detail: null});
+		timer = setTimeout(() => {
+			load(deps, session)
+				.then(detail => {
+					if (wanted === session.name) deps.store.dispatch({type: 'detail/loaded', detail});
+				})
+				.catch((error: unknown) => deps.logger.warn('detail load failed', error));
+		}, SETTLE_MS);
+	};
+	const unsubscribe = deps.store.subscribe(schedule);
+	schedule();
+	return () => {
+		unsubscribe();
+		clearTimeout(timer);
+	};
+}
