@@ -5,6 +5,7 @@ import {collectDriftInput} from '../drift/collect.js';
 import {detectDrift, driftNotes} from '../drift/detect.js';
 import {fixDrift, type FixOutcome} from '../drift/fix.js';
 import type {DriftInput} from '../drift/input.js';
+import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {Command} from './commands.js';
 import {out} from './output.js';
@@ -123,7 +124,13 @@ export function createDriftCommand(openMux: OpenMux): Command {
 	};
 }
 
-/** Until a backend is selected here, drift reports the registry and disk only and says panes were not checked. */
-const noMux: OpenMux = async () => ({mux: null, problem: 'no multiplexer backend selected'});
+/** `--mux herdr|tmux|auto`; a backend that cannot be built leaves the panes unchecked, with the reason. */
+const selectedMux: OpenMux = async world => {
+	try {
+		return {mux: await selectMuxFor(world)};
+	} catch (error) {
+		return {mux: null, problem: messageOf(error)};
+	}
+};
 
-export const driftCommand = createDriftCommand(noMux);
+export const driftCommand = createDriftCommand(selectedMux);
