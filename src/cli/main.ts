@@ -7,6 +7,11 @@ import type {Command, OptionSpec, ParsedValues} from './commands.js';
 import {errOut, out} from './output.js';
 import {statusCommand} from './statusCommand.js';
 import {driftCommand} from './driftCommand.js';
+import {adoptCommand} from './adoptCommand.js';
+import {newCommand} from './newCommand.js';
+import {purgeCommand} from './purgeCommand.js';
+import {resumeCommand} from './resumeCommand.js';
+import {stopCommand} from './stopCommand.js';
 import {packageVersion} from './version.js';
 import {createWorld, type GlobalOptions, type World} from './world.js';
 
@@ -23,7 +28,7 @@ const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 /** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand, driftCommand];
+export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, newCommand, adoptCommand];
 
 const dashboardCommand: Command = {
 	name: 'dashboard',

@@ -1,0 +1,45 @@
+import {adapterFor} from '../adapters/index.js';
+import type {World} from '../cli/world.js';
+import {selectMuxFor} from '../mux/select.js';
+import type {Multiplexer} from '../mux/types.js';
+import {createActions, type Actions} from './index.js';
+import type {ActionDeps} from './types.js';
+
+/** Actions bound to a CLI world, plus the cleanup of whatever backend they opened. */
+export interface WorldActions {
+	readonly deps: ActionDeps;
+	readonly actions: Actions;
+	/** Dispose the multiplexer if one was opened. */
+	dispose(): Promise<void>;
+}
+
+/** Builds the actions a command runs; tests inject fixture adapters or a chosen backend through it. */
+export type ActionsFactory = (world: World) => WorldActions;
+
+/** The real wiring: registry, adapters, `--mux` backend (opened only when an action asks for it). */
+export function worldActions(world: World, overrides: Partial<ActionDeps> = {}): WorldActions {
+	let pending: Promise<Multiplexer> | undefined;
+	const deps: ActionDeps = {
+		registry: world.registry(),
+		mux: () => (pending ??= selectMuxFor(world)),
+		adapterFor,
+		context: world.adapterContext(),
+		processes: world.processes,
+		config: world.config,
+		now: world.now,
+		logger: world.logger,
+		...overrides,
+	};
+	return {
+		deps,
+		actions: createActions(deps),
+		async dispose() {
+			if (!pending) return;
+			try {
+				await (await pending).dispose();
+			} catch (error) {
+				world.logger.warn('mux dispose failed', error);
+			}
+		},
+	};
+}

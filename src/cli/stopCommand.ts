@@ -1,0 +1,49 @@
+import {exitCodeFor, secondsOption, sessionRefFrom} from '../actions/cliSupport.js';
+import {formatStopOutcome, formatStopProgress} from '../actions/format.js';
+import {worldActions, type ActionsFactory} from '../actions/fromWorld.js';
+import type {StopProgress} from '../actions/stop.js';
+import {EXIT} from '../domain/exitCodes.js';
+import type {Command} from './commands.js';
+import {errOut, out} from './output.js';
+
+/** Ticks while a step waits ("waiting for …") are for live displays; step changes are what get printed. */
+const isTick = (p: StopProgress) => p.state === 'running' && p.message.startsWith('waiting');
+
+/** `mam-tui stop` over an injected actions factory (tests pass fixture worlds). */
+export function createStopCommand(makeActions: ActionsFactory): Command {
+	return {
+		name: 'stop',
+		summary: 'stop a session: type its exit input, then close its pane, then SIGKILL what survives',
+		usage: 'mam-tui stop NAME | --agent A --id ID [--grace S] [--kill-wait S]',
+		options: {agent: {type: 'string'}, id: {type: 'string'}, grace: {type: 'string'}, 'kill-wait': {type: 'string'}},
+		positionals: {min: 0, max: 1},
+		async run(world, values, positionals) {
+			const ref = sessionRefFrom(values, positionals, 'stop');
+			const graceMs = secondsOption(values, 'grace');
+			const killWaitMs = secondsOption(values, 'kill-wait');
+			const json = world.options.json;
+			const steps: StopProgress[] = [];
+			const onProgress = (p: StopProgress) => {
+				if (isTick(p)) return;
+				steps.push(p);
+				if (!json) out(formatStopProgress(p));
+			};
+			const {actions, dispose} = makeActions(world);
+			try {
+				const result = await actions.stop(ref, {...(graceMs ? {graceMs} : {}), ...(killWaitMs ? {killWaitMs} : {}), onProgress});
+				if (!result.ok) {
+					if (json) out(JSON.stringify({ok: false, refused: result.error.kind, message: result.error.message}, null, 2));
+					else errOut(`mam-tui: ${result.error.message}`);
+					return exitCodeFor(result.error);
+				}
+				if (json) out(JSON.stringify({...result.value, steps}, null, 2));
+				else out(formatStopOutcome(result.value).join('\n'));
+				return result.value.ok ? EXIT.ok : EXIT.failed;
+			} finally {
+				await dispose();
+			}
+		},
+	};
+}
+
+export const stopCommand = createStopCommand(world => worldActions(world));
