@@ -149,7 +149,9 @@ function subAgents(root: string, id: string): SubAgent[] {
 	const out: SubAgent[] = [];
 	for (const dir of projectDirs(root)) {
 		const nested = path.join(dir, id, 'subagents');
-		for (const entry of listDir(nested)) {
+		// Only real folders: a link named like the session is unlinked by purge, never read through.
+		const real = lstatOrUndefined(path.join(dir, id))?.isDirectory() === true && lstatOrUndefined(nested)?.isDirectory() === true;
+		for (const entry of real ? listDir(nested) : []) {
 			const m = SUBAGENT_FILE.exec(entry.name);
 			if (!m?.[1] || !entry.isFile()) continue;
 			const meta = path.join(nested, `${m[1]}.meta.json`);

@@ -1,10 +1,418 @@
-import {stubAdapter} from './stub.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
+import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
+import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {obj, str} from './common/jsonl.js';
+import {parseJsonLine} from './common/lines.js';
+import {canonicalCwd, isPlainName, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
+import {scanResidual} from './common/residual.js';
+import {deleteRows, type RowDelete} from './common/sqlitePurge.js';
+import {argvNames} from './stub.js';
+import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem, type PurgePlan} from './types.js';
 
-export const opencodeAdapter = stubAdapter({
+/** Session tables of both generations: 1.x `session`, 2.x `session_v2` (a migrated database has both). */
+const SESSION_TABLES = ['session', 'session_v2'] as const;
+/** Release channels use `opencode.db`; others `opencode-<channel>.db` (FORMATS 3). */
+const DB_FILE = /^opencode(-[A-Za-z0-9._]+)?\.db$/;
+const MESSAGE_ID = /^msg_[0-9A-Za-z]+$/;
+const DELETE_TIMEOUT_MS = 30_000;
+
+/** `$XDG_DATA_HOME/opencode` (only for the caller's own home), else `<home>/.local/share/opencode`. */
+function dataDir(ctx: AdapterContext): string {
+	const xdg = ctx.ownHome ? ctx.env['XDG_DATA_HOME'] : undefined;
+	return xdg ? path.join(path.resolve(xdg), 'opencode') : path.join(ctx.home, '.local', 'share', 'opencode');
+}
+
+/** The databases to read: `$OPENCODE_DB` (own home only), else every `opencode*.db` in the data dir. */
+function dbFiles(ctx: AdapterContext): string[] {
+	const dir = dataDir(ctx);
+	const override = ctx.ownHome ? ctx.env['OPENCODE_DB'] : undefined;
+	if (override && override !== ':memory:') return [path.isAbsolute(override) ? override : path.join(dir, override)];
+	return listDir(dir)
+		.filter(e => e.isFile() && DB_FILE.test(e.name))
+		.map(e => path.join(dir, e.name))
+		.sort();
+}
+
+function roots(ctx: AdapterContext): string[] {
+	const dbDirs = dbFiles(ctx).map(f => path.dirname(f));
+	return [...new Set([dataDir(ctx), ...dbDirs])];
+}
+
+/** One session as the database records it (both generations merged under one id). */
+interface Session {
+	readonly id: string;
+	readonly db: string;
+	directory: string;
+	parentId: string | undefined;
+	title: string | undefined;
+	createdAt: number;
+	updatedAt: number;
+	messages: number;
+}
+
+/** Everything one database says about its sessions. */
+interface Store {
+	readonly db: string;
+	readonly sessions: Map<string, Session>;
+	/** Parent of each child, from parent_id, else from the parent's task-tool part (FORMATS 3: 1.18 bug). */
+	readonly parents: Map<string, string>;
+}
+
+const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+function readSessions(handle: ReadDb, db: string, tables: Map<string, Set<string>>): Map<string, Session> {
+	const sessions = new Map<string, Session>();
+	for (const table of SESSION_TABLES) {
+		const cols = tables.get(table);
+		if (!cols?.has('id') || !cols.has('directory')) continue;
+		const pick = (c: string) => (cols.has(c) ? q(c) : 'NULL');
+		const rows = handle
+			.prepare(`SELECT id, directory, ${pick('parent_id')} AS parent, ${pick('title')} AS title, ${pick('time_created')} AS created, ${pick('time_updated')} AS updated FROM ${q(table)}`)
+			.all() as {id: string; directory: string; parent: string | null; title: string | null; created: number | null; updated: number | null}[];
+		for (const row of rows) {
+			const seen = sessions.get(row.id);
+			const created = Number(row.created ?? 0);
+			const updated = Number(row.updated ?? created);
+			if (seen) {
+				seen.parentId ??= row.parent ?? undefined;
+				seen.title ??= row.title ?? undefined;
+				seen.createdAt = Math.min(seen.createdAt, created);
+				seen.updatedAt = Math.max(seen.updatedAt, updated);
+				continue;
+			}
+			sessions.set(row.id, {id: row.id, db, directory: row.directory, parentId: row.parent ?? undefined, title: row.title ?? undefined, createdAt: created, updatedAt: Math.max(updated, created), messages: 0});
+		}
+	}
+	for (const table of ['message', 'session_message']) {
+		if (!tables.get(table)?.has('session_id')) continue;
+		const counts = handle.prepare(`SELECT session_id AS id, count(*) AS n FROM ${q(table)} GROUP BY session_id`).all() as {id: string; n: number}[];
+		for (const c of counts) {
+			const s = sessions.get(c.id);
+			if (s) s.messages += c.n;
+		}
+	}
+	return sessions;
+}
+
+/** Children named by a parent's task-tool parts (`state.metadata.sessionId`). */
+function taskChildren(handle: ReadDb, tables: Map<string, Set<string>>): Map<string, string> {
+	const out = new Map<string, string>();
+	const part = tables.get('part');
+	if (!part?.has('session_id') || !part.has('data')) return out;
+	const rows = handle.prepare(`SELECT session_id AS parent, data FROM part WHERE instr(data, '"tool":"task"') > 0`).all() as {parent: string; data: string}[];
+	for (const row of rows) {
+		const child = str(obj(obj(parseJsonLine(row.data), 'state'), 'metadata'), 'sessionId');
+		if (child && child !== row.parent) out.set(child, row.parent);
+	}
+	return out;
+}
+
+function readStore(db: string): Store {
+	return withReadOnlyDb(db, handle => {
+		const tables = tableColumns(handle);
+		const sessions = readSessions(handle, db, tables);
+		const parents = new Map<string, string>();
+		const byTask = taskChildren(handle, tables);
+		for (const s of sessions.values()) {
+			const parent = s.parentId ?? byTask.get(s.id);
+			if (parent !== undefined && parent !== s.id) parents.set(s.id, parent);
+		}
+		return {db, sessions, parents};
+	});
+}
+
+/** Every readable store, plus one problem line per unreadable one. */
+function readStores(ctx: AdapterContext): {stores: Store[]; problems: string[]} {
+	const stores: Store[] = [];
+	const problems: string[] = [];
+	for (const db of dbFiles(ctx)) {
+		try {
+			stores.push(readStore(db));
+		} catch (error) {
+			if (!(error instanceof StoreReadError)) throw error;
+			problems.push(error.message);
+		}
+	}
+	return {stores, problems};
+}
+
+function descendantsOf(id: string, parents: ReadonlyMap<string, string>): string[] {
+	const out: string[] = [];
+	const queue = [id];
+	while (queue.length > 0) {
+		const current = queue.shift();
+		for (const [child, parent] of parents) {
+			if (parent !== current || child === id || out.includes(child)) continue;
+			out.push(child);
+			queue.push(child);
+		}
+	}
+	return out;
+}
+
+function resumeStateOf(s: Session): ResumeState {
+	if (s.messages === 0) return {kind: 'no', reason: 'no messages yet'};
+	if (!fs.existsSync(s.directory)) return {kind: 'no', reason: `cwd ${s.directory} no longer exists`};
+	return {kind: 'yes'};
+}
+
+function sameDir(recorded: string, want: string): boolean {
+	return recorded === want || canonicalCwd(recorded) === want;
+}
+
+/** How a table names a session: the owner column and an optional extra condition, in delete order. */
+interface TableRule {
+	readonly table: string;
+	readonly column: string;
+}
+
+/**
+ * Tables to purge, children first: parts, every other `session_id` table, events (by
+ * `aggregate_id`), then the session rows of both generations.
+ */
+function purgeRules(tables: Map<string, Set<string>>): TableRule[] {
+	const rules: TableRule[] = [];
+	const has = (t: string, c: string) => tables.get(t)?.has(c) === true;
+	if (has('part', 'session_id')) rules.push({table: 'part', column: 'session_id'});
+	for (const [table, cols] of [...tables].sort(([a], [b]) => a.localeCompare(b))) {
+		if (table !== 'part' && !SESSION_TABLES.includes(table as (typeof SESSION_TABLES)[number]) && cols.has('session_id')) rules.push({table, column: 'session_id'});
+	}
+	if (has('event', 'aggregate_id')) rules.push({table: 'event', column: 'aggregate_id'});
+	if (has('event_sequence', 'aggregate_id')) rules.push({table: 'event_sequence', column: 'aggregate_id'});
+	for (const table of SESSION_TABLES) if (has(table, 'id')) rules.push({table, column: 'id'});
+	return rules;
+}
+
+function rowItems(db: string, ids: readonly string[]): PlanItem[] {
+	const placeholders = ids.map(() => '?').join(', ');
+	return withReadOnlyDb(db, handle => {
+		const items: PlanItem[] = [];
+		for (const rule of purgeRules(tableColumns(handle))) {
+			const rows = handle.prepare(`SELECT ${q(rule.column)} AS owner, count(*) AS n FROM ${q(rule.table)} WHERE ${q(rule.column)} IN (${placeholders}) GROUP BY 1`).all(...ids) as {
+				owner: string;
+				n: number;
+			}[];
+			for (const row of rows) {
+				items.push({kind: 'rows', path: db, table: rule.table, count: row.n, bytes: 0, sessionId: row.owner, description: `${rule.table} rows`});
+			}
+		}
+		return items;
+	});
+}
+
+/** Pre-SQLite JSON files (`storage/`) of the sessions, when still on disk. */
+function legacyItems(ctx: AdapterContext, ids: readonly string[]): (PlanItem | undefined)[] {
+	const storage = path.join(dataDir(ctx), 'storage');
+	const items: (PlanItem | undefined)[] = [];
+	for (const id of ids) {
+		for (const project of listDir(path.join(storage, 'session')).filter(e => e.isDirectory() && isPlainName(e.name))) {
+			items.push(fileItem(joinNames(storage, 'session', project.name, `${id}.json`), id, 'legacy session file'));
+		}
+		const messages = joinNames(storage, 'message', id);
+		// A linked folder is only unlinked: never read message ids through it (they would name parts to delete).
+		const realFolder = lstatOrUndefined(messages)?.isDirectory() === true;
+		for (const entry of realFolder ? listDir(messages) : []) {
+			const msg = entry.name.replace(/\.json$/, '');
+			if (MESSAGE_ID.test(msg)) items.push(dirItem(joinNames(storage, 'part', msg), id, 'legacy message parts'));
+		}
+		items.push(dirItem(messages, id, 'legacy messages'));
+		for (const folder of ['todo', 'session_diff', 'session_share']) items.push(fileItem(joinNames(storage, folder, `${id}.json`), id, `legacy ${folder.replace('_', ' ')}`));
+	}
+	return items;
+}
+
+/** Parent links of legacy JSON sessions (`parentID`), for descendants that only exist as files. */
+function legacyParents(ctx: AdapterContext): Map<string, string> {
+	const out = new Map<string, string>();
+	const sessionDir = path.join(dataDir(ctx), 'storage', 'session');
+	for (const project of listDir(sessionDir).filter(e => e.isDirectory())) {
+		for (const entry of listDir(path.join(sessionDir, project.name))) {
+			if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
+			try {
+				const record = parseJsonLine(fs.readFileSync(path.join(sessionDir, project.name, entry.name), 'utf8').replace(/\n/g, ' '));
+				const id = str(record, 'id');
+				const parent = str(record, 'parentID');
+				if (id && parent) out.set(id, parent);
+			} catch {
+				// an unreadable legacy file is left to the residual scan
+			}
+		}
+	}
+	return out;
+}
+
+interface Planned {
+	readonly plan: PurgePlan;
+	/** The session's recorded directory, where `opencode session delete` must run. */
+	readonly directory: string | undefined;
+	readonly dbs: readonly string[];
+}
+
+/** The plan; throws StoreReadError when a database that may hold the session cannot be read. */
+function planFor(ctx: AdapterContext, id: string): Planned {
+	const parents = legacyParents(ctx);
+	const stores = dbFiles(ctx).map(readStore);
+	for (const store of stores) for (const [child, parent] of store.parents) parents.set(child, parent);
+	const descendants = descendantsOf(id, parents);
+	const ids = [id, ...descendants];
+	const items: (PlanItem | undefined)[] = [];
+	const dbs: string[] = [];
+	let directory: string | undefined;
+	for (const store of stores) {
+		const rows = rowItems(store.db, ids);
+		if (rows.length > 0) dbs.push(store.db);
+		items.push(...rows);
+		directory ??= store.sessions.get(id)?.directory;
+	}
+	items.push(...legacyItems(ctx, ids));
+	return {plan: makePlan('opencode', id, descendants, items), directory, dbs};
+}
+
+/** Ask opencode itself first (it unshares and recurses); returns a warning when it did not work. */
+async function agentDelete(ctx: AdapterContext, id: string, db: string, directory: string | undefined): Promise<string | undefined> {
+	if (!directory || !fs.existsSync(directory)) return `opencode session delete skipped: the session's directory ${directory ?? '(unknown)'} is gone; deleted the rows directly`;
+	const result = await ctx.exec('opencode', ['session', 'delete', id], {
+		cwd: directory,
+		// Point opencode at exactly this data: never the caller's own store when reading another home.
+		env: {HOME: ctx.home, XDG_DATA_HOME: path.dirname(dataDir(ctx)), OPENCODE_DB: db},
+		timeoutMs: DELETE_TIMEOUT_MS,
+	});
+	if (result.failure) return `opencode session delete could not run (${result.failure}); deleted the rows directly`;
+	if (result.exitCode !== 0) {
+		const detail = result.stderr.trim().split('\n').at(-1) ?? '';
+		return `opencode session delete ${id} failed (exit ${result.exitCode})${detail ? `: ${detail}` : ''}; deleted the rows directly`;
+	}
+	return undefined;
+}
+
+/** Delete what is left of the planned rows, one transaction per database. */
+function deletePlannedRows(plan: PurgePlan, ids: readonly string[]): {removed: PlanItem[]; warnings: string[]} {
+	const removed: PlanItem[] = [];
+	const warnings: string[] = [];
+	const dbs = [...new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path))];
+	for (const db of dbs) {
+		try {
+			const steps: RowDelete[] = withReadOnlyDb(db, handle => purgeRules(tableColumns(handle))).map(rule => ({...rule, ids}));
+			deleteRows(db, steps);
+			removed.push(...plan.items.filter(i => i.kind === 'rows' && i.path === db));
+		} catch (error) {
+			warnings.push(error instanceof Error ? error.message : String(error));
+		}
+	}
+	return {removed, warnings};
+}
+
+/** The background service that holds the shared database for every session (`serve --service`). */
+export function isBackgroundService(argv: readonly string[]): boolean {
+	const proc: ProcessRef = {pid: 0, ppid: 0, startTime: 0, name: path.basename(argv[0] ?? ''), argv};
+	return argvNames(proc, opencodeAdapter.processNames) && argv.includes('serve') && argv.includes('--service');
+}
+
+export const opencodeAdapter: AgentAdapter = {
 	id: 'opencode',
 	label: 'opencode',
+	capabilities: {resume: true, purge: true},
 	idPattern: /^ses_[0-9a-f]{12}[0-9A-Za-z]{14}$/,
 	processNames: ['opencode', 'opencode2'],
+	residentChildren: ['serve'],
 	exitInput: {text: '/exit', keys: ['Enter']},
-	resumeArgv: id => ['opencode', '--session', id],
-});
+
+	spawn: () => ({argv: ['opencode']}),
+	resume(_ctx, id) {
+		assertValidId(opencodeAdapter, id);
+		return {argv: ['opencode', '--session', id]};
+	},
+	matchesProcess: proc => argvNames(proc, opencodeAdapter.processNames),
+
+	async discover(ctx, query = {}) {
+		const {stores, problems} = readStores(ctx);
+		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const seen = new Set<string>();
+		const conversations: Conversation[] = [];
+		for (const store of stores) {
+			for (const s of store.sessions.values()) {
+				if (seen.has(s.id)) continue;
+				seen.add(s.id);
+				const parentId = store.parents.get(s.id);
+				if (parentId !== undefined && !query.includeChildren) continue;
+				if (want !== undefined && !sameDir(s.directory, want)) continue;
+				if (query.since !== undefined && s.createdAt < query.since) continue;
+				const childCount = [...store.parents.values()].filter(p => p === s.id).length;
+				conversations.push({
+					agent: 'opencode',
+					id: s.id,
+					cwd: s.directory,
+					createdAt: s.createdAt,
+					updatedAt: s.updatedAt,
+					...(parentId ? {parentId} : {}),
+					...(s.title ? {title: s.title} : {}),
+					childCount,
+					resumeState: resumeStateOf(s),
+				});
+			}
+		}
+		conversations.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+		return {conversations, problems};
+	},
+
+	async verify(ctx, id, cwd) {
+		assertValidId(opencodeAdapter, id);
+		const {stores, problems} = readStores(ctx);
+		const session = stores.map(s => s.sessions.get(id)).find(s => s !== undefined);
+		if (!session) return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: 'no session with this id'};
+		if (cwd !== undefined && !sameDir(session.directory, canonicalCwd(cwd))) {
+			return {kind: 'no', reason: `belongs to ${session.directory}, not ${canonicalCwd(cwd)}`};
+		}
+		return resumeStateOf(session);
+	},
+
+	async artifacts(ctx, id) {
+		assertValidId(opencodeAdapter, id);
+		return planFor(ctx, id).plan;
+	},
+
+	async purge(ctx, id) {
+		assertValidId(opencodeAdapter, id);
+		const {plan, directory, dbs} = planFor(ctx, id);
+		const warnings: string[] = [];
+		for (const db of dbs) {
+			const warning = await agentDelete(ctx, id, db, directory);
+			if (warning) warnings.push(warning);
+		}
+		const rows = deletePlannedRows(plan, [id, ...plan.descendants]);
+		const files = removePaths(plan.items, roots(ctx));
+		return {removed: [...rows.removed, ...files.removed], warnings: [...warnings, ...rows.warnings, ...files.warnings]};
+	},
+
+	async residual(ctx, id) {
+		assertValidId(opencodeAdapter, id);
+		const parents = legacyParents(ctx);
+		for (const store of readStores(ctx).stores) for (const [child, parent] of store.parents) parents.set(child, parent);
+		const dbs = dbFiles(ctx);
+		return scanResidual({
+			id,
+			descendants: descendantsOf(id, parents),
+			roots: [dataDir(ctx)],
+			indexFiles: [],
+			databases: dbs,
+		});
+	},
+
+	async inUse(ctx, id) {
+		assertValidId(opencodeAdapter, id);
+		const parents = new Map<string, string>();
+		for (const store of readStores(ctx).stores) for (const [child, parent] of store.parents) parents.set(child, parent);
+		const ids = [id, ...descendantsOf(id, parents)];
+		// Every opencode process holds the one shared database; only the background service that
+		// holds it for everyone is not a user of this conversation.
+		const files = dbFiles(ctx)
+			.flatMap(db => [db, `${db}-wal`])
+			.map(f => realpathOrUndefined(f))
+			.filter((f): f is string => f !== undefined);
+		const holders = await fileUsers(ctx, files, h => isBackgroundService(h.argv));
+		return uniqueHolders([...(await argvUsers(ctx, ids)), ...holders]);
+	},
+};

@@ -102,7 +102,8 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 	afterEach(async () => {
 		for (const h of held) await h.stop();
 		held = [];
-		world.cleanup();
+		// undefined when the builder itself failed
+		(world as FixtureWorld | undefined)?.cleanup();
 	});
 
 	describe('discover', () => {

@@ -93,6 +93,8 @@ for (const file of process.argv.slice(3)) {
 	const db = new Database(file);
 	db.pragma('journal_mode = WAL');
 	db.pragma('wal_autocheckpoint = 0');
+	// better-sqlite3 turns foreign keys on; re-inserting children before parents must not cascade or fail.
+	db.pragma('foreign_keys = OFF');
 	// Rows leave and return table by table: a schema with plain (non-cascading) foreign keys, like hermes', must not trip them.
 	db.pragma('foreign_keys = OFF');
 	const master = db.prepare("SELECT type, name, sql FROM sqlite_master").all();
