@@ -12,6 +12,7 @@ import {newCommand} from './newCommand.js';
 import {purgeCommand} from './purgeCommand.js';
 import {resumeCommand} from './resumeCommand.js';
 import {stopCommand} from './stopCommand.js';
+import {conversationsCommand} from './conversationsCommand.js';
 import {packageVersion} from './version.js';
 import {createWorld, type GlobalOptions, type World} from './world.js';
 
@@ -28,7 +29,7 @@ const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 /** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, newCommand, adoptCommand];
+export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, newCommand, adoptCommand, conversationsCommand];
 
 const dashboardCommand: Command = {
 	name: 'dashboard',
