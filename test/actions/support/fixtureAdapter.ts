@@ -53,8 +53,24 @@ function headers(root: string): Header[] {
 		.filter((h): h is Header => h !== undefined);
 }
 
+/** Parent links from transcripts and store rows (a row outlives its transcript when the delete command fails). */
+function parentLinks(root: string): Array<{id: string; parent?: string}> {
+	const links: Array<{id: string; parent?: string}> = headers(root);
+	const dir = path.join(root, 'store');
+	if (fs.existsSync(dir)) {
+		for (const name of fs.readdirSync(dir)) {
+			try {
+				links.push(JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as {id: string; parent?: string});
+			} catch {
+				// a half-written row names nothing
+			}
+		}
+	}
+	return links;
+}
+
 function descendantsOf(root: string, id: string): string[] {
-	const all = headers(root);
+	const all = parentLinks(root);
 	const out: string[] = [];
 	const queue = [id];
 	while (queue.length > 0) {
@@ -208,7 +224,7 @@ export function writeFixtureConversation(home: string, conv: FixtureConversation
 	const messages = Array.from({length: conv.messages ?? 2}, (_, i) => JSON.stringify({role: i % 2 ? 'assistant' : 'user', text: `message ${i} of ${conv.id}`}));
 	fs.writeFileSync(path.join(root, 'convs', `${conv.id}.jsonl`), [JSON.stringify(header), ...messages].map(l => `${l}\n`).join(''));
 	fs.writeFileSync(path.join(root, 'convs', conv.id, 'subagents', 'agent-1.jsonl'), `{"parent":"${conv.id}"}\n`);
-	fs.writeFileSync(path.join(root, 'store', `${conv.id}.row`), JSON.stringify({id: conv.id}));
+	fs.writeFileSync(path.join(root, 'store', `${conv.id}.row`), JSON.stringify({id: conv.id, ...(conv.parent ? {parent: conv.parent} : {})}));
 	fs.appendFileSync(path.join(root, 'index.jsonl'), `${JSON.stringify({id: conv.id})}\n`);
 }
 
