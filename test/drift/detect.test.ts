@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest';
 import {err} from '../../src/domain/result.js';
-import type {Finding, FindingKind} from '../../src/domain/types.js';
+import type {Finding, FindingKind, ProcessRef} from '../../src/domain/types.js';
 import {detectDrift, driftNotes, type DriftInput} from '../../src/drift/detect.js';
 import {CWD, EPOCH, ID, candidates, conv, pane, proc, row, world} from './builders.js';
 
@@ -428,5 +428,21 @@ describe('the engine as a whole', () => {
 		);
 		expect(found.map(f => [f.kind, f.sessionId])).toEqual([['stale-process', 1]]);
 		expect(found[0]?.evidence.join('\n')).toContain('pid 99');
+	});
+
+	it("the recorded shell of the session's still-open pane is not stale (resume may reuse that pane)", () => {
+		const open = pane('w1:p1');
+		const shell = open.processes[0] as ProcessRef;
+		const stray = proc(77, ['claude'], {startTime: 770});
+		const recorded = [shell, stray].map(p => ({pid: p.pid, startTime: p.startTime}));
+		const found = detectDrift(
+			world({
+				sessions: [row(1, {status: 'stopped', extra: {stop: {processes: recorded}}})],
+				panes: [open],
+				processes: [...open.processes, stray],
+			}),
+		);
+		expect(found.map(f => f.kind)).toEqual(['stale-process']);
+		expect(found[0]?.offer).toBe('stop escalation: SIGKILL pid 77 (only if pid and start time still match)');
 	});
 });
