@@ -3,12 +3,14 @@ import {fileURLToPath} from 'node:url';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
-import {isRecord, jsonLike, readFirstRecord, titleOf, toEpochMs} from './common/jsonRecords.js';
-import {findUsers, runsProgram, subcommand, type UseRules} from './common/liveUse.js';
-import {makePlan, pathItems, removePathItems} from './common/planItems.js';
-import {countWhereIn, deleteWhereIn, withPurgeDb} from './common/purgeDb.js';
-import {scanNames, scanSqlite, scanTextLines, type IdSet} from './common/residualScan.js';
-import {canonicalPath, listDir, lstatOrUndefined, parseJsonOrUndefined, readSmallText, replaceFileAtomically} from './common/rootedFs.js';
+import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {isRecord, parseJsonOrUndefined, readSmallText, rewriteJsonFile, toEpochMs} from './common/jsonRecords.js';
+import {oneLine, readFirstJsonLine} from './common/jsonl.js';
+import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, rootContaining} from './common/paths.js';
+import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
+import {runsProgram, subcommand} from './common/programs.js';
+import {scanResidual} from './common/residual.js';
+import {deleteRows} from './common/sqlitePurge.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type DiscoverQuery, type InUseHolder, type PlanItem} from './types.js';
 
 // Antigravity CLI (FORMATS 5): one sqlite database per conversation, a shared summaries
@@ -90,7 +92,8 @@ function readSummaries(paths: AgyPaths): {summaries: Map<string, AgySummary>; pr
 				const id = row['conversation_id'];
 				if (typeof id !== 'string' || !ID_PATTERN.test(id)) continue;
 				const parent = row['parent_conversation_id'];
-				const title = titleOf(String(row['title'] ?? '') || String(row['preview'] ?? ''));
+				const text = String(row['title'] ?? '') || String(row['preview'] ?? '');
+				const title = text.trim() ? oneLine(text) : undefined;
 				const updatedAt = toEpochMs(row['last_modified_time']);
 				summaries.set(id, {
 					id,
@@ -141,15 +144,15 @@ type Belonging = {readonly kind: 'yes'} | {readonly kind: 'no'; readonly reason:
  * another workspace does not, even when `cwd` appears among its workspace URIs.
  */
 function belongsTo(index: AgyIndex, id: string, cwd: string): Belonging {
-	const want = canonicalPath(cwd);
+	const want = canonicalCwd(cwd);
 	const claimed = index.claims.get(id);
 	if (claimed) {
-		if (claimed.some(w => canonicalPath(w) === want)) return {kind: 'yes'};
+		if (claimed.some(w => canonicalCwd(w) === want)) return {kind: 'yes'};
 		return {kind: 'no', reason: `belongs to workspace ${claimed[0] ?? ''}`};
 	}
 	const workspaces = index.summaries.get(id)?.workspaces ?? [];
 	if (workspaces.length === 0) return {kind: 'unknown'};
-	if (workspaces.some(w => canonicalPath(w) === want)) return {kind: 'yes'};
+	if (workspaces.some(w => canonicalCwd(w) === want)) return {kind: 'yes'};
 	return {kind: 'no', reason: `belongs to workspace ${workspaces.at(-1) ?? ''}`};
 }
 
@@ -190,7 +193,7 @@ function conversationTimes(paths: AgyPaths, id: string): {createdAt: number; upd
 	const main = lstatOrUndefined(db);
 	const wal = lstatOrUndefined(`${db}-wal`);
 	const fileTimes = [main?.birthtimeMs, main?.mtimeMs].filter((t): t is number => t !== undefined && t > 0);
-	const recorded = toEpochMs(readFirstRecord(transcriptFile(paths, id))?.['created_at']);
+	const recorded = toEpochMs(readFirstJsonLine(transcriptFile(paths, id))?.['created_at']);
 	const createdAt = recorded ?? Math.round(Math.min(...fileTimes, Number.MAX_SAFE_INTEGER));
 	return {createdAt, updatedAt: Math.round(Math.max(createdAt, main?.mtimeMs ?? 0, wal?.mtimeMs ?? 0))};
 }
@@ -237,35 +240,34 @@ function isCandidate(paths: AgyPaths, index: AgyIndex, id: string, query: Discov
 
 function planFor(paths: AgyPaths, index: AgyIndex, id: string, descendants: readonly string[]): PlanItem[] {
 	const ids = [...descendants.slice().reverse(), id];
-	const items: PlanItem[] = [];
+	const items: (PlanItem | undefined)[] = [];
 	for (const x of ids) {
 		const db = conversationDb(paths, x);
 		const label = x === id ? 'conversation' : 'sub-agent conversation';
+		// Per-conversation databases are not shared (FORMATS 5): their sidecars go with them.
 		items.push(
-			...pathItems([
-				[db, x, `${label} database`],
-				[`${db}-wal`, x, `${label} database WAL`],
-				[`${db}-shm`, x, `${label} database shared memory`],
-				[`${db}-journal`, x, `${label} database journal`],
-				[path.join(paths.brain, x), x, `${label} brain folder (artifacts, transcript)`],
-			]),
+			fileItem(db, x, `${label} database`),
+			fileItem(`${db}-wal`, x, `${label} database WAL`),
+			fileItem(`${db}-shm`, x, `${label} database shared memory`),
+			fileItem(`${db}-journal`, x, `${label} database journal`),
+			dirItem(path.join(paths.brain, x), x, `${label} brain folder (artifacts, transcript)`),
 		);
 	}
-	const claimed = ids.filter(x => index.claims.has(x));
-	for (const x of claimed) {
+	for (const x of ids.filter(c => index.claims.has(c))) {
 		const count = index.claims.get(x)?.length ?? 0;
 		items.push({kind: 'lines', path: paths.lastConversations, count, bytes: 0, sessionId: x, description: 'last_conversations.json entries'});
 	}
 	items.push(...summaryRowItems(paths, ids));
-	return items;
+	return items.filter((i): i is PlanItem => i !== undefined);
 }
 
 function summaryRowItems(paths: AgyPaths, ids: readonly string[]): PlanItem[] {
 	if (!lstatOrUndefined(paths.summariesDb)) return [];
 	return withReadOnlyDb(paths.summariesDb, db => {
 		if (!tableColumns(db).get(SUMMARY_TABLE)?.has('conversation_id')) return [];
+		const count = db.prepare<[string], {n: number}>(`SELECT count(*) AS n FROM ${SUMMARY_TABLE} WHERE conversation_id = ?`);
 		return ids
-			.map(x => ({x, n: countWhereIn(db, SUMMARY_TABLE, 'conversation_id', [x])}))
+			.map(x => ({x, n: count.get(x)?.n ?? 0}))
 			.filter(({n}) => n > 0)
 			.map(({x, n}): PlanItem => ({kind: 'rows', path: paths.summariesDb, table: SUMMARY_TABLE, count: n, bytes: 0, sessionId: x, description: 'conversation summary row'}));
 	});
@@ -278,18 +280,16 @@ function dropClaims(paths: AgyPaths, ids: readonly string[]): number {
 	if (!isRecord(parsed)) return 0;
 	const kept = Object.entries(parsed).filter(([, value]) => !(typeof value === 'string' && ids.includes(value)));
 	const dropped = Object.keys(parsed).length - kept.length;
-	if (dropped > 0) replaceFileAtomically(paths.root, paths.lastConversations, jsonLike(text, Object.fromEntries(kept)));
+	if (dropped > 0) rewriteJsonFile(paths.lastConversations, [paths.root], text, Object.fromEntries(kept));
 	return dropped;
 }
 
 const PROGRAMS = ['agy', 'antigravity'];
 
-// The remote-control daemon (systemd unit `antigravity-cli-daemon`) may hold files for everyone.
-const USE_RULES: UseRules = {
-	isService: argv =>
-		argv.some(arg => path.basename(arg) === 'antigravity-cli-daemon') ||
-		(runsProgram({name: '', argv}, PROGRAMS) && subcommand(argv) === 'daemon'),
-};
+/** The remote-control daemon (systemd unit `antigravity-cli-daemon`) may hold files for everyone. */
+function isService(argv: readonly string[]): boolean {
+	return argv.some(arg => path.basename(arg) === 'antigravity-cli-daemon') || (runsProgram({name: '', argv}, PROGRAMS) && subcommand(argv) === 'daemon');
+}
 
 export const agyAdapter: AgentAdapter = {
 	id: 'agy',
@@ -307,7 +307,7 @@ export const agyAdapter: AgentAdapter = {
 		return {argv: ['agy', '--conversation', id]};
 	},
 
-	matchesProcess: proc => runsProgram(proc, PROGRAMS) && !USE_RULES.isService(proc.argv),
+	matchesProcess: proc => runsProgram(proc, PROGRAMS) && !isService(proc.argv),
 
 	async discover(ctx, query = {}) {
 		const paths = agyPaths(ctx);
@@ -345,9 +345,8 @@ export const agyAdapter: AgentAdapter = {
 		assertValidId(agyAdapter, id);
 		const paths = agyPaths(ctx);
 		const plan = await agyAdapter.artifacts(ctx, id);
-		const warnings: string[] = [];
 		// Files first, rows last: a purge cut short still finds the descendants on a rerun.
-		const removed = removePathItems(paths.root, plan.items, warnings);
+		const {removed, warnings} = removePaths(plan.items, [paths.root]);
 		const ids = [id, ...plan.descendants];
 		const lineItems = plan.items.filter(item => item.kind === 'lines');
 		if (lineItems.length > 0) {
@@ -361,7 +360,8 @@ export const agyAdapter: AgentAdapter = {
 		const rowItems = plan.items.filter(item => item.kind === 'rows');
 		if (rowItems.length > 0) {
 			try {
-				withPurgeDb(paths.root, paths.summariesDb, db => deleteWhereIn(db, SUMMARY_TABLE, 'conversation_id', ids));
+				if (rootContaining(paths.summariesDb, [paths.root]) === undefined) throw new Error(`${paths.summariesDb}: refused, not inside the agent's folder`);
+				deleteRows(paths.summariesDb, [{table: SUMMARY_TABLE, column: 'conversation_id', ids}]);
 				removed.push(...rowItems);
 			} catch (error) {
 				warnings.push(messageOf(error));
@@ -373,15 +373,15 @@ export const agyAdapter: AgentAdapter = {
 	async residual(ctx, id) {
 		assertValidId(agyAdapter, id);
 		const paths = agyPaths(ctx);
-		const set: IdSet = {target: id, ids: [id, ...descendantsOf(readIndex(paths), id)]};
 		const cache = path.join(paths.root, 'cache');
-		const indexFiles = [
-			...listDir(cache).filter(e => e.isFile()).map(e => path.join(cache, e.name)),
-			path.join(paths.root, 'history.jsonl'),
-			path.join(paths.root, 'cli.log'),
-		];
 		const databases = [paths.summariesDb, ...conversationIds(paths).map(x => conversationDb(paths, x))].filter(f => lstatOrUndefined(f)?.isFile());
-		return [...scanNames(paths.root, set), ...scanTextLines(indexFiles, set), ...databases.flatMap(db => scanSqlite(db, set))];
+		return scanResidual({
+			id,
+			descendants: descendantsOf(readIndex(paths), id),
+			roots: [paths.root],
+			indexFiles: [...listDir(cache).filter(e => e.isFile()).map(e => path.join(cache, e.name)), path.join(paths.root, 'history.jsonl'), path.join(paths.root, 'cli.log')],
+			databases,
+		});
 	},
 
 	async inUse(ctx, id) {
@@ -389,11 +389,14 @@ export const agyAdapter: AgentAdapter = {
 		const paths = agyPaths(ctx);
 		const index = readIndex(paths);
 		const ids = [id, ...descendantsOf(index, id)];
-		const files = ids.flatMap(x => {
-			const db = conversationDb(paths, x);
-			return [db, `${db}-wal`, `${db}-shm`, transcriptFile(paths, x)];
-		});
-		const users = await findUsers(ctx, USE_RULES, ids, files);
+		const files = ids
+			.flatMap(x => {
+				const db = conversationDb(paths, x);
+				return [db, `${db}-wal`, `${db}-shm`, transcriptFile(paths, x)];
+			})
+			.map(realpathOrUndefined)
+			.filter((f): f is string => f !== undefined);
+		const users = uniqueHolders([...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files, h => isService(h.argv)))]);
 		return [...users, ...(await busyInWorkspace(ctx, index, id, users))];
 	},
 };
@@ -405,11 +408,11 @@ export const agyAdapter: AgentAdapter = {
 async function busyInWorkspace(ctx: AdapterContext, index: AgyIndex, id: string, known: readonly InUseHolder[]): Promise<InUseHolder[]> {
 	const cwd = recordedCwd(index, id);
 	if (!index.summaries.get(id)?.busy || cwd === undefined) return [];
-	const want = canonicalPath(cwd);
+	const want = canonicalCwd(cwd);
 	const out: InUseHolder[] = [];
 	for (const proc of await ctx.processes.list()) {
 		if (!agyAdapter.matchesProcess(proc) || known.some(h => h.pid === proc.pid) || proc.cwd === undefined) continue;
-		if (canonicalPath(proc.cwd) !== want || proc.argv.some(arg => ID_PATTERN.test(arg.replace(/^.*=/, '')))) continue;
+		if (canonicalCwd(proc.cwd) !== want || proc.argv.some(arg => ID_PATTERN.test(arg.replace(/^.*=/, '')))) continue;
 		out.push({pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' '), reason: 'agy runs in the workspace while the conversation is not idle'});
 	}
 	return out;

@@ -1,14 +1,13 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {jsonLike} from './common/jsonRecords.js';
+import {readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
 import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
-import {runsProgram} from './common/liveUse.js';
-import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, rootContaining} from './common/paths.js';
+import {runsProgram} from './common/programs.js';
+import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
@@ -40,7 +39,7 @@ interface Project {
 
 /** projects.json maps `<abs path>` → slug; legacy folders are named sha256(path). */
 function projectNames(root: string): Map<string, string> {
-	const parsed = parseJsonLine((readText(path.join(root, 'projects.json')) ?? '').replace(/\n/g, ' '));
+	const parsed = parseJsonLine((readSmallText(path.join(root, 'projects.json')) ?? '').replace(/\n/g, ' '));
 	const projects = parsed?.['projects'];
 	const out = new Map<string, string>();
 	if (typeof projects !== 'object' || projects === null) return out;
@@ -51,15 +50,6 @@ function projectNames(root: string): Map<string, string> {
 	return out;
 }
 
-function readText(file: string): string | undefined {
-	if (!lstatOrUndefined(file)?.isFile()) return undefined;
-	try {
-		return fs.readFileSync(file, 'utf8');
-	} catch {
-		return undefined;
-	}
-}
-
 function projectsOf(root: string): Project[] {
 	const tmp = path.join(root, 'tmp');
 	const names = projectNames(root);
@@ -67,7 +57,7 @@ function projectsOf(root: string): Project[] {
 		.filter(e => e.isDirectory())
 		.map(e => {
 			const dir = path.join(tmp, e.name);
-			const cwd = readText(path.join(dir, '.project_root'))?.trim() || names.get(e.name);
+			const cwd = readSmallText(path.join(dir, '.project_root'))?.trim() || names.get(e.name);
 			return cwd ? {dir, cwd} : {dir};
 		});
 }
@@ -96,7 +86,7 @@ function isRealMessage(record: Record<string, unknown>): boolean {
 
 /** Parse a whole `.jsonl` (header, messages, `$set` patches, `$rewindTo`) or a legacy `.json` record. */
 function parseChat(file: string): ChatFile | undefined {
-	const body = readText(file);
+	const body = readSmallText(file);
 	if (body === undefined) return undefined;
 	const records = file.endsWith('.json') ? legacyRecords(body) : body.split('\n').map(parseJsonLine);
 	let id: string | undefined;
@@ -238,7 +228,7 @@ function sideArtifacts(project: Project, id: string, label: string): (PlanItem |
 function logEntries(project: Project): Record<string, unknown>[] {
 	const parsed: unknown = (() => {
 		try {
-			return JSON.parse(readText(path.join(project.dir, 'logs.json')) ?? 'null') as unknown;
+			return JSON.parse(readSmallText(path.join(project.dir, 'logs.json')) ?? 'null') as unknown;
 		} catch {
 			return null;
 		}
@@ -278,20 +268,17 @@ function childBytes(items: readonly (PlanItem | undefined)[], dir: string): numb
 
 /** Rewrite logs.json without the entries of `ids`, in the style it was written. */
 function dropLogEntries(roots: readonly string[], file: string, ids: readonly string[]): void {
-	if (rootContaining(file, roots) === undefined) throw new Error(`${file}: refused, not inside the agent's folder`);
-	const text = readText(file);
+	const text = readSmallText(file);
 	const entries = JSON.parse(text ?? '[]') as unknown;
 	if (!Array.isArray(entries)) return;
 	const kept = entries.filter(e => !(typeof e === 'object' && e !== null && ids.includes(String((e as {sessionId?: unknown}).sessionId))));
-	const temp = `${file}.mam-${process.pid}.tmp`;
-	fs.writeFileSync(temp, jsonLike(text, kept));
-	fs.renameSync(temp, file);
+	rewriteJsonFile(file, roots, text, kept);
 }
 
 /** Right before a chat file goes, its header must still carry one of the ids (FORMATS 4, 10). */
 function stillNames(item: PlanItem, ids: readonly string[]): boolean {
 	if (!MAIN_CHAT.test(path.basename(item.path)) || !item.description.includes('transcript')) return true;
-	const header = item.path.endsWith('.json') ? legacyRecords(readText(item.path) ?? '')[0] : readFirstJsonLine(item.path);
+	const header = item.path.endsWith('.json') ? legacyRecords(readSmallText(item.path) ?? '')[0] : readFirstJsonLine(item.path);
 	return typeof header?.['sessionId'] === 'string' && ids.includes(header['sessionId']);
 }
 

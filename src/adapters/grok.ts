@@ -3,14 +3,14 @@ import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {toEpochMs} from './common/jsonRecords.js';
+import {parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecords.js';
 import {obj, oneLine, readJsonl, str} from './common/jsonl.js';
-import {runsProgram, subcommand} from './common/liveUse.js';
+import {runsProgram, subcommand} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {dirItem, makePlan, removePaths} from './common/plan.js';
 import {withPurgeDb} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
-import {parseJsonOrUndefined, readSmallText} from './common/rootedFs.js';
+
 import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
 
 // Two unrelated products share ~/.grok (FORMATS 7): xAI's Grok Build keeps a folder per session

@@ -2,12 +2,14 @@ import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
-import {isRecord, titleOf, toEpochMs} from './common/jsonRecords.js';
-import {findUsers, runsProgram, subcommand, type UseRules} from './common/liveUse.js';
-import {makePlan, pathItem, removePathItems} from './common/planItems.js';
+import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecords.js';
+import {oneLine} from './common/jsonl.js';
+import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {fileItem, makePlan, removePaths} from './common/plan.js';
+import {runsProgram, subcommand} from './common/programs.js';
 import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb, type WriteDb} from './common/purgeDb.js';
-import {scanNames, scanSqlite, scanTextLines, type IdSet} from './common/residualScan.js';
-import {canonicalPath, listDir, lstatOrUndefined, parseJsonOrUndefined, readSmallText} from './common/rootedFs.js';
+import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
 
 // Hermes Agent (FORMATS 6): a state.db per profile store holding sessions and messages, plus
@@ -88,7 +90,7 @@ function toRow(raw: Record<string, unknown>): SessionRow | undefined {
 		endedAt: toEpochMs(raw['ended_at']),
 		endReason: text(raw['end_reason']),
 		cwd: text(raw['cwd']),
-		title: titleOf(text(raw['title'])),
+		title: text(raw['title']) === undefined ? undefined : oneLine(text(raw['title']) ?? ''),
 		sessionKey: text(raw['session_key']),
 		lastActivityAt: toEpochMs(raw['last_activity_at']),
 	};
@@ -303,11 +305,11 @@ function storePlan(data: StoreData, id: string): {descendants: string[]; items: 
 	for (const x of ids) {
 		const label = x === id ? '' : 'child ';
 		for (const file of sessionFiles(data.store, x)) {
-			const item = pathItem(file, x, `${label}session file ${path.basename(file)}`);
+			const item = fileItem(file, x, `${label}session file ${path.basename(file)}`);
 			if (item) items.push(item);
 		}
 		for (const file of breadcrumbs(data.store, x, ids)) {
-			const item = pathItem(file, x, 'terminal breadcrumb');
+			const item = fileItem(file, x, 'terminal breadcrumb');
 			if (item) items.push(item);
 		}
 	}
@@ -360,9 +362,9 @@ async function agentDelete(ctx: AdapterContext, data: StoreData, ids: readonly s
 	return undefined;
 }
 
-const USE_RULES: UseRules = {
-	isService: argv => runsProgram({name: '', argv}, PROGRAMS) && SERVICE_COMMANDS.has(subcommand(argv) ?? ''),
-};
+function isService(argv: readonly string[]): boolean {
+	return runsProgram({name: '', argv}, PROGRAMS) && SERVICE_COMMANDS.has(subcommand(argv) ?? '');
+}
 
 /** Live turn leases and compression locks (holder `pid=<n>`) of `ids` whose pid still runs. */
 async function leaseHolders(ctx: AdapterContext, data: StoreData, ids: readonly string[]): Promise<InUseHolder[]> {
@@ -405,11 +407,11 @@ export const hermesAdapter: AgentAdapter = {
 		return {argv: ['hermes', '--resume', id]};
 	},
 
-	matchesProcess: proc => runsProgram(proc, PROGRAMS) && !USE_RULES.isService(proc.argv),
+	matchesProcess: proc => runsProgram(proc, PROGRAMS) && !isService(proc.argv),
 
 	async discover(ctx, query = {}) {
 		const {data, problems} = readStores(ctx);
-		const want = query.cwd === undefined ? undefined : canonicalPath(query.cwd);
+		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
 		const conversations: Conversation[] = [];
 		for (const store of data) {
 			for (const row of store.rows.values()) {
@@ -417,7 +419,7 @@ export const hermesAdapter: AgentAdapter = {
 				if (!query.includeChildren && belongsToParent(store, row)) continue;
 				if (query.since !== undefined && row.startedAt < query.since) continue;
 				const cwd = cwdOf(store, row.id);
-				if (want !== undefined && (cwd === undefined || canonicalPath(cwd) !== want)) continue;
+				if (want !== undefined && (cwd === undefined || canonicalCwd(cwd) !== want)) continue;
 				conversations.push(toConversation(store, row));
 			}
 		}
@@ -433,7 +435,7 @@ export const hermesAdapter: AgentAdapter = {
 		if (state.kind !== 'yes' || cwd === undefined) return state;
 		const recorded = cwdOf(store, id);
 		if (recorded === undefined) return {kind: 'unknown', reason: 'the session records no cwd'};
-		return canonicalPath(recorded) === canonicalPath(cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
+		return canonicalCwd(recorded) === canonicalCwd(cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
 	},
 
 	async artifacts(ctx, id) {
@@ -473,7 +475,9 @@ export const hermesAdapter: AgentAdapter = {
 				continue;
 			}
 			const files = plan.items.filter(i => (i.kind === 'file' || i.kind === 'dir') && path.dirname(path.dirname(i.path)) === store.store.home);
-			removed.push(...removePathItems(store.store.home, files, warnings));
+			const outcome = removePaths(files, [store.store.home]);
+			removed.push(...outcome.removed);
+			warnings.push(...outcome.warnings);
 		}
 		return {removed, warnings};
 	},
@@ -482,12 +486,18 @@ export const hermesAdapter: AgentAdapter = {
 		assertValidId(hermesAdapter, id);
 		const root = hermesRoot(ctx);
 		const {data} = readStores(ctx);
-		const ids = new Set([id]);
-		for (const store of data) for (const d of descendantsIn(store, id)) ids.add(d);
-		const set: IdSet = {target: id, ids: [...ids]};
+		const descendants = new Set<string>();
+		for (const store of data) for (const d of descendantsIn(store, id)) descendants.add(d);
 		const stores = storesOf(root);
 		const crumbs = stores.flatMap(s => listDir(path.join(s.home, 'terminal-sessions')).filter(e => e.isFile()).map(e => path.join(s.home, 'terminal-sessions', e.name)));
-		return [...scanNames(root, set), ...scanTextLines(crumbs, set), ...stores.flatMap(s => scanSqlite(s.db, set))];
+		return scanResidual({
+			id,
+			descendants: [...descendants],
+			roots: [root],
+			indexFiles: crumbs,
+			databases: stores.map(s => s.db),
+			skip: abs => /state\.db-(wal|shm|journal)$/.test(abs),
+		});
 	},
 
 	async inUse(ctx, id) {
@@ -504,8 +514,8 @@ export const hermesAdapter: AgentAdapter = {
 			if (own.some(x => store.rows.get(x) && store.rows.get(x)?.endedAt === undefined)) files.push(store.store.db, `${store.store.db}-wal`);
 			leases.push(...(await leaseHolders(ctx, store, own)));
 		}
-		const users = await findUsers(ctx, USE_RULES, [...ids], files);
-		return [...users, ...leases.filter(l => !users.some(u => u.pid === l.pid))];
+		const real = files.map(realpathOrUndefined).filter((f): f is string => f !== undefined);
+		return uniqueHolders([...(await argvUsers(ctx, [...ids])), ...(await fileUsers(ctx, real, h => isService(h.argv))), ...leases]);
 	},
 };
 

@@ -1,5 +1,10 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
-import {readSmallText} from './rootedFs.js';
+import path from 'node:path';
+import {lstatOrUndefined, rootContaining} from './paths.js';
+
+// Small readers for agents' JSON files that jsonl.ts does not cover: whole-file JSON, timestamps
+// in every shape agents write them, and rewriting an index file in its own style.
 
 /** A JSON object read from an agent's file; any other JSON value is not a record. */
 export type JsonRecord = Readonly<Record<string, unknown>>;
@@ -8,30 +13,25 @@ export function isRecord(value: unknown): value is JsonRecord {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** `record[key]` when it is a non-empty string. */
-export function stringField(record: JsonRecord | undefined, key: string): string | undefined {
-	const value = record?.[key];
-	return typeof value === 'string' && value.length > 0 ? value : undefined;
+/** A regular file's text, or undefined when it is missing, not a regular file or larger than `maxBytes`. */
+export function readSmallText(file: string, maxBytes = 64 * 1024 * 1024): string | undefined {
+	const stat = lstatOrUndefined(file);
+	if (!stat?.isFile() || stat.size > maxBytes) return undefined;
+	try {
+		return fs.readFileSync(file, 'utf8');
+	} catch {
+		return undefined;
+	}
 }
 
-/**
- * The object records of a JSONL file. A torn line (an agent mid-write) or any non-object line is
- * skipped, never fatal. Undefined when the file cannot be read.
- */
-export function readJsonLines(file: string): JsonRecord[] | undefined {
-	const text = readSmallText(file);
+/** Parse JSON text; undefined for anything that is not valid JSON. */
+export function parseJsonOrUndefined(text: string | undefined): unknown {
 	if (text === undefined) return undefined;
-	const out: JsonRecord[] = [];
-	for (const line of text.split('\n')) {
-		if (line.trim() === '') continue;
-		try {
-			const value = JSON.parse(line) as unknown;
-			if (isRecord(value)) out.push(value);
-		} catch {
-			// a torn or foreign line: the rest of the file still counts
-		}
+	try {
+		return JSON.parse(text) as unknown;
+	} catch {
+		return undefined;
 	}
-	return out;
 }
 
 /**
@@ -52,39 +52,6 @@ export function toEpochMs(value: unknown): number | undefined {
 	return undefined;
 }
 
-/** One line of a message for titles: whitespace collapsed, cut at `max` characters. */
-export function titleOf(text: string | undefined, max = 80): string | undefined {
-	if (!text) return undefined;
-	const line = text.replace(/\s+/g, ' ').trim();
-	if (line === '') return undefined;
-	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
-/** How much of a file's head `readFirstRecord` reads: a first record is small (a header line). */
-const HEAD_BYTES = 256 * 1024;
-
-/**
- * The first line of a JSONL file as a record, reading only the file's head. Undefined when the
- * file is missing, not a regular file, or its first line is not a JSON object.
- */
-export function readFirstRecord(file: string): JsonRecord | undefined {
-	let fd: number | undefined;
-	try {
-		if (!fs.lstatSync(file).isFile()) return undefined;
-		fd = fs.openSync(file, 'r');
-		const buffer = Buffer.alloc(HEAD_BYTES);
-		const read = fs.readSync(fd, buffer, 0, HEAD_BYTES, 0);
-		const head = buffer.toString('utf8', 0, read);
-		const newline = head.indexOf('\n');
-		const value = JSON.parse(newline < 0 ? head : head.slice(0, newline)) as unknown;
-		return isRecord(value) ? value : undefined;
-	} catch {
-		return undefined;
-	} finally {
-		if (fd !== undefined) fs.closeSync(fd);
-	}
-}
-
 /**
  * Serialise `value` the way `original` was written (compact or indented, trailing newline or
  * not), so a rewritten index file changes only in the entries that were removed.
@@ -94,4 +61,19 @@ export function jsonLike(original: string | undefined, value: unknown): string {
 	const indent = /\n([ \t]+)\S/.exec(text)?.[1];
 	const body = indent === undefined ? JSON.stringify(value) : JSON.stringify(value, null, indent);
 	return text.endsWith('\n') ? `${body}\n` : body;
+}
+
+/**
+ * Replace a JSON index file (inside `roots` only) with `value` in the file's own style, through a
+ * temp file and a rename, so a reader never sees half of it. The file keeps its mode.
+ */
+export function rewriteJsonFile(file: string, roots: readonly string[], original: string | undefined, value: unknown): void {
+	if (rootContaining(file, roots) === undefined) throw new Error(`${file}: refused, not inside the agent's folder`);
+	const temp = path.join(path.dirname(file), `.${path.basename(file)}.mam-${crypto.randomBytes(6).toString('hex')}.tmp`);
+	try {
+		fs.writeFileSync(temp, jsonLike(original, value), {mode: (lstatOrUndefined(file)?.mode ?? 0o644) & 0o7777, flag: 'wx'});
+		fs.renameSync(temp, file);
+	} finally {
+		fs.rmSync(temp, {force: true});
+	}
 }

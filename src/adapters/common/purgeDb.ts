@@ -1,7 +1,7 @@
 import '../../system/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {describeSqliteError, StoreReadError} from '../../system/sqliteRead.js';
-import {resolveForDelete} from './rootedFs.js';
+import {rootContaining} from './paths.js';
 
 export type WriteDb = Database.Database;
 
@@ -9,16 +9,17 @@ export type WriteDb = Database.Database;
 const PURGE_BUSY_TIMEOUT_MS = 5000;
 
 /**
- * The one read-write open of an agent's database, for purge only (FORMATS 0.3): the file must
- * exist inside `root`; busy_timeout 5 s; foreign keys on for this connection (cascades are
- * per-connection); `fn` runs inside one `BEGIN IMMEDIATE` transaction. Sidecars are never
- * deleted or truncated here, and nothing is vacuumed.
+ * The read-write open of an agent's database for a purge whose steps are more than
+ * `DELETE … WHERE column IN (ids)` (sqlitePurge.ts covers those): an `UPDATE`, a delete through a
+ * subquery, deferred foreign keys. FORMATS 0.3: the file must lie inside `root`; busy_timeout 5 s;
+ * foreign keys on for this connection (cascades are per-connection); `fn` runs inside one
+ * `BEGIN IMMEDIATE` transaction. Sidecars are never deleted or truncated here, nothing is vacuumed.
  */
 export function withPurgeDb<T>(root: string, file: string, fn: (db: WriteDb) => T): T {
-	const resolved = resolveForDelete(root, file);
+	if (rootContaining(file, [root]) === undefined) throw new Error(`${file}: refused, not inside the agent's folder`);
 	let db: WriteDb;
 	try {
-		db = new Database(resolved, {fileMustExist: true, timeout: PURGE_BUSY_TIMEOUT_MS});
+		db = new Database(file, {fileMustExist: true, timeout: PURGE_BUSY_TIMEOUT_MS});
 	} catch (error) {
 		throw new StoreReadError(`${file}: ${describeSqliteError(error)}`, file);
 	}
@@ -54,18 +55,6 @@ export function chunks<T>(items: readonly T[], size = IN_CHUNK): T[][] {
 	const out: T[][] = [];
 	for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
 	return out;
-}
-
-/** Rows of `table` whose `column` is one of `ids`; 0 when there are no ids. */
-export function countWhereIn(db: Pick<WriteDb, 'prepare'>, table: string, column: string, ids: readonly string[]): number {
-	let total = 0;
-	for (const part of chunks(ids)) {
-		const row = db
-			.prepare<string[], {n: number}>(`SELECT count(*) AS n FROM ${quoteIdent(table)} WHERE ${quoteIdent(column)} IN (${placeholders(part.length)})`)
-			.get(...part);
-		total += row?.n ?? 0;
-	}
-	return total;
 }
 
 /** Delete the rows of `table` whose `column` is one of `ids`; returns how many went. */
