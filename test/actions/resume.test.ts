@@ -3,7 +3,7 @@ import {spawn, type ChildProcess} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest';
+import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest';
 import {createActions} from '../../src/actions/index.js';
 import {DEFAULT_CONFIG} from '../../src/config/config.js';
 import type {SessionRecord} from '../../src/domain/types.js';
@@ -25,7 +25,9 @@ beforeAll(async () => {
 	binRoot = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-resume-bin-')));
 	// `claude` on the panes' PATH is a stand-in that records its argv and cwd.
 	standin = installTestStandin(path.join(binRoot, 'bin'), 'claude');
-	server = await startTmuxServer({PATH: `${standin.binDir}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, HOME: binRoot});
+	// tmux gives a new pane the PATH of the client that asked for it (mam-tui, here this process).
+	vi.stubEnv('PATH', `${standin.binDir}:${process.env['PATH'] ?? '/usr/bin:/bin'}`);
+	server = await startTmuxServer({PATH: process.env['PATH'] ?? '', HOME: binRoot});
 	mux = await tmuxBackend(server);
 });
 
@@ -41,6 +43,7 @@ afterAll(async () => {
 	}));
 	fs.rmSync(binRoot, {recursive: true, force: true});
 	disposeStandinScript();
+	vi.unstubAllEnvs();
 });
 
 afterEach(() => {
