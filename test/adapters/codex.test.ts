@@ -1,0 +1,162 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import {afterEach, describe, expect, it} from 'vitest';
+import {codexAdapter} from '../../src/adapters/codex.js';
+import {buildCodexFixture, codexRollout, rolloutRelPath, uuidV7, writeDb} from './fixtures/codex.js';
+import {CODEX_STATE_SCHEMA} from './fixtures/codexSchema.js';
+import type {FixtureWorld} from './fixtures/types.js';
+import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
+
+const SAMPLES = '/work/shared/agents/samples/codex';
+
+let cleanups: (() => void)[] = [];
+afterEach(() => {
+	for (const c of cleanups.reverse()) c();
+	cleanups = [];
+});
+
+function world(): FixtureWorld {
+	const w = buildCodexFixture();
+	cleanups.push(() => w.cleanup());
+	return w;
+}
+
+function layout(): TempLayout {
+	const l = makeTempLayout('codex-x');
+	cleanups.push(() => l.cleanup());
+	return l;
+}
+
+const listing = (dir: string) => fs.readdirSync(dir).sort();
+
+describe('codex against the real samples (Codex CLI 0.171.0, rows in the WAL)', () => {
+	it('finds the three parents, the sub-agent thread and titles, without touching the files', async () => {
+		const l = layout();
+		fs.cpSync(SAMPLES, l.home, {recursive: true});
+		const root = path.join(l.home, '.codex');
+		const before = listing(root);
+		const ctx = fixtureContext(l);
+		const {conversations, problems} = await codexAdapter.discover(ctx);
+		expect(problems).toEqual([]);
+		expect(conversations.map(c => [c.id, c.title, c.childCount])).toEqual([
+			['01a22b1d-954c-7a13-a81b-788104a74bde', 'please SPAWN_SUBAGENT now', 1],
+			['01a22b1d-90ae-71a0-9666-6253868f587f', 'hello beta', 0],
+			['01a22b1d-8e49-79f2-a157-8e33808531cf', 'hello alpha', 0],
+		]);
+		expect(conversations[0]?.cwd).toBe('/tmp/mam-samples/run/projects/alpha');
+		const plan = await codexAdapter.artifacts(ctx, '01a22b1d-954c-7a13-a81b-788104a74bde');
+		expect(plan.descendants).toEqual(['01a22b1d-95c2-7e62-9d85-e8ed2a286c2c']);
+		// The spawn edge and both threads rows live only in the WAL of state_5.sqlite.
+		expect(plan.items.filter(i => i.table === 'threads').map(i => i.sessionId).sort()).toEqual([
+			'01a22b1d-954c-7a13-a81b-788104a74bde',
+			'01a22b1d-95c2-7e62-9d85-e8ed2a286c2c',
+		]);
+		expect(listing(root)).toEqual(before);
+	});
+});
+
+describe('codex discovery rules', () => {
+	it('a thread without a rollout is "no conversation yet", not an error', async () => {
+		const l = layout();
+		const id = uuidV7(Date.now());
+		writeDb(path.join(l.home, '.codex', 'state_5.sqlite'), CODEX_STATE_SCHEMA, db => {
+			db.prepare("INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, '', 'ro', 'never')").run(
+				id,
+				l.cwds[0],
+			);
+		});
+		const ctx = fixtureContext(l);
+		expect(await codexAdapter.discover(ctx)).toEqual({conversations: [], problems: []});
+		expect(await codexAdapter.verify(ctx, id)).toMatchObject({kind: 'no'});
+		expect(await codexAdapter.verify(ctx, uuidV7(Date.now()))).toEqual({kind: 'no', reason: 'no conversation yet (codex writes the rollout at the first prompt)'});
+	});
+
+	it('a rollout with no real message yet is listed as not resumable', async () => {
+		const l = layout();
+		const id = uuidV7(Date.now());
+		writeFile(path.join(l.home, '.codex', rolloutRelPath(id, Date.now())), codexRollout({id, cwd: l.cwds[0], createdAt: Date.now(), prompt: '', empty: true}));
+		const {conversations} = await codexAdapter.discover(fixtureContext(l));
+		expect(conversations.map(c => c.resumeState)).toEqual([{kind: 'no', reason: 'no messages yet'}]);
+	});
+
+	it('finds rollouts by glob, whatever date folder local time put them in', async () => {
+		const l = layout();
+		const id = uuidV7(Date.now());
+		const file = path.join(l.home, '.codex', 'sessions', '1999', '12', '31', path.basename(rolloutRelPath(id, Date.now())));
+		writeFile(file, codexRollout({id, cwd: l.cwds[0], createdAt: Date.now(), prompt: 'late night'}));
+		expect(await codexAdapter.verify(fixtureContext(l), id, l.cwds[0])).toEqual({kind: 'yes'});
+	});
+
+	it('takes the cwd from the rollout, not from threads.cwd (which a resume elsewhere rewrites)', async () => {
+		const w = world();
+		const db = new Database(path.join(w.roots[0] ?? '', 'state_5.sqlite'));
+		db.prepare('UPDATE threads SET cwd = ? WHERE id = ?').run(w.cwds[1], w.ids.target);
+		db.close();
+		const {conversations} = await codexAdapter.discover(w.ctx, {cwd: w.cwds[0], since: w.epoch});
+		expect(conversations.map(c => c.id)).toContain(w.ids.target);
+		expect((await codexAdapter.verify(w.ctx, w.ids.target, w.cwds[1])).kind).toBe('no');
+	});
+
+	it('CODEX_HOME applies only to the caller’s own home', async () => {
+		const l = layout();
+		const alt = path.join(l.base, 'alt-codex');
+		const id = uuidV7(Date.now());
+		writeFile(path.join(alt, rolloutRelPath(id, Date.now())), codexRollout({id, cwd: l.cwds[0], createdAt: Date.now(), prompt: 'hi'}));
+		const env = {CODEX_HOME: alt};
+		expect((await codexAdapter.discover(fixtureContext(l, {ownHome: true, env}))).conversations.map(c => c.id)).toEqual([id]);
+		expect((await codexAdapter.discover(fixtureContext(l, {ownHome: false, env}))).conversations).toEqual([]);
+	});
+
+	it('a corrupt state database is a problem; rollouts are still listed', async () => {
+		const w = world();
+		fs.writeFileSync(path.join(w.roots[0] ?? '', 'state_5.sqlite'), 'this is not a database, it is garbage'.repeat(200));
+		const {conversations, problems} = await codexAdapter.discover(w.ctx);
+		expect(problems).toEqual([expect.stringMatching(/state_5\.sqlite: not a sqlite database/)]);
+		expect(conversations.map(c => c.id)).toContain(w.ids.target);
+		await expect(codexAdapter.artifacts(w.ctx, w.ids.target)).rejects.toThrow(/not a sqlite database/);
+	});
+});
+
+describe('codex purge details', () => {
+	it('deletes the rows in every generation of a database (state_3 beside state_5)', async () => {
+		const w = world();
+		const old = path.join(w.roots[0] ?? '', 'state_3.sqlite');
+		writeDb(old, CODEX_STATE_SCHEMA, db => {
+			db.prepare("INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, 'old gen', 'ro', 'never')").run(
+				w.ids.target,
+				w.cwds[0],
+			);
+			db.prepare("INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, 'old gen', 'ro', 'never')").run(
+				w.ids.sibling,
+				w.cwds[0],
+			);
+		});
+		const plan = await codexAdapter.artifacts(w.ctx, w.ids.target);
+		expect(plan.items.some(i => i.path === old && i.table === 'threads')).toBe(true);
+		await codexAdapter.purge(w.ctx, w.ids.target);
+		const db = new Database(old, {readonly: true});
+		expect(db.prepare('SELECT id FROM threads').all()).toEqual([{id: w.ids.sibling}]);
+		db.close();
+		expect(await codexAdapter.residual(w.ctx, w.ids.target)).toEqual([]);
+	});
+
+	it('removes the queue rows the delete triggers add back', async () => {
+		const w = world();
+		await codexAdapter.purge(w.ctx, w.ids.target);
+		const db = new Database(path.join(w.roots[0] ?? '', 'queue_1.sqlite'), {readonly: true});
+		expect(db.prepare('SELECT thread_id FROM queued_thread_revisions').all()).toEqual([{thread_id: w.ids.sibling}]);
+		db.close();
+	});
+
+	it('removes the history and session index lines of the thread and its sub-agents only', async () => {
+		const w = world();
+		const root = w.roots[0] ?? '';
+		await codexAdapter.purge(w.ctx, w.ids.target);
+		for (const name of ['history.jsonl', 'session_index.jsonl']) {
+			const text = fs.readFileSync(path.join(root, name), 'utf8');
+			expect(text).not.toContain(w.ids.target);
+			expect(text).toContain(w.ids.sibling);
+		}
+	});
+});
