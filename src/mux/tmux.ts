@@ -166,9 +166,10 @@ export class TmuxMux implements Multiplexer {
 	}
 
 	/** Run one tmux command; the result comes back even on failure (callers decide). */
-	private async run(args: readonly string[]): Promise<ExecResult> {
+	private async run(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<ExecResult> {
 		const result = await this.options.exec(this.options.bin ?? 'tmux', [...this.serverFlags(), ...args].map(escapeTmuxArg), {
 			timeoutMs: this.options.timeoutMs ?? TMUX_TIMEOUT_MS,
+			...(env ? {env} : {}),
 		});
 		if (result.failure) {
 			const missing = /ENOENT|not found/i.test(result.failure);
@@ -324,8 +325,11 @@ export class TmuxMux implements Multiplexer {
 			'--',
 			...execWrapper(request.argv),
 		];
-		let result = await this.run(['new-window', '-d', ...spec]);
-		if (result.exitCode !== 0 && isNoServer(result)) result = await this.run(['new-session', '-d', ...spec]);
+		// tmux gives a new pane the PATH of the client that asked for it, whatever `-e PATH=` says.
+		const path = request.env?.['PATH'];
+		const clientEnv = path === undefined ? undefined : {PATH: path};
+		let result = await this.run(['new-window', '-d', ...spec], clientEnv);
+		if (result.exitCode !== 0 && isNoServer(result)) result = await this.run(['new-session', '-d', ...spec], clientEnv);
 		const id = result.stdout.trim();
 		if (result.exitCode !== 0 || !/^%\d+$/.test(id)) {
 			throw new MuxError(`tmux could not open a window: ${firstLine(result.stderr) || 'no pane id returned'}`, 'tmux_error');

@@ -101,6 +101,8 @@ export class HerdrMux implements Multiplexer {
 	private lastHealth: MuxHealth;
 	private disposed = false;
 	private loop: Promise<void> | undefined;
+	/** Identifies the current event loop; an older loop that sees another token stops. */
+	private loopToken: object | undefined;
 	private stream: HerdrStream | undefined;
 	private resubscribing = false;
 	private subscribedKey = '';
@@ -360,7 +362,11 @@ export class HerdrMux implements Multiplexer {
 	/** Start the event stream with the first listener; stop it with the last. */
 	subscribe(listener: (event: MuxEvent) => void): () => void {
 		this.listeners.add(listener);
-		if (!this.loop && !this.disposed) this.loop = this.runEvents();
+		if (!this.loop && !this.disposed) {
+			const token = {};
+			this.loopToken = token;
+			this.loop = this.runEvents(token);
+		}
 		return () => {
 			this.listeners.delete(listener);
 			if (this.listeners.size === 0) void this.stopEvents();
@@ -375,6 +381,7 @@ export class HerdrMux implements Multiplexer {
 	private async stopEvents(): Promise<void> {
 		const loop = this.loop;
 		this.loop = undefined;
+		this.loopToken = undefined;
 		clearTimeout(this.resyncTimer);
 		this.stream?.close();
 		this.wake?.();
@@ -383,8 +390,8 @@ export class HerdrMux implements Multiplexer {
 		this.updateHealth();
 	}
 
-	private stopped(loop: Promise<void> | undefined): boolean {
-		return this.disposed || this.loop !== loop || this.listeners.size === 0;
+	private stopped(token: object): boolean {
+		return this.disposed || this.loopToken !== token || this.listeners.size === 0;
 	}
 
 	private sleep(ms: number): Promise<void> {
@@ -448,8 +455,7 @@ export class HerdrMux implements Multiplexer {
 		this.resyncTimer.unref();
 	}
 
-	private async runEvents(): Promise<void> {
-		const loop = this.loop;
+	private async runEvents(loop: object): Promise<void> {
 		const initial = this.options.backoff?.initialMs ?? 250;
 		const max = this.options.backoff?.maxMs ?? 10_000;
 		let delay = initial;

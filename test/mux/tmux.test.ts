@@ -1,0 +1,153 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {createTmuxMux, escapeTmuxArg, escapeTmuxFormat, execWrapper, parsePaneRows, type TmuxMuxOptions} from '../../src/mux/tmux.js';
+import type {MuxEvent} from '../../src/mux/types.js';
+import type {Exec} from '../../src/system/exec.js';
+import {createProcessTable} from '../../src/system/processes.js';
+import {writeAgentStandIns} from '../support/agentBin.js';
+import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
+import {eventually, muxContract} from './contract.js';
+import {execa} from 'execa';
+
+/** The Exec port for tests: argv only, and never the user's tmux (no TMUX/TMUX_PANE in the child). */
+const isolatedExec: Exec = async (file, args, options = {}) => {
+	const result = await execa(file, [...args], {
+		env: isolatedEnv(options.env ? {...options.env} : {}),
+		extendEnv: false,
+		reject: false,
+		timeout: options.timeoutMs ?? 10_000,
+		stripFinalNewline: false,
+	});
+	const failure = result.failed && result.exitCode === undefined ? result.shortMessage : undefined;
+	return {exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), ...(failure ? {failure} : {})};
+};
+
+function scratch(): {dir: string; bin: string; path: string; dispose: () => void} {
+	const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-tmux-')));
+	const bin = path.join(dir, 'bin');
+	writeAgentStandIns(bin, ['claude', 'codex']);
+	return {dir, bin, path: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, dispose: () => fs.rmSync(dir, {recursive: true, force: true})};
+}
+
+function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMuxOptions {
+	return {server: {socketName: tmux.name}, exec: isolatedExec, processes: createProcessTable(), env: {}, pollMs: 100, ...extra};
+}
+
+describe('tmux backend: the mux contract on a private server', {timeout: 30_000}, () => {
+	muxContract(async () => {
+		const tmux = privateTmux();
+		const s = scratch();
+		// A keeper session so the server outlives the contract's panes.
+		await tmux.run(['new-session', '-d', '-s', 'keeper', '--', 'sleep', '3600']);
+		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
+		return {
+			mux: createTmuxMux(options(tmux)),
+			cwd: s.dir,
+			path: s.path,
+			selfByEnv: paneId => createTmuxMux(options(tmux, {env: {TMUX: `${socketPath},1,0`, TMUX_PANE: paneId}})),
+			selfByPid: pid => createTmuxMux(options(tmux, {selfPid: pid})),
+			async dispose() {
+				await tmux.kill();
+				s.dispose();
+			},
+		};
+	});
+});
+
+describe('tmux backend specifics', {timeout: 30_000}, () => {
+	let tmux: PrivateTmux;
+	let s: ReturnType<typeof scratch>;
+	beforeAll(() => {
+		tmux = privateTmux();
+		s = scratch();
+	});
+	afterAll(async () => {
+		await tmux.kill();
+		s.dispose();
+	});
+
+	it('escapes what tmux would re-parse: a trailing ; and # in formats', () => {
+		expect(escapeTmuxArg('echo hi;')).toBe('echo hi\\;');
+		expect(escapeTmuxArg(';')).toBe('\\;');
+		expect(escapeTmuxArg('a;b')).toBe('a;b');
+		expect(escapeTmuxFormat('/tmp/#S/x')).toBe('/tmp/##S/x');
+		expect(execWrapper(['claude', '--resume', 'a b'])).toEqual(['/bin/sh', '-c', 'exec "$@"', 'sh', 'claude', '--resume', 'a b']);
+	});
+
+	it('parses list-panes rows and keeps separators inside titles', () => {
+		const line = ['%3', '42', '0', 'claude', '/w', 's', '1', 'win', '/tmp/tmux-0/x', 'ti\x1ftle'].join('\x1f');
+		const rows = parsePaneRows(`${line}\nnot a pane\n`);
+		expect(rows).toEqual([expect.objectContaining({id: '%3', pid: 42, dead: false, command: 'claude', cwd: '/w', title: 'ti\x1ftle'})]);
+	});
+
+	it('with no server running lists nothing and stays healthy; the first pane starts a session', async () => {
+		const mux = createTmuxMux(options(tmux));
+		expect(await mux.listPanes()).toEqual([]);
+		expect(mux.health()).toMatchObject({kind: 'tmux', ok: true, message: expect.stringContaining('no server')});
+		const id = await mux.openPane({argv: ['codex'], cwd: s.dir, env: {PATH: s.path}});
+		expect(id).toMatch(/^%\d+$/);
+		expect((await mux.listPanes()).map(p => p.id)).toContain(id);
+		await mux.closePane(id);
+	});
+
+	it('a cwd with # and a title with #S are taken literally', async () => {
+		const dir = path.join(s.dir, 'a#S b');
+		fs.mkdirSync(dir);
+		const mux = createTmuxMux(options(tmux));
+		await tmux.run(['new-session', '-d', '-s', 'keep2', '--', 'sleep', '3600']);
+		const id = await mux.openPane({argv: ['codex'], cwd: dir, env: {PATH: s.path}, title: 'n#S'});
+		const pane = await eventually('pane listed', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0));
+		expect(pane.processes[0]?.cwd).toBe(dir);
+		expect(pane.title).toBe('n#S');
+		await mux.closePane(id);
+	});
+
+	it('reports a pane whose program ended as pane-exited, and one it closed as pane-closed', async () => {
+		const mux = createTmuxMux(options(tmux));
+		await tmux.run(['new-session', '-d', '-s', 'keep3', '--', 'sleep', '3600']);
+		const events: MuxEvent[] = [];
+		const stop = mux.subscribe(e => events.push(e));
+		try {
+			const a = await mux.openPane({argv: ['claude'], cwd: s.dir, env: {PATH: s.path}});
+			await eventually('a listed', async () => ((await mux.listPanes()).some(p => p.id === a) ? true : undefined));
+			const b = await mux.openPane({argv: ['codex'], cwd: s.dir, env: {PATH: s.path}});
+			// The poll that reports b was created has seen a too: both exist for the poller.
+			await eventually('b created', () => (events.some(e => e.type === 'pane-created' && e.paneId === b) ? true : undefined));
+			await mux.sendText(a, '/exit');
+			await mux.sendKeys(a, ['Enter']);
+			await mux.closePane(b);
+			await eventually('exit seen', () => (events.some(e => e.type === 'pane-exited' && e.paneId === a) ? true : undefined));
+			await eventually('close seen', () => (events.some(e => e.type === 'pane-closed' && e.paneId === b) ? true : undefined));
+			expect(events.some(e => e.type === 'pane-closed' && e.paneId === a)).toBe(false);
+		} finally {
+			stop();
+			await mux.dispose();
+		}
+	});
+
+	it("does not trust TMUX_PANE from another server (pane ids repeat across servers)", async () => {
+		await tmux.run(['new-session', '-d', '-s', 'keep4', '--', 'sleep', '3600']);
+		const probe = createTmuxMux(options(tmux));
+		const first = (await probe.listPanes())[0];
+		expect(first).toBeDefined();
+		const other = createTmuxMux(options(tmux, {env: {TMUX: '/tmp/tmux-0/some-other-server,1,0', TMUX_PANE: first?.id}}));
+		expect((await other.listPanes()).find(p => p.id === first?.id)?.isSelf).toBe(false);
+	});
+
+	it('a missing tmux binary is a clear, unhealthy backend, not a crash', async () => {
+		const mux = createTmuxMux(options(tmux, {bin: path.join(s.dir, 'no-such-tmux')}));
+		await expect(mux.listPanes()).rejects.toThrow(/tmux is not installed/);
+		expect(mux.health()).toMatchObject({ok: false});
+	});
+
+	it('talks to a server given by socket path (-S)', async () => {
+		await tmux.run(['new-session', '-d', '-s', 'keep5', '--', 'sleep', '3600']);
+		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
+		const mux = createTmuxMux({...options(tmux), server: {socketPath}});
+		const panes = await mux.listPanes();
+		expect(panes.length).toBeGreaterThan(0);
+		expect(mux.health().message).toContain(socketPath);
+	});
+});
