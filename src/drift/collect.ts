@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import {ADAPTERS} from '../adapters/index.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
-import {err, messageOf, ok} from '../domain/result.js';
+import {err, messageOf, ok, type Result} from '../domain/result.js';
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {CandidateFacts, DriftInput, SessionFacts} from './input.js';
-import type {Result} from '../domain/result.js';
 
 /** Where collection gets its world from; everything is injected so tests use fakes and temp homes. */
 export interface CollectSources {
