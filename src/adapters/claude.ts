@@ -267,7 +267,7 @@ async function planFor(ctx: AdapterContext, id: string) {
 	if (tmp) {
 		for (const slug of listDir(tmp).filter(e => e.isDirectory())) items.push(dirItem(joinNames(tmp, slug.name, id), id, 'temp task output'));
 	}
-	return makePlan('claude', id, agents.map(a => a.id), items);
+	return makePlan('claude', id, agents.map(a => a.id), items, roots(ctx));
 }
 
 /** history.jsonl lines of the session, and pasted contents only it referenced. */

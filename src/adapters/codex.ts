@@ -281,7 +281,7 @@ function planFor(ctx: AdapterContext, id: string) {
 		}
 	}
 	items.push(...rowItems(ctx, ids), ...lineItems(root, ids));
-	return makePlan('codex', id, descendants, items);
+	return makePlan('codex', id, descendants, items, roots(ctx));
 }
 
 /** Delete the planned rows, one transaction per database; trigger-added rows are caught by a second pass. */

@@ -268,7 +268,7 @@ function planFor(ctx: AdapterContext, id: string): Planned {
 		directory ??= store.sessions.get(id)?.directory;
 	}
 	items.push(...legacyItems(ctx, ids));
-	return {plan: makePlan('opencode', id, descendants, items), directory, dbs};
+	return {plan: makePlan('opencode', id, descendants, items, roots(ctx)), directory, dbs};
 }
 
 /** Ask opencode itself first (it unshares and recurses); returns a warning when it did not work. */

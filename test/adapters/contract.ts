@@ -5,6 +5,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {InvalidIdError, type AdapterContext, type AgentAdapter, type PurgePlan} from '../../src/adapters/types.js';
 import type {ProcessTable} from '../../src/system/processes.js';
 import {spawnArgvHolder, spawnFileHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
+import {hashWorld} from './fixtures/hashWorld.js';
 import type {FixtureBuilder, FixtureWorld} from './fixtures/types.js';
 
 /** Ids every adapter must refuse before any I/O (SPEC 7). */
@@ -260,12 +261,15 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 				fs.mkdirSync(path.join(outside, 'sub'));
 				fs.writeFileSync(path.join(outside, 'sub', 'keep2.txt'), 'precious too');
 				world.plantEscapeSymlink(outside);
+				// The builder may add files out there (what a followed link would reach): all must stay.
+				const planted = hashWorld(outside, []);
 				const plan = await adapter.artifacts(world.ctx, world.ids.target);
 				const roots = realRoots(world);
 				for (const item of plan.items) expect(inside(resolvedLocation(item.path), roots), item.path).toBe(true);
 				await adapter.purge(world.ctx, world.ids.target);
 				expect(fs.readFileSync(path.join(outside, 'keep.txt'), 'utf8')).toBe('precious');
 				expect(fs.readFileSync(path.join(outside, 'sub', 'keep2.txt'), 'utf8')).toBe('precious too');
+				expect(hashWorld(outside, [])).toEqual(planted);
 			} finally {
 				fs.rmSync(outside, {recursive: true, force: true});
 			}

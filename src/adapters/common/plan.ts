@@ -1,6 +1,6 @@
 import type {AgentId} from '../../domain/types.js';
 import type {PlanItem, PurgePlan} from '../types.js';
-import {diskSize, lstatOrUndefined, removeInsideRoots} from './paths.js';
+import {diskSize, lstatOrUndefined, removeInsideRoots, rootContaining} from './paths.js';
 
 /** A `file` item for `p` when it exists (a symlink counts as the link itself). */
 export function fileItem(p: string, sessionId: string, description: string): PlanItem | undefined {
@@ -21,8 +21,21 @@ export function dirItem(p: string, sessionId: string, description: string, count
 	return {kind: 'dir', path: p, bytes: Math.max(0, diskSize(p) - counted), sessionId, description};
 }
 
-export function makePlan(agent: AgentId, id: string, descendants: readonly string[], items: readonly (PlanItem | undefined)[]): PurgePlan {
-	const kept = items.filter((i): i is PlanItem => i !== undefined);
+/**
+ * The plan from its items. With `roots`, a file or folder that does not really lie inside one of
+ * them (a symlinked folder on its way points elsewhere) is left out: purge would refuse it anyway,
+ * and the residual scan reports it.
+ */
+export function makePlan(
+	agent: AgentId,
+	id: string,
+	descendants: readonly string[],
+	items: readonly (PlanItem | undefined)[],
+	roots?: readonly string[],
+): PurgePlan {
+	const kept = items
+		.filter((i): i is PlanItem => i !== undefined)
+		.filter(i => roots === undefined || (i.kind !== 'file' && i.kind !== 'dir') || rootContaining(i.path, roots) !== undefined);
 	return {agent, id, descendants, items: kept, totalBytes: kept.reduce((sum, i) => sum + i.bytes, 0)};
 }
 
