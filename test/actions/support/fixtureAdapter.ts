@@ -115,7 +115,7 @@ export function createFixtureAdapter(): AgentAdapter {
 			const root = fixtureRoot(ctx.home);
 			const conversations: Conversation[] = headers(root)
 				.filter(h => (query.includeChildren ? true : !h.parent) && (!query.cwd || h.cwd === query.cwd) && (!query.since || h.createdAt >= query.since))
-				.map(h => ({
+				.map((h): Conversation => ({
 					agent: 'claude',
 					id: h.id,
 					cwd: h.cwd,
