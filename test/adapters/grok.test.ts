@@ -1,0 +1,189 @@
+import {spawn} from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {afterEach, describe, expect, it} from 'vitest';
+import {grokAdapter} from '../../src/adapters/grok.js';
+import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
+import {spawnArgvHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
+import {adapterContract} from './contract.js';
+import {buildGrokBuildOnlyFixture, buildGrokFixture, grokCliDbPath, grokCliId, grokCliRowCounts, grokRoot, insertGrokCliSession} from './fixtures/grok.js';
+import type {FixtureWorld} from './fixtures/types.js';
+import {fixtureContext, makeTempLayout} from './fixtures/world.js';
+
+// The registered grok world (contract.test.ts) puts a Grok Build target beside grok-cli
+// sessions; here the contract also runs over Grok Build alone, and the grok-cli sharp edges get
+// their own tests (grok-cli persists no children, so it can never be the contract's target).
+describe('adapter contract: grok (Grok Build alone)', () => {
+	adapterContract(grokAdapter, buildGrokBuildOnlyFixture);
+});
+
+let cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+	for (const c of cleanups.reverse()) await c();
+	cleanups = [];
+});
+
+function world(): FixtureWorld {
+	const w = buildGrokFixture();
+	cleanups.push(() => w.cleanup());
+	return w;
+}
+
+async function held<T extends HeldProcess>(p: Promise<T>): Promise<T> {
+	const h = await p;
+	cleanups.push(() => h.stop());
+	return h;
+}
+
+/** `node <tmp>/grok …args` started in `cwd`, holding `files` open: grok-cli at work in a workspace. */
+async function grokIn(cwd: string, files: readonly string[], args: readonly string[] = []): Promise<HeldProcess> {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-grok-bin-'));
+	const script = path.join(dir, 'grok');
+	fs.writeFileSync(script, `const fs = require('node:fs'); const fds = ${JSON.stringify(files)}.map(f => fs.openSync(f, 'r')); console.log('ready'); setInterval(() => fds.length, 1e6);`);
+	const child = spawn(process.execPath, [script, ...args], {cwd, stdio: ['ignore', 'pipe', 'ignore']});
+	await new Promise<void>((resolve, reject) => {
+		child.stdout.once('data', () => resolve());
+		child.once('exit', code => reject(new Error(`fake grok exited ${code}`)));
+	});
+	const h = {
+		pid: child.pid ?? -1,
+		stop: async () => {
+			if (child.exitCode === null) {
+				const gone = new Promise(resolve => child.once('exit', resolve));
+				child.kill('SIGKILL');
+				await gone;
+			}
+			fs.rmSync(dir, {recursive: true, force: true});
+		},
+	};
+	cleanups.push(h.stop);
+	return h;
+}
+
+describe('grok: two products in one ~/.grok', () => {
+	it('each id form picks its product: UUID resumes with --resume, 12 hex with --session', () => {
+		const w = world();
+		expect(grokAdapter.resume(w.ctx, w.ids.target).argv).toEqual(['grok', '--resume', w.ids.target]);
+		expect(grokAdapter.resume(w.ctx, w.ids.sibling).argv).toEqual(['grok', '--session', w.ids.sibling]);
+		for (const good of [w.ids.target, w.ids.sibling]) assertValidId(grokAdapter, good);
+		for (const bad of ['0123456789abc', '0123456789AB', `${w.ids.sibling}0`, w.ids.target.toUpperCase(), w.ids.target.replaceAll('-', '')]) {
+			expect(() => assertValidId(grokAdapter, bad), bad).toThrow(InvalidIdError);
+		}
+	});
+
+	it('discovery lists both products side by side, each with its cwd, and verify reads the right store', async () => {
+		const w = world();
+		const [alpha, beta] = w.cwds;
+		const {conversations} = await grokAdapter.discover(w.ctx, {cwd: alpha, since: w.epoch});
+		expect(conversations.map(c => c.id)).toEqual([w.ids.target, w.ids.sibling]);
+		expect(await grokAdapter.verify(w.ctx, w.ids.sibling, alpha)).toEqual({kind: 'yes'});
+		expect(await grokAdapter.verify(w.ctx, w.ids.sibling, beta)).toEqual({kind: 'no', reason: `belongs to ${alpha}`});
+		expect((await grokAdapter.verify(w.ctx, grokCliId())).kind).toBe('no');
+	});
+
+	it('grok-cli alone (no sessions/ folder) is found, and an unused session is not resumable', async () => {
+		const l = makeTempLayout('grok-cli');
+		cleanups.push(() => l.cleanup());
+		const ctx = fixtureContext(l);
+		const [used, unused] = [grokCliId(), grokCliId()];
+		insertGrokCliSession(l.home, {id: used, cwd: l.cwds[0], createdAt: Date.now() - 60_000, title: 'fix it'});
+		insertGrokCliSession(l.home, {id: unused, cwd: l.cwds[0], createdAt: Date.now() - 30_000, turns: 0});
+		expect(fs.existsSync(path.join(grokRoot(l.home), 'sessions'))).toBe(false);
+		const {conversations} = await grokAdapter.discover(ctx);
+		expect(conversations.map(c => [c.id, c.title, c.resumeState.kind])).toEqual([
+			[unused, undefined, 'no'],
+			[used, 'fix it', 'yes'],
+		]);
+	});
+});
+
+describe('grok-cli purge', () => {
+	it('deletes the session row and every child row (messages, tool calls and results, usage, compactions), nothing else', async () => {
+		const w = world();
+		const id = w.ids.sibling;
+		expect(grokCliRowCounts(w.home, id)).toEqual({sessions: 1, messages: 2, tool_calls: 1, tool_results: 1, usage_events: 1, compactions: 1});
+		// tool_results rows name no session (they hang off tool_calls): the generic fingerprint counts
+		// them as everyone's, so they are compared through the other session's counts instead.
+		const others = () => new Map([...w.snapshotOthers([id])].filter(([key]) => !key.endsWith(':tool_results')));
+		const before = others();
+		const foreignBefore = grokCliRowCounts(w.home, w.ids.foreign);
+		const plan = await grokAdapter.artifacts(w.ctx, id);
+		expect(plan.items.map(i => `${i.table} ${i.count}`).sort()).toEqual(['compactions 1', 'messages 2', 'sessions 1', 'tool_calls 1', 'tool_results 1', 'usage_events 1']);
+		expect(plan.descendants).toEqual([]);
+		const outcome = await grokAdapter.purge(w.ctx, id);
+		expect(outcome).toEqual({removed: plan.items, warnings: []});
+		expect(grokCliRowCounts(w.home, id)).toEqual({sessions: 0, messages: 0, tool_calls: 0, tool_results: 0, usage_events: 0, compactions: 0});
+		expect(others()).toEqual(before);
+		expect(grokCliRowCounts(w.home, w.ids.foreign)).toEqual(foreignBefore);
+		expect(foreignBefore.tool_results).toBe(1);
+		expect(await grokAdapter.residual(w.ctx, id)).toEqual([]);
+		expect((await grokAdapter.verify(w.ctx, id)).kind).toBe('no');
+		expect(await grokAdapter.verify(w.ctx, w.ids.foreign, w.cwds[1])).toEqual({kind: 'yes'});
+	});
+
+	it('a Grok Build purge leaves grok.db and the cwd group folder in place', async () => {
+		const w = world();
+		const db = grokCliDbPath(w.home);
+		const before = fs.readFileSync(db);
+		await grokAdapter.purge(w.ctx, w.ids.target);
+		expect(fs.readFileSync(db).equals(before)).toBe(true);
+		expect(fs.readdirSync(path.join(grokRoot(w.home), 'sessions')).length).toBe(1);
+	});
+});
+
+describe('grok-cli reads leave no trace beside grok.db (SPEC 4.3)', () => {
+	const answers = async (w: FixtureWorld) => {
+		await grokAdapter.inUse(w.ctx, w.ids.sibling);
+		return {
+			recent: (await grokAdapter.discover(w.ctx, {cwd: w.cwds[0], since: w.epoch})).conversations.map(c => c.id),
+			all: (await grokAdapter.discover(w.ctx)).conversations.map(c => `${c.id} ${c.title ?? ''} ${c.resumeState.kind}`),
+			verify: (await grokAdapter.verify(w.ctx, w.ids.sibling, w.cwds[0])).kind,
+			verifyForeign: (await grokAdapter.verify(w.ctx, w.ids.foreign, w.cwds[0])).kind,
+			plan: (await grokAdapter.artifacts(w.ctx, w.ids.sibling)).items.map(i => `${i.table} ${i.count}`).sort(),
+			residual: (await grokAdapter.residual(w.ctx, w.ids.sibling)).length,
+		};
+	};
+	const listing = (dir: string) => fs.readdirSync(dir).sort().map(name => (name.endsWith('-shm') ? name : `${name} ${fs.lstatSync(path.join(dir, name)).mtimeMs}`));
+	const states: [string, (w: FixtureWorld) => Promise<void>][] = [
+		['clean', async () => {}],
+		['leftover -wal and -shm, rows only in the WAL', async w => (await spawnWalWriter([grokCliDbPath(w.home)])).crash()],
+		[
+			'-wal without -shm',
+			async w => {
+				await (await spawnWalWriter([grokCliDbPath(w.home)])).crash();
+				fs.rmSync(`${grokCliDbPath(w.home)}-shm`);
+			},
+		],
+		['a live writer', async w => void (await held(spawnWalWriter([grokCliDbPath(w.home)])))],
+	];
+	for (const [name, state] of states) {
+		it(name, async () => {
+			const w = world();
+			const baseline = await answers(w);
+			expect(baseline.verify).toBe('yes');
+			expect(baseline.plan.length).toBeGreaterThan(0);
+			await state(w);
+			const before = listing(grokRoot(w.home));
+			expect(await answers(w)).toEqual(baseline);
+			expect(listing(grokRoot(w.home))).toEqual(before);
+		});
+	}
+});
+
+describe('grok-cli in use', () => {
+	it('argv naming the session, or a grok holding grok.db in the session\'s workspace; not one in another workspace, not the daemon', async () => {
+		const w = world();
+		const db = grokCliDbPath(w.home);
+		const elsewhere = await grokIn(w.cwds[1], [db]);
+		// The schedule daemon runs in the same workspace: only its being the daemon excludes it.
+		const daemon = await grokIn(w.cwds[0], [db], ['daemon']);
+		expect(await grokAdapter.inUse(w.ctx, w.ids.sibling)).toEqual([]);
+		const here = await grokIn(w.cwds[0], [db]);
+		const byArgv = await held(spawnArgvHolder(['--session', w.ids.sibling]));
+		const pids = (await grokAdapter.inUse(w.ctx, w.ids.sibling)).map(h => h.pid);
+		expect(pids.sort()).toEqual([here.pid, byArgv.pid].sort());
+		expect(pids).not.toContain(elsewhere.pid);
+		expect(pids).not.toContain(daemon.pid);
+	});
+});
