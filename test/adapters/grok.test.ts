@@ -116,7 +116,7 @@ describe('grok-cli purge', () => {
 		expect(grokCliRowCounts(w.home, id)).toEqual({sessions: 0, messages: 0, tool_calls: 0, tool_results: 0, usage_events: 0, compactions: 0});
 		expect(others()).toEqual(before);
 		expect(grokCliRowCounts(w.home, w.ids.foreign)).toEqual(foreignBefore);
-		expect(foreignBefore.tool_results).toBe(1);
+		expect(foreignBefore['tool_results']).toBe(1);
 		expect(await grokAdapter.residual(w.ctx, id)).toEqual([]);
 		expect((await grokAdapter.verify(w.ctx, id)).kind).toBe('no');
 		expect(await grokAdapter.verify(w.ctx, w.ids.foreign, w.cwds[1])).toEqual({kind: 'yes'});
