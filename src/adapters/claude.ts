@@ -342,6 +342,14 @@ export const claudeAdapter: AgentAdapter = {
 		return {conversations, problems};
 	},
 
+	watchPaths(ctx, cwd) {
+		const root = claudeRoot(ctx);
+		const dirs = projectDirs(root, cwd);
+		// A new transcript changes its folder's mtime; a new turn grows the transcript.
+		const transcripts = dirs.flatMap(dir => listDir(dir).filter(e => e.isFile() && e.name.endsWith('.jsonl')).map(e => path.join(dir, e.name)));
+		return [path.join(root, 'projects'), ...dirs, ...transcripts];
+	},
+
 	async verify(ctx, id, cwd) {
 		assertValidId(claudeAdapter, id);
 		const files = transcriptFiles(claudeRoot(ctx), id);

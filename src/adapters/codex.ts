@@ -364,6 +364,17 @@ export const codexAdapter: AgentAdapter = {
 		return {conversations, problems};
 	},
 
+	watchPaths(ctx) {
+		const root = codexRoot(ctx);
+		const rollouts = rolloutFiles(root).map(r => r.file);
+		// New rollouts change their date folder (any of them: local time); turns grow the rollout;
+		// titles and spawn edges live in the state databases and their WAL.
+		const days = rollouts.map(f => path.dirname(f));
+		const folders = [...new Set([path.join(root, 'sessions'), path.join(root, 'archived_sessions'), ...days, ...days.map(d => path.dirname(d)), ...days.map(d => path.dirname(path.dirname(d)))])];
+		const state = databases(ctx).filter(f => path.basename(f).startsWith('state_'));
+		return [...folders, ...rollouts, ...state.flatMap(db => [db, `${db}-wal`])];
+	},
+
 	async verify(ctx, id, cwd) {
 		assertValidId(codexAdapter, id);
 		const refs = rolloutsOf(ctx, id);

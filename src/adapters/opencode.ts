@@ -358,6 +358,11 @@ export const opencodeAdapter: AgentAdapter = {
 		return {conversations, problems};
 	},
 
+	watchPaths(ctx) {
+		// One shared database: every change lands in it or (while opencode runs) in its WAL.
+		return [dataDir(ctx), ...dbFiles(ctx).flatMap(db => [db, `${db}-wal`])];
+	},
+
 	async verify(ctx, id, cwd) {
 		assertValidId(opencodeAdapter, id);
 		const {stores, problems} = readStores(ctx);

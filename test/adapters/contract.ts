@@ -190,6 +190,24 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 		});
 	});
 
+	describe('watchPaths', () => {
+		it('when given, their stat moves when the conversations of the cwd change', async ({skip}) => {
+			const watch = adapter.watchPaths?.bind(adapter);
+			if (!watch) return skip();
+			const signature = () =>
+				watch(world.ctx, world.cwds[0])
+					.map(p => {
+						const st = fs.statSync(p, {throwIfNoEntry: false});
+						return `${p} ${st?.mtimeMs ?? '-'} ${st?.size ?? '-'}`;
+					})
+					.join('\n');
+			const before = signature();
+			expect(signature()).toBe(before);
+			world.interruptPurge();
+			expect(signature()).not.toBe(before);
+		});
+	});
+
 	describe('artifacts', () => {
 		it('plans the target and all its descendants, inside the agent root, nothing of other sessions', async () => {
 			const plan = await adapter.artifacts(world.ctx, world.ids.target);
