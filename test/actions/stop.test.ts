@@ -5,7 +5,7 @@ import type {StopProgress} from '../../src/actions/stop.js';
 import {stopSession} from '../../src/actions/stop.js';
 import type {Multiplexer} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
-import {aliveWithStart, disposeStandinScript, waitFor} from '../support/standin.js';
+import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
 import {agentPids, killLeftovers, startAgentInPane, startTimeOf} from './support/agents.js';
 import {startTmuxServer, tmuxBackend, type TmuxServer} from './support/tmux.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
@@ -159,6 +159,47 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 		expect(result.value.endedBy).toBe('sigkill');
 		for (const p of pids) expect(aliveWithStart(p.pid, p.startTime)).toBe(false);
 		expect(aliveWithStart(pane?.pid ?? -1, startTimeOf(pane?.pid ?? -1))).toBe(true);
+	});
+
+	it('types nothing into a pane that got a new process before step 1', async () => {
+		const w = newWorld();
+		const old = await startAgentInPane(w, mux, {ignoreExit: true, ignoreSignals: true});
+		cleanup.push(...agentPids(old));
+		const next = installTestStandin(`${w.dir}/next-bin`, 'claude', {});
+		let listings = 0;
+		// The pane is reused right after the capture: the second listing sees the new process.
+		const racing: Multiplexer = {
+			...mux,
+			kind: 'tmux',
+			listPanes: async () => {
+				listings += 1;
+				if (listings === 2) await server.run(['respawn-pane', '-k', '-t', old.paneId, next.file]);
+				return mux.listPanes();
+			},
+			sendText: (paneId, text) => mux.sendText(paneId, text),
+			sendKeys: (paneId, keys) => mux.sendKeys(paneId, keys),
+			closePane: paneId => mux.closePane(paneId),
+		};
+		const result = await stopSession(w.deps(racing), old.session, FAST);
+		const fresh = await waitFor(() => readStandinRecords(next.recordFile)[0], 'the new process');
+		const freshStart = startTimeOf(fresh.pid);
+		cleanup.push({pid: fresh.pid, startTime: freshStart});
+		expect(result.ok && result.value.notes.join('\n')).toMatch(/now runs another process/);
+		expect(aliveWithStart(fresh.pid, freshStart)).toBe(true);
+		expect(await mux.readOutput(old.paneId, 30)).not.toMatch(/\/exit$/m);
+		expect((await server.panes()).map(p => p.id)).toContain(old.paneId);
+		expect(aliveWithStart(old.record.pid, agentPids(old)[0]?.startTime ?? -1)).toBe(false);
+	});
+
+	it('never signals mam-tui itself or its ancestors, even when a record names them', async () => {
+		const w = newWorld();
+		const signalled: number[] = [];
+		const deps = w.deps(mux, {kill: target => signalled.push(target)});
+		const own = [process.pid, process.ppid].map(pid => ({pid, ppid: 0, startTime: startTimeOf(pid), name: 'node', argv: []}));
+		const row = w.registry.insert({name: 'self', agent: 'claude', cwd: w.project, status: 'stopped', epoch: 0, extra: {stop: {processes: own}}});
+		const result = await stopSession(deps, row, FAST);
+		expect(result.ok && result.value.endedBy).toBe('nothing-running');
+		expect(signalled).toEqual([]);
 	});
 
 	it("refuses to stop mam-tui's own pane and types nothing into it", async () => {
