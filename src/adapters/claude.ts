@@ -167,6 +167,24 @@ function subAgents(root: string, id: string): SubAgent[] {
 	return out;
 }
 
+/** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */
+function legacyChildCounts(dir: string): Map<string, number> {
+	const counts = new Map<string, number>();
+	for (const entry of listDir(dir)) {
+		if (!entry.isFile() || !SUBAGENT_FILE.test(entry.name)) continue;
+		const parent = legacyParent(path.join(dir, entry.name));
+		if (parent) counts.set(parent, (counts.get(parent) ?? 0) + 1);
+	}
+	return counts;
+}
+
+/** Sub-agent transcripts under `<dir>/<id>/subagents/` (real folders only). */
+function nestedSubAgentCount(dir: string, id: string): number {
+	const nested = path.join(dir, id, 'subagents');
+	if (lstatOrUndefined(path.join(dir, id))?.isDirectory() !== true) return 0;
+	return listDir(nested).filter(e => e.isFile() && SUBAGENT_FILE.test(e.name)).length;
+}
+
 function resumeStateOf(t: Transcript): ResumeState {
 	if (t.realMessages === 0) return {kind: 'no', reason: 'no messages yet'};
 	if (!t.cwd) return {kind: 'unknown', reason: 'the transcript records no cwd'};
@@ -314,6 +332,7 @@ export const claudeAdapter: AgentAdapter = {
 		const found = new Map<string, Conversation>();
 		const problems: string[] = [];
 		for (const dir of projectDirs(root, query.cwd)) {
+			const legacy = legacyChildCounts(dir);
 			for (const entry of listDir(dir)) {
 				const id = entry.name.endsWith('.jsonl') ? entry.name.slice(0, -6) : '';
 				if (!entry.isFile() || !claudeAdapter.idPattern.test(id) || found.has(id)) continue;
@@ -333,7 +352,7 @@ export const claudeAdapter: AgentAdapter = {
 					createdAt: t.createdAt,
 					updatedAt: t.updatedAt,
 					...(t.title ? {title: t.title} : {}),
-					childCount: subAgents(root, id).length,
+					childCount: nestedSubAgentCount(dir, id) + (legacy.get(id) ?? 0),
 					resumeState: resumeStateOf(t),
 				});
 			}

@@ -11,7 +11,7 @@ export function readJsonl(file: string): Record<string, unknown>[] {
 	return out;
 }
 
-/** The first line of a file (up to `limit` bytes) parsed as JSON, or undefined. */
+/** The first line of a file (up to `limit` bytes) parsed as JSON, or undefined. Reads in small chunks. */
 export function readFirstJsonLine(file: string, limit = 1024 * 1024): Record<string, unknown> | undefined {
 	let fd: number;
 	try {
@@ -20,11 +20,22 @@ export function readFirstJsonLine(file: string, limit = 1024 * 1024): Record<str
 		return undefined;
 	}
 	try {
-		const buffer = Buffer.alloc(limit);
-		const n = fs.readSync(fd, buffer, 0, limit, 0);
-		const text = buffer.subarray(0, n).toString('utf8');
-		const end = text.indexOf('\n');
-		return parseJsonLine(end < 0 ? text : text.slice(0, end));
+		const chunks: Buffer[] = [];
+		let total = 0;
+		while (total < limit) {
+			const chunk = Buffer.alloc(Math.min(64 * 1024, limit - total));
+			const n = fs.readSync(fd, chunk, 0, chunk.length, total);
+			if (n === 0) break;
+			const part = chunk.subarray(0, n);
+			const end = part.indexOf(10);
+			if (end >= 0) {
+				chunks.push(part.subarray(0, end));
+				return parseJsonLine(Buffer.concat(chunks).toString('utf8'));
+			}
+			chunks.push(part);
+			total += n;
+		}
+		return parseJsonLine(Buffer.concat(chunks).toString('utf8'));
 	} finally {
 		fs.closeSync(fd);
 	}
