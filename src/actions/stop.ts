@@ -94,6 +94,14 @@ export function pickAgentProcess(adapter: AgentAdapter, tree: readonly ProcessRe
 	return root;
 }
 
+/**
+ * The identity rule of SPEC 6.2: a live process is the captured one only with the same pid AND
+ * the same start time; a reused pid is somebody else and is never signalled.
+ */
+export function sameProcess(live: Pick<ProcessRef, 'pid' | 'startTime'> | undefined, ref: Pick<ProcessRef, 'pid' | 'startTime'>): boolean {
+	return live !== undefined && live.pid === ref.pid && live.startTime === ref.startTime;
+}
+
 /** mam-tui itself and every ancestor: never signalled, whatever the captured tree says. */
 function protectedPids(all: readonly ProcessRef[], selfPid: number): Set<number> {
 	const byPid = new Map(all.map(p => [p.pid, p]));
@@ -155,8 +163,7 @@ class StopRun {
 
 	/** Is this exact process (pid and start time) still alive? */
 	async alive(ref: ProcessRef): Promise<boolean> {
-		const live = await this.deps.processes.get(ref.pid);
-		return live !== undefined && live.startTime === ref.startTime;
+		return sameProcess(await this.deps.processes.get(ref.pid), ref);
 	}
 
 	async aliveOf(refs: readonly ProcessRef[]): Promise<ProcessRef[]> {
@@ -221,7 +228,7 @@ async function capture(deps: ActionDeps, adapter: AgentAdapter, session: Session
 	const tree = (rootPid === undefined ? [] : processTree(all, rootPid)).filter(p => !guard.has(p.pid)).map(slim);
 	const byPid = new Map(all.map(p => [p.pid, p]));
 	const stale = stoppedProcesses(session)
-		.filter(p => byPid.get(p.pid)?.startTime === p.startTime && !tree.some(t => t.pid === p.pid) && !guard.has(p.pid))
+		.filter(p => sameProcess(byPid.get(p.pid), p) && !tree.some(t => t.pid === p.pid) && !guard.has(p.pid))
 		.map(slim);
 	return {pane, root: tree[0], agent: pickAgentProcess(adapter, tree), tree, stale, processes: [...tree, ...stale], protectedPids: guard};
 }

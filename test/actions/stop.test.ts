@@ -173,7 +173,12 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 			kind: 'tmux',
 			listPanes: async () => {
 				listings += 1;
-				if (listings === 2) await server.run(['respawn-pane', '-k', '-t', old.paneId, next.file]);
+				if (listings === 2) {
+					await server.run(['respawn-pane', '-k', '-t', old.paneId, next.file]);
+					// Ready to read, so anything typed into the pane now would reach it.
+					await waitFor(() => readStandinRecords(next.recordFile)[0], 'the new process');
+					await waitFor(async () => (await mux.readOutput(old.paneId, 20)).includes('to quit'), 'its prompt');
+				}
 				return mux.listPanes();
 			},
 			sendText: (paneId, text) => mux.sendText(paneId, text),
