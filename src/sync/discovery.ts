@@ -18,7 +18,7 @@ export interface DiscoveryResult {
 	readonly byCwd: ReadonlyMap<string, CwdFacts>;
 	/** By `pinKey(agent, id, cwd)`. */
 	readonly verify: ReadonlyMap<string, ResumeState>;
-	/** By `useKey(agent, id)`: processes using the conversation (checked only where verify said yes). */
+	/** By `inUseKey(agent, id)`: processes using the conversation (checked only where verify said yes). */
 	readonly inUse: ReadonlyMap<string, UseFacts>;
 	/** Every conversation found in the known cwds, newest first, registered or not. */
 	readonly conversations: readonly Conversation[];
@@ -26,7 +26,7 @@ export interface DiscoveryResult {
 
 export const cwdKey = (agent: string, cwd: string): string => `${agent}\0${cwd}`;
 export const pinKey = (agent: string, id: string, cwd: string): string => `${agent}\0${id}\0${cwd}`;
-export const useKey = (agent: string, id: string): string => `${agent}\0${id}`;
+export const inUseKey = (agent: string, id: string): string => `${agent}\0${id}`;
 
 /** The stat we compare: a changed mtime or size means "look again". */
 export type StatFn = (file: string) => {readonly mtimeMs: number; readonly size: number} | undefined;
@@ -147,7 +147,7 @@ export class DiscoveryCache {
 			verify: new Map([...verified].map(([k, e]) => [k, e.value])),
 			inUse: new Map(this.used),
 			conversations: conversations.filter(c => {
-				const key = useKey(c.agent, c.id);
+				const key = inUseKey(c.agent, c.id);
 				if (seen.has(key)) return false;
 				seen.add(key);
 				return true;
@@ -221,7 +221,7 @@ export class DiscoveryCache {
 			const adapter = adapterOf(this.adapters, row.agent);
 			if (!adapter || row.agentSessionId === null || !cwdExists(row.cwd)) continue;
 			if (verified.get(pinKey(row.agent, row.agentSessionId, row.cwd))?.value.kind !== 'yes') continue;
-			const k = useKey(row.agent, row.agentSessionId);
+			const k = inUseKey(row.agent, row.agentSessionId);
 			if (next.has(k) || todo.some(t => t.key === k)) continue;
 			const known = this.used.get(k);
 			if (known && !(options.rescan && processesMoved)) next.set(k, known);

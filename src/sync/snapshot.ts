@@ -19,7 +19,7 @@ import type {DriftInput, SessionFacts} from '../drift/input.js';
 import type {Multiplexer, MuxHealth} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import type {ProcessTable} from '../system/processes.js';
-import {cwdKey, pinKey, useKey, type DiscoveryCache, type DiscoveryResult} from './discovery.js';
+import {cwdKey, pinKey, inUseKey, type DiscoveryCache, type DiscoveryResult} from './discovery.js';
 
 /** The live picture of registry, panes and disk at one moment: plain data, no handles. */
 export interface LiveSnapshot {
@@ -115,7 +115,7 @@ function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | unde
 	if (!verified) return {kind: 'unknown', reason: 'not checked yet'};
 	if (verified.kind !== 'yes') return verified;
 	if (!inputs.cwdExists(row.cwd)) return {kind: 'no', reason: `its folder ${row.cwd} no longer exists`};
-	const use = inputs.discovery.inUse.get(useKey(row.agent, row.agentSessionId));
+	const use = inputs.discovery.inUse.get(inUseKey(row.agent, row.agentSessionId));
 	if (!use) return {kind: 'unknown', reason: 'use not checked yet'};
 	if (!use.ok) return {kind: 'unknown', reason: use.error};
 	if (use.holders.length > 0) return {kind: 'no', reason: holdersText(use.holders)};

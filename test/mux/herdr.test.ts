@@ -92,9 +92,11 @@ describe('herdr backend specifics', {timeout: 30_000}, () => {
 		const events: MuxEvent[] = [];
 		const stop = mux.subscribe(e => events.push(e));
 		try {
+			await eventually('events live', () => (mux.eventsLive() ? true : undefined));
 			await fake.run(pane, 'claude');
-			await eventually('claude detected', async () => ((await mux.listPanes()).find(p => p.id === pane)?.agent === 'claude' ? true : undefined));
+			// Wait for the event before listing: a listing that already shows the agent makes the event old news.
 			await eventually('agent-detected event', () => (events.some(e => e.type === 'agent-detected' && e.paneId === pane && e.agent === 'claude') ? true : undefined));
+			expect((await mux.listPanes()).find(p => p.id === pane)?.agent).toBe('claude');
 			fake.setAgentStatus(pane, 'blocked');
 			await eventually('status event', () =>
 				events.some(e => e.type === 'agent-status' && e.paneId === pane && e.status === 'blocked') ? true : undefined,
@@ -125,6 +127,7 @@ describe('herdr backend specifics', {timeout: 30_000}, () => {
 		const events: MuxEvent[] = [];
 		const stop = mux.subscribe(e => events.push(e));
 		try {
+			await eventually('events live', () => (mux.eventsLive() ? true : undefined));
 			const before = fake.methods.length;
 			const id = await mux.openPane({argv: ['sh', '-c', 'exit 0'], cwd: s.dir, env: {PATH: s.path}});
 			expect(fake.methods.slice(before)).toEqual(expect.arrayContaining(['pane.split', 'pane.send_input']));

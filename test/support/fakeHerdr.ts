@@ -258,6 +258,16 @@ export class FakeHerdr {
 		this.subscriptions.clear();
 	}
 
+	/** How many event streams are open right now. */
+	subscriberCount(): number {
+		return this.subscriptions.size;
+	}
+
+	/** Write a raw line to every open event stream, unvalidated (to test how clients take garbage). */
+	injectRaw(line: string): void {
+		for (const sub of this.subscriptions) sub.socket.write(`${line}\n`);
+	}
+
 	/** Test hook: set a pane's agent status (herdr's screen detection would), emitting the status event. */
 	setAgentStatus(paneId: string, status: Status): void {
 		const pane = this.panes.get(paneId);

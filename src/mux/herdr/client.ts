@@ -96,7 +96,7 @@ export function herdrErrorMessage(code: string, serverMessage: string, method: s
 }
 
 function transportError(error: NodeJS.ErrnoException, socketPath: string): MuxError {
-	switch (error.code) {
+	switch (error.code ?? '') {
 		case 'ENOENT':
 			return new MuxError(`no herdr socket at ${socketPath} (is herdr running? set HERDR_SOCKET_PATH to pick another)`, 'server_not_running');
 		case 'ECONNREFUSED':

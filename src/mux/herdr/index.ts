@@ -41,17 +41,11 @@ export interface HerdrMuxOptions {
 /** Codes that mean the connection, not the request, failed: the protocol is re-checked next time. */
 const TRANSPORT_CODES = new Set(['server_not_running', 'connection_failed', 'connection_closed', 'timeout', 'bad_response', 'permission_denied']);
 
-/** Lifecycle events we follow; per-pane status subscriptions are added for every known pane. */
-const LIFECYCLE: readonly string[] = [
-	'pane.created',
-	'pane.closed',
-	'pane.exited',
-	'pane.updated',
-	'pane.moved',
-	'pane.agent_detected',
-	'tab.closed',
-	'workspace.closed',
-];
+/**
+ * The lifecycle events we follow. Not `pane.updated` or `layout.updated`: they fire on every
+ * title change and would fill the replay a reconnect has to sit through.
+ */
+const LIFECYCLE: readonly string[] = ['pane.created', 'pane.closed', 'pane.exited', 'pane.moved', 'pane.agent_detected', 'tab.closed', 'workspace.closed'];
 
 /** How many `pane.process_info` calls run at once when many new terminals appear together. */
 const PROCESS_INFO_CONCURRENCY = 8;
@@ -96,17 +90,13 @@ export class HerdrMux implements Multiplexer {
 	private version: string | undefined;
 	private protocolOk = false;
 	private callError: string | undefined = 'not connected yet';
-	private streamError: string | undefined;
 	private lastOkAt: number | undefined;
 	private lastHealth: MuxHealth;
 	private disposed = false;
-	private loop: Promise<void> | undefined;
-	/** Identifies the current event loop; an older loop that sees another token stops. */
-	private loopToken: object | undefined;
-	private stream: HerdrStream | undefined;
-	private resubscribing = false;
-	private subscribedKey = '';
-	private wake: (() => void) | undefined;
+	private streams: {readonly lifecycle: StreamLoop; readonly status: StreamLoop} | undefined;
+	private streamErrors: {readonly lifecycle?: string | undefined; readonly status?: string | undefined} = {};
+	/** The sorted pane ids the open status stream watches. */
+	private statusKey = '';
 	private resyncTimer: NodeJS.Timeout | undefined;
 	private resyncPending = false;
 	private readonly known = new Set<string>();
@@ -130,7 +120,8 @@ export class HerdrMux implements Multiplexer {
 	}
 
 	private computeHealth(): MuxHealth {
-		const problem = this.callError ?? this.streamError;
+		// A stream's message says when the next reconnect comes, so it goes first when both failed.
+		const problem = this.streamErrors.lifecycle ?? this.streamErrors.status ?? this.callError;
 		const message = problem ?? `herdr ${this.version ?? '?'} (protocol ${HERDR_PROTOCOL}) at ${this.socketPath}`;
 		return {kind: 'herdr', ok: problem === undefined, message, ...(this.lastOkAt !== undefined ? {lastOkAt: this.lastOkAt} : {})};
 	}
@@ -158,7 +149,12 @@ export class HerdrMux implements Multiplexer {
 	/** One request; a transport failure marks the backend unhealthy and forces a new protocol check. */
 	private async call(method: string, params: Readonly<Record<string, unknown>> = {}): Promise<HerdrResult> {
 		try {
-			return await this.client.request(method, params);
+			const result = await this.client.request(method, params);
+			if (this.callError !== undefined && this.protocolOk) {
+				this.callError = undefined;
+				this.updateHealth();
+			}
+			return result;
 		} catch (error) {
 			if (error instanceof MuxError && TRANSPORT_CODES.has(error.code)) {
 				this.protocolOk = false;
@@ -180,6 +176,8 @@ export class HerdrMux implements Multiplexer {
 			throw new MuxError(this.callError, 'protocol_mismatch');
 		}
 		this.protocolOk = true;
+		this.callError = undefined;
+		this.updateHealth();
 	}
 
 	private markOk(): void {
@@ -258,7 +256,6 @@ export class HerdrMux implements Multiplexer {
 		const panes = snapshot.panes.map(p => this.toPane(p, table, self));
 		this.selfIds = new Set(panes.filter(p => p.isSelf).map(p => p.id));
 		this.markOk();
-		this.checkSubscription(snapshot.panes);
 		return panes;
 	}
 
@@ -359,62 +356,84 @@ export class HerdrMux implements Multiplexer {
 		return this.lastHealth;
 	}
 
-	/** Start the event stream with the first listener; stop it with the last. */
+	/** Start the event streams with the first listener; stop them with the last. */
 	subscribe(listener: (event: MuxEvent) => void): () => void {
 		this.listeners.add(listener);
-		if (!this.loop && !this.disposed) {
-			const token = {};
-			this.loopToken = token;
-			this.loop = this.runEvents(token);
-		}
+		if (!this.streams && !this.disposed) this.startStreams();
 		return () => {
 			this.listeners.delete(listener);
-			if (this.listeners.size === 0) void this.stopEvents();
+			if (this.listeners.size === 0) void this.stopStreams();
 		};
 	}
 
 	async dispose(): Promise<void> {
 		this.disposed = true;
-		await this.stopEvents();
+		this.listeners.clear();
+		await this.stopStreams();
 	}
 
-	private async stopEvents(): Promise<void> {
-		const loop = this.loop;
-		this.loop = undefined;
-		this.loopToken = undefined;
+	/** True while the event streams are open (changes from now on arrive as events). */
+	eventsLive(): boolean {
+		return this.streams !== undefined && this.streams.lifecycle.live && (this.known.size === 0 || this.streams.status.live);
+	}
+
+	/**
+	 * Two streams, because herdr replays its ring of recent lifecycle events to every new
+	 * subscriber at one event per 100 ms (PROTOCOL 5.4): the lifecycle stream is opened once and
+	 * kept; the per-pane status stream (no replay) is the one re-opened when the pane set changes,
+	 * since a subscription list is fixed for the life of its connection.
+	 */
+	private startStreams(): void {
+		const backoff = {initialMs: this.options.backoff?.initialMs ?? 250, maxMs: this.options.backoff?.maxMs ?? 10_000};
+		const lifecycle = new StreamLoop({
+			client: this.client,
+			backoff,
+			open: async () => {
+				await this.snapshot();
+				return LIFECYCLE.map(type => ({type}));
+			},
+			onEvent: event => this.onWireEvent(event),
+			onState: error => this.streamState('lifecycle', error),
+			// Whatever happened during the gap is in the snapshot just taken, not in events.
+			onReconnected: () => this.emit({type: 'changed'}),
+		});
+		const status = new StreamLoop({
+			client: this.client,
+			backoff,
+			open: async retry => {
+				// A pane that vanished fails the whole subscription: re-read the set before retrying.
+				if (retry) await this.snapshot();
+				const ids = [...this.known].sort();
+				this.statusKey = ids.join('\n');
+				return ids.length === 0 ? undefined : ids.map(id => ({type: 'pane.agent_status_changed', pane_id: id}));
+			},
+			onEvent: event => this.onWireEvent(event),
+			onState: error => this.streamState('status', error),
+			onReconnected: () => this.emit({type: 'changed'}),
+			benign: error => error instanceof MuxError && error.code === 'pane_not_found',
+		});
+		this.streams = {lifecycle, status};
+		lifecycle.start();
+		status.start();
+	}
+
+	private async stopStreams(): Promise<void> {
+		const streams = this.streams;
+		this.streams = undefined;
 		clearTimeout(this.resyncTimer);
-		this.stream?.close();
-		this.wake?.();
-		await loop;
-		this.streamError = undefined;
+		await Promise.all([streams?.lifecycle.stop(), streams?.status.stop()]);
+		this.streamErrors = {};
 		this.updateHealth();
 	}
 
-	private stopped(token: object): boolean {
-		return this.disposed || this.loopToken !== token || this.listeners.size === 0;
-	}
-
-	private sleep(ms: number): Promise<void> {
-		return new Promise(resolve => {
-			const timer = setTimeout(done, ms);
-			timer.unref();
-			function done() {
-				clearTimeout(timer);
-				resolve();
-			}
-			this.wake = done;
-		});
-	}
-
-	private subscriptionsFor(panes: readonly WirePane[]): HerdrSubscription[] {
-		return [...LIFECYCLE.map(type => ({type})), ...panes.map(p => ({type: 'pane.agent_status_changed', pane_id: p.paneId}))];
-	}
-
-	private static keyOf(panes: readonly WirePane[]): string {
-		return panes
-			.map(p => p.paneId)
-			.sort()
-			.join('\n');
+	private streamState(which: 'lifecycle' | 'status', error: string | undefined): void {
+		this.streamErrors = {...this.streamErrors, [which]: error};
+		if (error === undefined) {
+			this.lastOkAt = this.now();
+		} else {
+			this.protocolOk = false;
+		}
+		this.updateHealth();
 	}
 
 	/** Remember the panes a snapshot shows; any we knew that it lacks is gone for good (ids are never reused). */
@@ -431,74 +450,27 @@ export class HerdrMux implements Multiplexer {
 			this.known.add(pane.paneId);
 			this.agents.set(pane.paneId, pane.agent);
 		}
+		this.paneSetChanged();
 	}
 
-	/** The subscription list is fixed per stream (PROTOCOL 12): a changed pane set needs a new stream. */
-	private checkSubscription(panes: readonly WirePane[]): void {
+	/** The status stream watches a fixed list of panes: re-open it when the set moved. */
+	private paneSetChanged(): void {
 		this.resyncPending = false;
-		if (!this.stream || this.resubscribing) return;
-		if (HerdrMux.keyOf(panes) === this.subscribedKey) return;
-		this.resubscribing = true;
-		this.stream.close();
+		if (!this.streams) return;
+		if ([...this.known].sort().join('\n') === this.statusKey) return;
+		this.streams.status.restart();
 	}
 
+	/** After events that can drop panes silently (moves, tab/workspace closes), re-read the set. */
 	private scheduleResync(): void {
 		this.resyncPending = true;
 		clearTimeout(this.resyncTimer);
 		this.resyncTimer = setTimeout(() => {
-			// Listeners usually list panes right after an event, which re-checks the set for free.
+			// Listeners usually list panes right after an event, which re-reads the set for free.
 			if (!this.resyncPending || this.disposed) return;
-			this.snapshot()
-				.then(snapshot => this.checkSubscription(snapshot.panes))
-				.catch(error => this.options.logger?.debug('herdr resync failed', messageOf(error)));
+			this.snapshot().catch(error => this.options.logger?.debug('herdr resync failed', messageOf(error)));
 		}, this.options.resyncMs ?? 500);
 		this.resyncTimer.unref();
-	}
-
-	private async runEvents(loop: object): Promise<void> {
-		const initial = this.options.backoff?.initialMs ?? 250;
-		const max = this.options.backoff?.maxMs ?? 10_000;
-		let delay = initial;
-		let reconnecting = false;
-		let stream: HerdrStream | undefined;
-		// Let the caller of subscribe() finish wiring before the first I/O.
-		await Promise.resolve();
-		while (!this.stopped(loop)) {
-			try {
-				const snapshot = await this.snapshot();
-				if (this.stopped(loop)) break;
-				this.subscribedKey = HerdrMux.keyOf(snapshot.panes);
-				stream = this.client.subscribe(this.subscriptionsFor(snapshot.panes), event => this.onWireEvent(event));
-				this.stream = stream;
-				await stream.started;
-				delay = initial;
-				this.streamError = undefined;
-				this.markOk();
-				// A resync after a gap: whatever happened meanwhile is in the snapshot, not in events.
-				if (reconnecting) this.emit({type: 'changed'});
-				reconnecting = false;
-				const reason = await stream.closed;
-				if (this.stopped(loop)) break;
-				if (this.resubscribing) {
-					this.resubscribing = false;
-					this.emit({type: 'changed'});
-					continue;
-				}
-				throw new MuxError(`herdr event stream lost (${reason})`, 'connection_closed');
-			} catch (error) {
-				stream?.close();
-				this.resubscribing = false;
-				if (this.stopped(loop)) break;
-				reconnecting = true;
-				this.protocolOk = false;
-				this.streamError = `${messageOf(error)}; reconnecting in ${delay < 1000 ? `${delay} ms` : `${Math.round(delay / 1000)} s`}`;
-				this.updateHealth();
-				await this.sleep(delay);
-				delay = Math.min(delay * 2, max);
-			}
-		}
-		stream?.close();
-		if (this.stream === stream) this.stream = undefined;
 	}
 
 	private onWireEvent(event: WireEvent): void {
@@ -512,7 +484,7 @@ export class HerdrMux implements Multiplexer {
 				if (!id || this.known.has(id) || this.gone.has(id)) return;
 				this.known.add(id);
 				this.emit({type: 'pane-created', paneId: id});
-				this.scheduleResync();
+				this.paneSetChanged();
 				return;
 			}
 			case 'pane_closed':
@@ -521,7 +493,7 @@ export class HerdrMux implements Multiplexer {
 				this.known.delete(paneId);
 				this.gone.add(paneId);
 				this.emit({type: event.event === 'pane_closed' ? 'pane-closed' : 'pane-exited', paneId});
-				this.scheduleResync();
+				this.paneSetChanged();
 				return;
 			}
 			case 'pane_agent_detected': {
@@ -558,4 +530,125 @@ export class HerdrMux implements Multiplexer {
 /** A herdr backend for `socketPath`. */
 export function createHerdrMux(options: HerdrMuxOptions): HerdrMux {
 	return new HerdrMux(options);
+}
+
+interface StreamLoopOptions {
+	readonly client: HerdrClient;
+	readonly backoff: {readonly initialMs: number; readonly maxMs: number};
+	/** The subscriptions for the next connection; undefined = nothing to watch yet (wait for restart). `retry` after a failure. */
+	readonly open: (retry: boolean) => Promise<readonly HerdrSubscription[] | undefined>;
+	readonly onEvent: (event: WireEvent) => void;
+	/** undefined = streaming; a message = down, with when the next attempt comes. */
+	readonly onState: (error: string | undefined) => void;
+	/** The stream is back after a failure. */
+	readonly onReconnected: () => void;
+	/** Failures that are part of normal life (a pane vanished meanwhile): retried at once, not reported. */
+	readonly benign?: (error: unknown) => boolean;
+}
+
+/** One `events.subscribe` stream that reconnects with exponential backoff until stopped. */
+class StreamLoop {
+	/** True between `subscription_started` and the stream's end. */
+	live = false;
+	private readonly options: StreamLoopOptions;
+	private stopped = false;
+	private restarting = false;
+	private stream: HerdrStream | undefined;
+	private wakeUp: (() => void) | undefined;
+	private done: Promise<void> | undefined;
+
+	constructor(options: StreamLoopOptions) {
+		this.options = options;
+	}
+
+	start(): void {
+		this.done = this.run();
+	}
+
+	/** Re-open with fresh subscriptions now (no backoff). */
+	restart(): void {
+		if (this.stream) {
+			this.restarting = true;
+			this.stream.close();
+		}
+		this.wakeUp?.();
+	}
+
+	async stop(): Promise<void> {
+		this.stopped = true;
+		this.stream?.close();
+		this.wakeUp?.();
+		await this.done;
+	}
+
+	/** Wait `ms` (or until restart/stop); without `ms`, until restart/stop. */
+	private wait(ms?: number): Promise<void> {
+		return new Promise(resolve => {
+			let timer: NodeJS.Timeout | undefined;
+			const finish = () => {
+				clearTimeout(timer);
+				if (this.wakeUp === finish) this.wakeUp = undefined;
+				resolve();
+			};
+			if (ms !== undefined) {
+				timer = setTimeout(finish, ms);
+				timer.unref();
+			}
+			this.wakeUp = finish;
+		});
+	}
+
+	private async run(): Promise<void> {
+		const {initialMs, maxMs} = this.options.backoff;
+		let delay = initialMs;
+		let failed = false;
+		// Let the caller finish wiring before the first I/O.
+		await Promise.resolve();
+		while (!this.stopped) {
+			try {
+				const subscriptions = await this.options.open(failed);
+				if (this.stopped) break;
+				if (!subscriptions) {
+					this.options.onState(undefined);
+					await this.wait();
+					continue;
+				}
+				this.stream = this.options.client.subscribe(subscriptions, this.options.onEvent);
+				await this.stream.started;
+				this.live = true;
+				delay = initialMs;
+				this.options.onState(undefined);
+				if (failed) this.options.onReconnected();
+				failed = false;
+				const reason = await this.stream.closed;
+				this.live = false;
+				if (this.stopped) break;
+				if (this.restarting) {
+					this.restarting = false;
+					continue;
+				}
+				throw new MuxError(`herdr event stream lost (${reason})`, 'connection_closed');
+			} catch (error) {
+				this.live = false;
+				this.stream?.close();
+				this.stream = undefined;
+				const restarted = this.restarting;
+				this.restarting = false;
+				if (this.stopped) break;
+				// Closed by restart() while it was still connecting: not a failure.
+				if (restarted) continue;
+				failed = true;
+				if (this.options.benign?.(error)) {
+					await this.wait(initialMs);
+					continue;
+				}
+				const when = delay < 1000 ? `${delay} ms` : `${Math.round(delay / 1000)} s`;
+				this.options.onState(`${messageOf(error)}; reconnecting in ${when}`);
+				await this.wait(delay);
+				delay = Math.min(delay * 2, maxMs);
+			}
+		}
+		this.stream?.close();
+		this.stream = undefined;
+	}
 }

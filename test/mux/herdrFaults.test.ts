@@ -1,0 +1,147 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest';
+import {createHerdrMux, type HerdrMuxOptions} from '../../src/mux/herdr/index.js';
+import type {MuxEvent, MuxHealth} from '../../src/mux/types.js';
+import {createProcessTable} from '../../src/system/processes.js';
+import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
+import {eventually} from './contract.js';
+
+let dir: string;
+let fake: FakeHerdr;
+let socket: string;
+const disposers: (() => Promise<void>)[] = [];
+
+function mux(extra: Partial<HerdrMuxOptions> = {}) {
+	const m = createHerdrMux({socketPath: socket, env: {}, processes: createProcessTable(), backoff: {initialMs: 50, maxMs: 200}, resyncMs: 50, ...extra});
+	disposers.push(() => m.dispose());
+	return m;
+}
+
+function watch(m: ReturnType<typeof mux>): {events: MuxEvent[]; healths: MuxHealth[]; stop: () => void} {
+	const events: MuxEvent[] = [];
+	const healths: MuxHealth[] = [];
+	const stop = m.subscribe(e => {
+		events.push(e);
+		if (e.type === 'health') healths.push(e.health);
+	});
+	return {events, healths, stop};
+}
+
+beforeAll(async () => {
+	dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-faults-')));
+	socket = path.join(dir, 'herdr.sock');
+	fake = await startFakeHerdr({socketPath: socket, eventTickMs: 20});
+	await fake.openWorkspace(dir);
+});
+
+afterEach(async () => {
+	fake.misbehave(undefined);
+	for (const dispose of disposers.splice(0)) await dispose();
+	// The next test counts streams: wait until the fake saw this test's streams close.
+	await eventually('streams closed', () => (fake.subscriberCount() === 0 ? true : undefined));
+	expect(fake.violations).toEqual([]);
+});
+
+afterAll(async () => {
+	await fake.stop();
+	fs.rmSync(dir, {recursive: true, force: true});
+});
+
+describe('herdr faults: each is a clear health message, never a crash', {timeout: 30_000}, () => {
+	it('socket missing', async () => {
+		const m = createHerdrMux({socketPath: path.join(dir, 'nobody-here.sock'), env: {}, processes: createProcessTable(), backoff: {initialMs: 50, maxMs: 100}});
+		disposers.push(() => m.dispose());
+		await expect(m.listPanes()).rejects.toMatchObject({code: 'server_not_running', message: expect.stringContaining('no herdr socket at')});
+		expect(m.health()).toMatchObject({kind: 'herdr', ok: false, message: expect.stringContaining('is herdr running?')});
+		const w = watch(m);
+		await eventually('a reconnect message', () => (w.healths.some(h => /reconnecting in/.test(h.message)) ? true : undefined));
+		w.stop();
+	});
+
+	it('a garbage answer line', async () => {
+		const m = mux();
+		fake.misbehave({kind: 'garbage'});
+		await expect(m.listPanes()).rejects.toMatchObject({code: 'bad_response', message: expect.stringContaining('not JSON')});
+		expect(m.health()).toMatchObject({ok: false, message: expect.stringContaining('not JSON')});
+		fake.misbehave(undefined);
+		expect((await m.listPanes()).length).toBeGreaterThan(0);
+		expect(m.health()).toMatchObject({ok: true});
+	});
+
+	it('a different protocol version', async () => {
+		const m = mux();
+		fake.misbehave({kind: 'wrong-protocol', protocol: 19});
+		await expect(m.listPanes()).rejects.toMatchObject({code: 'protocol_mismatch'});
+		expect(m.health().message).toMatch(/speaks protocol 19; this mam-tui speaks protocol 20/);
+		expect(fake.methods.at(-1)).toBe('ping');
+	});
+
+	it('a connection closed without an answer', async () => {
+		const m = mux();
+		fake.misbehave({kind: 'refuse', methods: ['session.snapshot']});
+		await expect(m.listPanes()).rejects.toThrow(/closed the connection without answering session.snapshot/);
+		expect(m.health().ok).toBe(false);
+	});
+
+	it('a call that never answers times out', async () => {
+		const m = mux({timeoutMs: 300});
+		fake.misbehave({kind: 'silent', methods: ['session.snapshot']});
+		await expect(m.listPanes()).rejects.toMatchObject({code: 'timeout', message: expect.stringContaining('did not answer session.snapshot within 300 ms')});
+		expect(m.health()).toMatchObject({ok: false, message: expect.stringContaining('within 300 ms')});
+	});
+
+	it('a slow answer within the timeout is fine', async () => {
+		const m = mux({timeoutMs: 2000});
+		fake.misbehave({kind: 'slow', delayMs: 100});
+		expect((await m.listPanes()).length).toBeGreaterThan(0);
+	});
+
+	it('a disconnect during the subscription: reconnects, resyncs, and events flow again', async () => {
+		const m = mux();
+		const w = watch(m);
+		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined));
+		fake.dropSubscriptions();
+		await eventually('a lost-stream message', () => (w.healths.some(h => !h.ok && /event stream lost/.test(h.message)) ? true : undefined));
+		await eventually('healthy again', () => (m.health().ok && m.eventsLive() ? true : undefined));
+		await eventually('a resync', () => (w.events.some(e => e.type === 'changed') ? true : undefined));
+		const [first] = fake.paneIds();
+		const added = await fake.split(first ?? '', dir);
+		await eventually('pane-created after the reconnect', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined));
+		w.stop();
+	});
+
+	it('herdr going away and coming back (socket removed, then listening again)', async () => {
+		const m = mux();
+		const w = watch(m);
+		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined));
+		await fake.stopListening();
+		await eventually('a no-socket message', () => (w.healths.some(h => !h.ok && /no herdr socket/.test(h.message)) ? true : undefined));
+		await fake.listen();
+		await eventually('reconnected', () => (m.health().ok && m.eventsLive() ? true : undefined));
+		w.stop();
+	});
+
+	it('a stream that never starts', async () => {
+		const m = mux({timeoutMs: 300});
+		fake.misbehave({kind: 'silent', methods: ['events.subscribe']});
+		const w = watch(m);
+		await eventually('a start timeout', () => (w.healths.some(h => /did not start the event stream within 300 ms/.test(h.message)) ? true : undefined));
+		fake.misbehave(undefined);
+		await eventually('recovers', () => (m.health().ok ? true : undefined));
+		w.stop();
+	});
+
+	it('a garbage line on the stream ends it and the client reconnects; unknown events are ignored', async () => {
+		const m = mux();
+		const w = watch(m);
+		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined));
+		fake.injectRaw(JSON.stringify({event: 'brand_new_event', data: {type: 'brand_new_event', surprise: [1, 2]}, extra: true}));
+		fake.injectRaw('{"event": "pane_closed"');
+		await eventually('a not-an-event message', () => (w.healths.some(h => /not an event/.test(h.message)) ? true : undefined));
+		await eventually('healthy again', () => (m.health().ok && m.eventsLive() ? true : undefined));
+		expect(w.events.filter(e => e.type !== 'health' && e.type !== 'changed')).toEqual([]);
+		w.stop();
+	});
+});
