@@ -319,6 +319,13 @@ export const agyAdapter: AgentAdapter = {
 		return {conversations, problems: index.problems};
 	},
 
+	watchPaths(ctx) {
+		const paths = agyPaths(ctx);
+		// A conversation added or removed moves the folder; a new step grows its database or WAL.
+		const databases = conversationIds(paths).flatMap(id => [conversationDb(paths, id), `${conversationDb(paths, id)}-wal`]);
+		return [paths.conversations, paths.summariesDb, `${paths.summariesDb}-wal`, paths.lastConversations, ...databases];
+	},
+
 	async verify(ctx, id, cwd) {
 		assertValidId(agyAdapter, id);
 		const paths = agyPaths(ctx);

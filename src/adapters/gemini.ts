@@ -313,6 +313,17 @@ export const geminiAdapter: AgentAdapter = {
 		return {conversations, problems: []};
 	},
 
+	watchPaths(ctx, cwd) {
+		const root = geminiRoot(ctx);
+		const want = canonicalCwd(cwd);
+		const chats = projectsOf(root)
+			.filter(p => p.cwd !== undefined && canonicalCwd(p.cwd) === want)
+			.map(p => path.join(p.dir, 'chats'));
+		// New chat files and sub-agent folders move a chats folder; a new turn grows its file.
+		const inside = chats.flatMap(dir => listDir(dir).map(e => path.join(dir, e.name)));
+		return [path.join(root, 'tmp'), path.join(root, 'projects.json'), ...chats, ...inside];
+	},
+
 	async verify(ctx, id, cwd) {
 		assertValidId(geminiAdapter, id);
 		const found = allSessions(geminiRoot(ctx)).filter(s => s.id === id);

@@ -344,6 +344,14 @@ export const grokAdapter: AgentAdapter = {
 		return {conversations, problems: cli.problem ? [cli.problem] : []};
 	},
 
+	watchPaths(ctx) {
+		const sessions = path.join(buildRoot(ctx), 'sessions');
+		const groups = listDir(sessions).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name));
+		// A session folder added or removed moves its group; a new turn grows updates.jsonl.
+		const updates = groups.flatMap(g => listDir(g).filter(e => e.isDirectory()).map(e => path.join(g, e.name, 'updates.jsonl')));
+		return [sessions, ...groups, ...updates, cliDb(ctx), `${cliDb(ctx)}-wal`];
+	},
+
 	async verify(ctx, id, cwd) {
 		assertValidId(grokAdapter, id);
 		if (layoutOf(id) === 'build') return verifyAgainst(buildSessions(ctx).find(s => s.id === id), id, cwd);

@@ -426,6 +426,12 @@ export const hermesAdapter: AgentAdapter = {
 		return {conversations: conversations.sort((a, b) => b.createdAt - a.createdAt), problems};
 	},
 
+	watchPaths(ctx) {
+		const root = hermesRoot(ctx);
+		// Every session change lands in a store's state.db or, while hermes runs, in its WAL.
+		return [root, path.join(root, 'profiles'), ...storesOf(root).flatMap(s => [s.db, `${s.db}-wal`])];
+	},
+
 	async verify(ctx, id, cwd) {
 		assertValidId(hermesAdapter, id);
 		const {data, problems} = readStores(ctx);
