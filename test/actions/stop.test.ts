@@ -164,28 +164,27 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 	it('types nothing into a pane that got a new process before step 1', async () => {
 		const w = newWorld();
 		const old = await startAgentInPane(w, mux, {ignoreExit: true, ignoreSignals: true});
-		cleanup.push(...agentPids(old));
+		const oldPids = agentPids(old);
+		cleanup.push(...oldPids);
 		const next = installTestStandin(`${w.dir}/next-bin`, 'claude', {});
-		let listings = 0;
-		// The pane is reused right after the capture: the second listing sees the new process.
-		const racing: Multiplexer = {
-			...mux,
-			kind: 'tmux',
-			listPanes: async () => {
-				listings += 1;
-				if (listings === 2) {
+		const table = createProcessTable();
+		let reused = false;
+		// The pane is reused right after the capture read the process table.
+		const processes = {
+			...table,
+			list: async () => {
+				const all = await table.list();
+				if (!reused) {
+					reused = true;
 					await server.run(['respawn-pane', '-k', '-t', old.paneId, next.file]);
-					// Ready to read, so anything typed into the pane now would reach it.
+					// Ready to read, so anything typed into the pane from now on would reach it.
 					await waitFor(() => readStandinRecords(next.recordFile)[0], 'the new process');
 					await waitFor(async () => (await mux.readOutput(old.paneId, 20)).includes('to quit'), 'its prompt');
 				}
-				return mux.listPanes();
+				return all;
 			},
-			sendText: (paneId, text) => mux.sendText(paneId, text),
-			sendKeys: (paneId, keys) => mux.sendKeys(paneId, keys),
-			closePane: paneId => mux.closePane(paneId),
 		};
-		const result = await stopSession(w.deps(racing), old.session, FAST);
+		const result = await stopSession(w.deps(mux, {processes}), old.session, FAST);
 		const fresh = await waitFor(() => readStandinRecords(next.recordFile)[0], 'the new process');
 		const freshStart = startTimeOf(fresh.pid);
 		cleanup.push({pid: fresh.pid, startTime: freshStart});
@@ -193,7 +192,7 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 		expect(aliveWithStart(fresh.pid, freshStart)).toBe(true);
 		expect(await mux.readOutput(old.paneId, 30)).not.toMatch(/\/exit$/m);
 		expect((await server.panes()).map(p => p.id)).toContain(old.paneId);
-		expect(aliveWithStart(old.record.pid, agentPids(old)[0]?.startTime ?? -1)).toBe(false);
+		for (const p of oldPids) expect(aliveWithStart(p.pid, p.startTime)).toBe(false);
 	});
 
 	it('never signals mam-tui itself or its ancestors, even when a record names them', async () => {
