@@ -10,6 +10,7 @@ import type {Multiplexer} from './mux/types.js';
 import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
+import {superviseWhenReady} from './sync/supervisor.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
 import type {World} from './cli/world.js';
@@ -59,6 +60,15 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: world.now()}));
 	const watch = startRegistryWatch(world, store);
 	const mux = lazyMux(world);
+	// Panes, live status, resume state and findings stream in from the supervisor.
+	const live = superviseWhenReady(mux.get(), {
+		store,
+		ctx: world.adapterContext(),
+		processes: world.processes,
+		discoverySeconds: world.config.refresh.discoverySeconds,
+		now: world.now,
+		logger: world.logger,
+	});
 	const actions = createActions({
 		registry,
 		mux: mux.get,
@@ -77,7 +87,10 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 		mux: mux.get,
 		logger: world.logger,
 		now: world.now,
-		refresh: () => watch.reload(),
+		refresh: () => {
+			watch.reload();
+			void live.refresh({rescan: true});
+		},
 		quit: () => quit(),
 	});
 	const stopDetail = startDetailLoader({
@@ -102,6 +115,7 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 	} finally {
 		watch.stop();
 		stopDetail();
+		await live.dispose();
 		await mux.dispose();
 	}
 	return EXIT.ok;

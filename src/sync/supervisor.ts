@@ -1,18 +1,21 @@
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import type {AgentId, SessionRecord} from '../domain/types.js';
+import type {AgentId} from '../domain/types.js';
 import type {Multiplexer, MuxEvent} from '../mux/types.js';
 import type {Action} from '../store/reducer.js';
+import type {AppState} from '../store/state.js';
+import type {Store} from '../store/store.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {DiscoveryCache, type StatFn} from './discovery.js';
 import {buildSnapshot, type LiveSnapshot} from './snapshot.js';
 
 export interface SupervisorDeps {
-	/** Where `live/updated` goes. */
-	readonly dispatch: (action: Action) => void;
-	/** The registry rows as of now (the store's, kept fresh by the registry watch). */
-	readonly sessions: () => readonly SessionRecord[];
+	/**
+	 * The dashboard's store: `live/updated` goes in, the registry rows come out (kept fresh by the
+	 * registry watch); a change of rows triggers a refresh so new rows get their live data.
+	 */
+	readonly store: Pick<Store<AppState, Action>, 'getState' | 'subscribe' | 'dispatch'>;
 	readonly mux: Multiplexer | null;
 	readonly muxProblem?: string;
 	readonly ctx: AdapterContext;
@@ -60,7 +63,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	const runOnce = async (rescan: boolean): Promise<void> => {
 		try {
 			const snapshot = await buildSnapshot({
-				sessions: deps.sessions(),
+				sessions: deps.store.getState().sessions,
 				mux: deps.mux,
 				...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}),
 				discovery,
@@ -69,7 +72,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 				now,
 			});
 			if (disposed) return;
-			deps.dispatch({
+			deps.store.dispatch({
 				type: 'live/updated',
 				panes: snapshot.panes ?? [],
 				live: snapshot.live,
@@ -103,18 +106,33 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		});
 	};
 
-	const onEvent = (event: MuxEvent): void => {
-		if (disposed) return;
-		if (event.type === 'health') {
-			deps.dispatch({type: 'live/updated', mux: event.health});
-			return;
-		}
-		clearTimeout(coalesceTimer);
-		coalesceTimer = setTimeout(() => void refresh(), deps.coalesceMs ?? DEFAULT_COALESCE_MS);
+	/** Gather a burst: the first change arms the timer, later ones ride along. */
+	const soon = (): void => {
+		if (disposed || coalesceTimer) return;
+		coalesceTimer = setTimeout(() => {
+			coalesceTimer = undefined;
+			void refresh();
+		}, deps.coalesceMs ?? DEFAULT_COALESCE_MS);
 		coalesceTimer.unref();
 	};
 
+	const onEvent = (event: MuxEvent): void => {
+		if (disposed) return;
+		if (event.type === 'health') {
+			deps.store.dispatch({type: 'live/updated', mux: event.health});
+			return;
+		}
+		soon();
+	};
+
 	const unsubscribe = deps.mux?.subscribe(onEvent);
+	let rows = deps.store.getState().sessions;
+	const unwatch = deps.store.subscribe(() => {
+		const next = deps.store.getState().sessions;
+		if (next === rows) return;
+		rows = next;
+		soon();
+	});
 	const tick = setInterval(() => void refresh({rescan: true}), Math.max(1, deps.discoverySeconds) * 1000);
 	tick.unref();
 	void refresh({rescan: true});
@@ -126,7 +144,24 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 			clearInterval(tick);
 			clearTimeout(coalesceTimer);
 			unsubscribe?.();
+			unwatch();
 			await running;
 		},
+	};
+}
+
+/**
+ * Start the supervisor once the backend is chosen (choosing may wait for a herdr ping); until
+ * then refresh and dispose are queued behind it. A backend that could not be chosen still gives
+ * a supervisor: registry and disk stay live, the health says why there are no panes.
+ */
+export function superviseWhenReady(mux: Promise<Multiplexer>, deps: Omit<SupervisorDeps, 'mux' | 'muxProblem'>): Supervisor {
+	const started = mux.then(
+		m => startSupervisor({...deps, mux: m}),
+		(error: unknown) => startSupervisor({...deps, mux: null, muxProblem: messageOf(error)}),
+	);
+	return {
+		refresh: async options => (await started).refresh(options),
+		dispose: async () => (await started).dispose(),
 	};
 }

@@ -1,0 +1,98 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {afterEach, beforeEach, describe, expect, it} from 'vitest';
+import {cwdKey, DiscoveryCache, inUseKey, pinKey} from '../../src/sync/discovery.js';
+import {adaptersWith, conversation, countingAdapter, ctx, proc, row, UUID, type CountingAdapter} from './support.js';
+
+let dir: string;
+let adapter: CountingAdapter;
+let cache: DiscoveryCache;
+
+beforeEach(() => {
+	dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-disc-')));
+	adapter = countingAdapter('claude');
+	cache = new DiscoveryCache({ctx, adapters: adaptersWith(adapter)});
+});
+afterEach(() => fs.rmSync(dir, {recursive: true, force: true}));
+
+/** Bump a file's mtime the way a write would. */
+function touch(file: string, mtimeSeconds: number): void {
+	fs.writeFileSync(file, String(mtimeSeconds), {flag: 'a'});
+	fs.utimesSync(file, mtimeSeconds, mtimeSeconds);
+}
+
+describe('DiscoveryCache', () => {
+	it('re-reads a cwd on a tick only when a watched path changed', async () => {
+		const store = path.join(dir, 'store.jsonl');
+		touch(store, 1000);
+		adapter.watch = [store, path.join(dir, 'missing-until-later')];
+		adapter.conversations = [conversation(UUID(1), {cwd: dir})];
+		const rows = [row({name: 'a', cwd: dir, status: 'running'})];
+		const first = await cache.refresh(rows, {rescan: true});
+		expect(first.byCwd.get(cwdKey('claude', dir))).toMatchObject({ok: true, conversations: [{id: UUID(1)}]});
+		expect(adapter.calls.discover).toBe(1);
+		await cache.refresh(rows, {rescan: true});
+		await cache.refresh(rows, {rescan: false});
+		expect(adapter.calls.discover).toBe(1);
+		touch(store, 2000);
+		adapter.conversations = [conversation(UUID(2), {cwd: dir}), conversation(UUID(1), {cwd: dir})];
+		const after = await cache.refresh(rows, {rescan: true});
+		expect(adapter.calls.discover).toBe(2);
+		expect(after.conversations.map(c => c.id)).toEqual([UUID(2), UUID(1)]);
+		fs.writeFileSync(path.join(dir, 'missing-until-later'), 'x');
+		await cache.refresh(rows, {rescan: true});
+		expect(adapter.calls.discover).toBe(3);
+	});
+
+	it('without watch paths, re-reads on every tick but never on a pane event', async () => {
+		const rows = [row({name: 'a', cwd: dir})];
+		await cache.refresh(rows, {rescan: true});
+		await cache.refresh(rows, {rescan: false});
+		await cache.refresh(rows, {rescan: false});
+		expect(adapter.calls.discover).toBe(1);
+		await cache.refresh(rows, {rescan: true});
+		expect(adapter.calls.discover).toBe(2);
+	});
+
+	it('a new row on a pane event is read at once; one read serves every row of a cwd', async () => {
+		await cache.refresh([row({name: 'a', cwd: dir})], {rescan: true});
+		const other = path.join(dir, 'other');
+		fs.mkdirSync(other);
+		await cache.refresh([row({name: 'a', cwd: dir}), row({name: 'b', cwd: other}), row({name: 'c', cwd: other})], {rescan: false});
+		expect(adapter.calls.discover).toBe(2);
+	});
+
+	it('verifies pins and asks inUse only when processes came or went', async () => {
+		const rows = [row({name: 'p', cwd: dir, status: 'stopped', agentSessionId: UUID(3)})];
+		const table = [proc(1, 'init'), proc(2, 'sh')];
+		const first = await cache.refresh(rows, {rescan: true, processes: table});
+		expect(first.verify.get(pinKey('claude', UUID(3), dir))).toEqual({kind: 'yes'});
+		expect(first.inUse.get(inUseKey('claude', UUID(3)))).toEqual({ok: true, holders: []});
+		expect(adapter.calls.inUse).toBe(1);
+		await cache.refresh(rows, {rescan: true, processes: table});
+		expect(adapter.calls.inUse).toBe(1);
+		await cache.refresh(rows, {rescan: true, processes: [...table, proc(3, 'claude')]});
+		expect(adapter.calls.inUse).toBe(2);
+	});
+
+	it('never asks inUse for a conversation that did not verify, nor for a vanished cwd', async () => {
+		adapter.verdict = {kind: 'no', reason: 'no messages'};
+		await cache.refresh([row({name: 'p', cwd: dir, status: 'stopped', agentSessionId: UUID(4)})], {rescan: true});
+		adapter.verdict = {kind: 'yes'};
+		await cache.refresh([row({name: 'q', cwd: path.join(dir, 'gone'), status: 'stopped', agentSessionId: UUID(5)})], {rescan: true});
+		expect(adapter.calls.inUse).toBe(0);
+	});
+
+	it('an adapter that throws becomes a per-row problem, never a failed refresh', async () => {
+		adapter.failDiscover = 'database is locked';
+		const rows = [row({name: 'a', cwd: dir})];
+		const result = await cache.refresh(rows, {rescan: true});
+		expect(result.byCwd.get(cwdKey('claude', dir))).toEqual({ok: false, error: expect.stringContaining('database is locked')});
+	});
+
+	it('skips purged rows and agents this build does not know', async () => {
+		await cache.refresh([row({name: 'x', cwd: dir, status: 'purged', agentSessionId: UUID(6)}), row({name: 'y', cwd: dir, agent: 'someday' as never})], {rescan: true});
+		expect(adapter.calls).toEqual({discover: 0, verify: 0, inUse: 0});
+	});
+});

@@ -1,0 +1,125 @@
+import {describe, expect, it} from 'vitest';
+import type {Pane, SessionRecord} from '../../src/domain/types.js';
+import {cwdKey, inUseKey, pinKey, type DiscoveryResult} from '../../src/sync/discovery.js';
+import {joinSnapshot, type JoinInputs} from '../../src/sync/snapshot.js';
+import {conversation, pane, proc, row, UUID} from './support.js';
+
+const health = {kind: 'herdr', ok: true, message: 'ok'} as const;
+
+function discovery(partial: Partial<DiscoveryResult> = {}): DiscoveryResult {
+	return {byCwd: new Map(), verify: new Map(), inUse: new Map(), conversations: [], ...partial};
+}
+
+function join(sessions: readonly SessionRecord[], panes: readonly Pane[] | null, extra: Partial<JoinInputs> = {}) {
+	return joinSnapshot({
+		at: 5,
+		sessions,
+		muxKind: 'herdr',
+		health,
+		panes,
+		discovery: discovery(),
+		processes: [],
+		cwdExists: () => true,
+		...extra,
+	});
+}
+
+const claudePane = (id: string, extra: Partial<Pane> = {}) =>
+	pane(id, {agent: 'claude', agentStatus: 'working', processes: [proc(10, 'sh'), proc(11, 'claude', ['claude'], 10)], ...extra});
+
+describe('joinSnapshot: live status', () => {
+	it("a running row whose pane runs its agent shows herdr's status", () => {
+		const s = row({name: 'a', paneId: 'w1:p1'});
+		expect(join([s], [claudePane('w1:p1')]).live['a']).toMatchObject({liveStatus: 'working', pane: {id: 'w1:p1'}});
+	});
+
+	it('a pane left with only a shell is exited; a missing pane is exited; a stopped row without a pane is stopped', () => {
+		const shell = pane('w1:p2', {processes: [proc(20, 'sh')]});
+		const rows = [row({name: 'shell', paneId: 'w1:p2'}), row({name: 'gone', paneId: 'w1:p9'}), row({name: 'off', status: 'stopped'})];
+		const live = join(rows, [shell]).live;
+		expect(live['shell']?.liveStatus).toBe('exited');
+		expect(live['gone']?.liveStatus).toBe('exited');
+		expect(live['off']?.liveStatus).toBe('stopped');
+	});
+
+	it('with the mux unreachable a running row is unknown, never "exited"', () => {
+		const snap = join([row({name: 'a', paneId: 'w1:p1'})], null, {muxProblem: 'no herdr socket'});
+		expect(snap.live['a']?.liveStatus).toBe('unknown');
+		expect(snap.muxProblem).toBe('no herdr socket');
+		expect(snap.findings.some(f => f.kind === 'pane-gone')).toBe(false);
+	});
+
+	it("a row of the other backend is not matched to this backend's pane with the same id", () => {
+		const s = row({name: 't', mux: 'tmux', paneId: 'w1:p1'});
+		expect(join([s], [claudePane('w1:p1')]).live['t']?.pane).toBeUndefined();
+	});
+
+	it('finds a pinned row in a pane that reports its conversation (a moved herdr pane has a new id)', () => {
+		const s = row({name: 'moved', paneId: 'w1:p1', agentSessionId: UUID(1)});
+		const moved = claudePane('w2:p1', {agentSessionId: UUID(1)});
+		expect(join([s], [moved]).live['moved']).toMatchObject({liveStatus: 'working', pane: {id: 'w2:p1'}});
+	});
+
+	it("mam-tui's own pane is never a session's live pane nor an untracked agent pane", () => {
+		const self = claudePane('w1:p1', {isSelf: true});
+		const snap = join([row({name: 'a', paneId: 'w1:p1'})], [self]);
+		expect(snap.live['a']?.liveStatus).toBe('exited');
+		expect(snap.untracked).toEqual([]);
+	});
+});
+
+describe('joinSnapshot: resume state (SPEC 6.1)', () => {
+	const pinned = (extra: Partial<SessionRecord> = {}) => row({name: 'p', status: 'stopped', agentSessionId: UUID(2), ...extra});
+
+	it('yes only when verified, the cwd exists and nobody uses it', () => {
+		const s = pinned();
+		const d = discovery({
+			verify: new Map([[pinKey('claude', UUID(2), s.cwd), {kind: 'yes'}]]),
+			inUse: new Map([[inUseKey('claude', UUID(2)), {ok: true, holders: []}]]),
+		});
+		expect(join([s], [], {discovery: d}).live['p']?.resumeState).toEqual({kind: 'yes'});
+		expect(join([s], [], {discovery: d, cwdExists: () => false}).live['p']?.resumeState).toMatchObject({kind: 'no', reason: expect.stringContaining('no longer exists')});
+	});
+
+	it('no when in use, naming the holder', () => {
+		const s = pinned();
+		const d = discovery({
+			verify: new Map([[pinKey('claude', UUID(2), s.cwd), {kind: 'yes'}]]),
+			inUse: new Map([[inUseKey('claude', UUID(2)), {ok: true, holders: [{pid: 77, startTime: 1, command: 'claude --resume x', reason: 'argv names the id'}]}]]),
+		});
+		expect(join([s], [], {discovery: d}).live['p']?.resumeState).toMatchObject({kind: 'no', reason: expect.stringContaining('pid 77')});
+	});
+
+	it("the adapter's verdict passes through; unpinned, live, purged and unknown agents say why", () => {
+		const s = pinned();
+		const d = discovery({verify: new Map([[pinKey('claude', UUID(2), s.cwd), {kind: 'unknown', reason: 'database is locked'}]])});
+		expect(join([s], [], {discovery: d}).live['p']?.resumeState).toEqual({kind: 'unknown', reason: 'database is locked'});
+		expect(join([row({name: 'u'})], []).live['u']?.resumeState).toMatchObject({kind: 'no', reason: 'no conversation pinned yet'});
+		const live = row({name: 'l', paneId: 'w1:p1', agentSessionId: UUID(3)});
+		expect(join([live], [claudePane('w1:p1')]).live['l']?.resumeState).toMatchObject({kind: 'no', reason: 'live in pane w1:p1'});
+		expect(join([pinned({name: 'gone', status: 'purged'})], []).live['gone']?.resumeState).toMatchObject({kind: 'no', reason: 'purged'});
+		expect(join([row({name: 'x', agent: 'newagent' as never})], []).live['x']?.resumeState).toMatchObject({kind: 'unknown'});
+		expect(join([pinned({name: 'fresh'})], []).live['fresh']?.resumeState).toMatchObject({kind: 'unknown', reason: 'not checked yet'});
+	});
+});
+
+describe('joinSnapshot: untracked panes, conversations, findings', () => {
+	it('lists agent panes no active row references (by pane or by pin)', () => {
+		const tracked = row({name: 'a', paneId: 'w1:p1'});
+		const byPin = row({name: 'b', paneId: null, agentSessionId: UUID(4), status: 'stopped'});
+		const panes = [claudePane('w1:p1'), claudePane('w1:p2'), claudePane('w1:p3', {agentSessionId: UUID(4)}), pane('w1:p4', {processes: [proc(40, 'bash')]})];
+		expect(join([tracked, byPin], panes).untracked.map(p => p.id)).toEqual(['w1:p2']);
+	});
+
+	it('detects an agent by its process when the mux does not name it', () => {
+		const bare = pane('w1:p5', {processes: [proc(50, 'sh'), proc(51, 'codex', ['codex'], 50)]});
+		expect(join([], [bare]).untracked.map(p => p.id)).toEqual(['w1:p5']);
+	});
+
+	it('passes conversations through and feeds the drift engine (pane-gone, untracked-pane)', () => {
+		const c = conversation(UUID(5));
+		const snap = join([row({name: 'gone', paneId: 'w1:p9'})], [claudePane('w1:p2')], {discovery: discovery({conversations: [c], byCwd: new Map([[cwdKey('claude', '/w/app'), {ok: true, conversations: [c], problems: []}]])})});
+		expect(snap.conversations).toEqual([c]);
+		expect(snap.findings.map(f => f.kind)).toEqual(expect.arrayContaining(['pane-gone', 'untracked-pane']));
+	});
+});

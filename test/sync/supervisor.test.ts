@@ -1,0 +1,118 @@
+import {afterEach, describe, expect, it} from 'vitest';
+import {reducer, type Action} from '../../src/store/reducer.js';
+import {initialState, type AppState} from '../../src/store/state.js';
+import {createStore, type Store} from '../../src/store/store.js';
+import {startSupervisor, superviseWhenReady, type Supervisor} from '../../src/sync/supervisor.js';
+import type {LiveSnapshot} from '../../src/sync/snapshot.js';
+import {eventually} from '../mux/contract.js';
+import {adaptersWith, countingAdapter, ctx, MemoryMux, pane, proc, row, staticProcesses} from './support.js';
+
+let supervisor: Supervisor | undefined;
+afterEach(async () => {
+	await supervisor?.dispose();
+	supervisor = undefined;
+});
+
+function setup(mux: MemoryMux | null, rows = [row({name: 'a', paneId: 'w1:p1'})]) {
+	const store: Store<AppState, Action> = createStore(reducer, initialState({sessions: rows}));
+	const snapshots: LiveSnapshot[] = [];
+	const adapter = countingAdapter('claude');
+	supervisor = startSupervisor({
+		store,
+		mux,
+		...(mux ? {} : {muxProblem: 'no backend'}),
+		ctx,
+		processes: staticProcesses([proc(10, 'sh'), proc(11, 'claude', ['claude'], 10)]),
+		discoverySeconds: 3600,
+		coalesceMs: 20,
+		adapters: adaptersWith(adapter),
+		onSnapshot: s => snapshots.push(s),
+	});
+	return {store, snapshots, adapter};
+}
+
+describe('supervisor', () => {
+	it('puts panes, per-session live data and mux health into the store', async () => {
+		const mux = new MemoryMux();
+		mux.panes = [pane('w1:p1', {agent: 'claude', agentStatus: 'idle', processes: [proc(10, 'sh'), proc(11, 'claude', ['claude'], 10)]})];
+		const {store} = setup(mux);
+		await supervisor?.refresh();
+		const state = store.getState();
+		expect(state.panes.map(p => p.id)).toEqual(['w1:p1']);
+		expect(state.live['a']).toMatchObject({liveStatus: 'idle', pane: {id: 'w1:p1'}});
+		expect(state.mux).toMatchObject({kind: 'herdr', ok: true});
+	});
+
+	it('gathers a burst of mux events into one refresh, with no disk rescan', async () => {
+		const mux = new MemoryMux();
+		const {snapshots, adapter} = setup(mux, [row({name: 'a', paneId: 'w1:p1', cwd: '/w/one'})]);
+		await supervisor?.refresh();
+		const lists = mux.listCalls;
+		const discovers = adapter.calls.discover;
+		for (let i = 0; i < 10; i++) mux.emit({type: 'pane-created', paneId: `w1:p${i + 2}`});
+		mux.emit({type: 'changed'});
+		const before = snapshots.length;
+		await eventually('a refresh', () => (snapshots.length > before ? true : undefined));
+		await supervisor?.refresh();
+		// The burst cost one listing; the explicit refresh one more.
+		expect(mux.listCalls - lists).toBe(2);
+		expect(adapter.calls.discover).toBe(discovers);
+	});
+
+	it('a health change reaches the store at once, without a listing', async () => {
+		const mux = new MemoryMux();
+		const {store} = setup(mux);
+		await supervisor?.refresh();
+		const lists = mux.listCalls;
+		mux.emit({type: 'health', health: {kind: 'herdr', ok: false, message: 'herdr event stream lost; reconnecting in 1 s'}});
+		expect(store.getState().mux).toMatchObject({ok: false, message: expect.stringContaining('reconnecting')});
+		expect(mux.listCalls).toBe(lists);
+	});
+
+	it('a registry change refreshes so the new row gets its live data', async () => {
+		const mux = new MemoryMux();
+		mux.panes = [pane('w1:p7', {agent: 'claude', agentStatus: 'blocked'})];
+		const {store} = setup(mux);
+		await supervisor?.refresh();
+		store.dispatch({type: 'registry/loaded', sessions: [...store.getState().sessions, row({name: 'new', paneId: 'w1:p7'})], at: 1});
+		await eventually('live data for the new row', () => (store.getState().live['new']?.liveStatus === 'blocked' ? true : undefined));
+	});
+
+	it('an unreachable mux still yields live data from the registry and a health that says why', async () => {
+		const mux = new MemoryMux();
+		mux.fail = 'no herdr socket at /x';
+		const {store} = setup(mux);
+		await supervisor?.refresh();
+		expect(store.getState().mux).toMatchObject({ok: false, message: 'no herdr socket at /x'});
+		expect(store.getState().live['a']?.liveStatus).toBe('unknown');
+	});
+
+	it('without a backend at all, live data still comes from the registry', async () => {
+		const {store} = setup(null);
+		await supervisor?.refresh();
+		expect(store.getState().live['a']).toBeDefined();
+		expect(store.getState().panes).toEqual([]);
+	});
+
+	it('dispose unsubscribes from the mux and stops refreshing', async () => {
+		const mux = new MemoryMux();
+		setup(mux);
+		await supervisor?.refresh();
+		expect(mux.listenerCount()).toBe(1);
+		await supervisor?.dispose();
+		supervisor = undefined;
+		expect(mux.listenerCount()).toBe(0);
+		const lists = mux.listCalls;
+		mux.emit({type: 'changed'});
+		await new Promise(resolve => setImmediate(resolve));
+		expect(mux.listCalls).toBe(lists);
+	});
+
+	it('superviseWhenReady waits for the backend, and survives one that failed to start', async () => {
+		const store = createStore(reducer, initialState({sessions: [row({name: 'a'})]}));
+		const s = superviseWhenReady(Promise.reject(new Error('herdr socket refused')), {store, ctx, processes: staticProcesses(), discoverySeconds: 3600});
+		await s.refresh();
+		expect(store.getState().live['a']).toBeDefined();
+		await s.dispose();
+	});
+});
