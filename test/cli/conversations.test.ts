@@ -45,7 +45,10 @@ function expected(w: FixtureWorld): string[] {
 		.map(s => s?.id ?? '');
 }
 
-describe('mam-tui conversations', () => {
+/** Each test runs the built CLI several times on a shared, busy machine. */
+const CLI_TIMEOUT_MS = 60_000;
+
+describe('mam-tui conversations', {timeout: CLI_TIMEOUT_MS}, () => {
 	it('lists every fixture conversation of claude, codex and opencode, newest first, with resume state', async () => {
 		const run = await conversations('--json');
 		expect(run.stderr).toBe('');
