@@ -153,11 +153,15 @@ export class TmuxMux implements Multiplexer {
 		this.lastHealth = {kind: 'tmux', ok: true, message: `tmux ${this.serverLabel()} (not queried yet)`};
 	}
 
+	/**
+	 * `-u` first: without a UTF-8 locale in the environment tmux writes every non-printable or
+	 * non-ASCII byte of its output as `_`, which would garble paths and eat our field separator.
+	 */
 	private serverFlags(): string[] {
 		const {socketName, socketPath} = this.options.server;
-		if (socketPath) return ['-S', socketPath];
-		if (socketName) return ['-L', socketName];
-		return [];
+		if (socketPath) return ['-u', '-S', socketPath];
+		if (socketName) return ['-u', '-L', socketName];
+		return ['-u'];
 	}
 
 	private serverLabel(): string {

@@ -136,6 +136,19 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		expect((await other.listPanes()).find(p => p.id === first?.id)?.isSelf).toBe(false);
 	});
 
+	it('reads panes right in a C locale (without -u tmux writes non-ASCII and separators as _)', async () => {
+		const dirUtf8 = path.join(s.dir, 'café ünï');
+		fs.mkdirSync(dirUtf8);
+		const cLocale: Exec = (file, args, opts = {}) => isolatedExec(file, args, {...opts, env: {...opts.env, LANG: 'C', LC_ALL: 'C'}});
+		const mux = createTmuxMux(options(tmux, {exec: cLocale}));
+		await tmux.run(['new-session', '-d', '-s', 'keep6', '--', 'sleep', '3600']);
+		const id = await mux.openPane({argv: ['codex'], cwd: dirUtf8, env: {PATH: s.path}});
+		const pane = await eventually('listed with its cwd', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0));
+		expect(pane.cwd).toBe(dirUtf8);
+		expect(pane.agent).toBe('codex');
+		await mux.closePane(id);
+	});
+
 	it('a missing tmux binary is a clear, unhealthy backend, not a crash', async () => {
 		const mux = createTmuxMux(options(tmux, {bin: path.join(s.dir, 'no-such-tmux')}));
 		await expect(mux.listPanes()).rejects.toThrow(/tmux is not installed/);

@@ -36,7 +36,7 @@ export interface PrivateTmux {
 /** A fresh `<prefix>-<random>` server, or the one named `name` (tmux starts it on first use). */
 export function privateTmux(prefix = 'mam-test', name = `${prefix}-${crypto.randomBytes(4).toString('hex')}`): PrivateTmux {
 	const run = async (args: readonly string[], path?: string): Promise<TmuxRun> => {
-		const result = await execa('tmux', ['-L', name, '-f', '/dev/null', ...args], {
+		const result = await execa('tmux', ['-u', '-L', name, '-f', '/dev/null', ...args], {
 			env: isolatedEnv(path === undefined ? {} : {PATH: path}),
 			extendEnv: false,
 			reject: false,
