@@ -473,17 +473,18 @@ export const hermesAdapter: AgentAdapter = {
 				warnings.push(`${refusal}; nothing else was deleted in ${store.store.db}`);
 				continue;
 			}
+			// Files first, rows last: the rows are how a rerun finds the files and the descendants,
+			// so a purge killed half-way must not lose them before everything else is gone.
+			const files = plan.items.filter(i => (i.kind === 'file' || i.kind === 'dir') && path.dirname(path.dirname(i.path)) === store.store.home);
+			const outcome = removePaths(files, [store.store.home]);
+			removed.push(...outcome.removed);
+			warnings.push(...outcome.warnings);
 			try {
 				deleteRows(store, ids);
 				removed.push(...plan.items.filter(i => i.kind === 'rows' && i.path === store.store.db));
 			} catch (error) {
 				warnings.push(messageOf(error));
-				continue;
 			}
-			const files = plan.items.filter(i => (i.kind === 'file' || i.kind === 'dir') && path.dirname(path.dirname(i.path)) === store.store.home);
-			const outcome = removePaths(files, [store.store.home]);
-			removed.push(...outcome.removed);
-			warnings.push(...outcome.warnings);
 		}
 		return {removed, warnings};
 	},
