@@ -96,7 +96,7 @@ describe('claude against the real samples (Claude Code 2.1.197)', () => {
 	});
 });
 
-describe('claude in-use signals', () => {
+describe('claude in-use signals', {timeout: 30_000}, () => {
 	it('a live-session record counts only while its pid runs with the recorded start time', async () => {
 		const w = world();
 		const proc = await holder(['unrelated']);

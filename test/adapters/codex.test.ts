@@ -30,7 +30,7 @@ function layout(): TempLayout {
 
 const listing = (dir: string) => fs.readdirSync(dir).sort();
 
-describe('codex against the real samples (Codex CLI 0.171.0, rows in the WAL)', () => {
+describe('codex against the real samples (Codex CLI 0.171.0, rows in the WAL)', {timeout: 30_000}, () => {
 	it('finds the three parents, the sub-agent thread and titles, without touching the files', async () => {
 		const l = layout();
 		fs.cpSync(SAMPLES, l.home, {recursive: true});

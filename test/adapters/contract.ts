@@ -8,6 +8,9 @@ import {spawnArgvHolder, spawnFileHolder, spawnWalWriter, type HeldProcess} from
 import {hashWorld} from './fixtures/hashWorld.js';
 import type {FixtureBuilder, FixtureWorld} from './fixtures/types.js';
 
+/** Tests start real processes and databases on a shared machine: generous, never a timing assertion. */
+const SLOW = {timeout: 30_000};
+
 /** Ids every adapter must refuse before any I/O (SPEC 7). */
 export const BAD_IDS: readonly string[] = [
 	'../x',
@@ -108,14 +111,14 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 	});
 
 	describe('discover', () => {
-		it('lists the parents created in a cwd since the epoch, newest first', async () => {
+		it('lists the parents created in a cwd since the epoch, newest first', SLOW, async () => {
 			const {conversations, problems} = await adapter.discover(world.ctx, {cwd: world.cwds[0], since: world.epoch});
 			expect(problems).toEqual([]);
 			expect(conversations.map(c => c.id)).toEqual(expectedParents(world, world.cwds[0], world.epoch));
 			expect(conversations.map(c => c.id)).toEqual([world.ids.target, world.ids.sibling]);
 		});
 
-		it('without an epoch also lists the older parents, and never a descendant', async () => {
+		it('without an epoch also lists the older parents, and never a descendant', SLOW, async () => {
 			const {conversations} = await adapter.discover(world.ctx, {cwd: world.cwds[0]});
 			const ids = conversations.map(c => c.id);
 			expect(ids).toEqual(expectedParents(world, world.cwds[0]));
@@ -123,13 +126,13 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			for (const child of world.ids.targetDescendants) expect(ids).not.toContain(child);
 		});
 
-		it('filters by cwd', async () => {
+		it('filters by cwd', SLOW, async () => {
 			const {conversations} = await adapter.discover(world.ctx, {cwd: world.cwds[1]});
 			expect(conversations.map(c => c.id)).toEqual(expectedParents(world, world.cwds[1]));
 			expect(conversations.map(c => c.id)).toContain(world.ids.foreign);
 		});
 
-		it('without filters lists every parent, newest first, each with its cwd, times and child count', async () => {
+		it('without filters lists every parent, newest first, each with its cwd, times and child count', SLOW, async () => {
 			const {conversations} = await adapter.discover(world.ctx);
 			const all = world.sessions.filter(s => s.parentId === undefined).sort((a, b) => b.createdAt - a.createdAt);
 			expect(conversations.map(c => c.id)).toEqual(all.map(s => s.id));
@@ -147,14 +150,14 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect(directChildren).toBeGreaterThan(0);
 		});
 
-		it('lists a resumable child with its parent when asked for children', async ({skip}) => {
+		it('lists a resumable child with its parent when asked for children', SLOW, async ({skip}) => {
 			if (!world.ids.verifiableChild) skip();
 			const {conversations} = await adapter.discover(world.ctx, {cwd: world.cwds[0], includeChildren: true});
 			const child = conversations.find(c => c.id === world.ids.verifiableChild);
 			expect(child?.parentId).toBeDefined();
 		});
 
-		it('an empty or missing home is an empty result, not an error', async () => {
+		it('an empty or missing home is an empty result, not an error', SLOW, async () => {
 			const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-empty-'));
 			try {
 				for (const home of [empty, path.join(empty, 'missing')]) {
@@ -169,29 +172,29 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 	});
 
 	describe('verify', () => {
-		it('a parent verifies in its own cwd and without a cwd', async () => {
+		it('a parent verifies in its own cwd and without a cwd', SLOW, async () => {
 			expect(await adapter.verify(world.ctx, world.ids.target, world.cwds[0])).toEqual({kind: 'yes'});
 			expect(await adapter.verify(world.ctx, world.ids.target)).toEqual({kind: 'yes'});
 			expect(await adapter.verify(world.ctx, world.ids.foreign, world.cwds[1])).toEqual({kind: 'yes'});
 		});
 
-		it('a child verifies', async ({skip}) => {
+		it('a child verifies', SLOW, async ({skip}) => {
 			if (!world.ids.verifiableChild) skip();
 			expect(await adapter.verify(world.ctx, world.ids.verifiableChild ?? '', world.cwds[0])).toEqual({kind: 'yes'});
 		});
 
-		it("another cwd's conversation does not verify", async () => {
+		it("another cwd's conversation does not verify", SLOW, async () => {
 			expect((await adapter.verify(world.ctx, world.ids.foreign, world.cwds[0])).kind).toBe('no');
 			expect((await adapter.verify(world.ctx, world.ids.target, world.cwds[1])).kind).toBe('no');
 		});
 
-		it('an id that exists nowhere does not verify', async () => {
+		it('an id that exists nowhere does not verify', SLOW, async () => {
 			expect((await adapter.verify(world.ctx, world.ids.absent)).kind).toBe('no');
 		});
 	});
 
 	describe('watchPaths', () => {
-		it('when given, their stat moves when the conversations of the cwd change', async ({skip}) => {
+		it('when given, their stat moves when the conversations of the cwd change', SLOW, async ({skip}) => {
 			const watch = adapter.watchPaths?.bind(adapter);
 			if (!watch) return skip();
 			const signature = () =>
@@ -209,7 +212,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 	});
 
 	describe('artifacts', () => {
-		it('plans the target and all its descendants, inside the agent root, nothing of other sessions', async () => {
+		it('plans the target and all its descendants, inside the agent root, nothing of other sessions', SLOW, async () => {
 			const plan = await adapter.artifacts(world.ctx, world.ids.target);
 			expect(plan.agent).toBe(adapter.id);
 			expect(plan.id).toBe(world.ids.target);
@@ -230,14 +233,14 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			}
 		});
 
-		it('an id that exists nowhere has an empty plan', async () => {
+		it('an id that exists nowhere has an empty plan', SLOW, async () => {
 			const plan = await adapter.artifacts(world.ctx, world.ids.absent);
 			expect(plan.items).toEqual([]);
 		});
 	});
 
 	describe.skipIf(!adapter.capabilities.purge)('purge', () => {
-		it('deletes exactly the plan; every other session stays byte-identical', async () => {
+		it('deletes exactly the plan; every other session stays byte-identical', SLOW, async () => {
 			const owners = [world.ids.target, ...world.ids.targetDescendants];
 			const before = world.snapshotOthers(owners);
 			const plan = await adapter.artifacts(world.ctx, world.ids.target);
@@ -256,7 +259,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect(conversations.map(c => c.id)).toEqual([world.ids.sibling]);
 		});
 
-		it('after a purge that stopped half-way, residual names what remains and a rerun finishes it', async () => {
+		it('after a purge that stopped half-way, residual names what remains and a rerun finishes it', SLOW, async () => {
 			const owners = [world.ids.target, ...world.ids.targetDescendants];
 			const before = world.snapshotOthers(owners);
 			world.interruptPurge();
@@ -272,7 +275,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect(world.snapshotOthers(owners)).toEqual(before);
 		});
 
-		it('never follows a symlink out of the agent root', async () => {
+		it('never follows a symlink out of the agent root', SLOW, async () => {
 			const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-outside-'));
 			try {
 				fs.writeFileSync(path.join(outside, 'keep.txt'), 'precious');
@@ -295,12 +298,12 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 	});
 
 	describe('inUse', () => {
-		it('is empty when no process uses the conversation', async () => {
+		it('is empty when no process uses the conversation', SLOW, async () => {
 			await hold(spawnArgvHolder([world.ids.sibling]));
 			expect(await adapter.inUse(world.ctx, world.ids.target)).toEqual([]);
 		});
 
-		it('names a process whose argv names the id, or a descendant id', async () => {
+		it('names a process whose argv names the id, or a descendant id', SLOW, async () => {
 			const byId = await hold(spawnArgvHolder(['--resume', world.ids.target]));
 			const holders = await adapter.inUse(world.ctx, world.ids.target);
 			expect(holders.map(h => h.pid)).toContain(byId.pid);
@@ -313,7 +316,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect((await adapter.inUse(world.ctx, world.ids.target)).map(h => h.pid)).toContain(byChild.pid);
 		});
 
-		it('names a process holding the conversation files open', async () => {
+		it('names a process holding the conversation files open', SLOW, async () => {
 			const paths = world.holdPaths(world.ids.target);
 			expect(paths.length).toBeGreaterThan(0);
 			const holder = await hold(spawnFileHolder(paths));
@@ -321,7 +324,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect(holders.map(h => h.pid)).toContain(holder.pid);
 		});
 
-		it("ignores the agent's background service, but not another holder beside it", async ({skip}) => {
+		it("ignores the agent's background service, but not another holder beside it", SLOW, async ({skip}) => {
 			const service = world.service;
 			if (!service) return skip();
 			const svc = await hold(spawnFileHolder(service.holds, service.name, service.args));
@@ -334,7 +337,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 	});
 
 	describe('bad ids', () => {
-		it('are rejected by every id-taking method before any I/O', async () => {
+		it('are rejected by every id-taking method before any I/O', SLOW, async () => {
 			const before = world.snapshotOthers([]);
 			const trap = trapContext(world);
 			for (const bad of [...BAD_IDS, `${world.ids.target}\n`, ` ${world.ids.target}`, `${world.ids.target}/..`]) {
@@ -350,7 +353,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect(world.snapshotOthers([])).toEqual(before);
 		});
 
-		it('resume gives argv with the id as one element, never a shell string', () => {
+		it('resume gives argv with the id as one element, never a shell string', SLOW, () => {
 			const spec = adapter.resume(world.ctx, world.ids.target);
 			expect(spec.argv).toContain(world.ids.target);
 			expect(adapter.matchesProcess({pid: 1, ppid: 0, startTime: 1, name: path.basename(spec.argv[0] ?? ''), argv: spec.argv})).toBe(true);
@@ -388,13 +391,13 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect(listDatabaseDirs(world)).toEqual(before);
 		};
 
-		it('clean database files', async ({skip}) => {
+		it('clean database files', SLOW, async ({skip}) => {
 			if (world.databases.length === 0) return skip();
 			for (const db of world.databases) expect(fs.existsSync(`${db}-wal`)).toBe(false);
 			await check(async () => {});
 		});
 
-		it('leftover -wal and -shm from a crashed writer, rows only in the WAL', async ({skip}) => {
+		it('leftover -wal and -shm from a crashed writer, rows only in the WAL', SLOW, async ({skip}) => {
 			if (world.databases.length === 0) return skip();
 			await check(async () => {
 				const writer = await spawnWalWriter(world.databases);
@@ -403,7 +406,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			});
 		});
 
-		it('-wal without -shm', async ({skip}) => {
+		it('-wal without -shm', SLOW, async ({skip}) => {
 			if (world.databases.length === 0) return skip();
 			await check(async () => {
 				const writer = await spawnWalWriter(world.databases);
@@ -412,7 +415,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			});
 		});
 
-		it('a live writer holding the databases open in WAL mode', async ({skip}) => {
+		it('a live writer holding the databases open in WAL mode', SLOW, async ({skip}) => {
 			if (world.databases.length === 0) return skip();
 			await check(async () => {
 				await hold(spawnWalWriter(world.databases));

@@ -76,7 +76,7 @@ db.close();
 	return {exec: (file, args, options) => realExec(path.join(bin, file), args, options), log};
 }
 
-describe('opencode against the real sample (opencode 1.18.33, rows in the WAL)', () => {
+describe('opencode against the real sample (opencode 1.18.33, rows in the WAL)', {timeout: 30_000}, () => {
 	it('lists parents only, a child still verifies, and reading changes no file name', async () => {
 		const l = layout();
 		fs.cpSync(SAMPLES, l.home, {recursive: true});
@@ -157,7 +157,7 @@ describe('opencode database generations', () => {
 	});
 });
 
-describe('opencode purge through its own delete command', () => {
+describe('opencode purge through its own delete command', {timeout: 30_000}, () => {
 	function withExec(w: FixtureWorld, exec: Exec): AdapterContext {
 		return {...w.ctx, exec};
 	}
@@ -216,7 +216,7 @@ describe('opencode purge through its own delete command', () => {
 	}, 20_000);
 });
 
-describe('opencode in use', () => {
+describe('opencode in use', {timeout: 30_000}, () => {
 	it('any opencode process holding the shared database counts, except `serve --service`', async () => {
 		const w = world();
 		const service = await spawnFileHolder([dbOf(w)], 'opencode', ['serve', '--service']);
