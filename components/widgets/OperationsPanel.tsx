@@ -29,7 +29,9 @@ function stepMark(step: StepView, now: number): string {
 
 function stepText(step: StepView, now: number): string {
 	const elapsed = step.startedAt ? ` ${seconds(Math.max(0, (step.endedAt ?? now) - step.startedAt))}` : '';
-	return `${stepMark(step, now)} ${step.label}${elapsed}${step.detail ? ` (${step.detail})` : ''}`;
+	// Details only for the step in progress: finished steps keep the line short enough for 80 columns.
+	const detail = step.state === 'running' && step.detail ? ` (${step.detail})` : '';
+	return `${stepMark(step, now)} ${step.label}${elapsed}${detail}`;
 }
 
 /** Live progress of stops and other actions: one line per operation, its steps side by side. */

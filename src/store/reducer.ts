@@ -73,10 +73,21 @@ function currentCursor(state: AppState): number {
 	return state.ui[CURSOR_KEY[activeList(state)]];
 }
 
-function clampAll(state: AppState): AppState {
+/**
+ * Keep the cursor on the same session when rows re-sort (a stopped session moves below the
+ * running ones): a key pressed next must act on the row the user is looking at, not its neighbour.
+ */
+function followSelection(before: AppState, after: AppState): number {
+	const previous = visibleSessions(before)[before.ui.cursor]?.name;
+	const rows = visibleSessions(after);
+	const index = previous === undefined ? -1 : rows.findIndex(s => s.name === previous);
+	return index >= 0 ? index : clamp(after.ui.cursor, rows.length);
+}
+
+function clampAll(state: AppState, before: AppState = state): AppState {
 	const ui = {
 		...state.ui,
-		cursor: clamp(state.ui.cursor, visibleSessions(state).length),
+		cursor: followSelection(before, state),
 		findingsCursor: clamp(state.ui.findingsCursor, state.findings.length),
 		conversationsCursor: clamp(state.ui.conversationsCursor, state.conversations.length),
 	};
@@ -98,7 +109,7 @@ function upsertStep(steps: readonly StepView[], step: StepView): StepView[] {
 export function reducer(state: AppState, action: Action): AppState {
 	switch (action.type) {
 		case 'registry/loaded':
-			return clampAll({...state, sessions: action.sessions, lastRefresh: action.at});
+			return clampAll({...state, sessions: action.sessions, lastRefresh: action.at}, state);
 		case 'live/updated':
 			return clampAll({
 				...state,
@@ -107,7 +118,7 @@ export function reducer(state: AppState, action: Action): AppState {
 				conversations: action.conversations ?? state.conversations,
 				findings: action.findings ?? state.findings,
 				mux: action.mux === undefined ? state.mux : action.mux,
-			});
+			}, state);
 		case 'cursor/move':
 			return withCursor(state, currentCursor(state) + action.delta);
 		case 'cursor/top':

@@ -62,3 +62,24 @@ describe('reducer', () => {
 		expect(state.ui.marked.size).toBe(0);
 	});
 });
+
+describe('selection follows the session', () => {
+	it('keeps the cursor on the same session when a reload re-sorts the rows', () => {
+		const a = session({name: 'a'});
+		const b = session({name: 'b'});
+		const c = session({name: 'c'});
+		let state = reducer(initialState({sessions: [a, b, c]}), {type: 'cursor/move', delta: 1});
+		expect(visibleSessions(state)[state.ui.cursor]?.name).toBe('b');
+		// b stops: it sorts after the running rows now
+		state = reducer(state, {type: 'registry/loaded', sessions: [a, {...b, status: 'stopped'}, c], at: 1});
+		expect(visibleSessions(state).map(s => s.name)).toEqual(['a', 'c', 'b']);
+		expect(visibleSessions(state)[state.ui.cursor]?.name).toBe('b');
+	});
+
+	it('clamps when the selected session is gone', () => {
+		const rows2 = [session({name: 'x'}), session({name: 'y'})];
+		let state = reducer(initialState({sessions: rows2}), {type: 'cursor/bottom'});
+		state = reducer(state, {type: 'registry/loaded', sessions: rows2.slice(0, 1), at: 1});
+		expect(state.ui.cursor).toBe(0);
+	});
+});
