@@ -66,9 +66,8 @@ export function toTmuxKey(key: string): string {
 	if ([...key].length === 1) return key;
 	const alias = /^C-(.)$/.exec(key);
 	if (alias) return `C-${alias[1]?.toLowerCase()}`;
-	const parts = key.split('+');
-	// `+` alone (or ending a chord, `ctrl++`) is the plus key, not a separator.
-	if (key.endsWith('+') && key.length > 1) parts.splice(-2, 2, '+');
+	// `+` ending a chord (`ctrl++`) is the plus key, not a separator.
+	const parts = key.endsWith('++') ? [...key.slice(0, -2).split('+'), '+'] : key.split('+');
 	let prefix = '';
 	for (const mod of parts.slice(0, -1)) {
 		const m = MODIFIERS[mod.toLowerCase()];

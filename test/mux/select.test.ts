@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {herdrAnswers, selectMux, type MuxDeps} from '../../src/mux/select.js';
+import {realExec} from '../../src/system/exec.js';
+import {createProcessTable} from '../../src/system/processes.js';
+import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
+
+let dir: string;
+let fake: FakeHerdr;
+let socket: string;
+
+beforeAll(async () => {
+	dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-select-')));
+	socket = path.join(dir, 'herdr.sock');
+	fake = await startFakeHerdr({socketPath: socket});
+});
+
+afterAll(async () => {
+	await fake.stop();
+	fs.rmSync(dir, {recursive: true, force: true});
+});
+
+/** Never the user's herdr (HOME and HERDR_SOCKET_PATH point into the temp dir) nor their tmux (-L). */
+function deps(choice: MuxDeps['choice'], env: Record<string, string>): MuxDeps {
+	// A generous probe: a loaded test machine must not turn a live herdr into "no herdr".
+	return {choice, env: {HOME: dir, ...env}, exec: realExec, processes: createProcessTable(), pollMs: 1000, tmux: {socketName: 'mam-test-select-none'}, probeTimeoutMs: 3000};
+}
+
+describe('--mux selection', {timeout: 20_000}, () => {
+	it('auto picks herdr when its socket answers ping', async () => {
+		const mux = await selectMux(deps('auto', {HERDR_SOCKET_PATH: socket}));
+		expect(mux.kind).toBe('herdr');
+		await mux.dispose();
+	});
+
+	it('auto picks tmux when herdr is not there, answers garbage, or never answers', async () => {
+		for (const mode of [undefined, {kind: 'garbage'}, {kind: 'silent'}] as const) {
+			fake.misbehave(mode);
+			const env = mode ? {HERDR_SOCKET_PATH: socket} : {HERDR_SOCKET_PATH: path.join(dir, 'missing.sock')};
+			const mux = await selectMux(deps('auto', env));
+			expect(mux.kind).toBe('tmux');
+			await mux.dispose();
+		}
+		fake.misbehave(undefined);
+	});
+
+	it('auto follows the default socket under $XDG_CONFIG_HOME like herdr’s CLI', async () => {
+		const config = path.join(dir, 'cfg');
+		fs.mkdirSync(path.join(config, 'herdr'), {recursive: true});
+		const linked = path.join(config, 'herdr', 'herdr.sock');
+		fs.symlinkSync(socket, linked);
+		expect(await herdrAnswers(linked)).toBe(true);
+		const mux = await selectMux(deps('auto', {XDG_CONFIG_HOME: config}));
+		expect(mux.kind).toBe('herdr');
+		await mux.dispose();
+	});
+
+	it('an explicit herdr is kept even when down; its health says why', async () => {
+		const mux = await selectMux(deps('herdr', {HERDR_SOCKET_PATH: path.join(dir, 'missing.sock')}));
+		expect(mux.kind).toBe('herdr');
+		await expect(mux.listPanes()).rejects.toThrow(/no herdr socket/);
+		expect(mux.health()).toMatchObject({ok: false});
+		await mux.dispose();
+	});
+
+	it('a bad HERDR_SESSION gives a herdr backend that explains itself, and auto skips it', async () => {
+		const broken = await selectMux(deps('herdr', {HERDR_SESSION: '../etc'}));
+		expect(broken.health()).toMatchObject({kind: 'herdr', ok: false, message: expect.stringContaining('not a herdr session name')});
+		await expect(broken.listPanes()).rejects.toThrow(/not a herdr session name/);
+		expect((await selectMux(deps('auto', {HERDR_SESSION: '../etc'}))).kind).toBe('tmux');
+	});
+
+	it('an explicit tmux never pings herdr', async () => {
+		const before = fake.methods.length;
+		const mux = await selectMux(deps('tmux', {HERDR_SOCKET_PATH: socket}));
+		expect(mux.kind).toBe('tmux');
+		expect(fake.methods.length).toBe(before);
+	});
+});
