@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,9 +9,10 @@ import {createHerdrMux} from '../../src/mux/herdr/index.js';
 import type {Multiplexer} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
-import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
+import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, waitFor, type StandinInstall} from '../support/standin.js';
 import type {StandinOptions} from '../../src/demo/standin.js';
-import {agentPids, killLeftovers, type StartedAgent} from './support/agents.js';
+import {agentPids, killLeftovers, startTimeOf, type StartedAgent} from './support/agents.js';
+import {writeFixtureConversation} from './support/fixtureAdapter.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
 
 const FAST = {graceMs: 1500, killWaitMs: 1500};
@@ -21,11 +23,14 @@ let mux: Multiplexer;
 let world: TestWorld;
 const cleanup: Array<{pid: number; startTime: number}> = [];
 let counter = 0;
+let resumeStandin: StandinInstall;
 
 beforeAll(async () => {
 	dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-stop-herdr-')));
 	const socket = path.join(dir, 'herdr.sock');
-	fake = await startFakeHerdr({socketPath: socket, eventTickMs: 20});
+	// `claude` on the panes' PATH is a stand-in recording its argv and cwd (for resume).
+	resumeStandin = installTestStandin(path.join(dir, 'resume-bin'), 'claude');
+	fake = await startFakeHerdr({socketPath: socket, eventTickMs: 20, paneEnv: {PATH: `${resumeStandin.binDir}:${process.env['PATH'] ?? '/usr/bin:/bin'}`}});
 	// The user's own pane, which mam-tui splits from.
 	await fake.openWorkspace(dir);
 	mux = createHerdrMux({socketPath: socket, env: {}, processes: createProcessTable(), backoff: {initialMs: 50, maxMs: 400}, resyncMs: 100});
@@ -35,6 +40,13 @@ afterAll(async () => {
 	await mux.dispose();
 	await fake.stop();
 	killLeftovers(cleanup);
+	killLeftovers(readStandinRecords(resumeStandin.recordFile).flatMap(r => [r.pid, ...r.childPids]).flatMap(pid => {
+		try {
+			return [{pid, startTime: startTimeOf(pid)}];
+		} catch {
+			return [];
+		}
+	}));
 	fs.rmSync(dir, {recursive: true, force: true});
 	disposeStandinScript();
 });
@@ -92,5 +104,22 @@ describe('stop through the (fake) herdr backend', {timeout: 30_000}, () => {
 		expect((await mux.listPanes()).map(p => p.id)).not.toContain(agent.paneId);
 		const table = await createProcessTable().list();
 		for (const p of pids) expect(table.some(t => t.pid === p.pid && t.startTime === p.startTime)).toBe(false);
+	});
+
+	it('resumes into a new herdr pane: the exact resume argv typed into a shell in the session cwd', async () => {
+		world = createTestWorld('mam-resume-herdr-');
+		const id = crypto.randomUUID();
+		writeFixtureConversation(world.home, {id, cwd: world.project});
+		const row = world.registry.insert({name: 'again', agent: 'claude', cwd: world.project, agentSessionId: id, status: 'stopped', epoch: 0});
+		const before = readStandinRecords(resumeStandin.recordFile).length;
+		const result = await createActions(world.deps(mux)).resume({name: row.name});
+		expect(result.ok).toBe(true);
+		if (!result.ok) return;
+		const record = await waitFor(() => readStandinRecords(resumeStandin.recordFile)[before], 'the resumed stand-in');
+		expect(record.argv).toEqual(['claude', '--resume', id]);
+		expect(record.cwd).toBe(world.project);
+		expect(world.registry.get('again')).toMatchObject({status: 'running', mux: 'herdr', paneId: result.value.paneId});
+		const stopped = await createActions(world.deps(mux)).stop({name: 'again'}, FAST);
+		expect(stopped.ok && stopped.value.endedBy).toBe('exit-input');
 	});
 });
