@@ -10,7 +10,8 @@ let tmp: ReturnType<typeof tempDir>;
 let env: Record<string, string>;
 beforeEach(() => {
 	tmp = tempDir();
-	env = {HOME: tmp.dir, MAM_HOME: path.join(tmp.dir, 'state')};
+	// TMUX_TMPDIR: `status` lists tmux panes; it must find no server there, never the user's own.
+	env = {HOME: tmp.dir, MAM_HOME: path.join(tmp.dir, 'state'), TMUX_TMPDIR: tmp.dir};
 });
 afterEach(() => tmp.dispose());
 
