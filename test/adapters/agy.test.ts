@@ -4,11 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import '../../src/system/sqliteUri.js';
 import Database from 'better-sqlite3';
-import {afterEach, describe, expect, it} from 'vitest';
+import {afterEach, describe, expect, it, vi} from 'vitest';
 import {agyAdapter} from '../../src/adapters/agy.js';
 import {spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {agyDbPath, agyId, agyRoot, agySummariesPath, buildAgyFixture, writeAgyConversation, writeLastConversations} from './fixtures/agy.js';
 import type {FixtureWorld} from './fixtures/types.js';
+
+// These tests start real processes and sqlite writers; on a loaded machine they need more than
+// vitest's 5 s default. A ceiling, not a timing assertion.
+vi.setConfig({testTimeout: 30_000});
 
 let cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {

@@ -2,7 +2,7 @@ import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {afterEach, describe, expect, it} from 'vitest';
+import {afterEach, describe, expect, it, vi} from 'vitest';
 import {grokAdapter} from '../../src/adapters/grok.js';
 import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
 import {spawnArgvHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
@@ -17,6 +17,10 @@ import {fixtureContext, makeTempLayout} from './fixtures/world.js';
 describe('adapter contract: grok (Grok Build alone)', () => {
 	adapterContract(grokAdapter, buildGrokBuildOnlyFixture);
 });
+
+// These tests start real processes and sqlite writers; on a loaded machine they need more than
+// vitest's 5 s default. A ceiling, not a timing assertion.
+vi.setConfig({testTimeout: 30_000});
 
 let cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {

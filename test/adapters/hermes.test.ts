@@ -3,13 +3,17 @@ import os from 'node:os';
 import path from 'node:path';
 import '../../src/system/sqliteUri.js';
 import Database from 'better-sqlite3';
-import {afterEach, describe, expect, it} from 'vitest';
+import {afterEach, describe, expect, it, vi} from 'vitest';
 import {hermesAdapter, hermesRootFor} from '../../src/adapters/hermes.js';
 import {realExec} from '../../src/system/exec.js';
 import {spawnArgvHolder, spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {buildHermesFixture, createHermesStore, hermesId, hermesSql, insertHermesSession} from './fixtures/hermes.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {missingBinaryExec, type ExecCall} from './fixtures/world.js';
+
+// These tests start real processes and sqlite writers; on a loaded machine they need more than
+// vitest's 5 s default. A ceiling, not a timing assertion.
+vi.setConfig({testTimeout: 30_000});
 
 let cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
