@@ -65,8 +65,10 @@ const SHELLS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh
 
 const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms));
 
+/** What is kept of a process: enough to recognise it (refs read back from a row may be partial). */
 function slim(p: ProcessRef): ProcessRef {
-	return {pid: p.pid, ppid: p.ppid, startTime: p.startTime, name: p.name, argv: p.argv.slice(0, 8)};
+	const argv = Array.isArray(p.argv) ? p.argv.filter((a): a is string => typeof a === 'string').slice(0, 8) : [];
+	return {pid: p.pid, ppid: Number.isInteger(p.ppid) ? p.ppid : 0, startTime: p.startTime, name: typeof p.name === 'string' ? p.name : '?', argv};
 }
 
 /** The processes a stopped session left behind last time, read back from its extra. */

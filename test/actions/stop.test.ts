@@ -195,6 +195,25 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 		for (const p of oldPids) expect(aliveWithStart(p.pid, p.startTime)).toBe(false);
 	});
 
+	it('ends a leftover recorded with only pid and start time, and skips malformed records', async () => {
+		const w = newWorld();
+		const leftover = spawn('sleep', ['600'], {stdio: 'ignore'});
+		const pid = leftover.pid ?? -1;
+		const startTime = startTimeOf(pid);
+		cleanup.push({pid, startTime});
+		const row = w.registry.insert({
+			name: 'partial',
+			agent: 'claude',
+			cwd: w.project,
+			status: 'stopped',
+			epoch: 0,
+			extra: {stop: {processes: [{pid, startTime}, {pid: 'x'}, null, 7, {startTime: 1}]}},
+		});
+		const result = await stopSession(w.deps(mux), row, FAST);
+		expect(result.ok && result.value.endedBy).toBe('sigkill');
+		expect(aliveWithStart(pid, startTime)).toBe(false);
+	});
+
 	it('never signals mam-tui itself or its ancestors, even when a record names them', async () => {
 		const w = newWorld();
 		const signalled: number[] = [];
