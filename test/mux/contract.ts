@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import {afterAll, beforeAll, expect, it} from 'vitest';
 import {parseStat} from '../../src/system/processes.js';
 import {MuxError, type Multiplexer, type MuxEvent} from '../../src/mux/types.js';
 import type {Pane} from '../../src/domain/types.js';
+import {writeAgentStandIns} from '../support/agentBin.js';
 
 /** What each backend's test file provides to the shared contract. */
 export interface MuxHarness {
@@ -86,6 +88,16 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		expect(pane.isSelf).toBe(false);
 		await eventually('the agent detected', async () => ((await h.mux.listPanes()).find(p => p.id === id)?.agent === 'claude' ? true : undefined));
 		expect(h.mux.health()).toMatchObject({ok: true});
+		await h.mux.closePane(id);
+	});
+
+	it('runs a one-element argv whose path a shell would split or expand, as is', async () => {
+		const odd = path.join(h.cwd, 'odd dir;$(x) #1');
+		fs.mkdirSync(odd, {recursive: true});
+		const [file] = writeAgentStandIns(odd, ['claude']);
+		const id = await h.mux.openPane({argv: [file ?? ''], cwd: h.cwd, env: {PATH: h.path}});
+		const pane = await paneWithAgent(id, 'claude');
+		expect(pane.processes.find(p => p.name === 'claude')?.argv).toContain(file);
 		await h.mux.closePane(id);
 	});
 

@@ -109,6 +109,16 @@ describe('herdr backend specifics', {timeout: 30_000}, () => {
 		}
 	});
 
+	it('trusts HERDR_PANE_ID only when it was issued by the server it talks to', async () => {
+		const pane = await fake.openWorkspace(s.dir);
+		const foreign = createHerdrMux(muxOptions(s.socket, {env: {HERDR_PANE_ID: pane, HERDR_SOCKET_PATH: path.join(s.dir, 'other-herdr.sock')}}));
+		expect((await foreign.listPanes()).find(p => p.id === pane)?.isSelf).toBe(false);
+		const own = createHerdrMux(muxOptions(s.socket, {env: {HERDR_PANE_ID: pane, HERDR_SOCKET_PATH: s.socket}}));
+		expect((await own.listPanes()).find(p => p.id === pane)?.isSelf).toBe(true);
+		await foreign.dispose();
+		await own.dispose();
+	});
+
 	it('takes agent_session ids from official integrations only', async () => {
 		const pane = await fake.openWorkspace(s.dir, {PATH: s.path});
 		const id = '0b4a1c2e-3f4d-4e5f-8a9b-0c1d2e3f4a5b';
