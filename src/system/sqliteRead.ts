@@ -58,10 +58,31 @@ export function describeSqliteError(error: unknown): string {
 }
 
 /**
+ * True unless we know no process has the database open. Every live sqlite connection to a WAL
+ * database keeps a POSIX read lock on byte 128 of its `-shm` for its whole life; Linux lists it
+ * in /proc/locks by inode. Without /proc/locks we cannot tell, and assume a live writer.
+ */
+function shmHasLiveConnection(shm: string): boolean {
+	let inode: number;
+	let locks: string;
+	try {
+		inode = fs.statSync(shm).ino;
+		locks = fs.readFileSync('/proc/locks', 'utf8');
+	} catch {
+		return true;
+	}
+	const suffix = `:${inode}`;
+	// Lines look like `1: POSIX  ADVISORY  READ 29834 fe:00:2188869 128 128` (`->` marks waiters).
+	return locks.split('\n').some(line => line.split(/\s+/).some(field => /^[0-9a-f]+:[0-9a-f]+:\d+$/.test(field) && field.endsWith(suffix)));
+}
+
+/**
  * Read an agent's sqlite database without leaving a trace beside it (SPEC 4.3):
  * - no `-wal`: `mode=ro&immutable=1` (no locks, no sidecars created);
- * - `-wal` and `-shm`: `mode=ro` (a live writer; immutable would miss the WAL's rows);
- * - `-wal` without `-shm`: read a private copy of db + `-wal`, then remove the copy.
+ * - `-wal` and `-shm` with a live connection: `mode=ro` (immutable would miss the WAL's rows);
+ * - `-wal` without `-shm`, or sidecars a dead process left (no live lock on the `-shm`): read a
+ *   private copy of db + `-wal`, then remove the copy. A `mode=ro` open would rebuild the stale
+ *   wal-index inside the user's `-shm`, which rewrites that file.
  * `fn` runs with the open handle; the handle (and any copy) is gone when this returns.
  * Throws StoreReadError for a missing, corrupt, locked or unreadable database.
  */
@@ -83,7 +104,7 @@ export function withReadOnlyDb<T>(file: string, fn: (db: ReadDb) => T): T {
 	const hasWal = exists(`${abs}-wal`);
 	const hasShm = exists(`${abs}-shm`);
 	if (!hasWal) return readWith(openUri(`file:${encodeUriPath(abs)}?mode=ro&immutable=1`, abs), abs, fn);
-	if (hasShm) return readWith(openUri(`file:${encodeUriPath(abs)}?mode=ro`, abs), abs, fn);
+	if (hasShm && shmHasLiveConnection(`${abs}-shm`)) return readWith(openUri(`file:${encodeUriPath(abs)}?mode=ro`, abs), abs, fn);
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-ro-'));
 	try {
 		const copy = path.join(dir, path.basename(abs));

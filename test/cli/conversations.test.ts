@@ -86,7 +86,7 @@ describe('mam-tui conversations', {timeout: CLI_TIMEOUT_MS}, () => {
 		expect(run.stderr).toMatch(/--agent must be one of claude, codex, opencode/);
 	});
 
-	it('leaves no trace: nothing under the home is newer than before the runs (clean and -wal without -shm)', async () => {
+	it('leaves no trace: nothing under the home is newer than before the runs (clean, leftover sidecars, -wal without -shm)', async () => {
 		const stamp = path.join(callerHome, 'stamp');
 		const findNewer = () => spawnSync('find', [home, '-newer', stamp], {encoding: 'utf8'}).stdout.trim();
 		const databases = worlds.flatMap(w => w.databases.map(db => path.join(home, path.relative(w.home, db))));
@@ -95,6 +95,9 @@ describe('mam-tui conversations', {timeout: CLI_TIMEOUT_MS}, () => {
 		expect(findNewer()).toBe('');
 		const writer = await spawnWalWriter(databases);
 		await writer.crash();
+		fs.writeFileSync(stamp, '');
+		for (const args of [['--json'], []]) expect((await conversations(...args)).exitCode).toBe(0);
+		expect(findNewer()).toBe('');
 		for (const db of databases) fs.rmSync(`${db}-shm`);
 		fs.writeFileSync(stamp, '');
 		for (const args of [['--json'], []]) expect((await conversations(...args)).exitCode).toBe(0);
