@@ -7,6 +7,7 @@ import {parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecor
 import {obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {memo, parseCached} from './common/memo.js';
 import {dirItem, makePlan, removePaths} from './common/plan.js';
 import {withPurgeDb} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
@@ -122,17 +123,23 @@ function readBuildSession(group: string, name: string): BuildSession | undefined
 	};
 }
 
+/** Every Grok Build session; read once per refresh (memo), each folder re-read only when its updates.jsonl or summary moved. */
 function buildSessions(ctx: AdapterContext): BuildSession[] {
 	const sessions = path.join(buildRoot(ctx), 'sessions');
-	const out: BuildSession[] = [];
-	for (const group of listDir(sessions).filter(e => e.isDirectory())) {
-		const groupDir = path.join(sessions, group.name);
-		for (const entry of listDir(groupDir).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
-			const session = readBuildSession(groupDir, entry.name);
-			if (session) out.push(session);
+	return memo(ctx, `grok:build:${sessions}`, () => {
+		const out: BuildSession[] = [];
+		for (const group of listDir(sessions).filter(e => e.isDirectory())) {
+			const groupDir = path.join(sessions, group.name);
+			for (const entry of listDir(groupDir).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
+				const dir = path.join(groupDir, entry.name);
+				const summary = lstatOrUndefined(path.join(dir, 'summary.json'));
+				// The parse depends on summary.json too: its stat joins updates.jsonl's in the key.
+				const session = parseCached(path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, entry.name));
+				if (session) out.push(session);
+			}
 		}
-	}
-	return out;
+		return out;
+	});
 }
 
 /** Descendants through `parent_session_id` in every session's summary.json, at any depth. */
@@ -149,7 +156,7 @@ function buildDescendants(sessions: readonly BuildSession[], id: string): BuildS
 	return out;
 }
 
-function buildConversation(session: BuildSession, sessions: readonly BuildSession[]): Conversation {
+function buildConversation(session: BuildSession, children: ReadonlyMap<string, number>): Conversation {
 	return {
 		agent: 'grok',
 		id: session.id,
@@ -158,7 +165,7 @@ function buildConversation(session: BuildSession, sessions: readonly BuildSessio
 		updatedAt: session.updatedAt,
 		...(session.parentId ? {parentId: session.parentId} : {}),
 		...(session.title ? {title: session.title} : {}),
-		childCount: sessions.filter(s => s.parentId === session.id).length,
+		childCount: children.get(session.id) ?? 0,
 		resumeState: session.realMessages > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'the session holds no messages'},
 	};
 }
@@ -204,9 +211,13 @@ function readCliDb(file: string, db: ReadDb): CliSession[] {
 	return out;
 }
 
-/** grok-cli's sessions, or a problem line when grok.db exists but cannot be read. */
+/** grok-cli's sessions, or a problem line when grok.db exists but cannot be read (read once per refresh). */
 function cliSessions(ctx: AdapterContext): {sessions: CliSession[]; problem?: string} {
 	const file = cliDb(ctx);
+	return memo(ctx, `grok:cli:${file}`, () => readCliSessions(file));
+}
+
+function readCliSessions(file: string): {sessions: CliSession[]; problem?: string} {
 	if (!lstatOrUndefined(file)) return {sessions: []};
 	try {
 		return {sessions: withReadOnlyDb(file, db => readCliDb(file, db))};
@@ -334,8 +345,11 @@ export const grokAdapter: AgentAdapter = {
 		const build = buildSessions(ctx);
 		const cli = cliSessions(ctx);
 		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		// Children counted in one pass: per session it would cost sessions² at a thousand sessions.
+		const children = new Map<string, number>();
+		for (const s of build) if (s.parentId) children.set(s.parentId, (children.get(s.parentId) ?? 0) + 1);
 		const conversations = [
-			...build.filter(s => query.includeChildren || !s.isSubagent).map(s => buildConversation(s, build)),
+			...build.filter(s => query.includeChildren || !s.isSubagent).map(s => buildConversation(s, children)),
 			...cli.sessions.map(cliConversation),
 		]
 			.filter(c => want === undefined || (c.cwd !== '' && canonicalCwd(c.cwd) === want))
@@ -346,10 +360,13 @@ export const grokAdapter: AgentAdapter = {
 
 	watchPaths(ctx) {
 		const sessions = path.join(buildRoot(ctx), 'sessions');
-		const groups = listDir(sessions).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name));
-		// A session folder added or removed moves its group; a new turn grows updates.jsonl.
-		const updates = groups.flatMap(g => listDir(g).filter(e => e.isDirectory()).map(e => path.join(g, e.name, 'updates.jsonl')));
-		return [sessions, ...groups, ...updates, cliDb(ctx), `${cliDb(ctx)}-wal`];
+		// The same for every cwd: listed once per refresh.
+		return memo(ctx, `grok:watch:${sessions}`, () => {
+			const groups = listDir(sessions).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name));
+			// A session folder added or removed moves its group; a new turn grows updates.jsonl.
+			const updates = groups.flatMap(g => listDir(g).filter(e => e.isDirectory()).map(e => path.join(g, e.name, 'updates.jsonl')));
+			return [sessions, ...groups, ...updates, cliDb(ctx), `${cliDb(ctx)}-wal`];
+		});
 	},
 
 	async verify(ctx, id, cwd) {

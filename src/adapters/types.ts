@@ -23,6 +23,19 @@ export interface AdapterContext {
 	readonly now: () => number;
 	/** A private scratch folder root (for sqlite copies); adapters remove what they create. */
 	readonly tmpDir: string;
+	/**
+	 * Set only by the live snapshot, for the length of one refresh: a refresh asks `verify` and
+	 * `inUse` once per row, and without this every call would read the whole store again (500
+	 * rows × 20,000 conversations). Adapters keep whole-store scans in it (`memo` in
+	 * common/memo.ts); absent everywhere else, so actions and purges always read fresh.
+	 */
+	readonly memo?: ScanMemo;
+}
+
+/** Remembers values for the length of one refresh. */
+export interface ScanMemo {
+	/** The value kept under `key`, computed by `compute` on first use. */
+	get<T>(key: string, compute: () => T): T;
 }
 
 /** Filters for `discover`. */

@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import {ADAPTERS} from '../adapters/index.js';
+import {createScanMemo} from '../adapters/common/memo.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
+import {snapshotTable} from '../system/processes.js';
+import {FolderWatch} from './folderWatch.js';
 
 /** What one `discover(cwd)` found (parents only, every age), or why it failed. */
 export type CwdFacts =
@@ -28,13 +31,14 @@ export const cwdKey = (agent: string, cwd: string): string => `${agent}\0${cwd}`
 export const pinKey = (agent: string, id: string, cwd: string): string => `${agent}\0${id}\0${cwd}`;
 export const inUseKey = (agent: string, id: string): string => `${agent}\0${id}`;
 
-/** The stat we compare: a changed mtime or size means "look again". */
-export type StatFn = (file: string) => {readonly mtimeMs: number; readonly size: number} | undefined;
+/** The stat we compare: a changed mtime or size means "look again" (`isDirectory` tells the folder watch what to watch). */
+export type StatFn = (file: string) => {readonly mtimeMs: number; readonly size: number; readonly isDirectory?: boolean} | undefined;
 
 const realStat: StatFn = file => {
 	try {
-		const st = fs.statSync(file);
-		return {mtimeMs: st.mtimeMs, size: st.size};
+		// No exception for a missing path: a refresh stats thousands of paths, some not there yet.
+		const st = fs.statSync(file, {throwIfNoEntry: false});
+		return st ? {mtimeMs: st.mtimeMs, size: st.size, isDirectory: st.isDirectory()} : undefined;
 	} catch {
 		return undefined;
 	}
@@ -44,6 +48,12 @@ export interface DiscoveryDeps {
 	readonly ctx: AdapterContext;
 	readonly adapters?: Readonly<Record<AgentId, AgentAdapter>>;
 	readonly stat?: StatFn;
+	/**
+	 * Watch the folders of every entry's watch paths (inotify) and call this when one changes.
+	 * Then a tick stats only the entries a change was seen in (plus any it could not watch),
+	 * instead of every watch path of every entry; `full` refreshes still stat everything.
+	 */
+	readonly onChange?: () => void;
 }
 
 export interface RefreshOptions {
@@ -54,6 +64,24 @@ export interface RefreshOptions {
 	readonly rescan: boolean;
 	/** The current process table, so `inUse` is re-asked only when processes came or went. */
 	readonly processes?: readonly ProcessRef[];
+	/** With a folder watch: stat every entry's watch paths on this tick, changed or not (a safety net). */
+	readonly full?: boolean;
+	/**
+	 * Registry ids of rows whose agent runs in their pane right now. Their resume state is
+	 * "live in pane" whatever the disk says, and drift only judges their artifact once the agent
+	 * is gone, so neither `verify` nor `inUse` is asked for them (at 500 live rows that is most of
+	 * a refresh); when the agent exits, the next refresh asks at once (a key never seen).
+	 */
+	readonly live?: ReadonlySet<number>;
+}
+
+type SignatureOf = (adapter: AgentAdapter, cwd: string) => string | undefined;
+
+interface Look {
+	readonly rescan: boolean;
+	readonly full: boolean;
+	/** Keys a folder watch saw change since the last refresh. */
+	readonly dirty: ReadonlySet<string>;
 }
 
 interface Entry<T> {
@@ -64,11 +92,17 @@ interface Entry<T> {
 /** How many adapter calls run at once: discovery reads files; a few in parallel is plenty. */
 const CONCURRENCY = 4;
 
+/** Let keystrokes and mux events in between adapter calls (adapters read synchronously). */
+const yieldToLoop = (): Promise<void> => new Promise(resolve => setImmediate(resolve));
+
 async function forEachLimit<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
 	const queue = [...items];
 	await Promise.all(
 		Array.from({length: Math.min(CONCURRENCY, queue.length)}, async () => {
-			for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+			for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+				await fn(item);
+				await yieldToLoop();
+			}
 		}),
 	);
 }
@@ -100,6 +134,7 @@ export class DiscoveryCache {
 	private verified = new Map<string, Entry<ResumeState>>();
 	private used = new Map<string, UseFacts>();
 	private processKey: string | undefined;
+	private readonly watch: FolderWatch | undefined;
 	/** How many adapter calls the last refresh made (tests and the benchmark read it). */
 	lastCalls = 0;
 
@@ -107,23 +142,53 @@ export class DiscoveryCache {
 		this.ctx = deps.ctx;
 		this.adapters = deps.adapters ?? ADAPTERS;
 		this.stat = deps.stat ?? realStat;
+		this.watch = deps.onChange ? new FolderWatch(deps.onChange) : undefined;
+	}
+
+	/** Stop watching folders. */
+	close(): void {
+		this.watch?.close();
+	}
+
+	/**
+	 * Would a tick find anything to do? Without a folder watch, or with entries the watch does
+	 * not cover (no watch paths, a folder it could not watch, a change seen), yes.
+	 */
+	wantsTick(): boolean {
+		if (!this.watch) return true;
+		if (this.watch.pending()) return true;
+		for (const [key, entry] of this.byCwd) if (entry.signature === undefined || this.watch.needsLook(key, new Set())) return true;
+		return false;
 	}
 
 	/** The watch signature for (adapter, cwd), or undefined when the adapter names no paths. */
-	private signature(adapter: AgentAdapter, cwd: string): string | undefined {
+	private signature(ctx: AdapterContext, adapter: AgentAdapter, cwd: string, stat: StatFn): string | undefined {
 		if (!adapter.watchPaths) return undefined;
 		let paths: readonly string[];
 		try {
-			paths = adapter.watchPaths(this.ctx, cwd);
+			paths = adapter.watchPaths(ctx, cwd);
 		} catch {
 			return undefined;
 		}
-		return paths
+		const kinds = new Map<string, boolean | undefined>();
+		const text = paths
 			.map(p => {
-				const st = this.stat(p);
+				const st = stat(p);
+				kinds.set(p, st?.isDirectory);
 				return st ? `${p}:${st.mtimeMs}:${st.size}` : `${p}:-`;
 			})
 			.join('\n');
+		this.watch?.track(cwdKey(adapter.id, cwd), paths, p => kinds.get(p));
+		return text;
+	}
+
+	/**
+	 * May a tick keep `entry` without looking? Yes when a folder watch covers its key and saw no
+	 * change since the entry was made (and the tick is not a full one).
+	 */
+	private unchanged<T>(entry: Entry<T> | undefined, key: string, options: {rescan: boolean; full: boolean; dirty: ReadonlySet<string>}): entry is Entry<T> {
+		if (!entry || !this.watch || !options.rescan || options.full || entry.signature === undefined) return false;
+		return !this.watch.needsLook(key, options.dirty);
 	}
 
 	private stale<T>(entry: Entry<T> | undefined, signature: string | undefined, rescan: boolean): boolean {
@@ -135,9 +200,25 @@ export class DiscoveryCache {
 	async refresh(sessions: readonly SessionRecord[], options: RefreshOptions): Promise<DiscoveryResult> {
 		this.lastCalls = 0;
 		const rows = sessions.filter(s => s.status !== 'purged');
-		const byCwd = await this.refreshCwds(rows, options.rescan);
-		const verified = await this.refreshPins(rows, options.rescan);
-		await this.refreshUse(rows, verified, options);
+		const checked = options.live ? rows.filter(r => !options.live?.has(r.id)) : rows;
+		const look = {rescan: options.rescan, full: options.full === true, dirty: this.watch?.take() ?? new Set<string>()};
+		// One refresh is one moment: adapters share their whole-store scans (memo), one process
+		// table and one pass over open files, and each (agent, cwd) signature is stat()ed once.
+		const ctx: AdapterContext = {...this.ctx, memo: createScanMemo(), processes: snapshotTable(this.ctx.processes, options.processes)};
+		const signatures = new Map<string, string | undefined>();
+		const stats = new Map<string, ReturnType<StatFn>>();
+		const statOnce: StatFn = file => {
+			if (!stats.has(file)) stats.set(file, this.stat(file));
+			return stats.get(file);
+		};
+		const signature = (adapter: AgentAdapter, cwd: string) => {
+			const key = cwdKey(adapter.id, cwd);
+			if (!signatures.has(key)) signatures.set(key, this.signature(ctx, adapter, cwd, statOnce));
+			return signatures.get(key);
+		};
+		const byCwd = await this.refreshCwds(ctx, rows, look, signature);
+		const verified = await this.refreshPins(ctx, checked, look, signature);
+		await this.refreshUse(ctx, checked, verified, options);
 		const conversations = [...byCwd.values()]
 			.flatMap(entry => (entry.value.ok ? entry.value.conversations : []))
 			.sort((a, b) => b.createdAt - a.createdAt);
@@ -155,23 +236,27 @@ export class DiscoveryCache {
 		};
 	}
 
-	private async refreshCwds(rows: readonly SessionRecord[], rescan: boolean): Promise<Map<string, Entry<CwdFacts>>> {
+	private async refreshCwds(ctx: AdapterContext, rows: readonly SessionRecord[], look: Look, signatureOf: SignatureOf): Promise<Map<string, Entry<CwdFacts>>> {
 		const next = new Map<string, Entry<CwdFacts>>();
 		const todo: {key: string; adapter: AgentAdapter; cwd: string; signature: string | undefined}[] = [];
 		for (const row of rows) {
 			const adapter = adapterOf(this.adapters, row.agent);
 			const key = cwdKey(row.agent, row.cwd);
 			if (!adapter || next.has(key) || todo.some(t => t.key === key)) continue;
-			const signature = this.signature(adapter, row.cwd);
 			const entry = this.byCwd.get(key);
-			if (entry && !this.stale(entry, signature, rescan)) next.set(key, entry);
+			if (this.unchanged(entry, key, look)) {
+				next.set(key, entry);
+				continue;
+			}
+			const signature = signatureOf(adapter, row.cwd);
+			if (entry && !this.stale(entry, signature, look.rescan)) next.set(key, entry);
 			else todo.push({key, adapter, cwd: row.cwd, signature});
 		}
 		await forEachLimit(todo, async ({key, adapter, cwd, signature}) => {
 			this.lastCalls += 1;
 			let value: CwdFacts;
 			try {
-				const found = await adapter.discover(this.ctx, {cwd, includeChildren: false});
+				const found = await adapter.discover(ctx, {cwd, includeChildren: false});
 				value = {ok: true, conversations: found.conversations, problems: found.problems};
 			} catch (error) {
 				value = {ok: false, error: `${adapter.label} discovery failed: ${messageOf(error)}`};
@@ -182,7 +267,7 @@ export class DiscoveryCache {
 		return next;
 	}
 
-	private async refreshPins(rows: readonly SessionRecord[], rescan: boolean): Promise<Map<string, Entry<ResumeState>>> {
+	private async refreshPins(ctx: AdapterContext, rows: readonly SessionRecord[], look: Look, signatureOf: SignatureOf): Promise<Map<string, Entry<ResumeState>>> {
 		const next = new Map<string, Entry<ResumeState>>();
 		const todo: {key: string; adapter: AgentAdapter; id: string; cwd: string; signature: string | undefined}[] = [];
 		for (const row of rows) {
@@ -190,16 +275,20 @@ export class DiscoveryCache {
 			if (!adapter || row.agentSessionId === null) continue;
 			const key = pinKey(row.agent, row.agentSessionId, row.cwd);
 			if (next.has(key) || todo.some(t => t.key === key)) continue;
-			const signature = this.signature(adapter, row.cwd);
 			const entry = this.verified.get(key);
-			if (entry && !this.stale(entry, signature, rescan)) next.set(key, entry);
+			if (this.unchanged(entry, cwdKey(row.agent, row.cwd), look)) {
+				next.set(key, entry);
+				continue;
+			}
+			const signature = signatureOf(adapter, row.cwd);
+			if (entry && !this.stale(entry, signature, look.rescan)) next.set(key, entry);
 			else todo.push({key, adapter, id: row.agentSessionId, cwd: row.cwd, signature});
 		}
 		await forEachLimit(todo, async ({key, adapter, id, cwd, signature}) => {
 			this.lastCalls += 1;
 			let value: ResumeState;
 			try {
-				value = await adapter.verify(this.ctx, id, cwd);
+				value = await adapter.verify(ctx, id, cwd);
 			} catch (error) {
 				// An id the adapter rejects, a locked store: a per-row `unknown`, never a crash.
 				value = {kind: 'unknown', reason: `${adapter.label}: ${messageOf(error)}`};
@@ -211,7 +300,7 @@ export class DiscoveryCache {
 	}
 
 	/** inUse for rows whose conversation verified: the last condition of "resumable". */
-	private async refreshUse(rows: readonly SessionRecord[], verified: ReadonlyMap<string, Entry<ResumeState>>, options: RefreshOptions): Promise<void> {
+	private async refreshUse(ctx: AdapterContext, rows: readonly SessionRecord[], verified: ReadonlyMap<string, Entry<ResumeState>>, options: RefreshOptions): Promise<void> {
 		const key = options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
 		const processesMoved = key === undefined || key !== this.processKey;
 		if (options.rescan) this.processKey = key;
@@ -230,7 +319,7 @@ export class DiscoveryCache {
 		await forEachLimit(todo, async item => {
 			this.lastCalls += 1;
 			try {
-				next.set(item.key, {ok: true, holders: await item.adapter.inUse(this.ctx, item.id)});
+				next.set(item.key, {ok: true, holders: await item.adapter.inUse(ctx, item.id)});
 			} catch (error) {
 				next.set(item.key, {ok: false, error: `${item.adapter.label} could not tell who uses it: ${messageOf(error)}`});
 			}

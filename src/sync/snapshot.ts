@@ -80,7 +80,7 @@ function paneAgent(adapters: Adapters, pane: Pane): AgentId | undefined {
  * The pane a row lives in: its recorded pane (when the row belongs to this backend), else a pane
  * that reports the row's pinned conversation (a herdr pane moved to another workspace gets a new id).
  */
-function paneOf(row: SessionRecord, inputs: JoinInputs, byId: ReadonlyMap<string, Pane>): Pane | undefined {
+function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'panes'>, byId: ReadonlyMap<string, Pane>): Pane | undefined {
 	const sameMux = row.mux === null || row.mux === inputs.muxKind;
 	const recorded = sameMux && row.paneId !== null ? byId.get(row.paneId) : undefined;
 	if (recorded) return recorded;
@@ -147,6 +147,19 @@ function driftInputOf(inputs: JoinInputs): DriftInput {
 	};
 }
 
+/** Registry ids of rows whose agent runs in their pane (resume state "live in pane"); the join decides the same way. */
+export function liveRowIds(sessions: readonly SessionRecord[], panes: readonly Pane[] | null, muxKind: MuxKind | null, adapters: Adapters = ADAPTERS): Set<number> {
+	const byId = new Map((panes ?? []).map(p => [p.id, p]));
+	const live = new Set<number>();
+	for (const row of sessions) {
+		if (row.status === 'purged') continue;
+		const pane = paneOf(row, {muxKind, panes}, byId);
+		const agent = agentOf(adapters, row.agent);
+		if (pane && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent)) live.add(row.id);
+	}
+	return live;
+}
+
 /** Join registry rows, panes and discovery into the snapshot. Pure but for the injected cwd checks. */
 export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 	const adapters = inputs.adapters ?? ADAPTERS;
@@ -211,7 +224,32 @@ export interface SnapshotDeps {
 	readonly processes: ProcessTable;
 	/** A discovery tick (look at the disk again) rather than a pane event. */
 	readonly rescan: boolean;
+	/** With the discovery cache's folder watch: stat every watch path, changed or not. */
+	readonly full?: boolean;
+	/** Reuse this listing instead of asking the mux and /proc again (a refresh for a file change). */
+	readonly listing?: Listing;
 	readonly now: () => number;
+}
+
+/** One listing of the mux's panes and of the process table. */
+export interface Listing {
+	/** The panes, or null when the backend could not be reached. */
+	readonly panes: readonly Pane[] | null;
+	/** Why `panes` is null. */
+	readonly problem?: string;
+	readonly processes: readonly ProcessRef[] | null;
+}
+
+/** The mux's panes (one batched round) and one process table, side by side. */
+export async function readListing(deps: Pick<SnapshotDeps, 'mux' | 'muxProblem' | 'processes'>): Promise<Listing> {
+	const panes: Promise<{panes: readonly Pane[] | null; problem?: string}> = deps.mux
+		? deps.mux.listPanes().then(
+				listed => ({panes: listed}),
+				(error: unknown) => ({panes: null, problem: messageOf(error)}),
+			)
+		: Promise.resolve({panes: null, problem: deps.muxProblem ?? 'no multiplexer'});
+	const [listed, processes] = await Promise.all([panes, deps.processes.list().catch(() => null)]);
+	return {...listed, processes};
 }
 
 /**
@@ -220,15 +258,14 @@ export interface SnapshotDeps {
  * health saying why; it never fails the snapshot.
  */
 export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
-	const listing = deps.mux
-		? deps.mux.listPanes().then(
-				panes => ({panes}),
-				(error: unknown) => ({panes: null, problem: messageOf(error)}),
-			)
-		: Promise.resolve({panes: null, problem: deps.muxProblem ?? 'no multiplexer'});
-	const [panesResult, processes] = await Promise.all([listing, deps.processes.list().catch(() => null)]);
-	const discovery = await deps.discovery.refresh(deps.sessions, {rescan: deps.rescan, ...(processes ? {processes} : {})});
-	const problem = 'problem' in panesResult ? panesResult.problem : undefined;
+	const {panes, problem, processes} = deps.listing ?? (await readListing(deps));
+	const live = liveRowIds(deps.sessions, panes, deps.mux?.kind ?? null);
+	const discovery = await deps.discovery.refresh(deps.sessions, {
+		rescan: deps.rescan,
+		live,
+		...(deps.full ? {full: true} : {}),
+		...(processes ? {processes} : {}),
+	});
 	let health = deps.mux ? deps.mux.health() : null;
 	// A refused listing (not a transport failure) leaves the backend "ok"; the listing still failed.
 	if (health && problem && health.ok) health = {...health, ok: false, message: problem};
@@ -237,7 +274,7 @@ export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
 		sessions: deps.sessions,
 		muxKind: deps.mux?.kind ?? null,
 		health,
-		panes: panesResult.panes,
+		panes,
 		...(problem ? {muxProblem: problem} : {}),
 		discovery,
 		processes,

@@ -8,7 +8,7 @@ import type {Store} from '../store/store.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {DiscoveryCache, type StatFn} from './discovery.js';
-import {buildSnapshot, type LiveSnapshot} from './snapshot.js';
+import {buildSnapshot, readListing, type Listing, type LiveSnapshot} from './snapshot.js';
 
 export interface SupervisorDeps {
 	/**
@@ -32,10 +32,20 @@ export interface SupervisorDeps {
 	readonly onSnapshot?: (snapshot: LiveSnapshot) => void;
 }
 
+/** What a refresh looks at. */
+export interface RefreshRequest {
+	/** Look at the disk again (entries a change was seen in, or all without a folder watch). */
+	readonly rescan?: boolean;
+	/** List the panes and processes again (default true); false reuses the last listing. */
+	readonly panes?: boolean;
+	/** Stat every watch path, changed or not (the periodic safety net). */
+	readonly full?: boolean;
+}
+
 /** The supervisor: the one long-lived owner of the mux subscription and the discovery timer. */
 export interface Supervisor {
 	/** Refresh now; `rescan` also looks at the disk again. Resolves when the store has the result. */
-	refresh(options?: {readonly rescan?: boolean}): Promise<void>;
+	refresh(options?: RefreshRequest): Promise<void>;
 	/** Stop listening and ticking; waits for a refresh in flight. */
 	dispose(): Promise<void>;
 }
@@ -47,6 +57,20 @@ export interface Supervisor {
 const DEFAULT_COALESCE_MS = 100;
 
 /**
+ * A file change seen by the folder watch refreshes only the disk side, reusing the last pane and
+ * process listing; every this many ticks a full refresh lists panes and processes again and stats
+ * every watch path, in case an event was missed. Idle, that is the only work: no stat polling.
+ */
+const FULL_EVERY_TICKS = 12;
+
+interface Job {
+	rescan: boolean;
+	panes: boolean;
+	full: boolean;
+	waiters: (() => void)[];
+}
+
+/**
  * Refresh on mux events (coalesced) and on a discovery tick, dispatching `live/updated` with
  * panes, per-session live data, conversations, findings and the mux health. Refreshes never
  * overlap: one that is asked for while another runs is run once after it, with the union of
@@ -54,21 +78,24 @@ const DEFAULT_COALESCE_MS = 100;
  */
 export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	const now = deps.now ?? Date.now;
-	const discovery = new DiscoveryCache({ctx: deps.ctx, ...(deps.adapters ? {adapters: deps.adapters} : {}), ...(deps.stat ? {stat: deps.stat} : {})});
 	let disposed = false;
 	let running: Promise<void> | undefined;
-	let pending: {rescan: boolean; waiters: (() => void)[]} | undefined;
+	let pending: Job | undefined;
 	let coalesceTimer: NodeJS.Timeout | undefined;
+	let diskTimer: NodeJS.Timeout | undefined;
+	let listing: Listing | undefined;
+	const source = {mux: deps.mux, ...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}), processes: deps.processes};
 
-	const runOnce = async (rescan: boolean): Promise<void> => {
+	const runOnce = async (job: Job): Promise<void> => {
 		try {
+			if (job.panes || !listing) listing = await readListing(source);
 			const snapshot = await buildSnapshot({
 				sessions: deps.store.getState().sessions,
-				mux: deps.mux,
-				...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}),
+				...source,
 				discovery,
-				processes: deps.processes,
-				rescan,
+				listing,
+				rescan: job.rescan,
+				full: job.full,
 				now,
 			});
 			if (disposed) return;
@@ -90,7 +117,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		while (pending && !disposed) {
 			const job = pending;
 			pending = undefined;
-			await runOnce(job.rescan);
+			await runOnce(job);
 			for (const done of job.waiters) done();
 		}
 		for (const done of pending?.waiters ?? []) done();
@@ -98,13 +125,34 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		running = undefined;
 	};
 
-	const refresh = (options: {readonly rescan?: boolean} = {}): Promise<void> => {
+	const refresh = (options: RefreshRequest = {}): Promise<void> => {
 		if (disposed) return Promise.resolve();
 		return new Promise<void>(resolve => {
-			pending = {rescan: (pending?.rescan ?? false) || options.rescan === true, waiters: [...(pending?.waiters ?? []), resolve]};
+			pending = {
+				rescan: (pending?.rescan ?? false) || options.rescan === true,
+				panes: (pending?.panes ?? false) || options.panes !== false,
+				full: (pending?.full ?? false) || options.full === true,
+				waiters: [...(pending?.waiters ?? []), resolve],
+			};
 			running ??= drain();
 		});
 	};
+
+	/** A file change: gather the burst an agent's writes make, then refresh the disk side only. */
+	const soonDisk = (): void => {
+		if (disposed || diskTimer) return;
+		diskTimer = setTimeout(() => {
+			diskTimer = undefined;
+			void refresh({rescan: true, panes: false});
+		}, deps.coalesceMs ?? DEFAULT_COALESCE_MS);
+		diskTimer.unref();
+	};
+	const discovery = new DiscoveryCache({
+		ctx: deps.ctx,
+		...(deps.adapters ? {adapters: deps.adapters} : {}),
+		...(deps.stat ? {stat: deps.stat} : {}),
+		onChange: soonDisk,
+	});
 
 	/** Gather a burst: the first change arms the timer, later ones ride along. */
 	const soon = (): void => {
@@ -133,7 +181,12 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		rows = next;
 		soon();
 	});
-	const tick = setInterval(() => void refresh({rescan: true}), Math.max(1, deps.discoverySeconds) * 1000);
+	let ticks = 0;
+	const tick = setInterval(() => {
+		ticks += 1;
+		if (ticks % FULL_EVERY_TICKS === 0) void refresh({rescan: true, full: true});
+		else if (discovery.wantsTick()) void refresh({rescan: true, panes: false});
+	}, Math.max(1, deps.discoverySeconds) * 1000);
 	tick.unref();
 	void refresh({rescan: true});
 
@@ -143,9 +196,11 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 			disposed = true;
 			clearInterval(tick);
 			clearTimeout(coalesceTimer);
+			clearTimeout(diskTimer);
 			unsubscribe?.();
 			unwatch();
 			await running;
+			discovery.close();
 		},
 	};
 }

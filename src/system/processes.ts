@@ -12,6 +12,8 @@ export interface ProcessTable {
 	get(pid: number): Promise<ProcessRef | undefined>;
 	/** Processes holding any of `paths` open (file descriptors), with the path each holds. */
 	holders(paths: readonly string[]): Promise<readonly Holder[]>;
+	/** Optional: every open file of every process in one pass (one Holder per process and path). */
+	openFiles?(): Promise<readonly Holder[]>;
 }
 
 export interface Holder {
@@ -89,6 +91,27 @@ export function createProcessTable(): ProcessTable {
 		async get(pid) {
 			return readProcess(pid);
 		},
+		async openFiles() {
+			const found: Holder[] = [];
+			for (const pid of allPids()) {
+				const targets = new Set<string>();
+				try {
+					for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+						try {
+							targets.add(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+						} catch {
+							// closed meanwhile
+						}
+					}
+				} catch {
+					continue;
+				}
+				const proc = targets.size > 0 ? readProcess(pid) : undefined;
+				if (!proc) continue;
+				for (const target of targets) found.push({pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, argv: proc.argv, path: target});
+			}
+			return found;
+		},
 		async holders(paths) {
 			if (paths.length === 0) return [];
 			const wanted = new Set(paths);
@@ -139,4 +162,50 @@ export function processTree(all: readonly ProcessRef[], rootPid: number): Proces
 		queue.push(...(byParent.get(proc.pid) ?? []));
 	}
 	return out;
+}
+
+/**
+ * One process table for one refresh: `list` and `get` answer from a single pass over /proc
+ * (`rows`, or the first `list()` of `base`), and `holders` reads every process's open files once,
+ * however many conversations ask. A refresh that asks `inUse` for hundreds of rows then costs
+ * two /proc passes instead of two per row. Processes that start after the pass are not seen
+ * until the next refresh, which makes its own table.
+ */
+export function snapshotTable(base: ProcessTable, rows?: readonly ProcessRef[]): ProcessTable {
+	let listing: Promise<readonly ProcessRef[]> | undefined = rows ? Promise.resolve(rows) : undefined;
+	let byPid: Promise<Map<number, ProcessRef>> | undefined;
+	let fds: Promise<Map<string, Holder[]>> | undefined;
+	const list = () => (listing ??= base.list());
+	const index = () => (byPid ??= list().then(all => new Map(all.map(p => [p.pid, p]))));
+	const everyOpenFile = base.openFiles?.bind(base);
+	const openFiles = (all: () => Promise<readonly Holder[]>) =>
+		(fds ??= all().then(holders => {
+			const byPath = new Map<string, Holder[]>();
+			for (const h of holders) {
+				const same = byPath.get(h.path);
+				if (same) same.push(h);
+				else byPath.set(h.path, [h]);
+			}
+			return byPath;
+		}));
+	return {
+		list,
+		get: async pid => (await index()).get(pid),
+		async holders(paths) {
+			if (paths.length === 0) return [];
+			// A table that cannot list every open file at once is asked per call, as before.
+			if (!everyOpenFile) return base.holders(paths);
+			const byPath = await openFiles(everyOpenFile);
+			const seen = new Set<number>();
+			const out: Holder[] = [];
+			for (const p of new Set(paths)) {
+				for (const h of byPath.get(p) ?? []) {
+					if (seen.has(h.pid)) continue;
+					seen.add(h.pid);
+					out.push(h);
+				}
+			}
+			return out;
+		},
+	};
 }

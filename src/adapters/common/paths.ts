@@ -15,9 +15,23 @@ export function realpathOrUndefined(p: string): string | undefined {
 	}
 }
 
+/**
+ * Answers of the last second: a discovery pass compares thousands of conversations with the same
+ * few dozen cwds, and a realpath walks every component. A cwd turning into a symlink is seen a
+ * second later at most.
+ */
+const recentCwds = new Map<string, {readonly at: number; readonly value: string}>();
+const RECENT_CWD_MS = 1000;
+
 /** The realpath of `cwd` when it exists, else the path normalised (a deleted cwd still matches its record). */
 export function canonicalCwd(cwd: string): string {
-	return realpathOrUndefined(cwd) ?? path.resolve(cwd);
+	const now = Date.now();
+	const hit = recentCwds.get(cwd);
+	if (hit && now - hit.at < RECENT_CWD_MS && now >= hit.at) return hit.value;
+	const value = realpathOrUndefined(cwd) ?? path.resolve(cwd);
+	if (recentCwds.size >= 10_000) recentCwds.clear();
+	recentCwds.set(cwd, {at: now, value});
+	return value;
 }
 
 /** A plain file or folder name: no separators, not `.`/`..`, no NUL. */
