@@ -3,10 +3,8 @@ import {render} from 'ink';
 import {App} from '../components/App.js';
 import {AppProvider} from '../components/StoreContext.js';
 import {adapterFor} from './adapters/index.js';
-import {createActions} from './actions/index.js';
+import {worldActions} from './actions/fromWorld.js';
 import {CliError, EXIT, type ExitCode} from './domain/exitCodes.js';
-import {selectMuxFor} from './mux/select.js';
-import type {Multiplexer} from './mux/types.js';
 import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
@@ -34,22 +32,6 @@ function startRegistryWatch(world: World, store: Store<AppState, Action>): {relo
 	return {reload, stop: () => clearInterval(timer)};
 }
 
-/** The backend is chosen once, on first use, so the first frame never waits for it. */
-function lazyMux(world: World): {get: () => Promise<Multiplexer>; dispose: () => Promise<void>} {
-	let pending: Promise<Multiplexer> | undefined;
-	return {
-		get: () => (pending ??= selectMuxFor(world)),
-		dispose: async () => {
-			if (!pending) return;
-			try {
-				await (await pending).dispose();
-			} catch {
-				// a backend that never came up has nothing to dispose
-			}
-		},
-	};
-}
-
 /** Build the store from the registry, render the dashboard, and clean up when the user quits. */
 export async function runDashboard(world: World): Promise<ExitCode> {
 	if (!process.stdin.isTTY) {
@@ -59,23 +41,16 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 	// The first frame comes straight from the registry; live data streams in after it.
 	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: world.now()}));
 	const watch = startRegistryWatch(world, store);
-	const mux = lazyMux(world);
+	// The backend is chosen once, on first use, so the first frame never waits for it.
+	const bound = worldActions(world);
+	const {actions} = bound;
+	const mux = bound.deps.mux;
 	// Panes, live status, resume state and findings stream in from the supervisor.
-	const live = superviseWhenReady(mux.get(), {
+	const live = superviseWhenReady(mux(), {
 		store,
 		ctx: world.adapterContext(),
 		processes: world.processes,
 		discoverySeconds: world.config.refresh.discoverySeconds,
-		now: world.now,
-		logger: world.logger,
-	});
-	const actions = createActions({
-		registry,
-		mux: mux.get,
-		adapterFor,
-		context: world.adapterContext(),
-		processes: world.processes,
-		config: world.config,
 		now: world.now,
 		logger: world.logger,
 	});
@@ -84,7 +59,7 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 		store,
 		actions,
 		registry,
-		mux: mux.get,
+		mux,
 		logger: world.logger,
 		now: world.now,
 		refresh: () => {
@@ -99,7 +74,7 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 		adapterFor,
 		context: world.adapterContext(),
 		processes: world.processes,
-		mux: mux.get,
+		mux,
 		logger: world.logger,
 		now: world.now,
 	});
@@ -116,7 +91,7 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 		watch.stop();
 		stopDetail();
 		await live.dispose();
-		await mux.dispose();
+		await bound.dispose();
 	}
 	return EXIT.ok;
 }
