@@ -16,6 +16,9 @@ export function shellPayloads(marker: string): string[] {
 		`" ; touch ${marker} ; "`,
 		`\ntouch ${marker}\n`,
 		`x$(touch${'${IFS}'}${marker})`,
+		// tmux expands formats in -c and -n values; #() would run a shell command.
+		`#(touch ${marker})`,
+		`##(touch ${marker})`,
 	];
 }
 
@@ -46,6 +49,8 @@ export const HOSTILE_STRINGS: readonly string[] = [
 	'new\nline',
 	'carriage\rreturn',
 	'esc\u001b[31mred',
+	'unit\u001fseparator',
+	'#{pane_id}#S',
 	'del\u007f',
 	'ünïcödé',
 	'😀-emoji',
