@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import {execa} from 'execa';
 
 /**
@@ -49,6 +51,9 @@ export function privateTmux(prefix = 'mam-test', name = `${prefix}-${crypto.rand
 		run,
 		async kill() {
 			await run(['kill-server']);
+			// tmux leaves its socket file behind; a test run should not leave hundreds in /tmp.
+			const uid = process.getuid?.() ?? 0;
+			fs.rmSync(path.join(process.env['TMUX_TMPDIR'] || '/tmp', `tmux-${uid}`, name), {force: true});
 		},
 	};
 }
