@@ -5,6 +5,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {argvNames} from './stub.js';
@@ -89,7 +90,12 @@ function isRealMessage(record: Record<string, unknown>): boolean {
 	return obj(record, 'message') !== undefined;
 }
 
+/** A transcript, parsed again only when it changed (a refresh re-reads the one that grew, not all). */
 function readTranscript(file: string, id: string): Transcript {
+	return parseCached('claude-transcript', file, id, () => parseTranscript(file, id));
+}
+
+function parseTranscript(file: string, id: string): Transcript {
 	const records = readJsonl(file);
 	let cwd: string | undefined;
 	let first: number | undefined;
@@ -165,6 +171,66 @@ function subAgents(root: string, id: string): SubAgent[] {
 		}
 	}
 	return out;
+}
+
+/** One pass over every project folder: transcripts and sub-agents by conversation id. */
+interface ProjectIndex {
+	readonly transcripts: ReadonlyMap<string, readonly string[]>;
+	readonly subAgents: ReadonlyMap<string, readonly SubAgent[]>;
+}
+
+function append<T>(map: Map<string, T[]>, key: string, values: readonly T[]): void {
+	if (values.length === 0) return;
+	const list = map.get(key);
+	if (list) list.push(...values);
+	else map.set(key, [...values]);
+}
+
+/** What `transcriptFiles` and `subAgents` answer, for every id at once (same order, same rules). */
+function buildIndex(root: string): ProjectIndex {
+	const transcripts = new Map<string, string[]>();
+	const subs = new Map<string, SubAgent[]>();
+	for (const dir of projectDirs(root)) {
+		const nested = new Map<string, SubAgent[]>();
+		const legacy = new Map<string, SubAgent[]>();
+		for (const entry of listDir(dir)) {
+			const file = path.join(dir, entry.name);
+			const sub = SUBAGENT_FILE.exec(entry.name);
+			if (entry.isFile() && sub?.[1]) {
+				const parent = legacyParent(file);
+				if (parent) append(legacy, parent, [{id: sub[1], file, legacy: true}]);
+			}
+			if (entry.isFile() && entry.name.endsWith('.jsonl')) append(transcripts, entry.name.slice(0, -6), [file]);
+			if (!entry.isDirectory() || lstatOrUndefined(path.join(file, 'subagents'))?.isDirectory() !== true) continue;
+			for (const child of listDir(path.join(file, 'subagents'))) {
+				const m = SUBAGENT_FILE.exec(child.name);
+				if (!m?.[1] || !child.isFile()) continue;
+				const meta = path.join(file, 'subagents', `${m[1]}.meta.json`);
+				append(nested, entry.name, [{id: m[1], file: path.join(file, 'subagents', child.name), ...(lstatOrUndefined(meta) ? {meta} : {}), legacy: false}]);
+			}
+		}
+		for (const parent of new Set([...nested.keys(), ...legacy.keys()])) append(subs, parent, [...(nested.get(parent) ?? []), ...(legacy.get(parent) ?? [])]);
+	}
+	return {transcripts, subAgents: subs};
+}
+
+/**
+ * Within one refresh (a memo on the context), every project folder is listed once for all the
+ * rows' verify and inUse calls instead of once per call (500 rows × 40 folders); elsewhere the
+ * folders are looked at directly, as before.
+ */
+function indexIn(ctx: AdapterContext, root: string): ProjectIndex | undefined {
+	return ctx.memo ? memo(ctx, `claude:index:${root}`, () => buildIndex(root)) : undefined;
+}
+
+function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
+	const index = indexIn(ctx, root);
+	return index ? (index.transcripts.get(id) ?? []) : transcriptFiles(root, id);
+}
+
+function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
+	const index = indexIn(ctx, root);
+	return index ? (index.subAgents.get(id) ?? []) : subAgents(root, id);
 }
 
 /** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */
@@ -371,7 +437,7 @@ export const claudeAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(claudeAdapter, id);
-		const files = transcriptFiles(claudeRoot(ctx), id);
+		const files = transcriptsIn(ctx, claudeRoot(ctx), id);
 		if (files.length === 0) return {kind: 'no', reason: 'no transcript on disk'};
 		let transcripts: Transcript[];
 		try {
@@ -426,9 +492,9 @@ export const claudeAdapter: AgentAdapter = {
 	async inUse(ctx, id) {
 		assertValidId(claudeAdapter, id);
 		const root = claudeRoot(ctx);
-		const agents = subAgents(root, id);
+		const agents = subAgentsIn(ctx, root, id);
 		const holders: InUseHolder[] = [];
-		for (const record of liveRecords(root)) {
+		for (const record of memo(ctx, `claude:live:${root}`, () => liveRecords(root))) {
 			if (record.sessionId !== id) continue;
 			const proc = await liveProcess(ctx, record);
 			if (proc) {
@@ -436,7 +502,7 @@ export const claudeAdapter: AgentAdapter = {
 			}
 		}
 		holders.push(...(await argvUsers(ctx, [id, ...agents.map(a => a.id)])));
-		const files = [...transcriptFiles(root, id), ...agents.map(a => a.file)].map(f => realpathOrUndefined(f)).filter((f): f is string => f !== undefined);
+		const files = [...transcriptsIn(ctx, root, id), ...agents.map(a => a.file)].map(f => realpathOrUndefined(f)).filter((f): f is string => f !== undefined);
 		holders.push(...(await fileUsers(ctx, files)));
 		return uniqueHolders(holders);
 	},

@@ -6,6 +6,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readFirstJsonLine, readJsonl, str} from './common/jsonl.js';
 import {countLines, jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, realpathOrUndefined} from './common/paths.js';
+import {memo, parseCached} from './common/memo.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows, type RowDelete} from './common/sqlitePurge.js';
@@ -77,9 +78,16 @@ function rolloutFiles(root: string): RolloutFile[] {
 	return out;
 }
 
+/** Every rollout of the codex home, globbed once per refresh (memo). */
+function rollouts(ctx: AdapterContext): RolloutFile[] {
+	const root = codexRoot(ctx);
+	return memo(ctx, `codex:rollouts:${root}`, () => rolloutFiles(root));
+}
+
 /** The session_meta payload of a rollout, when its first line is one and names `id`. */
 function metaOf(file: string, id: string): Record<string, unknown> | undefined {
-	const first = readFirstJsonLine(file);
+	// First lines never change once written: parsed once per file version, not once per question.
+	const first = parseCached('codex-first-line', file, '', () => readFirstJsonLine(file));
 	const payload = obj(first, 'payload');
 	return first?.['type'] === 'session_meta' && str(payload, 'id') === id ? payload : undefined;
 }
@@ -109,7 +117,12 @@ function messageText(payload: Record<string, unknown> | undefined): string {
 	return first?.text ?? '';
 }
 
+/** A rollout, parsed again only when the file changed (a refresh re-reads the one that grew, not all). */
 function readRollout(ref: RolloutFile): Rollout | undefined {
+	return parseCached('codex-rollout', ref.file, ref.id, () => parseRollout(ref));
+}
+
+function parseRollout(ref: RolloutFile): Rollout | undefined {
 	const records = readJsonl(ref.file);
 	const first = records[0];
 	const meta = obj(first, 'payload');
@@ -151,7 +164,12 @@ interface ThreadIndex {
 	readonly problems: string[];
 }
 
+/** The state databases' thread index, read once per refresh (memo). */
 function readThreadIndex(ctx: AdapterContext): ThreadIndex {
+	return memo(ctx, `codex:index:${sqliteHome(ctx)}`, () => readThreadIndexNow(ctx));
+}
+
+function readThreadIndexNow(ctx: AdapterContext): ThreadIndex {
 	const index: ThreadIndex = {titles: new Map(), parents: new Map(), ids: new Set(), problems: []};
 	for (const db of databases(ctx).filter(f => path.basename(f).startsWith('state_'))) {
 		try {
@@ -184,12 +202,14 @@ function readThreadIndex(ctx: AdapterContext): ThreadIndex {
 
 /** Parent of every thread: rollout sub-agent sources, spawn edges, threads.parent_thread_id. */
 function parentMap(ctx: AdapterContext, index: ThreadIndex): Map<string, string> {
-	const parents = new Map(index.parents);
-	for (const ref of rolloutFiles(codexRoot(ctx))) {
-		const parent = parentFromMeta(metaOf(ref.file, ref.id));
-		if (parent) parents.set(ref.id, parent);
-	}
-	return parents;
+	return memo(ctx, `codex:parents:${codexRoot(ctx)}`, () => {
+		const parents = new Map(index.parents);
+		for (const ref of rollouts(ctx)) {
+			const parent = parentFromMeta(metaOf(ref.file, ref.id));
+			if (parent) parents.set(ref.id, parent);
+		}
+		return parents;
+	});
 }
 
 /** Children of `id` at every depth, breadth first. */
@@ -210,7 +230,12 @@ function descendantsOf(id: string, parents: ReadonlyMap<string, string>): string
 
 /** Rollout files of `id` whose first line confirms the id. */
 function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
-	return rolloutFiles(codexRoot(ctx)).filter(r => r.id === id && metaOf(r.file, id) !== undefined);
+	const byId = memo(ctx, `codex:rollouts-by-id:${codexRoot(ctx)}`, () => {
+		const map = new Map<string, RolloutFile[]>();
+		for (const r of rollouts(ctx)) map.set(r.id, [...(map.get(r.id) ?? []), r]);
+		return map;
+	});
+	return (byId.get(id) ?? []).filter(r => metaOf(r.file, id) !== undefined);
 }
 
 function resumeStateOf(r: Rollout): ResumeState {
@@ -329,20 +354,27 @@ export const codexAdapter: AgentAdapter = {
 		const index = readThreadIndex(ctx);
 		const parents = parentMap(ctx, index);
 		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
-		const problems = [...index.problems];
-		const rollouts = new Map<string, Rollout>();
-		for (const ref of rolloutFiles(codexRoot(ctx))) {
-			if (rollouts.has(ref.id) && ref.archived) continue;
-			try {
-				const rollout = readRollout(ref);
-				if (rollout) rollouts.set(ref.id, rollout);
-			} catch (error) {
-				problems.push(`${ref.file}: ${error instanceof Error ? error.message : String(error)}`);
+		const read = memo(ctx, `codex:read:${codexRoot(ctx)}`, () => {
+			const problems: string[] = [];
+			const byId = new Map<string, Rollout>();
+			for (const ref of rollouts(ctx)) {
+				if (byId.has(ref.id) && ref.archived) continue;
+				try {
+					const rollout = readRollout(ref);
+					if (rollout) byId.set(ref.id, rollout);
+				} catch (error) {
+					problems.push(`${ref.file}: ${error instanceof Error ? error.message : String(error)}`);
+				}
 			}
-		}
-		const childCount = (id: string) => [...parents.values()].filter(p => p === id).length;
+			// Children counted in one pass (per rollout it would cost rollouts² at thousands).
+			const children = new Map<string, number>();
+			for (const parent of parents.values()) children.set(parent, (children.get(parent) ?? 0) + 1);
+			return {byId, problems, children};
+		});
+		const problems = [...index.problems, ...read.problems];
+		const childCount = (id: string) => read.children.get(id) ?? 0;
 		const conversations: Conversation[] = [];
-		for (const r of rollouts.values()) {
+		for (const r of read.byId.values()) {
 			const parentId = r.parentId ?? parents.get(r.id);
 			if (parentId !== undefined && !query.includeChildren) continue;
 			if (!r.cwd || (wantCwd !== undefined && r.cwd !== wantCwd)) continue;
@@ -366,13 +398,16 @@ export const codexAdapter: AgentAdapter = {
 
 	watchPaths(ctx) {
 		const root = codexRoot(ctx);
-		const rollouts = rolloutFiles(root).map(r => r.file);
-		// New rollouts change their date folder (any of them: local time); turns grow the rollout;
-		// titles and spawn edges live in the state databases and their WAL.
-		const days = rollouts.map(f => path.dirname(f));
-		const folders = [...new Set([path.join(root, 'sessions'), path.join(root, 'archived_sessions'), ...days, ...days.map(d => path.dirname(d)), ...days.map(d => path.dirname(path.dirname(d)))])];
-		const state = databases(ctx).filter(f => path.basename(f).startsWith('state_'));
-		return [...folders, ...rollouts, ...state.flatMap(db => [db, `${db}-wal`])];
+		// The same for every cwd: built once per refresh.
+		return memo(ctx, `codex:watch:${root}`, () => {
+			const rolloutPaths = rollouts(ctx).map(r => r.file);
+			// New rollouts change their date folder (any of them: local time); turns grow the rollout;
+			// titles and spawn edges live in the state databases and their WAL.
+			const days = rolloutPaths.map(f => path.dirname(f));
+			const folders = [...new Set([path.join(root, 'sessions'), path.join(root, 'archived_sessions'), ...days, ...days.map(d => path.dirname(d)), ...days.map(d => path.dirname(path.dirname(d)))])];
+			const state = databases(ctx).filter(f => path.basename(f).startsWith('state_'));
+			return [...folders, ...rolloutPaths, ...state.flatMap(db => [db, `${db}-wal`])];
+		});
 	},
 
 	async verify(ctx, id, cwd) {

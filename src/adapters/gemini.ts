@@ -8,6 +8,7 @@ import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
@@ -84,8 +85,13 @@ function isRealMessage(record: Record<string, unknown>): boolean {
 	return !(textOf(record['content']) ?? '').trimStart().startsWith(SESSION_CONTEXT);
 }
 
-/** Parse a whole `.jsonl` (header, messages, `$set` patches, `$rewindTo`) or a legacy `.json` record. */
+/** A chat file, parsed again only when it changed (a refresh re-reads the one that grew, not all). */
 function parseChat(file: string): ChatFile | undefined {
+	return parseCached('gemini-chat', file, '', () => parseChatNow(file));
+}
+
+/** Parse a whole `.jsonl` (header, messages, `$set` patches, `$rewindTo`) or a legacy `.json` record. */
+function parseChatNow(file: string): ChatFile | undefined {
 	const body = readSmallText(file);
 	if (body === undefined) return undefined;
 	const records = file.endsWith('.json') ? legacyRecords(body) : body.split('\n').map(parseJsonLine);
@@ -170,6 +176,12 @@ function allSessions(root: string): Session[] {
 	return projectsOf(root).flatMap(sessionsOf);
 }
 
+/** Every session, read once per refresh (memo) for the many verify/inUse calls a refresh makes. */
+function sessionsIn(ctx: AdapterContext): Session[] {
+	const root = geminiRoot(ctx);
+	return memo(ctx, `gemini:sessions:${root}`, () => allSessions(root));
+}
+
 function createdAt(session: Session): number {
 	const starts = session.files.map(f => f.startedAt).filter((t): t is number => t !== undefined);
 	if (starts.length > 0) return Math.min(...starts);
@@ -200,7 +212,7 @@ function descendantsOf(sessions: readonly Session[], id: string): Session[] {
 	return out;
 }
 
-function toConversation(session: Session, sessions: readonly Session[]): Conversation {
+function toConversation(session: Session, children: ReadonlyMap<string, number>): Conversation {
 	const prompt = session.files.map(f => f.firstPrompt).find(p => p !== undefined);
 	return {
 		agent: 'gemini',
@@ -210,7 +222,7 @@ function toConversation(session: Session, sessions: readonly Session[]): Convers
 		updatedAt: updatedAt(session),
 		...(session.parentId ? {parentId: session.parentId} : {}),
 		...(prompt ? {title: oneLine(prompt)} : {}),
-		childCount: sessions.filter(s => s.parentId === session.id && s.project === session.project).length,
+		childCount: children.get(`${session.project.dir}\0${session.id}`) ?? 0,
 		resumeState: resumeStateOf(session),
 	};
 }
@@ -301,13 +313,16 @@ export const geminiAdapter: AgentAdapter = {
 	matchesProcess: proc => runsProgram(proc, PROGRAMS),
 
 	async discover(ctx, query = {}) {
-		const sessions = allSessions(geminiRoot(ctx));
+		const sessions = sessionsIn(ctx);
 		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		// Children per (project, parent) counted in one pass, not once per session (sessions²).
+		const children = new Map<string, number>();
+		for (const s of sessions) if (s.parentId) children.set(`${s.project.dir}\0${s.parentId}`, (children.get(`${s.project.dir}\0${s.parentId}`) ?? 0) + 1);
 		const conversations = sessions
 			.filter(s => s.project.cwd !== undefined)
 			.filter(s => query.includeChildren || !s.parentId)
 			.filter(s => want === undefined || canonicalCwd(s.project.cwd ?? '') === want)
-			.map(s => toConversation(s, sessions))
+			.map(s => toConversation(s, children))
 			.filter(c => query.since === undefined || c.createdAt >= query.since)
 			.sort((a, b) => b.createdAt - a.createdAt);
 		return {conversations, problems: []};
@@ -316,7 +331,8 @@ export const geminiAdapter: AgentAdapter = {
 	watchPaths(ctx, cwd) {
 		const root = geminiRoot(ctx);
 		const want = canonicalCwd(cwd);
-		const chats = projectsOf(root)
+		// The project folders are the same for every cwd: read once per refresh.
+		const chats = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root))
 			.filter(p => p.cwd !== undefined && canonicalCwd(p.cwd) === want)
 			.map(p => path.join(p.dir, 'chats'));
 		// New chat files and sub-agent folders move a chats folder; a new turn grows its file.
@@ -326,7 +342,7 @@ export const geminiAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(geminiAdapter, id);
-		const found = allSessions(geminiRoot(ctx)).filter(s => s.id === id);
+		const found = sessionsIn(ctx).filter(s => s.id === id);
 		if (found.length === 0) return {kind: 'no', reason: `no gemini session ${id}`};
 		const state = found.map(resumeStateOf).find(s => s.kind === 'yes') ?? resumeStateOf(found[0] as Session);
 		if (state.kind !== 'yes' || cwd === undefined) return state;
@@ -387,7 +403,7 @@ export const geminiAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(geminiAdapter, id);
-		const sessions = allSessions(geminiRoot(ctx));
+		const sessions = sessionsIn(ctx);
 		const own = sessions.filter(s => s.id === id);
 		const family = [...own, ...own.flatMap(s => descendantsOf(sessions.filter(x => x.project === s.project), id))];
 		const ids = [...new Set([id, ...family.map(s => s.id)])];

@@ -134,7 +134,7 @@ function buildSessions(ctx: AdapterContext): BuildSession[] {
 				const dir = path.join(groupDir, entry.name);
 				const summary = lstatOrUndefined(path.join(dir, 'summary.json'));
 				// The parse depends on summary.json too: its stat joins updates.jsonl's in the key.
-				const session = parseCached(path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, entry.name));
+				const session = parseCached('grok-build', path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, entry.name));
 				if (session) out.push(session);
 			}
 		}

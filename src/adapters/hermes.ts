@@ -6,6 +6,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecords.js';
 import {oneLine} from './common/jsonl.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {memo} from './common/memo.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb, type WriteDb} from './common/purgeDb.js';
@@ -130,8 +131,12 @@ function readStoreDb(store: HermesStore, db: ReadDb): StoreData {
 	return {store, rows, messages, lastMessageAt, columns};
 }
 
-/** Every readable store's data, plus one problem line per store that could not be read. */
+/** Every readable store's data, plus one problem line per store that could not be read; read once per refresh (memo). */
 function readStores(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
+	return memo(ctx, `hermes:stores:${hermesRoot(ctx)}`, () => readStoresNow(ctx));
+}
+
+function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
 	const data: StoreData[] = [];
 	const problems: string[] = [];
 	for (const store of storesOf(hermesRoot(ctx))) {
@@ -423,7 +428,7 @@ export const hermesAdapter: AgentAdapter = {
 				conversations.push(toConversation(store, row));
 			}
 		}
-		return {conversations: conversations.sort((a, b) => b.createdAt - a.createdAt), problems};
+		return {conversations: conversations.sort((a, b) => b.createdAt - a.createdAt), problems: [...problems]};
 	},
 
 	watchPaths(ctx) {

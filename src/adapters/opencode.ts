@@ -6,6 +6,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {obj, str} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
 import {canonicalCwd, isPlainName, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {memo} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows, type RowDelete} from './common/sqlitePurge.js';
@@ -124,8 +125,12 @@ function readStore(db: string): Store {
 	});
 }
 
-/** Every readable store, plus one problem line per unreadable one. */
+/** Every readable store, plus one problem line per unreadable one; read once per refresh (memo). */
 function readStores(ctx: AdapterContext): {stores: Store[]; problems: string[]} {
+	return memo(ctx, `opencode:stores:${dataDir(ctx)}`, () => readStoresNow(ctx));
+}
+
+function readStoresNow(ctx: AdapterContext): {stores: Store[]; problems: string[]} {
 	const stores: Store[] = [];
 	const problems: string[] = [];
 	for (const db of dbFiles(ctx)) {
@@ -333,6 +338,12 @@ export const opencodeAdapter: AgentAdapter = {
 		const seen = new Set<string>();
 		const conversations: Conversation[] = [];
 		for (const store of stores) {
+			// Children counted in one pass per store (per session it would cost sessions²).
+			const children = memo(ctx, `opencode:children:${store.db}`, () => {
+				const counts = new Map<string, number>();
+				for (const parent of store.parents.values()) counts.set(parent, (counts.get(parent) ?? 0) + 1);
+				return counts;
+			});
 			for (const s of store.sessions.values()) {
 				if (seen.has(s.id)) continue;
 				seen.add(s.id);
@@ -340,7 +351,7 @@ export const opencodeAdapter: AgentAdapter = {
 				if (parentId !== undefined && !query.includeChildren) continue;
 				if (want !== undefined && !sameDir(s.directory, want)) continue;
 				if (query.since !== undefined && s.createdAt < query.since) continue;
-				const childCount = [...store.parents.values()].filter(p => p === s.id).length;
+				const childCount = children.get(s.id) ?? 0;
 				conversations.push({
 					agent: 'opencode',
 					id: s.id,
@@ -355,7 +366,7 @@ export const opencodeAdapter: AgentAdapter = {
 			}
 		}
 		conversations.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
-		return {conversations, problems};
+		return {conversations, problems: [...problems]};
 	},
 
 	watchPaths(ctx) {

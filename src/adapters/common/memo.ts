@@ -32,28 +32,29 @@ const parsed = new Map<string, Parsed>();
 const PARSED_LIMIT = 200_000;
 
 /**
- * `parse()` of a file, remembered until the file changes (its mtime, ctime, size or inode) or
+ * `parse()` of a file (one of several `kind`s of parse), remembered until the file changes (its mtime, ctime, size or inode) or
  * `also` does (the stat of another file the parse reads). Re-discovering a folder of 1,000
  * transcripts after one of them grew then reads one file and stats the rest. `parse` must depend
  * on those files only and return a value nobody mutates; a file that cannot be stat()ed is
  * parsed every time (the parser reports why).
  */
-export function parseCached<T>(file: string, also: string, parse: () => T): T {
+export function parseCached<T>(kind: string, file: string, also: string, parse: () => T): T {
 	let st: fs.Stats | undefined;
 	try {
 		st = fs.statSync(file, {throwIfNoEntry: false});
 	} catch {
 		st = undefined;
 	}
+	const key = `${kind}\0${file}`;
 	if (!st) {
-		parsed.delete(file);
+		parsed.delete(key);
 		return parse();
 	}
 	const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}:${also}`;
-	const hit = parsed.get(file);
+	const hit = parsed.get(key);
 	if (hit?.stamp === stamp) return hit.value as T;
 	const value = parse();
 	if (parsed.size >= PARSED_LIMIT) parsed.clear();
-	parsed.set(file, {stamp, value});
+	parsed.set(key, {stamp, value});
 	return value;
 }
