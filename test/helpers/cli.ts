@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {execa} from 'execa';
@@ -11,9 +13,18 @@ export interface CliRun {
 	readonly stderr: string;
 }
 
-/** Run `mam-tui ...args` with a clean env plus `env`; never inherits the user's MAM_HOME or HOME. */
+/**
+ * A private tmux socket folder for every CLI this test process starts: `--mux auto` falls back to
+ * tmux, and it must never reach the user's default server.
+ */
+const tmuxTmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-cli-tmux-'));
+
+/**
+ * Run `mam-tui ...args` with a clean env plus `env`; never inherits the user's MAM_HOME, HOME,
+ * herdr socket or tmux server.
+ */
 export async function runCli(args: readonly string[], env: Record<string, string>, options: {input?: string; timeoutMs?: number} = {}): Promise<CliRun> {
-	const base: Record<string, string> = {PATH: process.env['PATH'] ?? '/usr/bin:/bin', NO_COLOR: '1'};
+	const base: Record<string, string> = {PATH: process.env['PATH'] ?? '/usr/bin:/bin', NO_COLOR: '1', TMUX_TMPDIR: tmuxTmpdir};
 	const result = await execa('node', [CLI, ...args], {
 		env: {...base, ...env},
 		extendEnv: false,
