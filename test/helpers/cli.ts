@@ -18,6 +18,7 @@ export interface CliRun {
  * tmux, and it must never reach the user's default server.
  */
 const tmuxTmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-cli-tmux-'));
+process.on('exit', () => fs.rmSync(tmuxTmpdir, {recursive: true, force: true}));
 
 /**
  * Run `mam-tui ...args` with a clean env plus `env`; never inherits the user's MAM_HOME, HOME,
