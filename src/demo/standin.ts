@@ -184,28 +184,28 @@ function startChildren(options: StandinOptions, script: string): ChildProcess[] 
 }
 
 /**
+ * `opencode session delete ID` and `hermes sessions delete ID --yes`: the agents' own delete
+ * commands, which a purge runs before removing what is left itself. A stand-in keeps no store of
+ * its own, so it answers at once (exit 0) instead of opening its TUI on a pipe.
+ */
+export function isDeleteCommand(args: readonly string[]): boolean {
+	return (args[0] === 'session' || args[0] === 'sessions') && args[1] === 'delete';
+}
+
+/**
  * Run the stand-in TUI. `argv` is what the agent was started with (after its own name);
  * `name` is the name it was started under.
  */
 export function runStandin(name: string, argv: readonly string[], baked: Partial<StandinOptions> = {}, env: NodeJS.ProcessEnv = process.env): void {
+	if (isDeleteCommand(argv)) {
+		process.stdout.write(`${name} stand-in: nothing of its own to delete; the purge removes the files and rows\n`);
+		return;
+	}
 	const options = resolveStandinOptions({agent: name, ...baked}, env);
 	const script = fileURLToPath(import.meta.url);
 	const conversationId = conversationIdFromArgv(argv) ?? (options.agent === 'claude' || options.agent === 'codex' ? crypto.randomUUID() : undefined);
 	const children = startChildren(options, script);
 	const artifact = conversationId && UUID.test(conversationId) ? openArtifact(options, env, conversationId) : undefined;
-	if (options.recordFile) {
-		const record: StandinRecord = {
-			agent: options.agent,
-			argv: [name, ...argv],
-			cwd: process.cwd(),
-			pid: process.pid,
-			childPids: children.map(c => c.pid ?? -1),
-			...(conversationId ? {conversationId} : {}),
-			...(artifact ? {artifact: artifact.path} : {}),
-		};
-		fs.appendFileSync(options.recordFile, `${JSON.stringify(record)}\n`);
-	}
-
 	let terminalGone = false;
 	// Writing to a closed pane fails with EIO; a stand-in that outlives its terminal must not crash on it.
 	process.stdout.on('error', () => {
@@ -257,6 +257,7 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 		else finish(130);
 	});
 	rl.on('close', () => {
+		if (options.ignoreSignals) say(`(${name} stand-in keeps running without input)\n`);
 		terminalGone = true;
 		if (!options.ignoreSignals) finish(0);
 	});
@@ -277,6 +278,20 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 		if (text.length > 0) say(`${name}: you said ${JSON.stringify(text)}\n`);
 		rl.prompt();
 	});
+	// Written last: a record means every handler is in place (tests wait for it before signalling).
+	if (options.recordFile) {
+		const record: StandinRecord = {
+			agent: options.agent,
+			argv: [name, ...argv],
+			cwd: process.cwd(),
+			pid: process.pid,
+			childPids: children.map(c => c.pid ?? -1),
+			...(conversationId ? {conversationId} : {}),
+			...(artifact ? {artifact: artifact.path} : {}),
+		};
+		fs.appendFileSync(options.recordFile, `${JSON.stringify(record)}\n`);
+	}
+
 	say(`${name} stand-in (pid ${process.pid}, mam-tui demo) in ${process.cwd()}\n`);
 	if (conversationId) say(`conversation ${conversationId}\n`);
 	say(`type ${options.exitInputs[0] ?? '/exit'} to quit\n`);

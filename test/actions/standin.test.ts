@@ -63,16 +63,21 @@ describe('the stand-in agent', {timeout: 30_000}, () => {
 		const child = spawn(stubborn.file, [], {cwd: d});
 		running.push(child);
 		const record = await waitFor(() => readStandinRecords(stubborn.recordFile)[0], 'the record');
-		child.stdin.write('/exit\n');
-		child.kill('SIGTERM');
-		child.kill('SIGHUP');
-		child.stdin.end();
+		const startTime = startTimeOf(record.pid);
 		let output = '';
 		child.stdout.on('data', (chunk: Buffer) => {
 			output += chunk.toString();
 		});
-		await waitFor(() => output.includes('ignores SIGHUP') || output.includes('ignores SIGTERM'), 'the signals to be ignored');
-		expect(aliveWithStart(record.pid, startTimeOf(record.pid))).toBe(true);
+		child.stdin.write('/exit\n');
+		await waitFor(() => output.includes('ignores /exit'), 'the exit input to be ignored');
+		child.kill('SIGTERM');
+		await waitFor(() => output.includes('ignores SIGTERM'), 'SIGTERM to be ignored');
+		child.kill('SIGHUP');
+		await waitFor(() => output.includes('ignores SIGHUP'), 'SIGHUP to be ignored');
+		// Its input going away (a closed pane) does not end it either.
+		child.stdin.end();
+		await waitFor(() => output.includes('keeps running without input'), 'the end of its input');
+		expect(aliveWithStart(record.pid, startTime)).toBe(true);
 
 		const slow = installTestStandin(path.join(d, 'bin2'), 'claude', {exitDelayMs: 300});
 		const second = spawn(slow.file, [], {cwd: d});
