@@ -7,6 +7,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, rewriteJsonFile, toEpochMs} from './common/jsonRecords.js';
 import {oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, rootContaining} from './common/paths.js';
+import {memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
@@ -156,8 +157,15 @@ function belongsTo(index: AgyIndex, id: string, cwd: string): Belonging {
 	return {kind: 'no', reason: `belongs to workspace ${workspaces.at(-1) ?? ''}`};
 }
 
-/** Steps in the conversation's own database: resume is safe only when it exists and has some. */
+/** Steps in the conversation's own database, asked again only when the database or its WAL changed. */
 function stepsState(paths: AgyPaths, id: string): ResumeState {
+	const file = conversationDb(paths, id);
+	const wal = lstatOrUndefined(`${file}-wal`);
+	return parseCached('agy-steps', file, `${wal?.mtimeMs}:${wal?.size}`, () => stepsStateNow(paths, id), state => state.kind !== 'unknown');
+}
+
+/** Steps in the conversation's own database: resume is safe only when it exists and has some. */
+function stepsStateNow(paths: AgyPaths, id: string): ResumeState {
 	const file = conversationDb(paths, id);
 	if (!lstatOrUndefined(file)) return {kind: 'no', reason: 'no conversation database (agy would silently start a new conversation)'};
 	try {
@@ -215,10 +223,26 @@ function descendantsOf(index: AgyIndex, id: string): string[] {
 	return out;
 }
 
-function toConversation(paths: AgyPaths, index: AgyIndex, id: string): Conversation {
+/** The index and the ids on disk, read once per refresh (memo) for the refresh's many calls. */
+function indexIn(ctx: AdapterContext, paths: AgyPaths): AgyIndex {
+	return memo(ctx, `agy:index:${paths.summariesDb}`, () => readIndex(paths));
+}
+
+function idsIn(ctx: AdapterContext, paths: AgyPaths): string[] {
+	return memo(ctx, `agy:ids:${paths.conversations}`, () => conversationIds(paths));
+}
+
+/** Children per parent, counted in one pass (per conversation it would cost conversations²). */
+function childCounts(index: AgyIndex): Map<string, number> {
+	const counts = new Map<string, number>();
+	for (const s of index.summaries.values()) if (s.parentId) counts.set(s.parentId, (counts.get(s.parentId) ?? 0) + 1);
+	return counts;
+}
+
+function toConversation(paths: AgyPaths, index: AgyIndex, id: string, children: ReadonlyMap<string, number>): Conversation {
 	const summary = index.summaries.get(id);
 	const times = conversationTimes(paths, id);
-	const childCount = [...index.summaries.values()].filter(s => s.parentId === id).length;
+	const childCount = children.get(id) ?? 0;
 	return {
 		agent: 'agy',
 		id,
@@ -311,19 +335,23 @@ export const agyAdapter: AgentAdapter = {
 
 	async discover(ctx, query = {}) {
 		const paths = agyPaths(ctx);
-		const index = readIndex(paths);
-		const conversations = conversationIds(paths)
+		const index = indexIn(ctx, paths);
+		const children = memo(ctx, `agy:children:${paths.summariesDb}`, () => childCounts(index));
+		const conversations = idsIn(ctx, paths)
 			.filter(id => isCandidate(paths, index, id, query))
-			.map(id => toConversation(paths, index, id))
+			.map(id => toConversation(paths, index, id, children))
 			.sort((a, b) => b.createdAt - a.createdAt);
-		return {conversations, problems: index.problems};
+		return {conversations, problems: [...index.problems]};
 	},
 
 	watchPaths(ctx) {
 		const paths = agyPaths(ctx);
 		// A conversation added or removed moves the folder; a new step grows its database or WAL.
-		const databases = conversationIds(paths).flatMap(id => [conversationDb(paths, id), `${conversationDb(paths, id)}-wal`]);
-		return [paths.conversations, paths.summariesDb, `${paths.summariesDb}-wal`, paths.lastConversations, ...databases];
+		// The same for every cwd: built once per refresh.
+		return memo(ctx, `agy:watch:${paths.conversations}`, () => {
+			const databases = idsIn(ctx, paths).flatMap(id => [conversationDb(paths, id), `${conversationDb(paths, id)}-wal`]);
+			return [paths.conversations, paths.summariesDb, `${paths.summariesDb}-wal`, paths.lastConversations, ...databases];
+		});
 	},
 
 	async verify(ctx, id, cwd) {
@@ -331,7 +359,7 @@ export const agyAdapter: AgentAdapter = {
 		const paths = agyPaths(ctx);
 		const steps = stepsState(paths, id);
 		if (steps.kind !== 'yes' || cwd === undefined) return steps;
-		const index = readIndex(paths);
+		const index = indexIn(ctx, paths);
 		const belonging = belongsTo(index, id, cwd);
 		if (belonging.kind === 'yes') return steps;
 		if (belonging.kind === 'no') return {kind: 'no', reason: belonging.reason};
@@ -394,7 +422,7 @@ export const agyAdapter: AgentAdapter = {
 	async inUse(ctx, id) {
 		assertValidId(agyAdapter, id);
 		const paths = agyPaths(ctx);
-		const index = readIndex(paths);
+		const index = indexIn(ctx, paths);
 		const ids = [id, ...descendantsOf(index, id)];
 		const files = ids
 			.flatMap(x => {

@@ -38,7 +38,7 @@ const PARSED_LIMIT = 200_000;
  * on those files only and return a value nobody mutates; a file that cannot be stat()ed is
  * parsed every time (the parser reports why).
  */
-export function parseCached<T>(kind: string, file: string, also: string, parse: () => T): T {
+export function parseCached<T>(kind: string, file: string, also: string, parse: () => T, keep: (value: T) => boolean = () => true): T {
 	let st: fs.Stats | undefined;
 	try {
 		st = fs.statSync(file, {throwIfNoEntry: false});
@@ -54,6 +54,11 @@ export function parseCached<T>(kind: string, file: string, also: string, parse: 
 	const hit = parsed.get(key);
 	if (hit?.stamp === stamp) return hit.value as T;
 	const value = parse();
+	// A transient answer (a locked database) is not kept: the next call asks again.
+	if (!keep(value)) {
+		parsed.delete(key);
+		return value;
+	}
 	if (parsed.size >= PARSED_LIMIT) parsed.clear();
 	parsed.set(key, {stamp, value});
 	return value;
