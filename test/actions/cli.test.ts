@@ -32,8 +32,6 @@ function runnerEnv(w: TestWorld, extra: Record<string, string> = {}): Record<str
 		HOME: path.join(w.dir, 'user'),
 		MAM_HOME: path.join(w.dir, 'state'),
 		NO_COLOR: '1',
-		// The tmux backend's field separator survives only in a UTF-8 locale.
-		LANG: 'C.UTF-8',
 		...extra,
 	};
 }
@@ -171,7 +169,7 @@ describe('typed confirmation in a terminal', {timeout: 60_000}, () => {
 		// fake delete command must be on this server's client PATH.
 		sharedBin = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-cli-bin-')));
 		installFixtureDeleteCommand(sharedBin, false);
-		server = await startTmuxServer({PATH: `${sharedBin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, HOME: '/tmp', LANG: 'C.UTF-8'});
+		server = await startTmuxServer({PATH: `${sharedBin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, HOME: '/tmp'});
 		// A finished purge's pane stays on screen, so its last lines can be read.
 		await server.run(['set-option', '-g', 'remain-on-exit', 'on']);
 	});
