@@ -1,4 +1,5 @@
 // The composition root: the only file in src/ that imports React, Ink and components/.
+import fs from 'node:fs';
 import {render} from 'ink';
 import {App} from '../components/App.js';
 import {AppProvider} from '../components/StoreContext.js';
@@ -12,6 +13,21 @@ import {superviseWhenReady} from './sync/supervisor.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
 import type {World} from './cli/world.js';
+
+/**
+ * For `npm run bench` only: with MAM_BENCH_FIRST_FRAME=<file>, write Date.now() into the file once
+ * the first frame showing registry rows is rendered (test/bench times cold start with it).
+ */
+function firstFrameHook(env: World['env'], store: Store<AppState, Action>): (() => void) | undefined {
+	const file = env['MAM_BENCH_FIRST_FRAME'];
+	if (!file) return undefined;
+	let written = false;
+	return () => {
+		if (written || store.getState().sessions.length === 0) return;
+		written = true;
+		fs.writeFileSync(file, String(Date.now()));
+	};
+}
 
 /** Re-read the registry when another process changed it (`PRAGMA data_version` is free to poll). */
 function startRegistryWatch(world: World, store: Store<AppState, Action>): {reload: () => void; stop: () => void} {
@@ -32,8 +48,8 @@ function startRegistryWatch(world: World, store: Store<AppState, Action>): {relo
 	return {reload, stop: () => clearInterval(timer)};
 }
 
-/** Build the store from the registry, render the dashboard, and clean up when the user quits. */
-export async function runDashboard(world: World): Promise<ExitCode> {
+/** Build the store from the registry, render the dashboard, and clean up when the user quits (or `signal` aborts). */
+export async function runDashboard(world: World, options: {readonly signal?: AbortSignal} = {}): Promise<ExitCode> {
 	if (!process.stdin.isTTY) {
 		throw new CliError('the dashboard needs a terminal; use `mam-tui status` in scripts', EXIT.usage);
 	}
@@ -82,9 +98,12 @@ export async function runDashboard(world: World): Promise<ExitCode> {
 		<AppProvider store={store} actions={controller}>
 			<App home={world.adapterContext().home} />
 		</AppProvider>,
-		{exitOnCtrlC: false},
+		{exitOnCtrlC: false, onRender: firstFrameHook(world.env, store)},
 	);
 	quit = () => instance.unmount();
+	// The demo ends the dashboard this way on SIGTERM/SIGHUP, so its cleanup runs after Ink let go of the terminal.
+	if (options.signal?.aborted) quit();
+	options.signal?.addEventListener('abort', quit, {once: true});
 	try {
 		await instance.waitUntilExit();
 	} finally {

@@ -13,6 +13,7 @@ import {purgeCommand} from './purgeCommand.js';
 import {resumeCommand} from './resumeCommand.js';
 import {stopCommand} from './stopCommand.js';
 import {conversationsCommand} from './conversationsCommand.js';
+import {demoCommand} from './demoCommand.js';
 import {packageVersion} from './version.js';
 import {createWorld, type GlobalOptions, type World} from './world.js';
 
@@ -29,7 +30,7 @@ const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 /** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, newCommand, adoptCommand, conversationsCommand];
+export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, newCommand, adoptCommand, conversationsCommand, demoCommand];
 
 const dashboardCommand: Command = {
 	name: 'dashboard',

@@ -1,0 +1,213 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {execa} from 'execa';
+
+/** The built CLI (npm test builds first): the end-to-end tests drive the real product. */
+export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/src/cli.js');
+/** The built stand-in agent, the one `mam-tui demo` installs. */
+export const BUILT_STANDIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/src/demo/standin.js');
+
+/** Every dashboard in these tests runs at this size. */
+export const COLUMNS = 120;
+export const ROWS = 40;
+
+export interface TmuxRun {
+	readonly exitCode: number;
+	readonly stdout: string;
+	readonly stderr: string;
+}
+
+/** Poll `check` until it returns a value (not undefined/false) or the deadline passes. */
+export async function pollUntil<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await check();
+		if (value !== undefined && value !== false) return value;
+		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+		await new Promise(resolve => setTimeout(resolve, 100));
+	}
+}
+
+/**
+ * A private tmux server for one test file (`tmux -L mam-e2e-<random>`), with its own socket folder
+ * (TMUX_TMPDIR) and an environment given in full: nothing of the user's tmux, herdr or home leaks in.
+ */
+export class E2eTmux {
+	readonly name: string;
+	readonly env: Readonly<Record<string, string>>;
+
+	/** `name` defaults to a fresh `mam-e2e-<random>`; pass another to look at a server someone else started. */
+	constructor(env: Readonly<Record<string, string>>, name = `mam-e2e-${crypto.randomBytes(4).toString('hex')}`) {
+		this.env = env;
+		this.name = name;
+	}
+
+	/** `tmux -L <name> ...args` with exactly `env` (`path` overrides PATH: tmux gives a new pane the client's PATH). */
+	async run(args: readonly string[], pathOverride?: string): Promise<TmuxRun> {
+		const env = pathOverride === undefined ? this.env : {...this.env, PATH: pathOverride};
+		const result = await execa('tmux', ['-u', '-L', this.name, ...args], {env, extendEnv: false, reject: false, timeout: 10_000});
+		return {exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr)};
+	}
+
+	async runOk(args: readonly string[], pathOverride?: string): Promise<string> {
+		const result = await this.run(args, pathOverride);
+		if (result.exitCode !== 0) throw new Error(`tmux ${args.join(' ')}: ${result.stderr}`);
+		return result.stdout;
+	}
+
+	/** Start the server with an idle base window of COLUMNS×ROWS; dead panes stay so their last screen can be read. */
+	async start(): Promise<void> {
+		await this.runOk(['-f', '/dev/null', 'new-session', '-d', '-s', 'e2e', '-n', 'base', '-x', String(COLUMNS), '-y', String(ROWS), 'sleep', '100000']);
+		await this.runOk(['set-option', '-g', 'remain-on-exit', 'on']);
+	}
+
+	/** A new window running `argv` directly (no shell), in `cwd`, with extra `env`; returns its pane id. */
+	async openWindow(title: string, argv: readonly string[], options: {cwd: string; env?: Readonly<Record<string, string>>; path?: string}): Promise<string> {
+		const env = Object.entries(options.env ?? {}).flatMap(([key, value]) => ['-e', `${key}=${value}`]);
+		const out = await this.runOk(['new-window', '-d', '-P', '-F', '#{pane_id}', '-n', title, '-c', options.cwd, ...env, '--', ...argv], options.path);
+		return out.trim();
+	}
+
+	/** The pid of the pane's root process (its command, since windows run argv directly). */
+	async panePid(paneId: string): Promise<number> {
+		return Number((await this.runOk(['display-message', '-p', '-t', paneId, '#{pane_pid}'])).trim());
+	}
+
+	/** `{dead, status, signal}` of a pane (remain-on-exit keeps a finished one). */
+	async paneState(paneId: string): Promise<{dead: boolean; status: number | undefined; signal: number | undefined}> {
+		const [dead, status, signal] = (await this.runOk(['display-message', '-p', '-t', paneId, '#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}'])).trim().split('|');
+		return {dead: dead === '1', status: status ? Number(status) : undefined, signal: signal ? Number(signal) : undefined};
+	}
+
+	/**
+	 * Wait until the pane's command has ended and tmux has its exit status (tmux sees the pty
+	 * close before it reaps the process); returns the status, or 128 + the signal.
+	 */
+	async waitExit(paneId: string, timeoutMs = 30_000): Promise<number> {
+		return pollUntil(`pane ${paneId} to exit`, async () => {
+			const state = await this.paneState(paneId);
+			if (!state.dead) return undefined;
+			return state.status ?? (state.signal === undefined ? undefined : 128 + state.signal);
+		}, timeoutMs);
+	}
+
+	screen(paneId: string): Screen {
+		return new Screen(this, paneId);
+	}
+
+	async kill(): Promise<void> {
+		await this.run(['kill-server']);
+	}
+}
+
+/** What a pane shows, and keys typed into it with send-keys. */
+export class Screen {
+	private readonly tmux: E2eTmux;
+	readonly paneId: string;
+
+	constructor(tmux: E2eTmux, paneId: string) {
+		this.tmux = tmux;
+		this.paneId = paneId;
+	}
+
+	/** The visible screen plus `history` lines of scrollback; `joined` undoes the terminal's wrapping of long lines. */
+	async text(history = 0, joined = false): Promise<string> {
+		return this.tmux.runOk(['capture-pane', '-p', ...(joined ? ['-J'] : []), '-t', this.paneId, ...(history > 0 ? ['-S', `-${history}`] : [])]);
+	}
+
+	/**
+	 * Wait until the visible screen (plus `history` lines of scrollback) matches; returns it. The
+	 * error shows the last screen seen.
+	 */
+	async waitFor(pattern: RegExp | string | ((screen: string) => boolean), what: string, options: {timeoutMs?: number; history?: number} = {}): Promise<string> {
+		const matches = (screen: string) => (typeof pattern === 'string' ? screen.includes(pattern) : pattern instanceof RegExp ? pattern.test(screen) : pattern(screen));
+		let last = '';
+		try {
+			return await pollUntil(
+				what,
+				async () => {
+					last = await this.text(options.history ?? 0);
+					return matches(last) ? last : undefined;
+				},
+				options.timeoutMs ?? 30_000,
+			);
+		} catch (error) {
+			throw new Error(`${(error as Error).message}\n--- last screen ---\n${last}`);
+		}
+	}
+
+	/** Named keys (`Enter`, `Escape`, `Tab`, `C-c`) or single characters. */
+	async press(...keys: string[]): Promise<void> {
+		for (const key of keys) await this.tmux.runOk(['send-keys', '-t', this.paneId, key]);
+	}
+
+	/** Literal text. */
+	async type(text: string): Promise<void> {
+		await this.tmux.runOk(['send-keys', '-t', this.paneId, '-l', text]);
+	}
+
+	/**
+	 * Select one session row by filtering on its name: `/`, esc (clears an old filter), `/`, the
+	 * name, enter; waits for each step on screen so no key lands in the wrong mode.
+	 */
+	async selectSession(name: string): Promise<void> {
+		await this.press('/');
+		await this.waitFor(/filter: .*▏/, 'the filter prompt');
+		await this.press('Escape');
+		await this.waitFor(s => !s.includes('filter:'), 'the filter to clear');
+		await this.press('/');
+		await this.waitFor(/filter: .*▏/, 'the filter prompt');
+		await this.type(name);
+		await this.press('Enter');
+		await this.waitFor(selectedRow(name), `${name} selected`);
+	}
+}
+
+/** The session table's cursor row for `name`: `>`, the mark column (`*`), the finding column (`!`), the name. */
+export function selectedRow(name: string): RegExp {
+	return new RegExp(`^>[ *][ !]${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s`, 'm');
+}
+
+/** Is the process `pid` with this start time still running (a zombie counts as gone)? */
+export function alive(pid: number, startTime: number): boolean {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+		const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+		return fields[0] !== 'Z' && Number(fields[19]) === startTime;
+	} catch {
+		return false;
+	}
+}
+
+/** Start time (field 22 of /proc/<pid>/stat) of a live process. */
+export function startTimeOf(pid: number): number {
+	const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+	return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+}
+
+/** Live (non-zombie) processes whose command line mentions `dir`, or whose cwd is inside it (a plain shell in a pane). */
+export function processesWithin(dir: string): Array<{pid: number; startTime: number; cmdline: string}> {
+	const found: Array<{pid: number; startTime: number; cmdline: string}> = [];
+	for (const name of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(name)) continue;
+		const pid = Number(name);
+		if (pid === process.pid) continue;
+		try {
+			const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+			let cwd = '';
+			try {
+				cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+			} catch {
+				// not ours to read
+			}
+			if (!cmdline.includes(dir) && !cwd.startsWith(`${dir}/`) && cwd !== dir) continue;
+			const startTime = startTimeOf(pid);
+			if (alive(pid, startTime)) found.push({pid, startTime, cmdline});
+		} catch {
+			// gone meanwhile
+		}
+	}
+	return found;
+}
