@@ -25,7 +25,10 @@ process.on('exit', () => fs.rmSync(tmuxTmpdir, {recursive: true, force: true}));
  * herdr socket or tmux server.
  */
 export async function runCli(args: readonly string[], env: Record<string, string>, options: {input?: string; timeoutMs?: number} = {}): Promise<CliRun> {
-	const base: Record<string, string> = {PATH: process.env['PATH'] ?? '/usr/bin:/bin', NO_COLOR: '1', TMUX_TMPDIR: tmuxTmpdir};
+	// A test that names its private server (--tmux-socket/--tmux-path) keeps tmux's socket folder;
+	// any other run gets an empty one, so `--mux auto` finds no default server to fall back to.
+	const namesServer = args.some(a => a === '--tmux-socket' || a === '--tmux-path' || a.startsWith('--tmux-'));
+	const base: Record<string, string> = {PATH: process.env['PATH'] ?? '/usr/bin:/bin', NO_COLOR: '1', ...(namesServer ? {} : {TMUX_TMPDIR: tmuxTmpdir})};
 	const result = await execa('node', [CLI, ...args], {
 		env: {...base, ...env},
 		extendEnv: false,
