@@ -70,7 +70,10 @@ describe('mam-tui demo in a tmux window', {timeout: 120_000}, () => {
 		userHome = path.join(tmp.dir, 'user-home');
 		fs.mkdirSync(sock);
 		fs.mkdirSync(userHome);
-		tmux = new E2eTmux({PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: userHome, TMUX_TMPDIR: sock, LANG: 'C.UTF-8', NO_COLOR: '1'});
+		// The user's own agent settings: a demo that let them through would write the stand-ins'
+		// conversations (and read its data) there, in the user's real data.
+		const userAgents = {CLAUDE_CONFIG_DIR: path.join(userHome, '.claude-config'), CODEX_HOME: path.join(userHome, '.codex-home'), XDG_DATA_HOME: path.join(userHome, '.data')};
+		tmux = new E2eTmux({PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: userHome, TMUX_TMPDIR: sock, LANG: 'C.UTF-8', NO_COLOR: '1', ...userAgents});
 		await tmux.start();
 	});
 
