@@ -3,8 +3,9 @@ import type {AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {Pane, SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
+import {ConflictError} from '../registry/registry.js';
 import {adapterOf, audit, validId, withExtraArgs} from './session.js';
-import {describeHolders, refusal, type ActionDeps, type ActionResult} from './types.js';
+import {describeHolders, refusal, type ActionDeps, type ActionResult, type Refusal} from './types.js';
 
 export interface ResumeOutcome {
 	readonly session: SessionRecord;
@@ -54,20 +55,69 @@ async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Mult
 	return {ok: true, value: id.value};
 }
 
+/** Audit a refusal and hand it back; the row stays as it was. */
+function refused(deps: ActionDeps, session: SessionRecord, result: {readonly ok: false; readonly error: Refusal}): {readonly ok: false; readonly error: Refusal} {
+	audit(deps, {session: session.name, action: 'resume', outcome: 'refused', detail: {kind: result.error.kind, message: result.error.message}});
+	return result;
+}
+
+/**
+ * How long a resume's claim on a conversation turns a second resume away: the first one's agent
+ * may not show in its pane yet, so the live and in-use checks cannot see it.
+ */
+const RESUME_CLAIM_MS = 15_000;
+
+interface ResumeClaim {
+	readonly at: number;
+	readonly pid: number;
+	readonly paneId?: string;
+}
+
+function claimOf(session: SessionRecord): ResumeClaim | undefined {
+	const claim = session.extra['resume'];
+	return claim && typeof claim === 'object' && typeof (claim as ResumeClaim).at === 'number' ? (claim as ResumeClaim) : undefined;
+}
+
+/**
+ * Claim the conversation for this resume, atomically across mam-tui processes: refused while
+ * another resume of it (this row or another pinned to the same id) is recent, or when the row
+ * changed since it was read. Two resumes at once start exactly one agent.
+ */
+function claimResume(deps: ActionDeps, adapter: AgentAdapter, session: SessionRecord, id: string): ActionResult<SessionRecord> {
+	try {
+		return deps.registry.transaction(() => {
+			for (const row of deps.registry.findByPin(adapter.id, id)) {
+				const claim = claimOf(row);
+				const age = claim ? deps.now() - claim.at : Infinity;
+				if (age >= 0 && age < RESUME_CLAIM_MS) {
+					const where = claim?.paneId ? ` into pane ${claim.paneId}` : '';
+					return refusal('in-use', `conversation ${id} was resumed ${Math.round(age / 1000)} s ago by session ${row.name}${where} (pid ${claim?.pid ?? '?'}); its agent may still be starting`);
+				}
+			}
+			const claimed = deps.registry.update(session.id, {extra: {...session.extra, resume: {at: deps.now(), pid: process.pid}}}, session.version);
+			return {ok: true, value: claimed};
+		});
+	} catch (error) {
+		if (error instanceof ConflictError) return refusal('changed', `${error.message}; nothing was started`);
+		throw error;
+	}
+}
+
 /**
  * Resume a stopped session (SPEC 6.1) in a new pane, in its recorded cwd, with the adapter's
  * resume argv. A refusal or a failed pane leaves the row exactly as it was: the pinned id is
  * never forgotten and never replaced by "the newest conversation".
  */
-export async function resumeSession(deps: ActionDeps, session: SessionRecord): Promise<ActionResult<ResumeOutcome>> {
-	const adapter = adapterOf(deps, session.agent);
+export async function resumeSession(deps: ActionDeps, given: SessionRecord): Promise<ActionResult<ResumeOutcome>> {
+	const adapter = adapterOf(deps, given.agent);
 	if (!adapter.ok) return adapter;
+	// The row as it is now: its version is what the claim compares against.
+	const session = deps.registry.getById(given.id) ?? given;
 	const mux = await deps.mux();
 	const checked = await checkResumable(deps, adapter.value, mux, session);
-	if (!checked.ok) {
-		audit(deps, {session: session.name, action: 'resume', outcome: 'refused', detail: {kind: checked.error.kind, message: checked.error.message}});
-		return checked;
-	}
+	if (!checked.ok) return refused(deps, session, checked);
+	const claimed = claimResume(deps, adapter.value, session, checked.value);
+	if (!claimed.ok) return refused(deps, session, claimed);
 	const launch = adapter.value.resume(deps.context, checked.value);
 	const argv = withExtraArgs(deps, adapter.value, launch.argv);
 	audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'started', detail: {argv, cwd: session.cwd, mux: mux.kind}});
@@ -75,10 +125,16 @@ export async function resumeSession(deps: ActionDeps, session: SessionRecord): P
 	try {
 		paneId = await mux.openPane({argv, cwd: session.cwd, ...(launch.env ? {env: launch.env} : {}), title: session.name});
 	} catch (error) {
+		// No agent started: the claim goes, so trying again right away is fine.
+		deps.registry.updateExtra(session.id, ({resume: _claim, ...rest}) => rest);
 		audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'failed', detail: {message: messageOf(error)}});
 		return refusal('failed', `could not open a ${mux.kind} pane for ${session.name}: ${messageOf(error)}`);
 	}
-	const updated = deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind});
+	const updated = deps.registry.transaction(() => {
+		const current = deps.registry.getById(session.id) ?? claimed.value;
+		const claim = claimOf(current);
+		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: {...current.extra, ...(claim ? {resume: {...claim, paneId}} : {})}});
+	});
 	audit(deps, {session: session.name, action: 'resume', outcome: 'ok', detail: {paneId, argv, cwd: session.cwd}});
 	return {ok: true, value: {session: updated, paneId, argv, cwd: session.cwd}};
 }
