@@ -1,5 +1,4 @@
 import {CliError, EXIT} from '../domain/exitCodes.js';
-import {runDemo} from '../demo/runDemo.js';
 import type {Command} from './commands.js';
 import {errOut, out} from './output.js';
 
@@ -15,8 +14,10 @@ export const demoCommand: Command = {
 		const given = REFUSED.filter(key => values[key] !== undefined && values[key] !== false).map(key => `--${key}`);
 		if (world.options.mux !== undefined && world.options.mux !== 'tmux') given.push('--mux');
 		if (given.length > 0) throw new CliError(`the demo makes its own registry, home and tmux server; drop ${given.join(', ')}`, EXIT.usage);
-		// Imported lazily, like the dashboard command: the scriptable commands never load React and Ink.
+		// Imported lazily, like the dashboard command: the scriptable commands never load React and Ink,
+		// and no other command loads the demo's sandbox (execa and the sample writers).
 		const {runDashboard} = await import('../main.js');
+		const {runDemo} = await import('../demo/runDemo.js');
 		return runDemo({env: world.env, out, err: errOut, runDashboard});
 	},
 };

@@ -1,4 +1,3 @@
-import {execa} from 'execa';
 
 export interface ExecResult {
 	readonly exitCode: number | undefined;
@@ -22,6 +21,8 @@ const DEFAULT_TIMEOUT_MS = 15_000;
 
 /** The real Exec over execa. Never rejects: failures come back in the result. */
 export const realExec: Exec = async (file, args, options = {}) => {
+	// Loaded on first use: execa is ~140 modules, and the dashboard's first frame starts nothing.
+	const {execa} = await import('execa');
 	const result = await execa(file, [...args], {
 		cwd: options.cwd,
 		env: options.env,
