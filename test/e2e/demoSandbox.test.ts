@@ -1,8 +1,12 @@
 import {spawn, type ChildProcess} from 'node:child_process';
+import path from 'node:path';
+import {execa} from 'execa';
 import {afterEach, describe, expect, it} from 'vitest';
+import {installStandin} from '../../src/demo/installStandin.js';
 import {reapSandbox, sandboxProcesses} from '../../src/demo/reaper.js';
 import {SANDBOX_MARKER, sandboxEnv} from '../../src/demo/sandbox.js';
-import {alive, pollUntil, startTimeOf} from './support/tmuxScreen.js';
+import {tempDir} from '../helpers/tmp.js';
+import {alive, BUILT_STANDIN, pollUntil, startTimeOf} from './support/tmuxScreen.js';
 
 /** The two safety rules under `mam-tui demo`'s cleanup, without a terminal. */
 
@@ -64,5 +68,25 @@ describe('the reaper', () => {
 		await pollUntil('the marked process to end', () => !alive(ours.pid, ours.startTime));
 		expect(alive(otherSandbox.pid, otherSandbox.startTime)).toBe(true);
 		expect(alive(unmarked.pid, unmarked.startTime)).toBe(true);
+	});
+});
+
+describe("the demo's stand-ins and a purge", {timeout: 60_000}, () => {
+	it('answer the agents\' own delete commands at once (hermes sessions delete, opencode session delete), even with stdin left open', async () => {
+		const tmp = tempDir('mam-e2e-standin-');
+		try {
+			for (const [name, args] of [
+				['hermes', ['sessions', 'delete', '20261130_061143_3a91c6', '--yes']],
+				['opencode', ['session', 'delete', 'ses_0123456789abABCDEFGHIJKLMN']],
+			] as const) {
+				const file = installStandin({binDir: path.join(tmp.dir, 'bin'), name, script: BUILT_STANDIN});
+				// execa keeps the child's stdin open: a stand-in that opened its TUI would wait for input until the timeout.
+				const result = await execa(file, [...args], {reject: false, timeout: 20_000});
+				expect({name, exitCode: result.exitCode, timedOut: result.timedOut}).toEqual({name, exitCode: 0, timedOut: false});
+				expect(String(result.stdout)).toContain('nothing of its own to delete');
+			}
+		} finally {
+			tmp.dispose();
+		}
 	});
 });
