@@ -83,13 +83,39 @@ function migrate(db: RegistryDb): void {
 }
 
 /**
+ * `mkdir -p` with mode 0700, one level at a time: node's recursive mkdir spins forever where
+ * mkdir answers ENOENT although the parent exists (under /proc), and a path there must fail.
+ */
+function makeFolder(dir: string): void {
+	const missing: string[] = [];
+	for (let current = path.resolve(dir); !fs.existsSync(current); current = path.dirname(current)) {
+		missing.unshift(current);
+		if (path.dirname(current) === current) break;
+	}
+	for (const folder of missing) {
+		try {
+			fs.mkdirSync(folder, {mode: 0o700});
+		} catch (error) {
+			// Another mam-tui starting at the same moment made it first.
+			if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.statSync(folder).isDirectory()) throw error;
+		}
+	}
+}
+
+/**
  * Open (creating if needed) the registry at `file`: WAL, busy timeout, migrations.
  * A file that is not a healthy sqlite database, or has a newer schema, throws RegistryError
  * and is left byte-identical. `:memory:` is accepted for tests.
  */
 export function openRegistryDb(file: string): RegistryDb {
 	if (file !== ':memory:') {
-		fs.mkdirSync(path.dirname(file), {recursive: true, mode: 0o700});
+		try {
+			makeFolder(path.dirname(file));
+		} catch (error) {
+			// A parent that is a file, a read-only or immutable place: say which registry, not just errno.
+			const reason = error instanceof Error ? error.message : String(error);
+			throw new RegistryError(`registry ${file} cannot be created: its folder ${path.dirname(file)} cannot be made (${reason})`, file);
+		}
 		assertSqliteHeader(file);
 		inspectReadOnly(file);
 	}
