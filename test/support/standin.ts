@@ -24,6 +24,8 @@ export function standinScript(): string {
 	const script = path.join(dir, 'standin.mjs');
 	fs.writeFileSync(script, output.outputText);
 	compiled = {dir, script};
+	// Suites that forget disposeStandinScript still leave no folder behind.
+	process.once('exit', () => fs.rmSync(dir, {recursive: true, force: true}));
 	return script;
 }
 
