@@ -89,7 +89,7 @@ function describeTrial(t: Trial, outcome: StopOutcome | undefined): string {
 
 describe('stop escalation, many randomized stand-ins at once (SPEC 6.2)', () => {
 	const total = trials(50, 300);
-	const batch = SOAK ? 10 : 8;
+	const batch = 10;
 	const tally = new Map<string, number>();
 
 	it(`${total} stops, ${batch} at a time: zero survivors, and only the captured processes are ever signalled`, {timeout: budgetMs(240_000, 1_800_000)}, async () => {
