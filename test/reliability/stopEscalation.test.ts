@@ -8,7 +8,7 @@ import {agentPids, killLeftovers, startAgentInPane, startTimeOf, type StartedAge
 import {startTmuxServer, tmuxBackend, type TmuxServer} from '../actions/support/tmux.js';
 import {createTestWorld, type TestWorld} from '../actions/support/world.js';
 import {aliveWithStart, disposeStandinScript} from '../support/standin.js';
-import {budgetMs, SOAK, trials} from './support/soak.js';
+import {budgetMs, trials} from './support/soak.js';
 
 /** A stand-in's behaviour, drawn at random: obeying, deaf to /exit, deaf to signals, forking, slow to exit. */
 interface Behaviour {
