@@ -44,7 +44,8 @@ interface WorldSpec {
 const specArb: fc.Arbitrary<WorldSpec> = fc.record({
 	agents: fc.uniqueArray(fc.constantFrom(...AGENTS), {minLength: 1, maxLength: 3}),
 	victimWorld: fc.nat(),
-	victim: fc.constantFrom(...SESSION_KEYS),
+	// The target has the most artifacts (descendants, the builders' escape symlinks): draw it most.
+	victim: fc.constantFrom<SessionKey>('target', 'target', 'target', ...SESSION_KEYS),
 	second: fc.option(fc.constantFrom(...SESSION_KEYS), {nil: null}),
 	oddFiles: fc.array(
 		fc.record({name: oddName, content: fc.string({maxLength: 200}), pick: fc.nat(), where: fc.constantFrom<'root' | 'home'>('root', 'root', 'home')}),
