@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import {parseStat, processTree} from '../../src/system/processes.js';
+import {parseStat} from '../../src/system/processes.js';
 import type {ProcessRef} from '../../src/domain/types.js';
 import {herdrValidator, type HerdrShape} from './herdrSchema.js';
 import {privateTmux, type PrivateTmux} from './privateTmux.js';
@@ -172,6 +172,38 @@ function allProcs(): NonNullable<ReturnType<typeof readProc>>[] {
 		.filter(e => /^\d+$/.test(e))
 		.map(e => readProc(Number(e)))
 		.filter((p): p is NonNullable<typeof p> => p !== undefined);
+}
+
+/**
+ * `root` and its descendants from the kernel's child lists (/proc/<pid>/task/<tid>/children), as
+ * herdr reads one pane's tree: the same processes a ppid walk over all of /proc finds, without
+ * reading all of /proc for every pane (500 panes: a snapshot or 500 process_info calls).
+ */
+function subtree(root: number): NonNullable<ReturnType<typeof readProc>>[] {
+	const out: NonNullable<ReturnType<typeof readProc>>[] = [];
+	const seen = new Set<number>();
+	const queue = [root];
+	for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+		if (seen.has(pid)) continue;
+		seen.add(pid);
+		const proc = readProc(pid);
+		if (!proc) continue;
+		out.push(proc);
+		let tasks: string[] = [];
+		try {
+			tasks = fs.readdirSync(`/proc/${pid}/task`);
+		} catch {
+			continue;
+		}
+		for (const tid of tasks) {
+			try {
+				for (const child of fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/)) if (child) queue.push(Number(child));
+			} catch {
+				// the task ended meanwhile
+			}
+		}
+	}
+	return out;
 }
 
 function alive(pid: number): boolean {
@@ -544,9 +576,9 @@ export class FakeHerdr {
 	private foreground(p: FakePane): NonNullable<ReturnType<typeof readProc>>[] {
 		const shell = readProc(p.shellPid);
 		if (!shell || shell.tpgid <= 0) return [];
-		const procs = allProcs();
-		const tree = new Set(processTree(procs.map(x => x.ref), p.shellPid).map(x => x.pid));
-		return procs.filter(x => tree.has(x.ref.pid) && x.pgid === shell.tpgid).sort((a, b) => a.ref.pid - b.ref.pid);
+		return subtree(p.shellPid)
+			.filter(x => x.pgid === shell.tpgid)
+			.sort((a, b) => a.ref.pid - b.ref.pid);
 	}
 
 	private processInfo(params: Json): Json {
