@@ -1,5 +1,6 @@
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
+import {loadDashboard} from './loadDashboard.js';
 import {errOut, out} from './output.js';
 
 /** The global options that would point the demo at real data or another multiplexer: the sandbox decides those. */
@@ -16,7 +17,7 @@ export const demoCommand: Command = {
 		if (given.length > 0) throw new CliError(`the demo makes its own registry, home and tmux server; drop ${given.join(', ')}`, EXIT.usage);
 		// Imported lazily, like the dashboard command: the scriptable commands never load React and Ink,
 		// and no other command loads the demo's sandbox (execa and the sample writers).
-		const {runDashboard} = await import('../main.js');
+		const {runDashboard} = await loadDashboard();
 		const {runDemo} = await import('../demo/runDemo.js');
 		return runDemo({env: world.env, out, err: errOut, runDashboard});
 	},

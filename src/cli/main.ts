@@ -14,6 +14,7 @@ import {resumeCommand} from './resumeCommand.js';
 import {stopCommand} from './stopCommand.js';
 import {conversationsCommand} from './conversationsCommand.js';
 import {demoCommand} from './demoCommand.js';
+import {loadDashboard} from './loadDashboard.js';
 import {packageVersion} from './version.js';
 import {createWorld, type GlobalOptions, type World} from './world.js';
 
@@ -39,7 +40,7 @@ const dashboardCommand: Command = {
 	options: {},
 	async run(world) {
 		// Imported lazily: the scriptable commands never pay for loading React and Ink.
-		const {runDashboard} = await import('../main.js');
+		const {runDashboard} = await loadDashboard();
 		return runDashboard(world);
 	},
 };

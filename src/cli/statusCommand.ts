@@ -130,6 +130,8 @@ async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Pr
 			discovery: new DiscoveryCache({ctx: world.adapterContext()}),
 			processes: world.processes,
 			rescan: true,
+			// status prints no conversations and no findings: reading every cwd's would be wasted.
+			conversations: false,
 			now: world.now,
 		});
 	} finally {

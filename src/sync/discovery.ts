@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
 import {createScanMemo} from '../adapters/common/memo.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
@@ -67,6 +68,11 @@ export interface RefreshOptions {
 	/** With a folder watch: stat every entry's watch paths on this tick, changed or not (a safety net). */
 	readonly full?: boolean;
 	/**
+	 * false: do not discover the cwds' conversations (`status` shows none and needs no drift
+	 * candidates); pins are still verified and asked about. Default true.
+	 */
+	readonly conversations?: boolean;
+	/**
 	 * Registry ids of rows whose agent runs in their pane right now. Their resume state is
 	 * "live in pane" whatever the disk says, and drift only judges their artifact once the agent
 	 * is gone, so neither `verify` nor `inUse` is asked for them (at 500 live rows that is most of
@@ -76,6 +82,9 @@ export interface RefreshOptions {
 }
 
 type SignatureOf = (adapter: AgentAdapter, cwd: string) => string | undefined;
+
+/** Signature text and watched folders per watch-path list, for one refresh. */
+type Looked = WeakMap<readonly string[], {readonly text: string; readonly folders: readonly string[]}>;
 
 interface Look {
 	readonly rescan: boolean;
@@ -162,7 +171,7 @@ export class DiscoveryCache {
 	}
 
 	/** The watch signature for (adapter, cwd), or undefined when the adapter names no paths. */
-	private signature(ctx: AdapterContext, adapter: AgentAdapter, cwd: string, stat: StatFn): string | undefined {
+	private signature(ctx: AdapterContext, adapter: AgentAdapter, cwd: string, stat: StatFn, looked: Looked): string | undefined {
 		if (!adapter.watchPaths) return undefined;
 		let paths: readonly string[];
 		try {
@@ -170,16 +179,24 @@ export class DiscoveryCache {
 		} catch {
 			return undefined;
 		}
-		const kinds = new Map<string, boolean | undefined>();
-		const text = paths
-			.map(p => {
-				const st = stat(p);
-				kinds.set(p, st?.isDirectory);
-				return st ? `${p}:${st.mtimeMs}:${st.size}` : `${p}:-`;
-			})
-			.join('\n');
-		this.watch?.track(cwdKey(adapter.id, cwd), paths, p => kinds.get(p));
-		return text;
+		// An adapter whose paths do not depend on the cwd hands every cwd the same list (one
+		// per refresh): its text and folders are made once, not once per cwd (thousands of paths each).
+		let seen = looked.get(paths);
+		if (!seen) {
+			const folders = new Set<string>();
+			const text = paths
+				.map(p => {
+					const st = stat(p);
+					// A folder is watched itself; a file (or a path not there yet) through its parent.
+					folders.add(st?.isDirectory === true ? p : path.dirname(p));
+					return st ? `${p}:${st.mtimeMs}:${st.size}` : `${p}:-`;
+				})
+				.join('\n');
+			seen = {text, folders: [...folders]};
+			looked.set(paths, seen);
+		}
+		this.watch?.track(cwdKey(adapter.id, cwd), seen.folders);
+		return seen.text;
 	}
 
 	/**
@@ -206,6 +223,7 @@ export class DiscoveryCache {
 		// table and one pass over open files, and each (agent, cwd) signature is stat()ed once.
 		const ctx: AdapterContext = {...this.ctx, memo: createScanMemo(), processes: snapshotTable(this.ctx.processes, options.processes)};
 		const signatures = new Map<string, string | undefined>();
+		const looked: Looked = new WeakMap();
 		const stats = new Map<string, ReturnType<StatFn>>();
 		const statOnce: StatFn = file => {
 			if (!stats.has(file)) stats.set(file, this.stat(file));
@@ -213,10 +231,10 @@ export class DiscoveryCache {
 		};
 		const signature = (adapter: AgentAdapter, cwd: string) => {
 			const key = cwdKey(adapter.id, cwd);
-			if (!signatures.has(key)) signatures.set(key, this.signature(ctx, adapter, cwd, statOnce));
+			if (!signatures.has(key)) signatures.set(key, this.signature(ctx, adapter, cwd, statOnce, looked));
 			return signatures.get(key);
 		};
-		const byCwd = await this.refreshCwds(ctx, rows, look, signature);
+		const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
 		const verified = await this.refreshPins(ctx, checked, look, signature);
 		await this.refreshUse(ctx, checked, verified, options);
 		const conversations = [...byCwd.values()]

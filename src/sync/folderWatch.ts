@@ -23,12 +23,11 @@ export class FolderWatch {
 		this.onChange = onChange;
 	}
 
-	/** Watch the folders of `paths` for `key`: a folder itself, a file's parent, a missing path's nearest parent. */
-	track(key: string, paths: readonly string[], isFolder: (p: string) => boolean | undefined): void {
+	/** Watch `folders` for `key` (a folder not there yet through its nearest parent). */
+	track(key: string, folders: readonly string[]): void {
 		if (this.closed) return;
 		let complete = true;
-		for (const p of paths) {
-			const folder = isFolder(p) === true ? p : path.dirname(p);
+		for (const folder of folders) {
 			if (!this.add(folder, key)) complete = false;
 		}
 		if (complete) this.unwatched.delete(key);

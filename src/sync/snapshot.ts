@@ -228,6 +228,8 @@ export interface SnapshotDeps {
 	readonly full?: boolean;
 	/** Reuse this listing instead of asking the mux and /proc again (a refresh for a file change). */
 	readonly listing?: Listing;
+	/** false: skip discovering conversations (no conversations, no drift candidates); pins are still checked. */
+	readonly conversations?: boolean;
 	readonly now: () => number;
 }
 
@@ -264,6 +266,7 @@ export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
 		rescan: deps.rescan,
 		live,
 		...(deps.full ? {full: true} : {}),
+		...(deps.conversations === false ? {conversations: false} : {}),
 		...(processes ? {processes} : {}),
 	});
 	let health = deps.mux ? deps.mux.health() : null;
