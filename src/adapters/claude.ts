@@ -173,12 +173,6 @@ function subAgents(root: string, id: string): SubAgent[] {
 	return out;
 }
 
-/** One pass over every project folder: transcripts and sub-agents by conversation id. */
-interface ProjectIndex {
-	readonly transcripts: ReadonlyMap<string, readonly string[]>;
-	readonly subAgents: ReadonlyMap<string, readonly SubAgent[]>;
-}
-
 function append<T>(map: Map<string, T[]>, key: string, values: readonly T[]): void {
 	if (values.length === 0) return;
 	const list = map.get(key);
@@ -186,9 +180,19 @@ function append<T>(map: Map<string, T[]>, key: string, values: readonly T[]): vo
 	else map.set(key, [...values]);
 }
 
-/** What `transcriptFiles` and `subAgents` answer, for every id at once (same order, same rules). */
-function buildIndex(root: string): ProjectIndex {
+/** What `transcriptFiles` answers, for every id at once (same order): one listing per project folder. */
+function buildTranscriptIndex(root: string): Map<string, string[]> {
 	const transcripts = new Map<string, string[]>();
+	for (const dir of projectDirs(root)) {
+		for (const entry of listDir(dir)) {
+			if (entry.isFile() && entry.name.endsWith('.jsonl')) append(transcripts, entry.name.slice(0, -6), [path.join(dir, entry.name)]);
+		}
+	}
+	return transcripts;
+}
+
+/** What `subAgents` answers, for every id at once (same order, same rules). */
+function buildSubAgentIndex(root: string): Map<string, SubAgent[]> {
 	const subs = new Map<string, SubAgent[]>();
 	for (const dir of projectDirs(root)) {
 		const nested = new Map<string, SubAgent[]>();
@@ -200,7 +204,6 @@ function buildIndex(root: string): ProjectIndex {
 				const parent = legacyParent(file);
 				if (parent) append(legacy, parent, [{id: sub[1], file, legacy: true}]);
 			}
-			if (entry.isFile() && entry.name.endsWith('.jsonl')) append(transcripts, entry.name.slice(0, -6), [file]);
 			if (!entry.isDirectory() || lstatOrUndefined(path.join(file, 'subagents'))?.isDirectory() !== true) continue;
 			for (const child of listDir(path.join(file, 'subagents'))) {
 				const m = SUBAGENT_FILE.exec(child.name);
@@ -211,26 +214,23 @@ function buildIndex(root: string): ProjectIndex {
 		}
 		for (const parent of new Set([...nested.keys(), ...legacy.keys()])) append(subs, parent, [...(nested.get(parent) ?? []), ...(legacy.get(parent) ?? [])]);
 	}
-	return {transcripts, subAgents: subs};
+	return subs;
 }
 
 /**
  * Within one refresh (a memo on the context), every project folder is listed once for all the
  * rows' verify and inUse calls instead of once per call (500 rows × 40 folders); elsewhere the
- * folders are looked at directly, as before.
+ * folders are looked at directly, as before. Transcripts and sub-agents are indexed separately:
+ * a refresh that only verifies never pays for the sub-agent folders.
  */
-function indexIn(ctx: AdapterContext, root: string): ProjectIndex | undefined {
-	return ctx.memo ? memo(ctx, `claude:index:${root}`, () => buildIndex(root)) : undefined;
-}
-
 function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
-	const index = indexIn(ctx, root);
-	return index ? (index.transcripts.get(id) ?? []) : transcriptFiles(root, id);
+	if (!ctx.memo) return transcriptFiles(root, id);
+	return memo(ctx, `claude:transcripts:${root}`, () => buildTranscriptIndex(root)).get(id) ?? [];
 }
 
 function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
-	const index = indexIn(ctx, root);
-	return index ? (index.subAgents.get(id) ?? []) : subAgents(root, id);
+	if (!ctx.memo) return subAgents(root, id);
+	return memo(ctx, `claude:subagents:${root}`, () => buildSubAgentIndex(root)).get(id) ?? [];
 }
 
 /** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */

@@ -4,8 +4,11 @@ import type {AgentKnowledge, DriftInput} from './input.js';
 import {staleProcesses} from './stale.js';
 import {candidatesFor, contestedIds, isUnpinnedLive, unpinnedFinding, type CandidateVerdict} from './unpinned.js';
 import {
+	activePinsOf,
 	buildWorld,
+	carriedIds,
 	carriesPin,
+	firstPaneCarrying,
 	describePane,
 	describeProcess,
 	describeRow,
@@ -142,7 +145,7 @@ function livePaneOf(world: DriftWorld, row: SessionRecord, agent: AgentId): Pane
 	// A pin held twice (duplicate-pin) does not say which row the pane is: leave it to the user.
 	const holders = world.input.sessions.filter(o => isActive(o) && o.agent === row.agent && o.agentSessionId === pin);
 	if (holders.length > 1) return undefined;
-	return [...world.panes.values()].sort(byPaneId).find(p => !p.isSelf && carriesPin(world, p, agent, pin));
+	return firstPaneCarrying(world, agent, pin);
 }
 
 function stoppedFindings(world: DriftWorld, row: SessionRecord, agent: AgentId): Finding[] {
@@ -200,10 +203,12 @@ function duplicatePins(world: DriftWorld): Finding[] {
 
 /** Does a registry row account for this pane (by pane id, or because the pane carries its pin)? */
 function tracked(world: DriftWorld, pane: Pane, agent: AgentId): boolean {
-	return world.input.sessions.some(row => {
-		if (!isActive(row) || row.agent !== agent) return false;
-		if (row.agentSessionId !== null && carriesPin(world, pane, agent, row.agentSessionId)) return true;
-		if (row.paneId !== pane.id || !sameMux(world, row)) return false;
+	// By index (pins of the agent's rows; rows recorded on this pane), not a scan of every row per pane.
+	const pins = activePinsOf(world, agent);
+	for (const id of carriedIds(world, pane, agent) ?? []) if (pins.has(id)) return true;
+	return (world.rowsByPane.get(pane.id) ?? []).some(row => {
+		if (row.agent !== agent) return false;
+		if (!sameMux(world, row)) return false;
 		const reported = nativeId(pane, agent);
 		// A stopped row's old pane now running another conversation is not that row's any more.
 		return !(row.status === 'stopped' && row.agentSessionId !== null && reported !== undefined && reported !== row.agentSessionId);

@@ -44,7 +44,8 @@ export function staleProcesses(world: DriftWorld, row: SessionRecord, agent: Age
 		const key = processKey(proc);
 		if (world.paneProcessKeys.has(key)) continue;
 		if (recorded.has(key)) found.push({proc, why: 'recorded when the session was stopped'});
-		else if (pin !== null && world.agents[agent].matchesProcess(proc) && proc.argv.includes(pin)) {
+		// The cheap argv test first: every stopped row walks the whole process table.
+		else if (pin !== null && proc.argv.includes(pin) && world.agents[agent].matchesProcess(proc)) {
 			found.push({proc, why: `a ${agent} process whose argv names ${pin}`});
 		}
 	}

@@ -23,9 +23,8 @@ function claimedElsewhere(world: DriftWorld, row: SessionRecord): Map<string, st
 }
 
 function exclusion(world: DriftWorld, row: SessionRecord, agent: AgentId, conv: Conversation, claimed: Map<string, string>, realCwd?: string): string | undefined {
-	const iso = new Date(conv.createdAt).toISOString();
 	if (!samePath(conv.cwd, row.cwd) && !(realCwd !== undefined && samePath(conv.cwd, realCwd))) return `${conv.id}: in ${conv.cwd}, not ${row.cwd}`;
-	if (conv.createdAt < row.epoch) return `${conv.id}: created ${iso}, before the session started (${new Date(row.epoch).toISOString()})`;
+	if (conv.createdAt < row.epoch) return `${conv.id}: created ${new Date(conv.createdAt).toISOString()}, before the session started (${new Date(row.epoch).toISOString()})`;
 	if (conv.parentId !== undefined) return `${conv.id}: a child of ${conv.parentId}, not a conversation of its own`;
 	if (!validId(world, agent, conv.id)) return `${JSON.stringify(conv.id)}: not a valid ${agent} id`;
 	const owner = claimed.get(conv.id);
@@ -44,14 +43,15 @@ export function candidatesFor(world: DriftWorld, row: SessionRecord, agent: Agen
 	if (found === undefined) return {kind: 'unknown', reason: 'its conversations were not looked up'};
 	if (!found.ok) return {kind: 'unknown', reason: found.error};
 	const claimed = claimedElsewhere(world, row);
-	const ids: string[] = [];
+	// A set, not a list scan per conversation: a busy cwd holds a thousand conversations.
+	const ids = new Set<string>();
 	const excluded: string[] = [];
 	for (const conv of found.value.conversations) {
 		const why = exclusion(world, row, agent, conv, claimed, facts?.realCwd);
 		if (why !== undefined) excluded.push(why);
-		else if (!ids.includes(conv.id)) ids.push(conv.id);
+		else ids.add(conv.id);
 	}
-	return {kind: 'known', ids: ids.sort(), excluded, problems: found.value.problems};
+	return {kind: 'known', ids: [...ids].sort(), excluded, problems: found.value.problems};
 }
 
 /** Running unpinned rows whose pane is fine: the ones `unpinned` judges. */

@@ -9,12 +9,34 @@ export interface DriftWorld {
 	readonly panes: ReadonlyMap<string, Pane> | null;
 	/** `pid:startTime` of every process inside a live pane: those are live, never "stale". */
 	readonly paneProcessKeys: ReadonlySet<string>;
+	/** The live panes sorted by id, once (rules that scan panes for a pin look in this order). */
+	readonly sortedPanes: readonly Pane[];
+	/**
+	 * Per pane and agent: the ids the pane carries for that agent (its reported id and every argv
+	 * element of its agent processes), or null when the agent does not run there. Filled on first
+	 * ask: the pin rules ask it for every row × pane pair (500 × 500), which must be a lookup.
+	 */
+	readonly carried: WeakMap<Pane, Map<AgentId, ReadonlySet<string> | null>>;
+	/** Per agent: each pin to the first pane (by id, not mam-tui's own) carrying it. Built on first ask. */
+	readonly firstCarrier: Map<AgentId, ReadonlyMap<string, Pane>>;
+	/** Per agent: the pins of its active rows. Built on first ask. */
+	readonly activePins: Map<AgentId, ReadonlySet<string>>;
+	/** Active rows by recorded pane id. */
+	readonly rowsByPane: ReadonlyMap<string, readonly SessionRecord[]>;
 }
 
 export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorld {
 	const panes = input.panes === null ? null : new Map(input.panes.map(p => [p.id, p]));
 	const paneProcessKeys = new Set((input.panes ?? []).flatMap(p => p.processes.map(processKey)));
-	return {input, agents, panes, paneProcessKeys};
+	const sortedPanes = [...(panes?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+	const rowsByPane = new Map<string, SessionRecord[]>();
+	for (const row of input.sessions) {
+		if (!isActive(row) || row.paneId === null) continue;
+		const list = rowsByPane.get(row.paneId);
+		if (list) list.push(row);
+		else rowsByPane.set(row.paneId, [row]);
+	}
+	return {input, agents, panes, paneProcessKeys, sortedPanes, carried: new WeakMap(), firstCarrier: new Map(), activePins: new Map(), rowsByPane};
 }
 
 export function processKey(proc: Pick<ProcessRef, 'pid' | 'startTime'>): string {
@@ -69,10 +91,45 @@ export function nativeId(pane: Pane, agent: AgentId): string | undefined {
 
 /** The pane runs conversation `pin`: the mux reports it, or an agent process's argv names it. */
 export function carriesPin(world: DriftWorld, pane: Pane, agent: AgentId, pin: string): boolean {
-	// A session id on a pane whose agent is gone is a leftover, not a live conversation.
-	if (!runsAgent(world, pane, agent)) return false;
-	if (nativeId(pane, agent) === pin) return true;
-	return agentProcesses(world, pane, agent).some(proc => proc.argv.includes(pin));
+	return carriedIds(world, pane, agent)?.has(pin) === true;
+}
+
+/** Every id the pane carries for `agent` (see `carriesPin`), or null when the agent does not run there. */
+export function carriedIds(world: DriftWorld, pane: Pane, agent: AgentId): ReadonlySet<string> | null {
+	let perAgent = world.carried.get(pane);
+	if (!perAgent) world.carried.set(pane, (perAgent = new Map()));
+	let ids = perAgent.get(agent);
+	if (ids === undefined) {
+		// A session id on a pane whose agent is gone is a leftover, not a live conversation.
+		const reported = nativeId(pane, agent);
+		ids = runsAgent(world, pane, agent) ? new Set([...(reported === undefined ? [] : [reported]), ...agentProcesses(world, pane, agent).flatMap(proc => proc.argv)]) : null;
+		perAgent.set(agent, ids);
+	}
+	return ids;
+}
+
+/** The first pane by id (never mam-tui's own) that carries `pin` for `agent`, from one index per agent. */
+export function firstPaneCarrying(world: DriftWorld, agent: AgentId, pin: string): Pane | undefined {
+	let index = world.firstCarrier.get(agent);
+	if (!index) {
+		const built = new Map<string, Pane>();
+		for (const pane of world.sortedPanes) {
+			if (pane.isSelf) continue;
+			for (const id of carriedIds(world, pane, agent) ?? []) if (!built.has(id)) built.set(id, pane);
+		}
+		world.firstCarrier.set(agent, (index = built));
+	}
+	return index.get(pin);
+}
+
+/** The pins of `agent`'s active rows. */
+export function activePinsOf(world: DriftWorld, agent: AgentId): ReadonlySet<string> {
+	let pins = world.activePins.get(agent);
+	if (!pins) {
+		pins = new Set(world.input.sessions.filter(r => isActive(r) && r.agent === agent && r.agentSessionId !== null).map(r => r.agentSessionId as string));
+		world.activePins.set(agent, pins);
+	}
+	return pins;
 }
 
 /** The best cwd for a pane's agent: the agent process's own, else the foreground's, else the pane's. */

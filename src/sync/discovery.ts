@@ -144,6 +144,7 @@ export class DiscoveryCache {
 	private used = new Map<string, UseFacts>();
 	private processKey: string | undefined;
 	private readonly watch: FolderWatch | undefined;
+	private lastMerge: {readonly facts: readonly CwdFacts[]; readonly conversations: readonly Conversation[]} | undefined;
 	/** How many adapter calls the last refresh made (tests and the benchmark read it). */
 	lastCalls = 0;
 
@@ -237,21 +238,34 @@ export class DiscoveryCache {
 		const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
 		const verified = await this.refreshPins(ctx, checked, look, signature);
 		await this.refreshUse(ctx, checked, verified, options);
-		const conversations = [...byCwd.values()]
-			.flatMap(entry => (entry.value.ok ? entry.value.conversations : []))
-			.sort((a, b) => b.createdAt - a.createdAt);
-		const seen = new Set<string>();
 		return {
 			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
 			verify: new Map([...verified].map(([k, e]) => [k, e.value])),
 			inUse: new Map(this.used),
-			conversations: conversations.filter(c => {
+			conversations: this.merged([...byCwd.values()].map(e => e.value)),
+		};
+	}
+
+	/**
+	 * Every cwd's conversations in one list, newest first, each once. The same list (same array)
+	 * while no cwd's facts changed: merging and sorting 20,000 conversations on every refresh cost
+	 * more than the refresh, and an unchanged array lets the view skip its work too.
+	 */
+	private merged(facts: readonly CwdFacts[]): readonly Conversation[] {
+		const last = this.lastMerge;
+		if (last && last.facts.length === facts.length && last.facts.every((f, i) => f === facts[i])) return last.conversations;
+		const seen = new Set<string>();
+		const conversations = facts
+			.flatMap(f => (f.ok ? f.conversations : []))
+			.sort((a, b) => b.createdAt - a.createdAt)
+			.filter(c => {
 				const key = inUseKey(c.agent, c.id);
 				if (seen.has(key)) return false;
 				seen.add(key);
 				return true;
-			}),
-		};
+			});
+		this.lastMerge = {facts, conversations};
+		return conversations;
 	}
 
 	private async refreshCwds(ctx: AdapterContext, rows: readonly SessionRecord[], look: Look, signatureOf: SignatureOf): Promise<Map<string, Entry<CwdFacts>>> {
