@@ -1,0 +1,249 @@
+// The in-process measurements: the live supervisor on the large world (refresh cost and herdr
+// requests), and the real dashboard (App + store) rendered by Ink to a fake terminal (key latency).
+import {EventEmitter} from 'node:events';
+import os from 'node:os';
+import React from 'react';
+import {render} from 'ink';
+import {App} from '../../components/App.js';
+import {AppProvider} from '../../components/StoreContext.js';
+import type {AdapterContext} from '../../src/adapters/types.js';
+import {createHerdrMux} from '../../src/mux/herdr/index.js';
+import type {Multiplexer} from '../../src/mux/types.js';
+import {Registry} from '../../src/registry/registry.js';
+import {reducer, type Action} from '../../src/store/reducer.js';
+import {visibleSessions} from '../../src/store/selectors.js';
+import {initialState, type AppState} from '../../src/store/state.js';
+import {createStore, type Store} from '../../src/store/store.js';
+import type {UiActions} from '../../src/store/uiActions.js';
+import {startSupervisor, type Supervisor} from '../../src/sync/supervisor.js';
+import {realExec} from '../../src/system/exec.js';
+import {createProcessTable} from '../../src/system/processes.js';
+import {sleep, summarize, waitFor, type Summary} from './stats.js';
+import type {BenchWorld, ConversationSpec} from './world.js';
+
+/** What the bench asks of its herdr host. */
+export interface HerdrCounter {
+	/** Requests the fake herdr received so far, by method. */
+	count(): Promise<Record<string, number>>;
+	/** Change a pane's agent status, as herdr's detection would (a pane.agent_status_changed event). */
+	setStatus(paneId: string, status: 'idle' | 'working'): void;
+}
+
+export interface LiveRig {
+	readonly store: Store<AppState, Action>;
+	readonly supervisor: Supervisor;
+	readonly mux: Multiplexer;
+	/** Wall time of the first complete refresh (everything read from disk for the first time). */
+	readonly firstRefreshMs: number;
+	dispose(): Promise<void>;
+}
+
+/** The dashboard's live side, as src/main.tsx wires it, on the bench world. */
+export async function startLive(world: BenchWorld, herdrSocket: string): Promise<LiveRig> {
+	const env = world.env({HERDR_SOCKET_PATH: herdrSocket});
+	const processes = createProcessTable();
+	const ctx: AdapterContext = {home: world.home, ownHome: true, env, exec: realExec, processes, now: Date.now, tmpDir: os.tmpdir()};
+	const registry = Registry.open(world.registryPath);
+	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: Date.now()}));
+	registry.close();
+	const mux = createHerdrMux({socketPath: herdrSocket, env, processes});
+	let snapshots = 0;
+	const started = performance.now();
+	// No coalescing delay: the figure is the refresh itself, not the wait for a burst to end.
+	const supervisor = startSupervisor({store, mux, ctx, processes, discoverySeconds: 5, coalesceMs: 0, onSnapshot: () => (snapshots += 1)});
+	await waitFor('the first complete refresh', () => (snapshots > 0 ? true : undefined), 600_000, 20);
+	const firstRefreshMs = performance.now() - started;
+	return {
+		store,
+		supervisor,
+		mux,
+		firstRefreshMs,
+		async dispose() {
+			await supervisor.dispose();
+			await mux.dispose();
+		},
+	};
+}
+
+export interface RefreshResult {
+	/** A conversation file grew: write → store shows the new turn (inotify, then a disk-only refresh). */
+	readonly fileChange: Summary;
+	/** herdr requests made while the file changes were taken in. */
+	readonly fileChangeRequests: Summary;
+	/** A pane event (herdr pane.agent_status_changed): status set → store shows it. Includes herdr's 100 ms event tick. */
+	readonly paneEvent: Summary;
+	readonly paneEventRequests: Summary;
+}
+
+const total = (counts: Record<string, number>, except: readonly string[] = []) =>
+	Object.entries(counts)
+		.filter(([method]) => !except.includes(method))
+		.reduce((n, [, c]) => n + c, 0);
+
+/** A claude conversation in a registered cwd: the conversations view lists it, so its new turn must show. */
+function targetConversation(world: BenchWorld, rig: LiveRig, run: number): ConversationSpec {
+	const listed = new Set(rig.store.getState().conversations.map(c => `${c.agent}\0${c.id}`));
+	const candidates = world.conversations.filter(c => c.agent === 'claude' && !c.parentId && c.file && listed.has(`claude\0${c.id}`));
+	const chosen = candidates[(run * 7919) % Math.max(1, candidates.length)];
+	if (!chosen) throw new Error('no listed claude conversation to change');
+	return chosen;
+}
+
+/** `runs` file changes and `runs` pane events, one at a time, each waited for in the store. */
+export async function measureRefresh(world: BenchWorld, rig: LiveRig, herdr: HerdrCounter, runs: number): Promise<RefreshResult> {
+	const fileChange: number[] = [];
+	const fileChangeRequests: number[] = [];
+	for (let run = 0; run < runs; run++) {
+		const conversation = targetConversation(world, rig, run);
+		// A turn timestamped in the future makes a distinctive updatedAt to wait for.
+		const at = Date.now() + 86_400_000 + run;
+		const before = await herdr.count();
+		const t0 = performance.now();
+		world.appendTurn(conversation, at);
+		await waitFor(
+			`conversation ${conversation.id} updated`,
+			() => (rig.store.getState().conversations.some(c => c.id === conversation.id && c.updatedAt === at) ? true : undefined),
+			30_000,
+			1,
+		);
+		fileChange.push(performance.now() - t0);
+		await sleep(300);
+		fileChangeRequests.push(total(await herdr.count()) - total(before));
+	}
+	const paneEvent: number[] = [];
+	const paneEventRequests: number[] = [];
+	const panes = rig.store.getState().panes.filter(p => !p.isSelf && p.agent !== undefined);
+	for (let run = 0; run < runs; run++) {
+		const pane = panes[run % panes.length];
+		if (!pane) break;
+		const current = rig.store.getState().panes.find(p => p.id === pane.id)?.agentStatus;
+		const status = current === 'working' ? 'idle' : 'working';
+		const before = await herdr.count();
+		const t0 = performance.now();
+		herdr.setStatus(pane.id, status);
+		await waitFor(`pane ${pane.id} ${status}`, () => (rig.store.getState().panes.some(p => p.id === pane.id && p.agentStatus === status) ? true : undefined), 30_000, 1);
+		paneEvent.push(performance.now() - t0);
+		await sleep(300);
+		paneEventRequests.push(total(await herdr.count()) - total(before));
+	}
+	return {fileChange: summarize(fileChange), fileChangeRequests: summarize(fileChangeRequests), paneEvent: summarize(paneEvent), paneEventRequests: summarize(paneEventRequests)};
+}
+
+/** A terminal for Ink: records every write with its time. */
+class FakeStdout extends EventEmitter {
+	readonly isTTY = true;
+	readonly columns: number;
+	readonly rows: number;
+	readonly writes: {at: number; text: string}[] = [];
+	constructor(size: TerminalSize) {
+		super();
+		this.columns = size.columns;
+		this.rows = size.rows;
+	}
+	write = (text: string): boolean => {
+		this.writes.push({at: performance.now(), text});
+		return true;
+	};
+}
+
+/** Keystrokes for Ink, delivered the way a raw-mode TTY does. */
+class FakeStdin extends EventEmitter {
+	readonly isTTY = true;
+	private data: string | null = null;
+	press(data: string): void {
+		this.data = data;
+		this.emit('readable');
+		this.emit('data', data);
+	}
+	read = (): string | null => {
+		const {data} = this;
+		this.data = null;
+		return data;
+	};
+	setEncoding(): void {}
+	setRawMode(): void {}
+	resume(): void {}
+	pause(): void {}
+	ref(): void {}
+	unref(): void {}
+}
+
+const noop = () => undefined;
+const NO_ACTIONS: UiActions = {
+	quit: noop,
+	refresh: noop,
+	focus: noop,
+	resume: noop,
+	stop: noop,
+	openPurge: noop,
+	confirmPurge: noop,
+	applyFix: noop,
+	newSession: noop,
+	adopt: noop,
+	resumeConversation: noop,
+	openPurgeConversation: noop,
+};
+
+const ANSI = /\u001B\[[0-9;?]*[A-Za-z]/g;
+const DOWN = '\u001B[B';
+const UP = '\u001B[A';
+
+/** The name cell as the table shows it: the whole name, or its start cut with `…` when the column is narrower. */
+function nameCellMatches(cell: string, name: string): boolean {
+	return cell === name || (cell.endsWith('…') && cell.length > 4 && name.startsWith(cell.slice(0, -1)));
+}
+
+/** Does this write show `name`'s row selected (the `>` marker the table puts on the cursor row)? */
+function showsSelected(text: string, name: string): boolean {
+	return text
+		.replace(ANSI, '')
+		.split('\n')
+		.some(line => line.startsWith('>') && nameCellMatches(line.slice(3).split(' ')[0] ?? '', name));
+}
+
+/** Terminal geometry for the key-latency run. */
+export interface TerminalSize {
+	readonly columns: number;
+	readonly rows: number;
+}
+
+/**
+ * Key latency: the real App on `store` (500 rows, live data in), rendered by Ink as in the
+ * dashboard (not debug mode: throttled at 30 fps, first frame of a burst at once). Each press
+ * waits `gapMs` after the last frame, so every one is a fresh keystroke, not a held key.
+ */
+export async function measureKeys(store: Store<AppState, Action>, home: string, presses: number, size: TerminalSize, gapMs = 60): Promise<Summary> {
+	const stdout = new FakeStdout(size);
+	const stdin = new FakeStdin();
+	const instance = render(
+		React.createElement(AppProvider, {store, actions: NO_ACTIONS, children: React.createElement(App, {home})}),
+		{stdout: stdout as unknown as NodeJS.WriteStream, stdin: stdin as unknown as NodeJS.ReadStream, stderr: stdout as unknown as NodeJS.WriteStream, exitOnCtrlC: false, patchConsole: false},
+	);
+	try {
+		await sleep(500);
+		const latencies: number[] = [];
+		for (let i = 0; i < presses; i++) {
+			// Down through the list, then back up: the window scrolls both ways.
+			const key = Math.floor(i / 40) % 2 === 0 ? DOWN : UP;
+			const state = store.getState();
+			const rows = visibleSessions(state);
+			const next = Math.max(0, Math.min(rows.length - 1, state.ui.cursor + (key === DOWN ? 1 : -1)));
+			const name = rows[next]?.name;
+			if (!name || next === state.ui.cursor) continue;
+			const from = stdout.writes.length;
+			const t0 = performance.now();
+			stdin.press(key);
+			const frame = await waitFor(
+				`the cursor on ${name}`,
+				() => stdout.writes.slice(from).find(w => showsSelected(w.text, name)),
+				5_000,
+				0,
+			);
+			latencies.push(frame.at - t0);
+			await sleep(gapMs);
+		}
+		return summarize(latencies);
+	} finally {
+		instance.unmount();
+	}
+}

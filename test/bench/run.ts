@@ -1,0 +1,338 @@
+// `npm run bench`: how mam-tui holds up with hundreds of sessions. Builds a seeded world (20,000
+// conversations in every agent's format, 500 registry sessions, 500 fake-herdr panes, a private
+// tmux server with 100 panes), measures cold start, `status --json`, key latency, refresh cost,
+// idle CPU and peak RSS, prints a table with each target, and writes bench-results.json.
+//
+//   npm run bench [-- --quick] [-- --seed N --conversations N --sessions N --runs N --keep]
+//   npm run bench -- --serve   builds the world, prints its environment and waits (for profiling by hand)
+import {fork, spawn, type ChildProcess} from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {parseArgs} from 'node:util';
+import {privateTmux, type PrivateTmux} from '../support/privateTmux.js';
+import type {PanePlan} from './herdrHost.js';
+import {measureKeys, measureRefresh, startLive, type HerdrCounter} from './inProcess.js';
+import {cpuSeconds, sleep, statusKb, summarize, waitFor, type Summary} from './stats.js';
+import {buildWorld, type BenchWorld} from './world.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
+const FLOOR = path.join(ROOT, 'test', 'bench', 'floor.mjs');
+const RESULTS = path.join(ROOT, 'bench-results.json');
+
+const {values: options} = parseArgs({
+	options: {
+		quick: {type: 'boolean'},
+		seed: {type: 'string'},
+		conversations: {type: 'string'},
+		sessions: {type: 'string'},
+		'tmux-panes': {type: 'string'},
+		runs: {type: 'string'},
+		'idle-seconds': {type: 'string'},
+		keep: {type: 'boolean'},
+		serve: {type: 'boolean'},
+	},
+	strict: true,
+});
+const quick = options.quick === true;
+const config = {
+	seed: Number(options.seed ?? 1),
+	conversations: Number(options.conversations ?? (quick ? 2_000 : 20_000)),
+	sessions: Number(options.sessions ?? (quick ? 100 : 500)),
+	tmuxPanes: Number(options['tmux-panes'] ?? (quick ? 20 : 100)),
+	runs: Number(options.runs ?? (quick ? 3 : 5)),
+	idleSeconds: Number(options['idle-seconds'] ?? (quick ? 10 : 30)),
+	keyPresses: quick ? 40 : 120,
+};
+
+const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+/** Where the world goes: tmpfs when there is one (building it must not wait on fsync; mam-tui's reads hit the page cache either way). */
+function worldParent(): string {
+	return fs.existsSync('/dev/shm') && fs.statSync('/dev/shm').isDirectory() ? '/dev/shm' : os.tmpdir();
+}
+
+interface HerdrHost extends HerdrCounter {
+	readonly socket: string;
+	readonly panes: readonly string[];
+	stop(): Promise<void>;
+}
+
+/** Start the fake herdr in its own process with one pane per plan entry. */
+async function startHerdr(world: BenchWorld, plan: readonly PanePlan[]): Promise<HerdrHost> {
+	const socket = path.join(world.base, 'herdr.sock');
+	const planFile = path.join(world.base, 'panes.json');
+	fs.writeFileSync(planFile, JSON.stringify(plan));
+	const tmuxName = `mam-bench-herdr-${process.pid}`;
+	const child: ChildProcess = fork(path.join(ROOT, 'test', 'bench', 'herdrHost.ts'), [socket, tmuxName, planFile], {
+		execArgv: ['--import', 'tsx'],
+		env: world.env(),
+		stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+	});
+	const replies: ((message: {type: string; [key: string]: unknown}) => void)[] = [];
+	const ready = new Promise<{panes: string[]}>((resolve, reject) => {
+		child.once('exit', code => reject(new Error(`herdr host exited (${code}) before it was ready`)));
+		child.on('message', (message: {type: string; panes?: string[]; [key: string]: unknown}) => {
+			if (message.type === 'ready') resolve({panes: message.panes ?? []});
+			else replies.shift()?.(message);
+		});
+	});
+	const {panes} = await ready;
+	return {
+		socket,
+		panes,
+		count: () =>
+			new Promise(resolve => {
+				replies.push(message => resolve(message['methods'] as Record<string, number>));
+				child.send({type: 'count'});
+			}),
+		setStatus: (paneId, status) => child.send({type: 'status', paneId, status}),
+		stop: () =>
+			new Promise<void>(resolve => {
+				const timer = setTimeout(() => {
+					child.kill('SIGKILL');
+					resolve();
+				}, 30_000);
+				child.once('exit', () => {
+					clearTimeout(timer);
+					resolve();
+				});
+				child.send({type: 'stop'});
+			}),
+	};
+}
+
+/** One herdr pane per running session (its agent's stand-in), plain shells up to one pane per session. */
+function panePlan(world: BenchWorld): {plan: PanePlan[]; sessionPane: Map<number, number>} {
+	const plan: PanePlan[] = [];
+	const sessionPane = new Map<number, number>();
+	world.sessions.forEach((s, i) => {
+		if (s.status !== 'running') return;
+		sessionPane.set(i, plan.length);
+		plan.push({cwd: s.cwd, command: world.agentCommand(s.agent)});
+	});
+	for (let i = 0; plan.length < world.sessions.length; i++) plan.push({cwd: world.cwds[i % world.cwds.length] ?? world.base, command: ['/bin/sh', '-i']});
+	return {plan, sessionPane};
+}
+
+/** A private tmux server with `count` panes running stand-in agents (and the window the dashboard runs in). */
+async function startTmux(world: BenchWorld, count: number): Promise<PrivateTmux> {
+	const tmux = privateTmux('mam-bench');
+	const agents = ['claude', 'codex', 'opencode', 'gemini', 'hermes', 'grok', 'agy'] as const;
+	const command = (i: number) => [...world.agentCommand(agents[i % agents.length] ?? 'claude')];
+	const first = await tmux.run(['new-session', '-d', '-s', 'bench', '-x', '200', '-y', '50', '-c', world.cwds[0] ?? world.base, '--', ...command(0)], world.env()['PATH']);
+	if (first.exitCode !== 0) throw new Error(`tmux: ${first.stderr}`);
+	for (let i = 1; i < count; i++) {
+		const made = await tmux.run(['new-window', '-d', '-t', 'bench:', '-c', world.cwds[i % world.cwds.length] ?? world.base, '--', ...command(i)], world.env()['PATH']);
+		if (made.exitCode !== 0) throw new Error(`tmux: ${made.stderr}`);
+	}
+	return tmux;
+}
+
+/** Wall time of `node dist/src/cli.js ...args` to its exit. */
+async function timeCli(world: BenchWorld, env: Record<string, string>, args: readonly string[]): Promise<{ms: number; stdout: string; code: number | null}> {
+	const t0 = performance.now();
+	const child = spawn(process.execPath, [CLI, ...args], {env, cwd: world.base, stdio: ['ignore', 'pipe', 'pipe']});
+	let stdout = '';
+	let stderr = '';
+	child.stdout.on('data', chunk => (stdout += String(chunk)));
+	child.stderr.on('data', chunk => (stderr += String(chunk)));
+	const code = await new Promise<number | null>(resolve => child.on('exit', resolve));
+	const ms = performance.now() - t0;
+	if (code !== 0) log(`mam-tui ${args.join(' ')} exited ${code}: ${stderr.trim().slice(0, 300)}`);
+	return {ms, stdout, code};
+}
+
+interface Started {
+	readonly pid: number;
+	readonly window: string;
+	/** Process start (just before tmux was asked to start it) to the first frame, ms. */
+	readonly firstFrameMs: number;
+}
+
+/** Start `argv` in a new window of the private tmux server; wait for its first-frame timestamp. */
+async function startInWindow(tmux: PrivateTmux, world: BenchWorld, env: Record<string, string>, argv: readonly string[], name: string): Promise<Started> {
+	const stamp = path.join(world.base, `first-frame-${name}-${process.hrtime.bigint()}`);
+	const envArgs = Object.entries({...env, MAM_BENCH_FIRST_FRAME: stamp}).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+	const t0 = Date.now();
+	const made = await tmux.run(['new-window', '-d', '-P', '-F', '#{window_id} #{pane_pid}', '-t', 'bench:', '-c', world.base, ...envArgs, '--', ...argv], env['PATH']);
+	const [window, pid] = made.stdout.trim().split(' ');
+	if (made.exitCode !== 0 || !window || !pid) throw new Error(`tmux new-window: ${made.stderr}`);
+	const at = await waitFor(`${name}'s first frame`, () => (fs.existsSync(stamp) ? Number(fs.readFileSync(stamp, 'utf8')) || undefined : undefined), 60_000, 2);
+	return {pid: Number(pid), window, firstFrameMs: at - t0};
+}
+
+async function closeWindow(tmux: PrivateTmux, window: string): Promise<void> {
+	await tmux.run(['kill-window', '-t', window]);
+}
+
+interface Line {
+	readonly metric: string;
+	readonly value: string;
+	readonly target: string;
+	readonly pass: boolean | null;
+	readonly detail?: string;
+}
+
+const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+const spread = (s: Summary, unit = 'ms') => `n=${s.n}, min ${s.min.toFixed(1)} ${unit}, max ${s.max.toFixed(1)} ${unit}`;
+
+function table(lines: readonly Line[]): string {
+	const rows = [['metric', 'measured', 'target', 'result'], ...lines.map(l => [l.metric, l.value, l.target, l.pass === null ? 'info' : l.pass ? 'PASS' : 'MISS'])];
+	const widths = rows[0]?.map((_, c) => Math.max(...rows.map(r => (r[c] ?? '').length))) ?? [];
+	const out = rows.map(r => r.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join('  ').trimEnd());
+	out.splice(1, 0, widths.map(w => '-'.repeat(w)).join('  '));
+	return out.join('\n');
+}
+
+/** What to undo, newest first; each runs once (after the run, or on SIGINT/SIGTERM). */
+const cleanups: (() => Promise<void>)[] = [];
+
+async function cleanUp(): Promise<void> {
+	for (let undo = cleanups.shift(); undo; undo = cleanups.shift()) await undo().catch((error: unknown) => log(`cleanup: ${String(error)}`));
+}
+
+/** Resolves on SIGINT or SIGTERM. A measuring run stops where it is and cleans up (panes, tmux servers, the world). */
+const interrupted = new Promise<void>(resolve => {
+	for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+});
+
+async function main(): Promise<void> {
+	if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` (npm run bench does it first)`);
+	const started = Date.now();
+	log(`world: seed ${config.seed}, ${config.conversations} conversations, ${config.sessions} sessions`);
+	const world = buildWorld({seed: config.seed, conversations: config.conversations, sessions: config.sessions, parentDir: worldParent()});
+	log(`world built in ${((Date.now() - started) / 1000).toFixed(1)} s at ${world.base}`);
+	cleanups.push(async () => {
+		if (options.keep) log(`world kept at ${world.base}`);
+		else world.cleanup();
+	});
+	try {
+		const {plan, sessionPane} = panePlan(world);
+		const herdr = await startHerdr(world, plan);
+		cleanups.unshift(() => herdr.stop());
+		log(`fake herdr up with ${herdr.panes.length} panes`);
+		world.writeRegistry((_s, i) => {
+			const at = sessionPane.get(i);
+			const paneId = at === undefined ? undefined : herdr.panes[at];
+			return paneId ? {mux: 'herdr', paneId} : undefined;
+		});
+		const tmux = await startTmux(world, config.tmuxPanes);
+		cleanups.unshift(() => tmux.kill());
+		log(`private tmux server ${tmux.name} up with ${config.tmuxPanes} panes`);
+		const env = world.env({HERDR_SOCKET_PATH: herdr.socket});
+		if (options.serve) {
+			process.stdout.write(`HOME=${env['HOME']} MAM_HOME=${env['MAM_HOME']} HERDR_SOCKET_PATH=${herdr.socket} PATH=${env['PATH']}\ntmux: -L ${tmux.name}\n`);
+			await interrupted;
+			return;
+		}
+		const lines: Line[] = [];
+		const results: Record<string, unknown> = {config, world: {base: world.base, conversations: world.conversations.length, sessions: world.sessions.length, herdrPanes: herdr.panes.length}};
+
+		// status --json
+		const status: number[] = [];
+		let statusSessions = 0;
+		for (let i = 0; i < config.runs + 1; i++) {
+			const run = await timeCli(world, env, ['status', '--json', '--mux', 'herdr']);
+			if (i > 0) status.push(run.ms); // the first run warms the page cache
+			statusSessions = (JSON.parse(run.stdout || '{"sessions":[]}') as {sessions: unknown[]}).sessions.length;
+		}
+		const statusSummary = summarize(status);
+		lines.push({metric: `status --json (${statusSessions} sessions, herdr ${herdr.panes.length} panes)`, value: `median ${ms(statusSummary.median)}`, target: '≤ 500 ms', pass: statusSummary.median <= 500, detail: spread(statusSummary)});
+		const statusTmux: number[] = [];
+		for (let i = 0; i < config.runs; i++) statusTmux.push((await timeCli(world, world.env(), ['status', '--json', '--mux', 'tmux', '--tmux-socket', tmux.name])).ms);
+		const statusTmuxSummary = summarize(statusTmux);
+		lines.push({metric: `status --json (tmux ${config.tmuxPanes} panes)`, value: `median ${ms(statusTmuxSummary.median)}`, target: '—', pass: null, detail: spread(statusTmuxSummary)});
+		results['status'] = {herdr: statusSummary, tmux: statusTmuxSummary};
+		log(`status: median ${ms(statusSummary.median)} (herdr), ${ms(statusTmuxSummary.median)} (tmux)`);
+
+		// cold start, alternating floor and dashboard
+		const floor: number[] = [];
+		const dashboard: number[] = [];
+		for (let i = 0; i < config.runs + 1; i++) {
+			const f = await startInWindow(tmux, world, env, [process.execPath, FLOOR], 'floor');
+			await closeWindow(tmux, f.window);
+			const d = await startInWindow(tmux, world, env, [process.execPath, CLI, '--mux', 'herdr'], 'dashboard');
+			await closeWindow(tmux, d.window);
+			if (i === 0) continue; // warm-up
+			floor.push(f.firstFrameMs);
+			dashboard.push(d.firstFrameMs);
+		}
+		const floorSummary = summarize(floor);
+		const dashSummary = summarize(dashboard);
+		const ratio = dashSummary.median / floorSummary.median;
+		lines.push({metric: 'cold start: floor (node + ink + react, one Text)', value: `median ${ms(floorSummary.median)}`, target: '—', pass: null, detail: spread(floorSummary)});
+		lines.push({metric: `cold start: dashboard, first frame with ${config.sessions} rows`, value: `median ${ms(dashSummary.median)}`, target: '—', pass: null, detail: spread(dashSummary)});
+		lines.push({metric: 'cold start ratio dashboard / floor', value: `${ratio.toFixed(2)}×`, target: '≤ 1.5×', pass: ratio <= 1.5});
+		results['coldStart'] = {floor: floorSummary, dashboard: dashSummary, ratio};
+		log(`cold start: floor ${ms(floorSummary.median)}, dashboard ${ms(dashSummary.median)}, ratio ${ratio.toFixed(2)}`);
+
+		// idle CPU and peak RSS of one dashboard, once its first full refresh has settled
+		const d = await startInWindow(tmux, world, env, [process.execPath, CLI, '--mux', 'herdr'], 'idle');
+		try {
+			const settleStart = Date.now();
+			let last = cpuSeconds(d.pid);
+			for (;;) {
+				await sleep(3000);
+				const now = cpuSeconds(d.pid);
+				if (now - last < 0.03 || Date.now() - settleStart > 240_000) break;
+				last = now;
+			}
+			const settledAfter = (Date.now() - settleStart) / 1000;
+			const c0 = cpuSeconds(d.pid);
+			const t0 = performance.now();
+			await sleep(config.idleSeconds * 1000);
+			const cpu = cpuSeconds(d.pid) - c0;
+			const seconds = (performance.now() - t0) / 1000;
+			const percent = (cpu / seconds) * 100;
+			const hwmMb = statusKb(d.pid, 'VmHWM') / 1024;
+			lines.push({metric: `idle CPU over ${seconds.toFixed(0)} s (dashboard, large world)`, value: `${percent.toFixed(2)} % (${cpu.toFixed(2)} s)`, target: '≤ 1 %', pass: percent <= 1, detail: `settled ${settledAfter.toFixed(0)} s after start`});
+			lines.push({metric: 'peak RSS (VmHWM, dashboard)', value: `${hwmMb.toFixed(0)} MB`, target: '≤ 200 MB', pass: hwmMb <= 200});
+			results['idle'] = {cpuSeconds: cpu, seconds, percent, settledAfterSeconds: settledAfter};
+			results['peakRssMb'] = hwmMb;
+			log(`idle: ${percent.toFixed(2)} % CPU; peak RSS ${hwmMb.toFixed(0)} MB`);
+		} finally {
+			await closeWindow(tmux, d.window);
+		}
+
+		// in process: the live supervisor, then the real App on its store
+		const rig = await startLive(world, herdr.socket);
+		cleanups.unshift(() => rig.dispose());
+		lines.push({metric: 'first complete refresh after start (in process)', value: ms(rig.firstRefreshMs), target: '—', pass: null});
+		const refresh = await measureRefresh(world, rig, herdr, config.runs);
+		lines.push({metric: 'refresh after one conversation file changes (write → store)', value: `median ${ms(refresh.fileChange.median)}`, target: '≤ 50 ms', pass: refresh.fileChange.median <= 50, detail: spread(refresh.fileChange)});
+		lines.push({metric: 'herdr requests for that refresh', value: `max ${refresh.fileChangeRequests.max}`, target: '≤ 2', pass: refresh.fileChangeRequests.max <= 2});
+		lines.push({metric: 'refresh after a herdr pane event (event → store)', value: `median ${ms(refresh.paneEvent.median)}`, target: '—', pass: null, detail: spread(refresh.paneEvent)});
+		lines.push({metric: 'herdr requests for a pane-event refresh', value: `max ${refresh.paneEventRequests.max}`, target: '≤ 2', pass: refresh.paneEventRequests.max <= 2});
+		results['refresh'] = refresh;
+		log(`refresh: file change ${ms(refresh.fileChange.median)}, pane event ${ms(refresh.paneEvent.median)}`);
+		// ink-testing-library's terminal (100 columns, 24 rows) is the target line; a large 200×50
+		// terminal (list and detail panel side by side, four times the cells) is shown beside it.
+		const rowCount = rig.store.getState().sessions.length;
+		const keys = await measureKeys(rig.store, world.home, config.keyPresses, {columns: 100, rows: 24});
+		lines.push({metric: `key latency at ${rowCount} rows, 100×24 terminal (keystroke → frame)`, value: `p50 ${ms(keys.median)}, p95 ${ms(keys.p95)}`, target: 'p95 ≤ 16 ms', pass: keys.p95 <= 16, detail: spread(keys)});
+		const wide = await measureKeys(rig.store, world.home, config.keyPresses, {columns: 200, rows: 50});
+		lines.push({metric: `key latency at ${rowCount} rows, 200×50 terminal`, value: `p50 ${ms(wide.median)}, p95 ${ms(wide.p95)}`, target: '—', pass: null, detail: spread(wide)});
+		results['keyLatency'] = {terminal100x24: keys, terminal200x50: wide};
+		log(`keys: p50 ${ms(keys.median)}, p95 ${ms(keys.p95)} (100×24); p50 ${ms(wide.median)}, p95 ${ms(wide.p95)} (200×50)`);
+
+		results['lines'] = lines;
+		results['totalSeconds'] = (Date.now() - started) / 1000;
+		fs.writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+		process.stdout.write(`\nmam-tui benchmark — ${os.cpus().length} cores, load ${os.loadavg().map(l => l.toFixed(1)).join(' ')}, ${((Date.now() - started) / 1000).toFixed(0)} s\n\n${table(lines)}\n\n`);
+		for (const line of lines) if (line.detail) process.stdout.write(`  ${line.metric}: ${line.detail}\n`);
+		process.stdout.write(`\nresults: ${RESULTS}\n`);
+		process.exitCode = lines.every(l => l.pass !== false) ? 0 : 1;
+	} finally {
+		await cleanUp();
+	}
+}
+
+void interrupted.then(async () => {
+	if (options.serve) return; // --serve waits for this and cleans up itself
+	log('interrupted: cleaning up');
+	await cleanUp();
+	process.exit(130);
+});
+await main();
