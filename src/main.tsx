@@ -48,6 +48,18 @@ function startRegistryWatch(world: World, store: Store<AppState, Action>): {relo
 	return {reload, stop: () => clearInterval(timer)};
 }
 
+/** How long quitting waits for the supervisor and the mux to let go. */
+const DISPOSE_LIMIT_MS = 3000;
+
+async function settleWithin(work: readonly Promise<unknown>[], limitMs: number): Promise<void> {
+	let timer: NodeJS.Timeout | undefined;
+	const limit = new Promise<void>(resolve => {
+		timer = setTimeout(resolve, limitMs);
+	});
+	await Promise.race([Promise.allSettled(work), limit]);
+	clearTimeout(timer);
+}
+
 /** Build the store from the registry, render the dashboard, and clean up when the user quits (or `signal` aborts). */
 export async function runDashboard(world: World, options: {readonly signal?: AbortSignal} = {}): Promise<ExitCode> {
 	if (!process.stdin.isTTY) {
@@ -109,8 +121,8 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	} finally {
 		watch.stop();
 		stopDetail();
-		await live.dispose();
-		await bound.dispose();
+		// Quitting must be prompt even when a refresh is stuck on a slow disk or a silent mux.
+		await settleWithin([live.dispose(), bound.dispose()], DISPOSE_LIMIT_MS);
 	}
 	return EXIT.ok;
 }
