@@ -151,18 +151,25 @@ interface Session {
 	readonly parentId?: string;
 }
 
-/** Every session of a project: main chats grouped by the id inside them, and sub-agent transcripts. */
-function sessionsOf(project: Project): Session[] {
+/**
+ * Every session of a project: main chats grouped by the id inside them, and sub-agent transcripts.
+ * With `only`, just the files that can hold that id: main chats named `…-<first 8>.json(l)` and
+ * sub-agent transcripts named `<id>.json(l)` (FORMATS 4), the id inside each still confirmed by the
+ * caller. Verifying one session then reads a few files instead of every chat of every project.
+ */
+function sessionsOf(project: Project, only?: string): Session[] {
 	const chats = path.join(project.dir, 'chats');
 	const byId = new Map<string, ChatFile[]>();
 	const out: Session[] = [];
+	const mainName = only === undefined ? undefined : new RegExp(`-${escapeRegExp(only.slice(0, 8))}\\.jsonl?$`);
+	const subName = only === undefined ? undefined : new Set([`${only}.json`, `${only}.jsonl`]);
 	for (const entry of listDir(chats)) {
-		if (entry.isFile() && MAIN_CHAT.test(entry.name)) {
+		if (entry.isFile() && MAIN_CHAT.test(entry.name) && (mainName === undefined || mainName.test(entry.name))) {
 			const chat = parseChat(path.join(chats, entry.name));
 			if (chat && ID_PATTERN.test(chat.id)) byId.set(chat.id, [...(byId.get(chat.id) ?? []), chat]);
 		} else if (entry.isDirectory() && ID_PATTERN.test(entry.name)) {
 			for (const sub of listDir(path.join(chats, entry.name))) {
-				if (!sub.isFile() || !/\.jsonl?$/.test(sub.name)) continue;
+				if (!sub.isFile() || !/\.jsonl?$/.test(sub.name) || (subName !== undefined && !subName.has(sub.name))) continue;
 				const chat = parseChat(path.join(chats, entry.name, sub.name));
 				if (chat && ID_PATTERN.test(chat.id)) out.push({id: chat.id, project, files: [chat], parentId: entry.name});
 			}
@@ -172,8 +179,12 @@ function sessionsOf(project: Project): Session[] {
 	return out;
 }
 
+function escapeRegExp(text: string): string {
+	return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 function allSessions(root: string): Session[] {
-	return projectsOf(root).flatMap(sessionsOf);
+	return projectsOf(root).flatMap(p => sessionsOf(p));
 }
 
 /** Every session, read once per refresh (memo) for the many verify/inUse calls a refresh makes. */
@@ -342,7 +353,9 @@ export const geminiAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(geminiAdapter, id);
-		const found = sessionsIn(ctx).filter(s => s.id === id);
+		const root = geminiRoot(ctx);
+		const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root));
+		const found = projects.flatMap(p => sessionsOf(p, id)).filter(s => s.id === id);
 		if (found.length === 0) return {kind: 'no', reason: `no gemini session ${id}`};
 		const state = found.map(resumeStateOf).find(s => s.kind === 'yes') ?? resumeStateOf(found[0] as Session);
 		if (state.kind !== 'yes' || cwd === undefined) return state;

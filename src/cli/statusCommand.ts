@@ -127,7 +127,7 @@ async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Pr
 			sessions,
 			mux,
 			...(problem ? {muxProblem: problem} : {}),
-			discovery: new DiscoveryCache({ctx: world.adapterContext()}),
+			discovery: new DiscoveryCache({ctx: world.adapterContext(), once: true}),
 			processes: world.processes,
 			rescan: true,
 			// status prints no conversations and no findings: reading every cwd's would be wasted.

@@ -55,6 +55,8 @@ export interface DiscoveryDeps {
 	 * instead of every watch path of every entry; `full` refreshes still stat everything.
 	 */
 	readonly onChange?: () => void;
+	/** The cache is asked once (`status`): it stats no watch paths, since no later refresh compares them. */
+	readonly once?: boolean;
 }
 
 export interface RefreshOptions {
@@ -145,6 +147,7 @@ export class DiscoveryCache {
 	private processKey: string | undefined;
 	private readonly watch: FolderWatch | undefined;
 	private lastMerge: {readonly facts: readonly CwdFacts[]; readonly conversations: readonly Conversation[]} | undefined;
+	private readonly once: boolean;
 	/** How many adapter calls the last refresh made (tests and the benchmark read it). */
 	lastCalls = 0;
 
@@ -153,6 +156,7 @@ export class DiscoveryCache {
 		this.adapters = deps.adapters ?? ADAPTERS;
 		this.stat = deps.stat ?? realStat;
 		this.watch = deps.onChange ? new FolderWatch(deps.onChange) : undefined;
+		this.once = deps.once === true;
 	}
 
 	/** Stop watching folders. */
@@ -231,6 +235,7 @@ export class DiscoveryCache {
 			return stats.get(file);
 		};
 		const signature = (adapter: AgentAdapter, cwd: string) => {
+			if (this.once) return undefined;
 			const key = cwdKey(adapter.id, cwd);
 			if (!signatures.has(key)) signatures.set(key, this.signature(ctx, adapter, cwd, statOnce, looked));
 			return signatures.get(key);

@@ -11,6 +11,12 @@ export function readJsonl(file: string): Record<string, unknown>[] {
 	return out;
 }
 
+/**
+ * One scratch buffer for every first-line read (reads are synchronous, so it is never shared):
+ * allocating and zeroing 64 kB per file cost more than reading 4,000 rollouts' first lines.
+ */
+const scratch = Buffer.allocUnsafe(64 * 1024);
+
 /** The first line of a file (up to `limit` bytes) parsed as JSON, or undefined. Reads in small chunks. */
 export function readFirstJsonLine(file: string, limit = 1024 * 1024): Record<string, unknown> | undefined {
 	let fd: number;
@@ -23,16 +29,16 @@ export function readFirstJsonLine(file: string, limit = 1024 * 1024): Record<str
 		const chunks: Buffer[] = [];
 		let total = 0;
 		while (total < limit) {
-			const chunk = Buffer.alloc(Math.min(64 * 1024, limit - total));
-			const n = fs.readSync(fd, chunk, 0, chunk.length, total);
+			const n = fs.readSync(fd, scratch, 0, Math.min(scratch.length, limit - total), total);
 			if (n === 0) break;
-			const part = chunk.subarray(0, n);
+			const part = scratch.subarray(0, n);
 			const end = part.indexOf(10);
 			if (end >= 0) {
 				chunks.push(part.subarray(0, end));
 				return parseJsonLine(Buffer.concat(chunks).toString('utf8'));
 			}
-			chunks.push(part);
+			// A copy: the scratch buffer is read into again.
+			chunks.push(Buffer.from(part));
 			total += n;
 		}
 		return parseJsonLine(Buffer.concat(chunks).toString('utf8'));
