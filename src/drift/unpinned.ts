@@ -22,14 +22,40 @@ function claimedElsewhere(world: DriftWorld, row: SessionRecord): Map<string, st
 	return claimed;
 }
 
-function exclusion(world: DriftWorld, row: SessionRecord, agent: AgentId, conv: Conversation, claimed: Map<string, string>, realCwd?: string): string | undefined {
+/** Why a conversation is not a candidate, before looking at other rows' pins (or undefined). */
+function exclusion(world: DriftWorld, row: SessionRecord, agent: AgentId, conv: Conversation, realCwd?: string): string | undefined {
 	if (!samePath(conv.cwd, row.cwd) && !(realCwd !== undefined && samePath(conv.cwd, realCwd))) return `${conv.id}: in ${conv.cwd}, not ${row.cwd}`;
 	if (conv.createdAt < row.epoch) return `${conv.id}: created ${new Date(conv.createdAt).toISOString()}, before the session started (${new Date(row.epoch).toISOString()})`;
 	if (conv.parentId !== undefined) return `${conv.id}: a child of ${conv.parentId}, not a conversation of its own`;
 	if (!validId(world, agent, conv.id)) return `${JSON.stringify(conv.id)}: not a valid ${agent} id`;
-	const owner = claimed.get(conv.id);
-	if (owner !== undefined) return `${conv.id}: already pinned by ${owner}`;
 	return undefined;
+}
+
+type Screened = readonly {readonly id: string; readonly why?: string}[];
+
+/**
+ * The pin-independent part of the rules, per conversation list (the discovery cache hands the same
+ * array while a cwd is unchanged), row cwd, epoch and agent: a busy cwd holds a thousand
+ * conversations, and re-judging (and re-describing) each for every unpinned row on every refresh
+ * cost more than the rest of the drift pass.
+ */
+const screenedCache = new WeakMap<object, WeakMap<readonly Conversation[], Map<string, Screened>>>();
+
+function screen(world: DriftWorld, row: SessionRecord, agent: AgentId, conversations: readonly Conversation[], realCwd?: string): Screened {
+	let byList = screenedCache.get(world.agents);
+	if (!byList) screenedCache.set(world.agents, (byList = new WeakMap()));
+	let byRow = byList.get(conversations);
+	if (!byRow) byList.set(conversations, (byRow = new Map()));
+	const key = `${agent}\0${row.cwd}\0${row.epoch}\0${realCwd ?? ''}`;
+	let screened = byRow.get(key);
+	if (!screened) {
+		screened = conversations.map(conv => {
+			const why = exclusion(world, row, agent, conv, realCwd);
+			return why === undefined ? {id: conv.id} : {id: conv.id, why};
+		});
+		byRow.set(key, screened);
+	}
+	return screened;
 }
 
 /**
@@ -46,10 +72,11 @@ export function candidatesFor(world: DriftWorld, row: SessionRecord, agent: Agen
 	// A set, not a list scan per conversation: a busy cwd holds a thousand conversations.
 	const ids = new Set<string>();
 	const excluded: string[] = [];
-	for (const conv of found.value.conversations) {
-		const why = exclusion(world, row, agent, conv, claimed, facts?.realCwd);
+	for (const {id, why} of screen(world, row, agent, found.value.conversations, facts?.realCwd)) {
+		const owner = why === undefined ? claimed.get(id) : undefined;
 		if (why !== undefined) excluded.push(why);
-		else ids.add(conv.id);
+		else if (owner !== undefined) excluded.push(`${id}: already pinned by ${owner}`);
+		else ids.add(id);
 	}
 	return {kind: 'known', ids: [...ids].sort(), excluded, problems: found.value.problems};
 }
