@@ -50,6 +50,8 @@ function startRegistryWatch(world: World, store: Store<AppState, Action>): {relo
 
 /** How long quitting waits for the supervisor and the mux to let go. */
 const DISPOSE_LIMIT_MS = 3000;
+/** How long the process may linger after the dashboard closed before it is ended. */
+const EXIT_GRACE_MS = 1000;
 
 async function settleWithin(work: readonly Promise<unknown>[], limitMs: number): Promise<void> {
 	let timer: NodeJS.Timeout | undefined;
@@ -123,6 +125,9 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		stopDetail();
 		// Quitting must be prompt even when a refresh is stuck on a slow disk or a silent mux.
 		await settleWithin([live.dispose(), bound.dispose()], DISPOSE_LIMIT_MS);
+		// The user asked to leave: a handle something forgot to close (a watcher, a socket) must not
+		// keep the process alive. The timer is unref'd, so a clean exit never waits for it.
+		setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
 	}
 	return EXIT.ok;
 }
