@@ -399,7 +399,11 @@ export const claudeAdapter: AgentAdapter = {
 		const problems: string[] = [];
 		for (const dir of projectDirs(root, query.cwd)) {
 			const legacy = legacyChildCounts(dir);
-			for (const entry of listDir(dir)) {
+			const entries = listDir(dir);
+			// Only a conversation with a folder can have nested sub-agents: the listing says which
+			// do, so the others cost no lstat (a thousand per busy project folder).
+			const folders = new Set(entries.filter(e => e.isDirectory()).map(e => e.name));
+			for (const entry of entries) {
 				const id = entry.name.endsWith('.jsonl') ? entry.name.slice(0, -6) : '';
 				if (!entry.isFile() || !claudeAdapter.idPattern.test(id) || found.has(id)) continue;
 				let t: Transcript;
@@ -418,7 +422,7 @@ export const claudeAdapter: AgentAdapter = {
 					createdAt: t.createdAt,
 					updatedAt: t.updatedAt,
 					...(t.title ? {title: t.title} : {}),
-					childCount: nestedSubAgentCount(dir, id) + (legacy.get(id) ?? 0),
+					childCount: (folders.has(id) ? nestedSubAgentCount(dir, id) : 0) + (legacy.get(id) ?? 0),
 					resumeState: resumeStateOf(t),
 				});
 			}

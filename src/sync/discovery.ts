@@ -85,8 +85,99 @@ export interface RefreshOptions {
 
 type SignatureOf = (adapter: AgentAdapter, cwd: string) => string | undefined;
 
-/** Signature text and watched folders per watch-path list, for one refresh. */
-type Looked = WeakMap<readonly string[], {readonly text: string; readonly folders: readonly string[]}>;
+/** The merged conversation list and what it takes to update it in place. */
+interface Merge {
+	readonly facts: readonly CwdFacts[];
+	readonly conversations: readonly Conversation[];
+	/** Sort rank (cwd index, then position) of every conversation listed, for ties on createdAt. */
+	readonly rank: Map<Conversation, number>;
+	/** How many cwd lists name each `agent\0id` (a conversation listed by two cwds is shown once). */
+	readonly counts: Map<string, number>;
+}
+
+const RANK_STRIDE = 10_000_000;
+const conversationsOf = (f: CwdFacts | undefined): readonly Conversation[] => (f?.ok ? f.conversations : []);
+
+/** Newest first; equal times in cwd order, then list order (what a stable sort of the concatenation gives). */
+function byNewest(rank: ReadonlyMap<Conversation, number>): (a: Conversation, b: Conversation) => number {
+	return (a, b) => b.createdAt - a.createdAt || (rank.get(a) ?? 0) - (rank.get(b) ?? 0);
+}
+
+function mergeAll(facts: readonly CwdFacts[]): Merge {
+	const rank = new Map<Conversation, number>();
+	const counts = new Map<string, number>();
+	facts.forEach((f, i) =>
+		conversationsOf(f).forEach((c, j) => {
+			rank.set(c, i * RANK_STRIDE + j);
+			const key = inUseKey(c.agent, c.id);
+			counts.set(key, (counts.get(key) ?? 0) + 1);
+		}),
+	);
+	const seen = new Set<string>();
+	const conversations = [...rank.keys()].sort(byNewest(rank)).filter(c => {
+		const key = inUseKey(c.agent, c.id);
+		if (seen.has(key)) return false;
+		seen.add(key);
+		return true;
+	});
+	return {facts, conversations, rank, counts};
+}
+
+/**
+ * The merge after a few cwds changed (a file-change refresh): drop their old conversations, merge
+ * their new ones in, O(n) with no re-sort of 20,000. Undefined (merge everything) when the cwd
+ * list itself changed, many changed, or a conversation listed twice is involved.
+ */
+function mergeChanged(last: Merge, facts: readonly CwdFacts[]): Merge | undefined {
+	if (last.facts.length !== facts.length) return undefined;
+	const changed = facts.flatMap((f, i) => (f === last.facts[i] ? [] : [i]));
+	if (changed.length > 4) return undefined;
+	// Updated in place: `last` is replaced by the result (or by a full merge when this gives up).
+	const {rank, counts} = last;
+	const dropped = new Set<Conversation>();
+	for (const i of changed) {
+		for (const c of conversationsOf(last.facts[i])) {
+			const key = inUseKey(c.agent, c.id);
+			const left = (counts.get(key) ?? 0) - 1;
+			if (left > 0) return undefined;
+			counts.delete(key);
+			rank.delete(c);
+			dropped.add(c);
+		}
+	}
+	const added: Conversation[] = [];
+	for (const i of changed) {
+		for (const [j, c] of conversationsOf(facts[i]).entries()) {
+			const key = inUseKey(c.agent, c.id);
+			if (counts.has(key)) return undefined;
+			counts.set(key, 1);
+			rank.set(c, i * RANK_STRIDE + j);
+			added.push(c);
+		}
+	}
+	const order = byNewest(rank);
+	added.sort(order);
+	const kept = last.conversations.filter(c => !dropped.has(c));
+	const conversations: Conversation[] = [];
+	let a = 0;
+	for (const c of kept) {
+		while (a < added.length && order(added[a] as Conversation, c) < 0) conversations.push(added[a++] as Conversation);
+		conversations.push(c);
+	}
+	while (a < added.length) conversations.push(added[a++] as Conversation);
+	return {facts, conversations, rank, counts};
+}
+
+/** The signature of an entry re-read on a watch event: never equal to a real one, so a full tick re-checks it. */
+const WATCHED = '\0watched';
+
+/** Signature text, watched folders and the paths themselves per watch-path list, for one refresh. */
+type Looked = WeakMap<readonly string[], {readonly text: string; readonly folders: readonly string[]; readonly paths: ReadonlySet<string>}>;
+
+/** A folder is watched itself; a file (or a path not there yet) through its parent. */
+function folderOf(p: string, st: ReturnType<StatFn>): string {
+	return st?.isDirectory === true ? p : path.dirname(p);
+}
 
 interface Look {
 	readonly rescan: boolean;
@@ -146,8 +237,10 @@ export class DiscoveryCache {
 	private used = new Map<string, UseFacts>();
 	private processKey: string | undefined;
 	private readonly watch: FolderWatch | undefined;
-	private lastMerge: {readonly facts: readonly CwdFacts[]; readonly conversations: readonly Conversation[]} | undefined;
+	private lastMerge: Merge | undefined;
 	private readonly once: boolean;
+	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
+	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
 	/** How many adapter calls the last refresh made (tests and the benchmark read it). */
 	lastCalls = 0;
 
@@ -192,16 +285,40 @@ export class DiscoveryCache {
 			const text = paths
 				.map(p => {
 					const st = stat(p);
-					// A folder is watched itself; a file (or a path not there yet) through its parent.
-					folders.add(st?.isDirectory === true ? p : path.dirname(p));
+					folders.add(folderOf(p, st));
 					return st ? `${p}:${st.mtimeMs}:${st.size}` : `${p}:-`;
 				})
 				.join('\n');
-			seen = {text, folders: [...folders]};
+			seen = {text, folders: [...folders], paths: new Set(paths)};
 			looked.set(paths, seen);
 		}
-		this.watch?.track(cwdKey(adapter.id, cwd), seen.folders);
+		const key = cwdKey(adapter.id, cwd);
+		this.watch?.track(key, seen.folders);
+		this.signedPaths.set(key, seen.paths);
 		return seen.text;
+	}
+
+	/**
+	 * A change the folder watch reported, in a key it fully covers: read again without stat()ing
+	 * every watch path for a signature (a busy project folder: a thousand transcripts), since the
+	 * event already said "changed". The entry is marked WATCHED; the next full tick signs it (and
+	 * reads it once more). Folders that appeared (a new date folder) are watched from now on.
+	 */
+	private changeSeen(ctx: AdapterContext, adapter: AgentAdapter, cwd: string, look: Look): boolean {
+		const key = cwdKey(adapter.id, cwd);
+		const known = this.signedPaths.get(key);
+		if (!this.watch || !look.rescan || look.full || !look.dirty.has(key) || !this.watch.covers(key) || !adapter.watchPaths || !known) return false;
+		let paths: readonly string[];
+		try {
+			paths = adapter.watchPaths(ctx, cwd);
+		} catch {
+			return false;
+		}
+		// Only paths that were not there at the last signature are stat()ed (to know their folder).
+		const fresh = paths.filter(p => !known.has(p));
+		this.watch.track(key, [...new Set(fresh.map(p => folderOf(p, this.stat(p))))]);
+		if (fresh.length > 0) this.signedPaths.set(key, new Set([...known, ...fresh]));
+		return true;
 	}
 
 	/**
@@ -259,18 +376,9 @@ export class DiscoveryCache {
 	private merged(facts: readonly CwdFacts[]): readonly Conversation[] {
 		const last = this.lastMerge;
 		if (last && last.facts.length === facts.length && last.facts.every((f, i) => f === facts[i])) return last.conversations;
-		const seen = new Set<string>();
-		const conversations = facts
-			.flatMap(f => (f.ok ? f.conversations : []))
-			.sort((a, b) => b.createdAt - a.createdAt)
-			.filter(c => {
-				const key = inUseKey(c.agent, c.id);
-				if (seen.has(key)) return false;
-				seen.add(key);
-				return true;
-			});
-		this.lastMerge = {facts, conversations};
-		return conversations;
+		const next = (last && mergeChanged(last, facts)) ?? mergeAll(facts);
+		this.lastMerge = next;
+		return next.conversations;
 	}
 
 	private async refreshCwds(ctx: AdapterContext, rows: readonly SessionRecord[], look: Look, signatureOf: SignatureOf): Promise<Map<string, Entry<CwdFacts>>> {
@@ -283,6 +391,10 @@ export class DiscoveryCache {
 			const entry = this.byCwd.get(key);
 			if (this.unchanged(entry, key, look)) {
 				next.set(key, entry);
+				continue;
+			}
+			if (entry && this.changeSeen(ctx, adapter, row.cwd, look)) {
+				todo.push({key, adapter, cwd: row.cwd, signature: WATCHED});
 				continue;
 			}
 			const signature = signatureOf(adapter, row.cwd);
@@ -315,6 +427,10 @@ export class DiscoveryCache {
 			const entry = this.verified.get(key);
 			if (this.unchanged(entry, cwdKey(row.agent, row.cwd), look)) {
 				next.set(key, entry);
+				continue;
+			}
+			if (entry && this.changeSeen(ctx, adapter, row.cwd, look)) {
+				todo.push({key, adapter, id: row.agentSessionId, cwd: row.cwd, signature: WATCHED});
 				continue;
 			}
 			const signature = signatureOf(adapter, row.cwd);

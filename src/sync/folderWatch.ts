@@ -17,6 +17,7 @@ export class FolderWatch {
 	/** Keys some of whose folders could not be watched. */
 	private readonly unwatched = new Set<string>();
 	private dirty = new Set<string>();
+	private readonly keysTracked = new Set<string>();
 	private closed = false;
 
 	constructor(onChange: () => void) {
@@ -26,12 +27,18 @@ export class FolderWatch {
 	/** Watch `folders` for `key` (a folder not there yet through its nearest parent). */
 	track(key: string, folders: readonly string[]): void {
 		if (this.closed) return;
+		this.keysTracked.add(key);
 		let complete = true;
 		for (const folder of folders) {
 			if (!this.add(folder, key)) complete = false;
 		}
 		if (complete) this.unwatched.delete(key);
 		else this.unwatched.add(key);
+	}
+
+	/** Are all of `key`'s folders watched (so a change there is reported)? */
+	covers(key: string): boolean {
+		return !this.closed && this.keysTracked.has(key) && !this.unwatched.has(key);
 	}
 
 	/** Does a tick have to stat `key`'s paths (a change was seen, or it is not fully watched)? */
