@@ -384,10 +384,12 @@ export class DiscoveryCache {
 	private async refreshCwds(ctx: AdapterContext, rows: readonly SessionRecord[], look: Look, signatureOf: SignatureOf): Promise<Map<string, Entry<CwdFacts>>> {
 		const next = new Map<string, Entry<CwdFacts>>();
 		const todo: {key: string; adapter: AgentAdapter; cwd: string; signature: string | undefined}[] = [];
+		const order: string[] = [];
 		for (const row of rows) {
 			const adapter = adapterOf(this.adapters, row.agent);
 			const key = cwdKey(row.agent, row.cwd);
 			if (!adapter || next.has(key) || todo.some(t => t.key === key)) continue;
+			order.push(key);
 			const entry = this.byCwd.get(key);
 			if (this.unchanged(entry, key, look)) {
 				next.set(key, entry);
@@ -412,8 +414,15 @@ export class DiscoveryCache {
 			}
 			next.set(key, {signature, value});
 		});
-		this.byCwd = next;
-		return next;
+		// In row order, however the entries were read: conversations of equal age then list the
+		// same way every refresh, and an unchanged cwd keeps its place for the in-place merge.
+		const ordered = new Map<string, Entry<CwdFacts>>();
+		for (const key of order) {
+			const entry = next.get(key);
+			if (entry) ordered.set(key, entry);
+		}
+		this.byCwd = ordered;
+		return ordered;
 	}
 
 	private async refreshPins(ctx: AdapterContext, rows: readonly SessionRecord[], look: Look, signatureOf: SignatureOf): Promise<Map<string, Entry<ResumeState>>> {

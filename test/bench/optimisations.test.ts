@@ -1,0 +1,237 @@
+// The speed-ups the benchmark drove must not change what mam-tui shows: each cache or shortcut is
+// checked against the plain computation it replaces.
+import {spawn, type ChildProcess} from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import {afterEach, beforeEach, describe, expect, it} from 'vitest';
+import {parseCached} from '../../src/adapters/common/memo.js';
+import {ADAPTERS} from '../../src/adapters/index.js';
+import type {AgentAdapter, DiscoverQuery} from '../../src/adapters/types.js';
+import type {AgentId, Conversation} from '../../src/domain/types.js';
+import {visibleSessions} from '../../src/store/selectors.js';
+import {initialState} from '../../src/store/state.js';
+import {DiscoveryCache} from '../../src/sync/discovery.js';
+import {FolderWatch} from '../../src/sync/folderWatch.js';
+import {createProcessTable, snapshotTable} from '../../src/system/processes.js';
+import {ctx, row, UUID} from '../sync/support.js';
+
+let dir: string;
+beforeEach(() => {
+	dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-opt-')));
+});
+afterEach(() => fs.rmSync(dir, {recursive: true, force: true}));
+
+/** Poll until `check` holds (events arrive asynchronously); throws after `timeoutMs`. */
+async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!check()) {
+		if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
+		await new Promise(resolve => setTimeout(resolve, 10));
+	}
+}
+
+/** An adapter whose conversations per cwd the test scripts; each cwd watches its own stamp file. */
+function scriptedAdapter(stamps: string): AgentAdapter & {lists: Map<string, Conversation[]>; discovers: number} {
+	const lists = new Map<string, Conversation[]>();
+	const adapter = {
+		...ADAPTERS.claude,
+		lists,
+		discovers: 0,
+		async discover(_ctx: unknown, query?: DiscoverQuery) {
+			adapter.discovers += 1;
+			return {conversations: [...(lists.get(query?.cwd ?? '') ?? [])], problems: []};
+		},
+		watchPaths: (_ctx: unknown, cwd: string) => [path.join(stamps, `${path.basename(cwd)}.stamp`)],
+	};
+	return adapter;
+}
+
+function withAdapter(adapter: AgentAdapter): Record<AgentId, AgentAdapter> {
+	return {...ADAPTERS, claude: adapter};
+}
+
+describe('the merged conversation list', () => {
+	it('updated in place for changed cwds equals a merge from scratch (ties, twins listed by two cwds, removals)', async () => {
+		const cwds = ['a', 'b', 'c', 'd', 'e', 'f'].map(name => path.join(dir, name));
+		for (const cwd of cwds) fs.mkdirSync(cwd);
+		const rows = cwds.map((cwd, i) => row({name: `r${i}`, cwd}));
+		const conv = (id: number, createdAt: number, cwd: string): Conversation => ({agent: 'claude', id: UUID(id), cwd, createdAt, updatedAt: createdAt, childCount: 0, resumeState: {kind: 'yes'}});
+		const list = fc.array(fc.record({id: fc.integer({min: 1, max: 40}), at: fc.integer({min: 1, max: 6})}), {maxLength: 8});
+		const step = fc.record({cwd: fc.integer({min: 0, max: cwds.length - 1}), list, also: fc.option(fc.integer({min: 0, max: cwds.length - 1}))});
+		await fc.assert(
+			fc.asyncProperty(fc.array(step, {minLength: 1, maxLength: 12}), async steps => {
+				const stamps = fs.mkdtempSync(path.join(dir, 'stamps-'));
+				const live = scriptedAdapter(stamps);
+				const cache = new DiscoveryCache({ctx, adapters: withAdapter(live)});
+				let n = 0;
+				for (const s of steps) {
+					for (const index of [s.cwd, ...(s.also === null ? [] : [s.also])]) {
+						const cwd = cwds[index] as string;
+						// Reversed for the second cwd: the same ids in another order, listed twice.
+						const made = s.list.map(c => conv(c.id, c.at, cwd));
+						live.lists.set(cwd, index === s.cwd ? made : made.reverse());
+						fs.writeFileSync(path.join(stamps, `${path.basename(cwd)}.stamp`), String(++n));
+					}
+					const updated = await cache.refresh(rows, {rescan: true});
+					const fresh = scriptedAdapter(stamps);
+					for (const [cwd, convs] of live.lists) fresh.lists.set(cwd, convs);
+					const scratch = await new DiscoveryCache({ctx, adapters: withAdapter(fresh)}).refresh(rows, {rescan: true});
+					expect(updated.conversations).toEqual(scratch.conversations);
+				}
+			}),
+			{numRuns: 60},
+		);
+	});
+});
+
+describe('the folder watch', () => {
+	it('reports a file growing in a watched folder, and only for the keys watching it', async () => {
+		const seen: string[] = [];
+		const watch = new FolderWatch(() => seen.push('change'));
+		try {
+			const watched = path.join(dir, 'watched');
+			const other = path.join(dir, 'other');
+			fs.mkdirSync(watched);
+			fs.mkdirSync(other);
+			fs.writeFileSync(path.join(watched, 't.jsonl'), '{}\n');
+			watch.track('k1', [watched]);
+			watch.track('k2', [other]);
+			expect(watch.covers('k1')).toBe(true);
+			fs.appendFileSync(path.join(watched, 't.jsonl'), '{}\n');
+			await until('the change is seen', () => watch.pending());
+			expect([...watch.take()]).toEqual(['k1']);
+			expect(watch.pending()).toBe(false);
+		} finally {
+			watch.close();
+		}
+	});
+
+	it('a missing folder is watched through its parent, so its creation is seen', async () => {
+		const watch = new FolderWatch(() => undefined);
+		try {
+			watch.track('k', [path.join(dir, 'later', 'deeper')]);
+			fs.mkdirSync(path.join(dir, 'later'));
+			await until('the new folder is seen', () => watch.pending());
+			expect(watch.take().has('k')).toBe(true);
+		} finally {
+			watch.close();
+		}
+	});
+
+	it('the discovery cache reads a cwd again after a reported change, and not before', async () => {
+		const cwd = path.join(dir, 'proj');
+		fs.mkdirSync(cwd);
+		const stamps = path.join(dir, 'stamps');
+		fs.mkdirSync(stamps);
+		const stamp = path.join(stamps, 'proj.stamp');
+		fs.writeFileSync(stamp, '1');
+		const adapter = scriptedAdapter(stamps);
+		const conv = (id: number): Conversation => ({agent: 'claude', id: UUID(id), cwd, createdAt: id, updatedAt: id, childCount: 0, resumeState: {kind: 'yes'}});
+		adapter.lists.set(cwd, [conv(1)]);
+		let changes = 0;
+		const cache = new DiscoveryCache({ctx, adapters: withAdapter(adapter), onChange: () => (changes += 1)});
+		try {
+			const rows = [row({name: 'p', cwd})];
+			await cache.refresh(rows, {rescan: true});
+			await cache.refresh(rows, {rescan: true});
+			expect(adapter.discovers).toBe(1);
+			expect(cache.wantsTick()).toBe(false);
+			adapter.lists.set(cwd, [conv(2), conv(1)]);
+			fs.appendFileSync(stamp, '2');
+			await until('the change is reported', () => changes > 0);
+			expect(cache.wantsTick()).toBe(true);
+			const after = await cache.refresh(rows, {rescan: true});
+			expect(adapter.discovers).toBe(2);
+			expect(after.conversations.map(c => c.id)).toEqual([UUID(2), UUID(1)]);
+			// A full tick signs the entry re-read on the event, and reads it once more.
+			await cache.refresh(rows, {rescan: true, full: true});
+			expect(adapter.discovers).toBe(3);
+			await cache.refresh(rows, {rescan: true, full: true});
+			expect(adapter.discovers).toBe(3);
+		} finally {
+			cache.close();
+		}
+	});
+});
+
+describe('the parse cache', () => {
+	it('parses again when the file changes (same size, new mtime), keeps the answer otherwise', () => {
+		const file = path.join(dir, 'f.jsonl');
+		fs.writeFileSync(file, 'aaaa');
+		let parses = 0;
+		const parse = () => {
+			parses += 1;
+			return fs.readFileSync(file, 'utf8');
+		};
+		expect(parseCached('test', file, '', parse)).toBe('aaaa');
+		expect(parseCached('test', file, '', parse)).toBe('aaaa');
+		expect(parses).toBe(1);
+		fs.writeFileSync(file, 'bbbb');
+		fs.utimesSync(file, new Date(), new Date(Date.now() + 5000));
+		expect(parseCached('test', file, '', parse)).toBe('bbbb');
+		expect(parseCached('test', file, 'another file moved', parse)).toBe('bbbb');
+		expect(parses).toBe(3);
+	});
+
+	it('does not keep a transient answer', () => {
+		const file = path.join(dir, 'db');
+		fs.writeFileSync(file, 'x');
+		let parses = 0;
+		const parse = () => ++parses;
+		parseCached('transient', file, '', parse, () => false);
+		parseCached('transient', file, '', parse, () => false);
+		expect(parses).toBe(2);
+	});
+});
+
+describe('the per-refresh process table', () => {
+	let holder: ChildProcess | undefined;
+	afterEach(() => {
+		holder?.kill('SIGKILL');
+		holder = undefined;
+	});
+
+	it('finds the same holders as the real table, from one pass over every open file', async () => {
+		const file = path.join(dir, 'held.jsonl');
+		fs.writeFileSync(file, '{}\n');
+		holder = spawn(process.execPath, ['-e', `require('fs').openSync(${JSON.stringify(file)}, 'r'); setInterval(() => {}, 1000)`], {stdio: 'ignore'});
+		const real = createProcessTable();
+		await until('the holder holds the file', () => fs.readdirSync(`/proc/${holder?.pid}/fd`).some(fd => {
+			try {
+				return fs.readlinkSync(`/proc/${holder?.pid}/fd/${fd}`) === file;
+			} catch {
+				return false;
+			}
+		}));
+		const direct = await real.holders([file, path.join(dir, 'nobody-holds-this')]);
+		const snapshot = await snapshotTable(real).holders([file, path.join(dir, 'nobody-holds-this')]);
+		expect(direct.map(h => h.pid)).toContain(holder.pid);
+		expect(snapshot.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid)).toEqual(direct.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid));
+	});
+
+	it('answers list and get from one listing', async () => {
+		let lists = 0;
+		const base = {list: async () => (lists++, [{pid: 7, ppid: 1, startTime: 70, name: 'x', argv: ['x']}]), get: async () => undefined, holders: async () => []};
+		const table = snapshotTable(base);
+		await table.list();
+		await table.list();
+		expect(await table.get(7)).toMatchObject({pid: 7});
+		expect(lists).toBe(1);
+	});
+});
+
+describe('the visible rows', () => {
+	it('are remembered per rows array and filter, and match a fresh sort', () => {
+		const sessions = ['beta', 'alpha', 'gamma'].map((name, i) => row({name, status: i === 1 ? 'stopped' : 'running'}));
+		const state = initialState({sessions});
+		const first = visibleSessions(state);
+		expect(visibleSessions(initialState({sessions}))).toBe(first);
+		expect(first.map(s => s.name)).toEqual(['beta', 'gamma', 'alpha']);
+		const filtered = visibleSessions({...state, ui: {...state.ui, filter: 'gamma'}});
+		expect(filtered.map(s => s.name)).toEqual(['gamma']);
+		expect(visibleSessions(state).map(s => s.name)).toEqual(['beta', 'gamma', 'alpha']);
+		expect(visibleSessions(initialState({sessions: [...sessions]})).map(s => s.name)).toEqual(['beta', 'gamma', 'alpha']);
+	});
+});
