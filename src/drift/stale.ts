@@ -34,15 +34,25 @@ export interface StaleProcess {
  * Live processes of a stopped session, outside every live pane: a recorded ref with the same pid
  * *and* start time (a reused pid is someone else), or an agent process whose argv names the pin.
  */
+/** The process table minus every live pane's processes, with keys; once per detection (every stopped row walks it). */
+const outside = new WeakMap<DriftWorld, readonly {readonly proc: ProcessRef; readonly key: string}[]>();
+
+function outsidePanes(world: DriftWorld, table: readonly ProcessRef[]): readonly {readonly proc: ProcessRef; readonly key: string}[] {
+	let list = outside.get(world);
+	if (!list) {
+		list = table.map(proc => ({proc, key: processKey(proc)})).filter(({key}) => !world.paneProcessKeys.has(key));
+		outside.set(world, list);
+	}
+	return list;
+}
+
 export function staleProcesses(world: DriftWorld, row: SessionRecord, agent: AgentId): StaleProcess[] {
 	const table = world.input.processes;
 	if (table === null) return [];
 	const recorded = new Set(recordedProcesses(row.extra).map(processKey));
 	const pin = row.agentSessionId;
 	const found: StaleProcess[] = [];
-	for (const proc of table) {
-		const key = processKey(proc);
-		if (world.paneProcessKeys.has(key)) continue;
+	for (const {proc, key} of outsidePanes(world, table)) {
 		if (recorded.has(key)) found.push({proc, why: 'recorded when the session was stopped'});
 		// The cheap argv test first: every stopped row walks the whole process table.
 		else if (pin !== null && proc.argv.includes(pin) && world.agents[agent].matchesProcess(proc)) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
-import {createScanMemo} from '../adapters/common/memo.js';
+import {createScanMemo, vouching} from '../adapters/common/memo.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
@@ -357,9 +357,15 @@ export class DiscoveryCache {
 			if (!signatures.has(key)) signatures.set(key, this.signature(ctx, adapter, cwd, statOnce, looked));
 			return signatures.get(key);
 		};
-		const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
-		const verified = await this.refreshPins(ctx, checked, look, signature);
-		await this.refreshUse(ctx, checked, verified, options);
+		// Adapter reads trust the folder watch for files and folders no event named (not on a full
+		// tick: that one checks everything, in case an event was lost).
+		const read = async () => {
+			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
+			const verified = await this.refreshPins(ctx, checked, look, signature);
+			await this.refreshUse(ctx, checked, verified, options);
+			return {byCwd, verified};
+		};
+		const {byCwd, verified} = this.watch && !look.full ? await vouching.run(this.watch.vouch(), read) : await read();
 		return {
 			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
 			verify: new Map([...verified].map(([k, e]) => [k, e.value])),

@@ -1,5 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type {Vouch} from '../adapters/common/memo.js';
+
+/** How many changed paths are remembered; past that, everything read before counts as changed. */
+const REMEMBERED = 100_000;
 
 /**
  * File-change notification for the discovery cache. Stat-polling every watch path costs what
@@ -18,6 +22,11 @@ export class FolderWatch {
 	private readonly unwatched = new Set<string>();
 	private dirty = new Set<string>();
 	private readonly keysTracked = new Set<string>();
+	/** Change events seen (the Vouch sequence), and when each path or folder last changed. */
+	private seq = 0;
+	private floor = 0;
+	private readonly fileChanged = new Map<string, number>();
+	private readonly listingChanged = new Map<string, number>();
 	private closed = false;
 
 	constructor(onChange: () => void) {
@@ -44,6 +53,38 @@ export class FolderWatch {
 	/** Does a tick have to stat `key`'s paths (a change was seen, or it is not fully watched)? */
 	needsLook(key: string, dirty: ReadonlySet<string>): boolean {
 		return dirty.has(key) || this.unwatched.has(key) || this.closed;
+	}
+
+	/** What this watch vouches for, for the reads of one refresh (see `Vouch`). */
+	vouch(): Vouch {
+		return {
+			seq: this.seq,
+			fileUnchangedSince: (file, since) => {
+				const dir = path.dirname(file);
+				return (
+					!this.closed &&
+					since >= this.floor &&
+					this.watchers.has(dir) &&
+					(this.fileChanged.get(file) ?? 0) <= since &&
+					(this.fileChanged.get(dir) ?? 0) <= since &&
+					(this.listingChanged.get(dir) ?? 0) <= since
+				);
+			},
+			listingUnchangedSince: (dir, since) =>
+				!this.closed && since >= this.floor && this.watchers.has(dir) && (this.listingChanged.get(dir) ?? 0) <= since && (this.fileChanged.get(dir) ?? 0) <= since,
+		};
+	}
+
+	/** Note what an event says changed: the named entry (or, unnamed, the whole folder); a rename changes the listing. */
+	private remember(dir: string, event: string, name: string | Buffer | null): void {
+		this.seq += 1;
+		if (this.fileChanged.size >= REMEMBERED) {
+			this.fileChanged.clear();
+			this.listingChanged.clear();
+			this.floor = this.seq;
+		}
+		this.fileChanged.set(name ? path.join(dir, String(name)) : dir, this.seq);
+		if (event === 'rename' || !name) this.listingChanged.set(dir, this.seq);
 	}
 
 	/** Was a change seen that no refresh has taken yet? */
@@ -74,7 +115,7 @@ export class FolderWatch {
 				return true;
 			}
 			try {
-				const watcher = fs.watch(dir, {persistent: false}, event => this.changed(dir, event));
+				const watcher = fs.watch(dir, {persistent: false}, (event, name) => this.changed(dir, event, name));
 				watcher.on('error', () => this.lost(dir));
 				this.watchers.set(dir, watcher);
 				this.keysOf.set(dir, new Set([...(keys ?? []), key]));
@@ -90,7 +131,8 @@ export class FolderWatch {
 		return false;
 	}
 
-	private changed(dir: string, event: string): void {
+	private changed(dir: string, event: string, name: string | Buffer | null): void {
+		this.remember(dir, event, name);
 		// The watched folder itself removed or renamed: its watch is dead, so drop it.
 		if (event === 'rename' && !fs.existsSync(dir)) return this.lost(dir);
 		for (const key of this.keysOf.get(dir) ?? []) this.dirty.add(key);

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
-import {parseCached} from '../../src/adapters/common/memo.js';
+import {parseCached, vouching} from '../../src/adapters/common/memo.js';
+import {listDir} from '../../src/adapters/common/paths.js';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AgentAdapter, DiscoverQuery} from '../../src/adapters/types.js';
 import type {AgentId, Conversation} from '../../src/domain/types.js';
@@ -183,6 +184,45 @@ describe('the parse cache', () => {
 		parseCached('transient', file, '', parse, () => false);
 		parseCached('transient', file, '', parse, () => false);
 		expect(parses).toBe(2);
+	});
+});
+
+describe('reads vouched for by the folder watch', () => {
+	it('skip files and listings no event named, and read again what an event named', async () => {
+		const watched = path.join(dir, 'watched');
+		const unwatched = path.join(dir, 'unwatched');
+		fs.mkdirSync(watched);
+		fs.mkdirSync(unwatched);
+		const file = path.join(watched, 't.jsonl');
+		const other = path.join(unwatched, 'u.jsonl');
+		fs.writeFileSync(file, 'one');
+		fs.writeFileSync(other, 'one');
+		const watch = new FolderWatch(() => undefined);
+		try {
+			watch.track('k', [watched]);
+			let parses = 0;
+			const read = (f: string) => vouching.run(watch.vouch(), () => parseCached('vouch-test', f, '', () => (parses += 1, fs.readFileSync(f, 'utf8'))));
+			expect(read(file)).toBe('one');
+			expect(read(file)).toBe('one');
+			expect(parses).toBe(1);
+			fs.writeFileSync(file, 'two!');
+			await until('the change is seen', () => watch.pending());
+			expect(read(file)).toBe('two!');
+			expect(parses).toBe(2);
+			// Outside the watch nothing is trusted: the stat sees the change.
+			expect(read(other)).toBe('one');
+			fs.writeFileSync(other, 'three');
+			expect(read(other)).toBe('three');
+			// A listing is reused until something is created in the folder.
+			const names = () => vouching.run(watch.vouch(), () => listDir(watched).map(e => e.name).sort());
+			expect(names()).toEqual(['t.jsonl']);
+			watch.take();
+			fs.writeFileSync(path.join(watched, 'new.jsonl'), '');
+			await until('the new file is seen', () => watch.pending());
+			expect(names()).toEqual(['new.jsonl', 't.jsonl']);
+		} finally {
+			watch.close();
+		}
 	});
 });
 

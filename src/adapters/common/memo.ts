@@ -1,5 +1,23 @@
+import {AsyncLocalStorage} from 'node:async_hooks';
 import fs from 'node:fs';
 import type {AdapterContext, ScanMemo} from '../types.js';
+
+/**
+ * What a folder watch (inotify) can vouch for while a refresh runs: every change event bumps
+ * `seq`, so "no event named this file (or, for a listing, this folder) since `seq`" means it
+ * is as it was then. Set only around the live snapshot's adapter calls (`vouching.run`); every
+ * other caller (actions, purges, status) stats and lists as before.
+ */
+export interface Vouch {
+	/** The number of change events seen so far. */
+	readonly seq: number;
+	/** Is `file`'s folder watched, with no event naming `file` since `seq`? */
+	fileUnchangedSince(file: string, seq: number): boolean;
+	/** Is `dir` watched, with nothing created, removed or renamed in it since `seq`? */
+	listingUnchangedSince(dir: string, seq: number): boolean;
+}
+
+export const vouching = new AsyncLocalStorage<Vouch>();
 
 /** A fresh per-refresh memo (the live snapshot makes one per refresh). */
 export function createScanMemo(): ScanMemo {
@@ -24,6 +42,9 @@ export function memo<T>(ctx: Pick<AdapterContext, 'memo'>, key: string, compute:
 
 interface Parsed {
 	readonly stamp: string;
+	readonly also: string;
+	/** The folder watch's `seq` when this was parsed inside a refresh (else undefined). */
+	readonly seq: number | undefined;
 	readonly value: unknown;
 }
 
@@ -39,20 +60,29 @@ const PARSED_LIMIT = 200_000;
  * parsed every time (the parser reports why).
  */
 export function parseCached<T>(kind: string, file: string, also: string, parse: () => T, keep: (value: T) => boolean = () => true): T {
+	const key = `${kind}\0${file}`;
+	const vouch = vouching.getStore();
+	const known = parsed.get(key);
+	// Inside a refresh, a file no change event named since it was read is not even stat()ed: a
+	// busy folder re-read after one transcript grew then costs one read, not a thousand stats.
+	if (vouch && known?.seq !== undefined && known.also === also && vouch.fileUnchangedSince(file, known.seq)) return known.value as T;
+	const seq = vouch?.seq;
 	let st: fs.Stats | undefined;
 	try {
 		st = fs.statSync(file, {throwIfNoEntry: false});
 	} catch {
 		st = undefined;
 	}
-	const key = `${kind}\0${file}`;
 	if (!st) {
 		parsed.delete(key);
 		return parse();
 	}
 	const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}:${also}`;
 	const hit = parsed.get(key);
-	if (hit?.stamp === stamp) return hit.value as T;
+	if (hit?.stamp === stamp) {
+		if (seq !== undefined && hit.seq !== seq) parsed.set(key, {...hit, seq});
+		return hit.value as T;
+	}
 	const value = parse();
 	// A transient answer (a locked database) is not kept: the next call asks again.
 	if (!keep(value)) {
@@ -60,6 +90,24 @@ export function parseCached<T>(kind: string, file: string, also: string, parse: 
 		return value;
 	}
 	if (parsed.size >= PARSED_LIMIT) parsed.clear();
-	parsed.set(key, {stamp, value});
+	parsed.set(key, {stamp, also, seq, value});
 	return value;
+}
+
+const listings = new Map<string, {readonly seq: number; readonly entries: readonly fs.Dirent[]}>();
+
+/**
+ * `read()` (a readdir of `dir`), or, inside a refresh when the folder watch saw nothing created,
+ * removed or renamed in `dir` since, the listing read then (a copy: callers may sort it).
+ */
+export function listVouched(dir: string, read: () => fs.Dirent[]): fs.Dirent[] {
+	const vouch = vouching.getStore();
+	if (!vouch) return read();
+	const known = listings.get(dir);
+	if (known && vouch.listingUnchangedSince(dir, known.seq)) return [...known.entries];
+	const seq = vouch.seq;
+	const entries = read();
+	if (listings.size >= PARSED_LIMIT) listings.clear();
+	listings.set(dir, {seq, entries});
+	return [...entries];
 }

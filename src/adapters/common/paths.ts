@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import {listVouched} from './memo.js';
 
 /** True when `p` is `root` or lies below it (both already resolved). */
 export function isInside(p: string, root: string): boolean {
@@ -76,11 +77,14 @@ export function rootContaining(p: string, roots: readonly string[]): string | un
 
 /** Entries of a folder, or [] when it is missing or unreadable. Symlinks show as links (not followed). */
 export function listDir(dir: string): fs.Dirent[] {
-	try {
-		return fs.readdirSync(dir, {withFileTypes: true});
-	} catch {
-		return [];
-	}
+	// Inside a live refresh, a folder the watch saw no entry come or go in is not read again.
+	return listVouched(dir, () => {
+		try {
+			return fs.readdirSync(dir, {withFileTypes: true});
+		} catch {
+			return [];
+		}
+	});
 }
 
 /** lstat without throwing. */
