@@ -12,7 +12,7 @@ import path from 'node:path';
 import {parseArgs} from 'node:util';
 import {privateTmux, type PrivateTmux} from '../support/privateTmux.js';
 import type {PanePlan} from './herdrHost.js';
-import {measureKeys, measureRefresh, startLive, type HerdrCounter} from './inProcess.js';
+import type {HerdrCounter} from './inProcess.js';
 import {cpuSeconds, sleep, statusKb, summarize, waitFor, type Summary} from './stats.js';
 import {buildWorld, type BenchWorld} from './world.js';
 
@@ -199,6 +199,10 @@ const interrupted = new Promise<void>(resolve => {
 });
 
 async function main(): Promise<void> {
+	// The in-process dashboard loads React's production build, as the installed CLI does
+	// (src/cli/loadDashboard.ts); React reads NODE_ENV once, when it is first imported.
+	process.env['NODE_ENV'] ??= 'production';
+	const {measureKeys, measureRefresh, startLive} = await import('./inProcess.js');
 	if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` (npm run bench does it first)`);
 	const started = Date.now();
 	log(`world: seed ${config.seed}, ${config.conversations} conversations, ${config.sessions} sessions`);

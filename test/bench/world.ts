@@ -319,7 +319,7 @@ function planSessions(rng: Rng, count: number, cwds: readonly string[], conversa
 
 /** The environment of a child mam-tui: the world's HOME and state, nothing of the user's mux or agents. */
 function worldEnv(home: string, stateDir: string, binDir: string, extra: Readonly<Record<string, string>>): Record<string, string> {
-	const drop = /^(TMUX|TMUX_PANE|HERDR_.*|ENV|BASH_ENV|CLAUDE_CONFIG_DIR|CODEX_HOME|CODEX_SQLITE_HOME|OPENCODE_DB|HERMES_HOME|HERMES_DATA_DIR_SUFFIX|GEMINI_CLI_HOME|HOME_DIR|XDG_.*|MAM_.*)$/;
+	const drop = /^(TMUX|TMUX_PANE|HERDR_.*|ENV|BASH_ENV|CLAUDE_CONFIG_DIR|CODEX_HOME|CODEX_SQLITE_HOME|OPENCODE_DB|HERMES_HOME|HERMES_DATA_DIR_SUFFIX|GEMINI_CLI_HOME|HOME_DIR|XDG_.*|MAM_.*|NODE_ENV)$/;
 	const env: Record<string, string> = {};
 	for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !drop.test(key)) env[key] = value;
 	return {...env, HOME: home, MAM_HOME: stateDir, PATH: `${binDir}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, ...extra};
