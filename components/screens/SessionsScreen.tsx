@@ -1,12 +1,13 @@
 import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
-import type {AppState} from '../../src/store/state.js';
-import {findingsFor, visibleSessions} from '../../src/store/selectors.js';
+import type {Finding} from '../../src/domain/types.js';
+import {findingsFor, visibleSessions, type SessionsView} from '../../src/store/selectors.js';
 import {DetailPanel} from '../widgets/DetailPanel.js';
 import {SessionTable, type SessionRow} from '../widgets/SessionTable.js';
 
 export interface SessionsScreenProps {
-	readonly state: AppState;
+	/** The slice this screen reads (an AppState will do); App passes `selectSessionsView`'s. */
+	readonly state: SessionsView;
 	readonly height: number;
 	readonly width: number;
 	readonly home: string;
@@ -32,11 +33,22 @@ const SIDE_BY_SIDE_WIDTH = 170;
 /** Lines the detail panel takes under the list on narrow terminals (with its border). */
 const DETAIL_LINES = 8;
 
+const NO_FINDINGS: readonly Finding[] = [];
+
 export function SessionsScreen({state, height, width, home, now}: SessionsScreenProps): React.JSX.Element {
-	const records = useMemo(() => visibleSessions(state), [state.sessions, state.ui.filter]); // eslint-disable-line react-hooks/exhaustive-deps
+	// Remembered per (sessions, filter) in the selector: no sort per keystroke.
+	const records = visibleSessions(state);
+	// Row records change only when the list, the live data or the findings do, never on a keystroke.
 	const rows: SessionRow[] = useMemo(
 		() => records.map(record => ({record, live: state.live[record.name], findings: findingsFor(state, record).length})),
 		[records, state.live, state.findings], // eslint-disable-line react-hooks/exhaustive-deps
+	);
+	const cursor = Math.min(state.ui.cursor, rows.length - 1);
+	const selected = rows[cursor];
+	// The same array while the selection and the findings stay, so the memoised detail panel is skipped.
+	const selectedFindings = useMemo(
+		() => (selected ? findingsFor(state, selected.record) : NO_FINDINGS),
+		[selected?.record, state.findings], // eslint-disable-line react-hooks/exhaustive-deps
 	);
 	const filtering = state.ui.mode === 'filter' || state.ui.filter !== '';
 	const filterLine = filtering ? (
@@ -53,8 +65,6 @@ export function SessionsScreen({state, height, width, home, now}: SessionsScreen
 			</Box>
 		);
 	}
-	const cursor = Math.min(state.ui.cursor, rows.length - 1);
-	const selected = rows[cursor];
 	const side = width >= SIDE_BY_SIDE_WIDTH;
 	const listWidth = side ? Math.floor(width * 0.6) : width;
 	const listHeight = Math.max(3, height - (filtering ? 1 : 0) - (side ? 0 : DETAIL_LINES) - 1);
@@ -63,7 +73,7 @@ export function SessionsScreen({state, height, width, home, now}: SessionsScreen
 			session={selected.record}
 			live={selected.live}
 			detail={state.detail}
-			findings={findingsFor(state, selected.record)}
+			findings={selectedFindings}
 			home={home}
 			height={side ? height : DETAIL_LINES}
 		/>

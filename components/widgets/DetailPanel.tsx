@@ -14,8 +14,11 @@ export interface DetailPanelProps {
 	readonly height: number;
 }
 
-/** Everything about the selected session: ids, pane, processes, artifacts, resume command, output, findings, audit. */
-export function DetailPanel({session, live, detail, findings, home, height}: DetailPanelProps): React.JSX.Element {
+/**
+ * Everything about the selected session: ids, pane, processes, artifacts, resume command, output, findings, audit.
+ * Memoised: it renders again only when the selection, its live entry, its findings or the loaded detail change.
+ */
+export const DetailPanel = React.memo(function DetailPanel({session, live, detail, findings, home, height}: DetailPanelProps): React.JSX.Element {
 	const current = detail && detail.name === session.name ? detail : null;
 	const lines: React.JSX.Element[] = [];
 	const add = (key: string, node: React.JSX.Element) => lines.push(<React.Fragment key={key}>{node}</React.Fragment>);
@@ -51,4 +54,4 @@ export function DetailPanel({session, live, detail, findings, home, height}: Det
 			{lines.slice(0, Math.max(1, height - 2))}
 		</Box>
 	);
-}
+});

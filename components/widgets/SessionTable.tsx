@@ -1,4 +1,4 @@
-import React from 'react';
+import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {SessionRecord} from '../../src/domain/types.js';
 import type {SessionLive} from '../../src/store/state.js';
@@ -55,46 +55,74 @@ export function columnWidths(width: number): Columns {
 	return {name, agent, pane, status, resume, pin, age: ageWidth, cwd: Math.max(8, flexible - name)};
 }
 
-function statusOf(row: SessionRow): {text: string; color: string} {
-	if (row.record.status === 'purged') return {text: 'purged', color: STATUS_COLOR.purged};
-	if (row.live) return {text: row.live.liveStatus, color: LIVE_COLOR[row.live.liveStatus]};
-	return {text: row.record.status, color: STATUS_COLOR[row.record.status]};
+function statusOf(record: SessionRecord, live: SessionLive | undefined): {text: string; color: string} {
+	if (record.status === 'purged') return {text: 'purged', color: STATUS_COLOR.purged};
+	if (live) return {text: live.liveStatus, color: LIVE_COLOR[live.liveStatus]};
+	return {text: record.status, color: STATUS_COLOR[record.status]};
 }
 
-function Header({cols}: {readonly cols: Columns}): React.JSX.Element {
+/** Memoised on the column widths: a keystroke does not rebuild the header. */
+const Header = React.memo(function Header({cols}: {readonly cols: Columns}): React.JSX.Element {
 	const cells = [fit('NAME', cols.name), fit('AGENT', cols.agent), fit('PANE', cols.pane), fit('STATUS', cols.status), fit('RESUME', cols.resume)];
 	if (cols.pin) cells.push(fit('PIN', cols.pin));
 	cells.push(fit('AGE', cols.age), fit('CWD', cols.cwd));
 	return <Text bold>{`   ${cells.join(' ')}`}</Text>;
+});
+
+interface RowProps {
+	readonly record: SessionRecord;
+	readonly live: SessionLive | undefined;
+	readonly findings: number;
+	readonly selected: boolean;
+	readonly marked: boolean;
+	readonly cols: Columns;
+	readonly home: string;
+	/** The age cell's text, not the clock: a clock tick that leaves it unchanged re-renders no row. */
+	readonly age: string;
 }
 
-function Row({row, selected, marked, cols, home, now}: {readonly row: SessionRow; readonly selected: boolean; readonly marked: boolean; readonly cols: Columns; readonly home: string; readonly now: number}): React.JSX.Element {
-	const {record} = row;
-	const status = statusOf(row);
-	const resume = row.live?.resumeState;
+/**
+ * One table line. Memoised on plain props (the record, its live entry, flags, the age text): a
+ * cursor move re-renders only the row it leaves and the row it lands on (plus the one scrolled
+ * in), not every visible row.
+ */
+const Row = React.memo(function Row({record, live, findings, selected, marked, cols, home, age: ageText}: RowProps): React.JSX.Element {
+	const status = statusOf(record, live);
+	const resume = live?.resumeState;
 	return (
 		<Text inverse={selected} wrap="truncate">
 			<Text color={selected ? ACCENT : undefined}>{selected ? '>' : ' '}</Text>
 			{marked ? '*' : ' '}
-			<Text color="red">{row.findings > 0 ? '!' : ' '}</Text>
+			<Text color="red">{findings > 0 ? '!' : ' '}</Text>
 			{fit(record.name, cols.name)} {fit(record.agent, cols.agent)} {fit(record.paneId ?? '—', cols.pane)}{' '}
 			<Text color={status.color}>{fit(status.text, cols.status)}</Text>{' '}
 			<Text color={resume ? RESUME_COLOR[resume.kind] : undefined}>{fit(resumeText(resume), cols.resume)}</Text>
-			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? '—', cols.pin)}` : ''} {fit(age(record.createdAt, now), cols.age)}{' '}
+			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? '—', cols.pin)}` : ''} {fit(ageText, cols.age)}{' '}
 			{fit(shortenPath(record.cwd, home), cols.cwd)}
 		</Text>
 	);
-}
+});
 
 export function SessionTable({rows, cursor, height, width, home, marked, now}: SessionTableProps): React.JSX.Element {
-	const cols = columnWidths(width);
+	// One Columns object per width, so memoised rows see the same `cols` from frame to frame.
+	const cols = useMemo(() => columnWidths(width), [width]);
 	const start = windowStart(cursor, height, rows.length);
 	const visible = rows.slice(start, start + height);
 	return (
 		<Box flexDirection="column">
 			<Header cols={cols} />
 			{visible.map((row, i) => (
-				<Row key={row.record.id} row={row} selected={start + i === cursor} marked={marked.has(row.record.name)} cols={cols} home={home} now={now} />
+				<Row
+					key={row.record.id}
+					record={row.record}
+					live={row.live}
+					findings={row.findings}
+					selected={start + i === cursor}
+					marked={marked.has(row.record.name)}
+					cols={cols}
+					home={home}
+					age={age(row.record.createdAt, now)}
+				/>
 			))}
 			{rows.length > height ? <Text dimColor>{`   ${start + 1}–${start + visible.length} of ${rows.length}`}</Text> : null}
 		</Box>

@@ -1,10 +1,29 @@
-import React from 'react';
+import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {AppState} from '../../src/store/state.js';
 import {countsByStatus} from '../../src/store/selectors.js';
 
+/** The fields the status bar reads (an AppState will do). */
+export interface StatusView {
+	readonly mux: AppState['mux'];
+	readonly sessions: AppState['sessions'];
+	readonly findings: AppState['findings'];
+	readonly lastRefresh: AppState['lastRefresh'];
+	readonly notice: AppState['notice'];
+	readonly ui: {readonly mode: AppState['ui']['mode']};
+}
+
 export interface StatusBarProps {
-	readonly state: AppState;
+	readonly state: StatusView;
+}
+
+/** The status bar's slice; compare with `sameStatusView` (a keystroke that moves the cursor leaves it alone). */
+export function selectStatusView(state: AppState): StatusView {
+	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notice: state.notice, ui: {mode: state.ui.mode}};
+}
+
+export function sameStatusView(a: StatusView, b: StatusView): boolean {
+	return a.mux === b.mux && a.sessions === b.sessions && a.findings.length === b.findings.length && a.lastRefresh === b.lastRefresh && a.notice === b.notice && a.ui.mode === b.ui.mode;
 }
 
 function clock(ms: number | null): string {
@@ -24,7 +43,7 @@ const HINTS: Record<string, string> = {
 
 /** Mux backend and health, counts by status, findings, last refresh, the last action's outcome, key hints. */
 export function StatusBar({state}: StatusBarProps): React.JSX.Element {
-	const counts = countsByStatus(state.sessions);
+	const counts = useMemo(() => countsByStatus(state.sessions), [state.sessions]);
 	const mux = state.mux ? `${state.mux.kind} ${state.mux.ok ? 'ok' : `down: ${state.mux.message}`}` : 'mux —';
 	return (
 		<Box flexDirection="column">

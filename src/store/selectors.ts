@@ -1,5 +1,5 @@
 import type {SessionRecord} from '../domain/types.js';
-import type {AppState} from './state.js';
+import type {AppState, UiState} from './state.js';
 
 const STATUS_ORDER: Record<SessionRecord['status'], number> = {running: 0, stopped: 1, purged: 2};
 
@@ -11,7 +11,7 @@ const STATUS_ORDER: Record<SessionRecord['status'], number> = {running: 0, stopp
 const sortedCache = new WeakMap<readonly SessionRecord[], {readonly filter: string; readonly rows: SessionRecord[]}>();
 
 /** Sessions after the filter, running first, then by name. Pure (remembered per rows array and filter); do not mutate the result. */
-export function visibleSessions(state: Pick<AppState, 'sessions' | 'ui'>): SessionRecord[] {
+export function visibleSessions(state: {readonly sessions: AppState['sessions']; readonly ui: Pick<UiState, 'filter'>}): SessionRecord[] {
 	const hit = sortedCache.get(state.sessions);
 	if (hit && hit.filter === state.ui.filter) return hit.rows;
 	const rows = sortVisible(state);
@@ -19,7 +19,7 @@ export function visibleSessions(state: Pick<AppState, 'sessions' | 'ui'>): Sessi
 	return rows;
 }
 
-function sortVisible(state: Pick<AppState, 'sessions' | 'ui'>): SessionRecord[] {
+function sortVisible(state: {readonly sessions: AppState['sessions']; readonly ui: Pick<UiState, 'filter'>}): SessionRecord[] {
 	const needle = state.ui.filter.trim().toLowerCase();
 	const rows = needle
 		? state.sessions.filter(s =>
@@ -54,4 +54,33 @@ export function selectedFinding(state: AppState): AppState['findings'][number] |
 /** Findings that concern a session, by registry id or name. */
 export function findingsFor(state: Pick<AppState, 'findings'>, session: SessionRecord): AppState['findings'] {
 	return state.findings.filter(f => f.sessionId === session.id || f.sessionName === session.name);
+}
+
+/** The part of the state the sessions screen shows; nothing else it reads. */
+export interface SessionsView {
+	readonly sessions: AppState['sessions'];
+	readonly live: AppState['live'];
+	readonly findings: AppState['findings'];
+	readonly detail: AppState['detail'];
+	readonly ui: Pick<UiState, 'mode' | 'filter' | 'cursor' | 'marked'>;
+}
+
+/** The sessions screen's slice (a new object each call: compare with `sameSessionsView`). */
+export function selectSessionsView(state: AppState): SessionsView {
+	const {mode, filter, cursor, marked} = state.ui;
+	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}};
+}
+
+/** True when the sessions screen would render the same: every field it reads is the same by identity. */
+export function sameSessionsView(a: SessionsView, b: SessionsView): boolean {
+	return (
+		a.sessions === b.sessions &&
+		a.live === b.live &&
+		a.findings === b.findings &&
+		a.detail === b.detail &&
+		a.ui.mode === b.ui.mode &&
+		a.ui.filter === b.ui.filter &&
+		a.ui.cursor === b.ui.cursor &&
+		a.ui.marked === b.ui.marked
+	);
 }
