@@ -1,6 +1,6 @@
 import {ADAPTERS} from '../adapters/index.js';
 import {FINDING_KINDS, type AgentId, type Finding, type Pane, type SessionRecord} from '../domain/types.js';
-import type {AgentKnowledge, DriftInput} from './input.js';
+import type {AgentKnowledge, DriftInput, SessionFacts} from './input.js';
 import {staleProcesses} from './stale.js';
 import {candidatesFor, contestedIds, isUnpinnedLive, unpinnedFinding, type CandidateVerdict} from './unpinned.js';
 import {
@@ -249,16 +249,113 @@ type Verdicts = ReadonlyMap<number, {row: SessionRecord; verdict: CandidateVerdi
 type Contested = ReadonlyMap<string, readonly string[]>;
 
 /** Candidates of every running unpinned row whose pane is not gone or exited (those get their own finding). */
-function unpinnedVerdicts(world: DriftWorld): Verdicts {
+function unpinnedVerdicts(world: DriftWorld, core: Core | undefined): Verdicts {
 	const verdicts = new Map<number, {row: SessionRecord; verdict: CandidateVerdict}>();
 	for (const row of world.input.sessions) {
 		const agent = rowAgent(world, row);
 		if (!agent || !isUnpinnedLive(row)) continue;
 		const state = paneState(world, row, agent);
 		if (state.kind === 'gone' || state.kind === 'exited') continue;
-		verdicts.set(row.id, {row, verdict: candidatesFor(world, row, agent)});
+		verdicts.set(row.id, {row, verdict: core ? keptVerdict(world, core, row, agent) : candidatesFor(world, row, agent)});
 	}
 	return verdicts;
+}
+
+/**
+ * The same verdict object while the row's candidate facts are the same (the discovery cache hands
+ * the same conversation list while its cwd is unchanged): a verdict depends on those facts and
+ * on the other rows' pins, which the core holds fixed.
+ */
+function keptVerdict(world: DriftWorld, core: Core, row: SessionRecord, agent: AgentId): CandidateVerdict {
+	const facts = world.input.facts.get(row.id);
+	const found = facts?.candidates;
+	const memo = rowMemo(core, row);
+	const kept = memo.verdict;
+	if (
+		kept &&
+		kept.realCwd === facts?.realCwd &&
+		(found === undefined
+			? kept.found === undefined
+			: found.ok
+				? kept.found?.ok === true && kept.found.value.conversations === found.value.conversations && kept.found.value.problems === found.value.problems
+				: kept.found?.ok === false && kept.found.error === found.error)
+	) {
+		return kept.verdict;
+	}
+	const verdict = candidatesFor(world, row, agent);
+	memo.verdict = {found, realCwd: facts?.realCwd, verdict};
+	return verdict;
+}
+
+/** What `detectDrift` keeps between calls (the live view detects on every refresh). Make one with `createDriftMemo`. */
+export interface DriftMemo {
+	last?: Core;
+}
+
+export function createDriftMemo(): DriftMemo {
+	return {};
+}
+
+interface RowMemo {
+	verdict?: {readonly found: SessionFacts['candidates']; readonly realCwd: string | undefined; readonly verdict: CandidateVerdict};
+	findings?: {readonly key: string; readonly verdict: CandidateVerdict | undefined; readonly findings: readonly Finding[]};
+}
+
+/**
+ * Everything detection derives from the rows, panes, process table and mux alone, kept while
+ * those are the very same arrays (a refresh for a file change reuses the last listing and rows):
+ * the indexes, the pane findings, and per row its findings with the facts they were judged on.
+ * Only rows whose disk facts changed (or whose rivals for a candidate did) are judged again.
+ */
+interface Core {
+	readonly sessions: readonly SessionRecord[];
+	readonly panes: readonly Pane[] | null;
+	readonly processes: DriftInput['processes'];
+	readonly mux: DriftInput['mux'];
+	readonly agents: AgentKnowledge;
+	readonly sorted: readonly SessionRecord[];
+	readonly world: DriftWorld;
+	readonly rows: WeakMap<SessionRecord, RowMemo>;
+	paneFindings?: readonly Finding[];
+}
+
+function rowMemo(core: Core, row: SessionRecord): RowMemo {
+	let memo = core.rows.get(row);
+	if (!memo) core.rows.set(row, (memo = {}));
+	return memo;
+}
+
+function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | undefined): Core | undefined {
+	const last = memo?.last;
+	if (last && last.sessions === input.sessions && last.panes === input.panes && last.processes === input.processes && last.mux === input.mux && last.agents === agents) return last;
+	if (!memo) return undefined;
+	const sorted = [...input.sessions].sort((a, b) => a.id - b.id);
+	const core: Core = {
+		sessions: input.sessions,
+		panes: input.panes,
+		processes: input.processes,
+		mux: input.mux,
+		agents,
+		sorted,
+		world: buildWorld({...input, sessions: sorted}, agents),
+		rows: new WeakMap(),
+	};
+	memo.last = core;
+	return core;
+}
+
+/** The facts a row's own findings were judged on, besides its verdict: the verify answer, and who else wants its candidates. */
+function factsKey(world: DriftWorld, row: SessionRecord, verdict: CandidateVerdict | undefined, contested: Contested): string {
+	const verify = world.input.facts.get(row.id)?.verify;
+	const rivals = verdict?.kind === 'known' ? verdict.ids.map(id => (contested.get(`${row.agent}\0${id}`) ?? []).join('\n')).join('\0') : '';
+	const reason = verify && 'reason' in verify ? verify.reason : '';
+	return `${verify?.kind ?? ''}\0${reason}\0${rivals}`;
+}
+
+function rowFindings(world: DriftWorld, row: SessionRecord, agent: AgentId, verdicts: Verdicts, contested: Contested): Finding[] {
+	if (row.status === 'running') return runningFindings(world, row, agent, verdicts, contested);
+	if (row.status === 'stopped') return stoppedFindings(world, row, agent);
+	return [];
 }
 
 const KIND_ORDER = new Map<string, number>(FINDING_KINDS.map((k, i) => [k, i]));
@@ -279,23 +376,40 @@ function compareFindings(a: Finding, b: Finding): number {
  * Pure and deterministic. At most one finding with a fix per row, so fixes never race each other.
  * Never raises a finding about mam-tui's own pane.
  */
-export function detectDrift(input: DriftInput, agents: AgentKnowledge = ADAPTERS): Finding[] {
-	const sessions = [...input.sessions].sort((a, b) => a.id - b.id);
-	const world = buildWorld({...input, sessions}, agents);
-	const verdicts = unpinnedVerdicts(world);
+export function detectDrift(input: DriftInput, agents: AgentKnowledge = ADAPTERS, memo?: DriftMemo): Finding[] {
+	const core = coreOf(input, agents, memo);
+	const sessions = core ? core.sorted : [...input.sessions].sort((a, b) => a.id - b.id);
+	// With a memo the indexes are the core's (filled on first ask, shared); only the facts are this call's.
+	const world = core ? {...core.world, input: {...input, sessions}} : buildWorld({...input, sessions}, agents);
+	const verdicts = unpinnedVerdicts(world, core);
 	const contested = contestedIds(verdicts);
 	const findings: Finding[] = [];
 	for (const row of sessions) {
 		const agent = rowAgent(world, row);
 		if (!agent) continue;
-		if (row.status === 'running') findings.push(...runningFindings(world, row, agent, verdicts, contested));
-		else if (row.status === 'stopped') findings.push(...stoppedFindings(world, row, agent));
+		if (!core) {
+			findings.push(...rowFindings(world, row, agent, verdicts, contested));
+			continue;
+		}
+		// A row whose facts are as they were keeps its findings (the same objects).
+		const memoed = rowMemo(core, row);
+		const verdict = verdicts.get(row.id)?.verdict;
+		const key = factsKey(world, row, verdict, contested);
+		const kept = memoed.findings;
+		if (kept && kept.key === key && kept.verdict === verdict) {
+			findings.push(...kept.findings);
+			continue;
+		}
+		const found = rowFindings(world, row, agent, verdicts, contested);
+		memoed.findings = {key, verdict, findings: found};
+		findings.push(...found);
 	}
-	findings.push(...duplicatePins(world));
-	for (const pane of [...(world.panes?.values() ?? [])].sort(byPaneId)) {
-		const finding = untrackedPane(world, pane);
-		if (finding) findings.push(finding);
+	let paneFindings = core?.paneFindings;
+	if (!paneFindings) {
+		paneFindings = [...duplicatePins(world), ...world.sortedPanes.flatMap(pane => untrackedPane(world, pane) ?? [])];
+		if (core) core.paneFindings = paneFindings;
 	}
+	findings.push(...paneFindings);
 	return findings.sort(compareFindings);
 }
 

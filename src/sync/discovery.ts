@@ -124,19 +124,29 @@ function mergeAll(facts: readonly CwdFacts[]): Merge {
 }
 
 /**
- * The merge after a few cwds changed (a file-change refresh): drop their old conversations, merge
- * their new ones in, O(n) with no re-sort of 20,000. Undefined (merge everything) when the cwd
- * list itself changed, many changed, or a conversation listed twice is involved.
+ * The merge after a few cwds changed (a file-change refresh): only the conversations that are not
+ * the same objects as before (see `keepUnchanged`) leave and enter the list, O(n) with no re-sort
+ * of 20,000. Undefined (merge everything) when the cwd list itself changed, many changed, a
+ * conversation listed twice is involved, or a changed cwd lists its kept conversations in
+ * another order (their ties would then sort differently).
  */
 function mergeChanged(last: Merge, facts: readonly CwdFacts[]): Merge | undefined {
 	if (last.facts.length !== facts.length) return undefined;
 	const changed = facts.flatMap((f, i) => (f === last.facts[i] ? [] : [i]));
 	if (changed.length > 4) return undefined;
+	const diffs = changed.map(i => {
+		const before = conversationsOf(last.facts[i]);
+		const after = conversationsOf(facts[i]);
+		const was = new Set(before);
+		const is = new Set(after);
+		return {i, dropped: before.filter(c => !is.has(c)), added: after.filter(c => !was.has(c)), keptBefore: before.filter(c => is.has(c)), keptAfter: after.filter(c => was.has(c)), after};
+	});
+	if (diffs.some(d => d.keptBefore.some((c, k) => d.keptAfter[k] !== c))) return undefined;
 	// Updated in place: `last` is replaced by the result (or by a full merge when this gives up).
 	const {rank, counts} = last;
 	const dropped = new Set<Conversation>();
-	for (const i of changed) {
-		for (const c of conversationsOf(last.facts[i])) {
+	for (const d of diffs) {
+		for (const c of d.dropped) {
 			const key = inUseKey(c.agent, c.id);
 			const left = (counts.get(key) ?? 0) - 1;
 			if (left > 0) return undefined;
@@ -146,26 +156,70 @@ function mergeChanged(last: Merge, facts: readonly CwdFacts[]): Merge | undefine
 		}
 	}
 	const added: Conversation[] = [];
-	for (const i of changed) {
-		for (const [j, c] of conversationsOf(facts[i]).entries()) {
+	for (const d of diffs) {
+		for (const c of d.added) {
 			const key = inUseKey(c.agent, c.id);
 			if (counts.has(key)) return undefined;
 			counts.set(key, 1);
-			rank.set(c, i * RANK_STRIDE + j);
 			added.push(c);
 		}
+		// Positions in the cwd's list may have moved (one came or went): ranks follow, order kept.
+		for (const [j, c] of d.after.entries()) rank.set(c, d.i * RANK_STRIDE + j);
 	}
 	const order = byNewest(rank);
 	added.sort(order);
-	const kept = last.conversations.filter(c => !dropped.has(c));
-	const conversations: Conversation[] = [];
-	let a = 0;
-	for (const c of kept) {
-		while (a < added.length && order(added[a] as Conversation, c) < 0) conversations.push(added[a++] as Conversation);
-		conversations.push(c);
+	// The list stays sorted: each added conversation goes in at the place a binary search finds,
+	// not by comparing it with 20,000 others (reading createdAt off seven agents' object shapes).
+	const conversations = dropped.size === 0 ? [...last.conversations] : last.conversations.filter(c => !dropped.has(c));
+	let from = 0;
+	for (const c of added) {
+		let lo = from;
+		let hi = conversations.length;
+		while (lo < hi) {
+			const mid = (lo + hi) >>> 1;
+			if (order(c, conversations[mid] as Conversation) < 0) hi = mid;
+			else lo = mid + 1;
+		}
+		conversations.splice(lo, 0, c);
+		from = lo + 1;
 	}
-	while (a < added.length) conversations.push(added[a++] as Conversation);
 	return {facts, conversations, rank, counts};
+}
+
+/** Same fields, same values (resumeState compared by content). */
+function sameConversation(a: Conversation, b: Conversation): boolean {
+	const keys = Object.keys(a) as (keyof Conversation)[];
+	if (keys.length !== Object.keys(b).length) return false;
+	return keys.every(k => a[k] === b[k] || (k === 'resumeState' && JSON.stringify(a[k]) === JSON.stringify(b[k])));
+}
+
+/**
+ * A cwd read again (one transcript grew) comes back as all-new objects: keep the old object of
+ * every conversation that did not change, and the old facts when nothing did. The merge then
+ * moves only what changed, drift's per-list caches stay valid, and the view sees the same
+ * objects for unchanged conversations.
+ */
+function keepUnchanged(old: CwdFacts | undefined, fresh: CwdFacts): CwdFacts {
+	if (!old?.ok || !fresh.ok) return fresh;
+	const byId = new Map<string, Conversation[]>();
+	for (const c of old.conversations) {
+		const same = byId.get(c.id);
+		if (same) same.push(c);
+		else byId.set(c.id, [c]);
+	}
+	let reused = 0;
+	const conversations = fresh.conversations.map(c => {
+		const candidates = byId.get(c.id);
+		const at = candidates?.findIndex(o => sameConversation(o, c)) ?? -1;
+		if (!candidates || at < 0) return c;
+		// Each old object once: a list naming one conversation twice keeps two objects.
+		const [kept] = candidates.splice(at, 1);
+		reused += 1;
+		return kept as Conversation;
+	});
+	const problemsSame = old.problems.length === fresh.problems.length && old.problems.every((p, i) => p === fresh.problems[i]);
+	if (problemsSame && reused === old.conversations.length && conversations.length === old.conversations.length && conversations.every((c, i) => c === old.conversations[i])) return old;
+	return {ok: true, conversations, problems: problemsSame ? old.problems : fresh.problems};
 }
 
 /** The signature of an entry re-read on a watch event: never equal to a real one, so a full tick re-checks it. */
@@ -236,6 +290,8 @@ export class DiscoveryCache {
 	private verified = new Map<string, Entry<ResumeState>>();
 	private used = new Map<string, UseFacts>();
 	private processKey: string | undefined;
+	/** The listing `processKey` was made from. */
+	private processList: readonly ProcessRef[] | undefined;
 	private readonly watch: FolderWatch | undefined;
 	private lastMerge: Merge | undefined;
 	private readonly once: boolean;
@@ -405,6 +461,12 @@ export class DiscoveryCache {
 				todo.push({key, adapter, cwd: row.cwd, signature: WATCHED});
 				continue;
 			}
+			// A pane event keeps every entry it has: no signature is needed to decide that (signing
+			// stat()s every watch path of every cwd: a quarter of a second at 20,000 conversations).
+			if (entry && !look.rescan) {
+				next.set(key, entry);
+				continue;
+			}
 			const signature = signatureOf(adapter, row.cwd);
 			if (entry && !this.stale(entry, signature, look.rescan)) next.set(key, entry);
 			else todo.push({key, adapter, cwd: row.cwd, signature});
@@ -414,7 +476,7 @@ export class DiscoveryCache {
 			let value: CwdFacts;
 			try {
 				const found = await adapter.discover(ctx, {cwd, includeChildren: false});
-				value = {ok: true, conversations: found.conversations, problems: found.problems};
+				value = keepUnchanged(this.byCwd.get(key)?.value, {ok: true, conversations: found.conversations, problems: found.problems});
 			} catch (error) {
 				value = {ok: false, error: `${adapter.label} discovery failed: ${messageOf(error)}`};
 			}
@@ -448,6 +510,11 @@ export class DiscoveryCache {
 				todo.push({key, adapter, id: row.agentSessionId, cwd: row.cwd, signature: WATCHED});
 				continue;
 			}
+			// A pane event keeps what it has without signing (see refreshCwds).
+			if (entry && !look.rescan) {
+				next.set(key, entry);
+				continue;
+			}
 			const signature = signatureOf(adapter, row.cwd);
 			if (entry && !this.stale(entry, signature, look.rescan)) next.set(key, entry);
 			else todo.push({key, adapter, id: row.agentSessionId, cwd: row.cwd, signature});
@@ -469,14 +536,27 @@ export class DiscoveryCache {
 
 	/** inUse for rows whose conversation verified: the last condition of "resumable". */
 	private async refreshUse(ctx: AdapterContext, rows: readonly SessionRecord[], verified: ReadonlyMap<string, Entry<ResumeState>>, options: RefreshOptions): Promise<void> {
-		const key = options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
+		// The same listing (a file-change refresh reuses the last one) has the same key: no need to
+		// spell out a thousand processes again.
+		const same = options.processes !== undefined && options.processes === this.processList;
+		const key = same ? this.processKey : options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
 		const processesMoved = key === undefined || key !== this.processKey;
-		if (options.rescan) this.processKey = key;
+		if (options.rescan) {
+			this.processKey = key;
+			this.processList = options.processes;
+		}
 		const next = new Map<string, UseFacts>();
 		const todo: {key: string; adapter: AgentAdapter; id: string}[] = [];
+		// Per cwd, not per row (500 rows share a few dozen cwds).
+		const exists = new Map<string, boolean>();
+		const existsOnce = (cwd: string): boolean => {
+			let known = exists.get(cwd);
+			if (known === undefined) exists.set(cwd, (known = cwdExists(cwd)));
+			return known;
+		};
 		for (const row of rows) {
 			const adapter = adapterOf(this.adapters, row.agent);
-			if (!adapter || row.agentSessionId === null || !cwdExists(row.cwd)) continue;
+			if (!adapter || row.agentSessionId === null || !existsOnce(row.cwd)) continue;
 			if (verified.get(pinKey(row.agent, row.agentSessionId, row.cwd))?.value.kind !== 'yes') continue;
 			const k = inUseKey(row.agent, row.agentSessionId);
 			if (next.has(k) || todo.some(t => t.key === k)) continue;

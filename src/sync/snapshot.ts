@@ -14,7 +14,7 @@ import {
 	type ResumeState,
 	type SessionRecord,
 } from '../domain/types.js';
-import {detectDrift} from '../drift/detect.js';
+import {detectDrift, type DriftMemo} from '../drift/detect.js';
 import type {DriftInput, SessionFacts} from '../drift/input.js';
 import type {Multiplexer, MuxHealth} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
@@ -55,6 +55,8 @@ export interface JoinInputs {
 	/** The realpath of a cwd when it differs (discovery matches conversations by realpath). */
 	readonly realCwd?: (cwd: string) => string | undefined;
 	readonly adapters?: Adapters;
+	/** Keeps drift detection's work between refreshes (see `DriftMemo`); the live supervisor holds one. */
+	readonly driftMemo?: DriftMemo;
 }
 
 function agentOf(adapters: Adapters, agent: string): AgentId | undefined {
@@ -180,7 +182,7 @@ export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 	const untracked = (inputs.panes ?? []).filter(p => !p.isSelf && !claimed.has(p.id) && paneAgent(adapters, p) !== undefined);
 	let findings: Finding[] = [];
 	try {
-		findings = detectDrift(driftInputOf(inputs), adapters);
+		findings = detectDrift(driftInputOf(inputs), adapters, inputs.driftMemo);
 	} catch {
 		// The drift engine is pure; a bug in it must not take the live view down with it.
 		findings = [];
@@ -207,7 +209,8 @@ function isDirectory(cwd: string): boolean {
 
 function realpathIfDifferent(cwd: string): string | undefined {
 	try {
-		const real = fs.realpathSync(cwd);
+		// One realpath(3) call, not an lstat per path component (the result is the same).
+		const real = fs.realpathSync.native(cwd);
 		return real === cwd ? undefined : real;
 	} catch {
 		return undefined;
@@ -231,6 +234,8 @@ export interface SnapshotDeps {
 	/** false: skip discovering conversations (no conversations, no drift candidates); pins are still checked. */
 	readonly conversations?: boolean;
 	readonly now: () => number;
+	/** Drift detection's memo, kept by the caller across refreshes. */
+	readonly driftMemo?: DriftMemo;
 }
 
 /** One listing of the mux's panes and of the process table. */
@@ -281,7 +286,20 @@ export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
 		...(problem ? {muxProblem: problem} : {}),
 		discovery,
 		processes,
-		cwdExists: isDirectory,
-		realCwd: realpathIfDifferent,
+		// Per cwd, not per row: 500 rows share a few dozen cwds, and a realpath is a chain of lstats.
+		...(deps.driftMemo ? {driftMemo: deps.driftMemo} : {}),
+		cwdExists: perRefresh(isDirectory),
+		realCwd: perRefresh(realpathIfDifferent),
 	});
+}
+
+/** `fn` asked once per distinct argument for the length of one refresh. */
+function perRefresh<T>(fn: (cwd: string) => T): (cwd: string) => T {
+	const known = new Map<string, T>();
+	return cwd => {
+		if (known.has(cwd)) return known.get(cwd) as T;
+		const value = fn(cwd);
+		known.set(cwd, value);
+		return value;
+	};
 }

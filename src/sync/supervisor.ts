@@ -7,6 +7,7 @@ import type {AppState} from '../store/state.js';
 import type {Store} from '../store/store.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
+import {createDriftMemo} from '../drift/detect.js';
 import {DiscoveryCache, type StatFn} from './discovery.js';
 import {buildSnapshot, readListing, type Listing, type LiveSnapshot} from './snapshot.js';
 
@@ -84,6 +85,8 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	let coalesceTimer: NodeJS.Timeout | undefined;
 	let diskTimer: NodeJS.Timeout | undefined;
 	let listing: Listing | undefined;
+	// Detection keeps what the rows and the listing alone decide while both are unchanged.
+	const driftMemo = createDriftMemo();
 	const source = {mux: deps.mux, ...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}), processes: deps.processes};
 
 	const runOnce = async (job: Job): Promise<void> => {
@@ -97,6 +100,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 				rescan: job.rescan,
 				full: job.full,
 				now,
+				driftMemo,
 			});
 			if (disposed) return;
 			deps.store.dispatch({

@@ -10,12 +10,15 @@ import {parseCached, vouching} from '../../src/adapters/common/memo.js';
 import {listDir} from '../../src/adapters/common/paths.js';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AgentAdapter, DiscoverQuery} from '../../src/adapters/types.js';
-import type {AgentId, Conversation} from '../../src/domain/types.js';
+import {err} from '../../src/domain/result.js';
+import type {AgentId, Conversation, Pane, ProcessRef, ResumeState} from '../../src/domain/types.js';
+import {createDriftMemo, detectDrift, type DriftInput, type SessionFacts} from '../../src/drift/detect.js';
 import {visibleSessions} from '../../src/store/selectors.js';
 import {initialState} from '../../src/store/state.js';
 import {DiscoveryCache} from '../../src/sync/discovery.js';
 import {FolderWatch} from '../../src/sync/folderWatch.js';
 import {createProcessTable, snapshotTable} from '../../src/system/processes.js';
+import {candidates as dCandidates, conv as dConv, EPOCH, ID, pane as dPane, proc as dProc, row as dRow} from '../drift/builders.js';
 import {ctx, row, UUID} from '../sync/support.js';
 
 let dir: string;
@@ -84,6 +87,125 @@ describe('the merged conversation list', () => {
 			}),
 			{numRuns: 60},
 		);
+	});
+});
+
+describe('unchanged conversations kept as the same objects', () => {
+	it('a re-read cwd keeps the objects of unchanged conversations, shows every changed field, and equals a merge from scratch', async () => {
+		const cwds = ['a', 'b', 'c'].map(name => path.join(dir, name));
+		for (const cwd of cwds) fs.mkdirSync(cwd);
+		const rows = cwds.map((cwd, i) => row({name: `r${i}`, cwd}));
+		const item = fc.record({
+			id: fc.integer({min: 1, max: 12}),
+			at: fc.integer({min: 1, max: 4}),
+			updated: fc.integer({min: 1, max: 3}),
+			title: fc.option(fc.constantFrom('x', 'y'), {nil: undefined}),
+			resumable: fc.boolean(),
+		});
+		const step = fc.record({cwd: fc.integer({min: 0, max: cwds.length - 1}), list: fc.uniqueArray(item, {maxLength: 8, selector: c => c.id})});
+		await fc.assert(
+			fc.asyncProperty(fc.array(step, {minLength: 1, maxLength: 10}), async steps => {
+				const stamps = fs.mkdtempSync(path.join(dir, 'stamps-'));
+				const live = scriptedAdapter(stamps);
+				const cache = new DiscoveryCache({ctx, adapters: withAdapter(live)});
+				let previous = new Map<string, Conversation>();
+				let n = 0;
+				for (const s of steps) {
+					const cwd = cwds[s.cwd] as string;
+					live.lists.set(
+						cwd,
+						s.list.map(c => ({
+							agent: 'claude',
+							id: UUID(c.id),
+							cwd,
+							createdAt: c.at,
+							updatedAt: c.at + c.updated,
+							...(c.title === undefined ? {} : {title: c.title}),
+							childCount: 0,
+							resumeState: c.resumable ? {kind: 'yes'} : {kind: 'no', reason: 'no messages yet'},
+						})),
+					);
+					fs.writeFileSync(path.join(stamps, `${path.basename(cwd)}.stamp`), String(++n));
+					const updated = await cache.refresh(rows, {rescan: true});
+					const fresh = scriptedAdapter(stamps);
+					for (const [at, convs] of live.lists) fresh.lists.set(at, convs);
+					const scratch = await new DiscoveryCache({ctx, adapters: withAdapter(fresh)}).refresh(rows, {rescan: true});
+					// Every field as the adapter says now (a kept object is never a stale one)...
+					expect(updated.conversations).toEqual(scratch.conversations);
+					// ...and an object equal to the one shown before is that very object.
+					for (const c of updated.conversations) {
+						const before = previous.get(`${c.cwd}\0${c.id}`);
+						if (before && JSON.stringify(before) === JSON.stringify(c)) expect(c).toBe(before);
+					}
+					previous = new Map(updated.conversations.map(c => [`${c.cwd}\0${c.id}`, c]));
+				}
+			}),
+			{numRuns: 60},
+		);
+	});
+});
+
+describe('drift detection with a memo (the live view detects on every refresh)', () => {
+	const claude = (pin?: string) => ['claude', ...(pin ? ['--resume', pin] : [])];
+	const sessions = [
+		dRow(1),
+		dRow(2),
+		dRow(3, {agentSessionId: ID.a}),
+		dRow(4, {status: 'stopped', paneId: null, agentSessionId: ID.b, extra: {stop: {processes: [{pid: 501, startTime: 5010}]}}}),
+		dRow(5, {status: 'stopped', agentSessionId: ID.c}),
+		dRow(6, {agent: 'codex', paneId: 'w1:p9', agentSessionId: ID.d}),
+		dRow(7, {status: 'stopped', paneId: null, agentSessionId: ID.d}),
+	];
+	const panes = [dPane('w1:p1', {agentArgv: claude()}), dPane('w1:p2', {agentArgv: claude()}), dPane('w1:p3', {agentArgv: claude(ID.a)}), dPane('w1:p5', {agentArgv: claude(ID.c)}), dPane('w1:p6', {agentArgv: claude()})];
+	// Free ids (e, f) are candidates two unpinned rows may contest; the others are claimed, too old or a child.
+	const FREE = ['55555555-5555-4555-8555-555555555555', '66666666-6666-4666-8666-666666666666'] as const;
+	const pool = [dConv(ID.a), dConv(ID.b), dConv(ID.c, {createdAt: EPOCH - 60_000}), dConv(ID.d), dConv(ID.d, {parentId: ID.a}), dConv(FREE[0]), dConv(FREE[1])];
+	const verifyArb = fc.constantFrom<ResumeState | undefined>(undefined, {kind: 'yes'}, {kind: 'no', reason: 'no transcript on disk'}, {kind: 'no', reason: 'no messages yet'}, {kind: 'unknown', reason: 'locked'});
+	const candidatesArb = fc.oneof(fc.constant('same' as const), fc.constant('error' as const), fc.subarray(pool));
+	const stepArb = fc.record({
+		facts: fc.array(fc.record({verify: verifyArb, candidates: candidatesArb, realCwd: fc.option(fc.constant('/real/api'), {nil: undefined})}), {minLength: sessions.length, maxLength: sessions.length}),
+		listing: fc.constantFrom('same', 'same', 'new', 'changed'),
+	});
+
+	it('finds what a detection from scratch finds, as facts change under the same rows and listing', () => {
+		fc.assert(
+			fc.property(fc.array(stepArb, {minLength: 1, maxLength: 8}), steps => {
+				const memo = createDriftMemo();
+				let listing = {panes: panes as readonly Pane[], processes: [...panes.flatMap(p => p.processes), dProc(501, claude(ID.b), {startTime: 5010})] as readonly ProcessRef[]};
+				const lists = new Map<number, SessionFacts['candidates']>();
+				for (const step of steps) {
+					if (step.listing === 'new') listing = {panes: [...listing.panes], processes: [...listing.processes]};
+					if (step.listing === 'changed') listing = {panes: listing.panes.slice(1), processes: listing.processes.slice(0, -1)};
+					const facts = new Map<number, SessionFacts>();
+					step.facts.forEach((f, i) => {
+						const id = sessions[i]?.id ?? 0;
+						const candidates = f.candidates === 'same' ? (lists.get(id) ?? dCandidates([])) : f.candidates === 'error' ? err('store locked') : dCandidates(f.candidates);
+						lists.set(id, candidates);
+						facts.set(id, {...(f.verify ? {verify: f.verify} : {}), candidates, ...(f.realCwd ? {realCwd: f.realCwd} : {})});
+					});
+					const input: DriftInput = {sessions, mux: 'herdr', panes: listing.panes, facts, processes: listing.processes};
+					expect(detectDrift(input, ADAPTERS, memo)).toEqual(detectDrift(input));
+				}
+			}),
+			{numRuns: 200},
+		);
+	});
+
+	it('keeps the finding objects of rows whose facts did not change', () => {
+		const memo = createDriftMemo();
+		const processes = panes.flatMap(p => p.processes);
+		const list = dCandidates([pool[0] as Conversation]);
+		const factsOf = (verify4: ResumeState): Map<number, SessionFacts> =>
+			new Map(sessions.map(r => [r.id, {candidates: list, verify: r.id === 4 ? verify4 : {kind: 'no', reason: 'no transcript on disk'}}]));
+		const input = (verify4: ResumeState): DriftInput => ({sessions, mux: 'herdr', panes, facts: factsOf(verify4), processes});
+		const first = detectDrift(input({kind: 'yes'}), ADAPTERS, memo);
+		const again = detectDrift(input({kind: 'yes'}), ADAPTERS, memo);
+		expect(again).toEqual(first);
+		again.forEach((f, i) => expect(f).toBe(first[i]));
+		const changed = detectDrift(input({kind: 'no', reason: 'gone'}), ADAPTERS, memo);
+		expect(changed).toEqual(detectDrift(input({kind: 'no', reason: 'gone'})));
+		expect(changed.filter(f => f.sessionId === 4 && f.kind === 'artifact-missing')).toHaveLength(1);
+		for (const f of changed) if (f.sessionId !== 4) expect(first).toContain(f);
 	});
 });
 
