@@ -6,6 +6,7 @@ import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {HerdrClient, resolveHerdrSocket} from './herdr/client.js';
 import {createHerdrMux} from './herdr/index.js';
+import {fileShellCache, type ShellCache} from './herdr/shellCache.js';
 import {parsePong} from './herdr/wire.js';
 import {createTmuxMux, type TmuxServer} from './tmux.js';
 import {MuxError, type Multiplexer} from './types.js';
@@ -24,6 +25,9 @@ export interface MuxDeps {
 	readonly now?: () => number;
 	/** How long `auto` waits for herdr's pong before settling on tmux (ms). */
 	readonly probeTimeoutMs?: number;
+	/** herdr shell pids kept between processes (see ShellCache). */
+	readonly shellCache?: ShellCache;
+	readonly readShellCache?: boolean;
 }
 
 /** herdr answers ping from memory; if it has not in a second, it is not the backend to use. */
@@ -85,6 +89,7 @@ export async function selectMux(deps: MuxDeps): Promise<Multiplexer> {
 			processes: deps.processes,
 			...(deps.logger ? {logger: deps.logger} : {}),
 			...(deps.now ? {now: deps.now} : {}),
+			...(deps.shellCache ? {shellCache: deps.shellCache, readShellCache: deps.readShellCache === true} : {}),
 		});
 	}
 	return createTmuxMux({
@@ -98,8 +103,15 @@ export async function selectMux(deps: MuxDeps): Promise<Multiplexer> {
 	});
 }
 
-/** The backend a command asked for with `--mux`, `--tmux-socket` and `--tmux-path`. */
-export function selectMuxFor(world: Pick<World, 'options' | 'env' | 'exec' | 'processes' | 'config' | 'logger' | 'now'>): Promise<Multiplexer> {
+/**
+ * The backend a command asked for with `--mux`, `--tmux-socket` and `--tmux-path`. Every backend
+ * saves the herdr shells it learns; only `status` (`readShellCache`, which changes nothing) reads
+ * them back, so a stop or a purge always asks herdr itself which process a pane runs.
+ */
+export function selectMuxFor(
+	world: Pick<World, 'options' | 'env' | 'exec' | 'processes' | 'config' | 'logger' | 'now' | 'stateDir'>,
+	options: {readonly readShellCache?: boolean} = {},
+): Promise<Multiplexer> {
 	const {tmuxSocket, tmuxPath} = world.options;
 	return selectMux({
 		choice: world.options.mux ?? 'auto',
@@ -110,5 +122,7 @@ export function selectMuxFor(world: Pick<World, 'options' | 'env' | 'exec' | 'pr
 		tmux: {...(tmuxSocket ? {socketName: tmuxSocket} : {}), ...(tmuxPath ? {socketPath: tmuxPath} : {})},
 		logger: world.logger,
 		now: world.now,
+		shellCache: fileShellCache(path.join(world.stateDir, 'herdr-shells.json'), world.logger),
+		readShellCache: options.readShellCache === true,
 	});
 }

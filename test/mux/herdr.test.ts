@@ -4,6 +4,7 @@ import path from 'node:path';
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest';
 import {herdrErrorMessage, resolveHerdrSocket} from '../../src/mux/herdr/client.js';
 import {createHerdrMux, type HerdrMuxOptions} from '../../src/mux/herdr/index.js';
+import {fileShellCache} from '../../src/mux/herdr/shellCache.js';
 import type {MuxEvent} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
@@ -84,6 +85,56 @@ describe('herdr backend specifics', {timeout: 30_000}, () => {
 		await mux.listPanes();
 		expect(fake.methods.slice(again)).toEqual(['session.snapshot']);
 		await mux.dispose();
+	});
+
+	it('a cold status trusts the shells an earlier process saved, once /proc confirms them; other users of the cache ask herdr', async () => {
+		const a = await fake.openWorkspace(s.dir, {PATH: s.path});
+		const b = await fake.split(a, s.dir, {PATH: s.path});
+		const shellCache = fileShellCache(path.join(s.dir, `shells-${a}.json`));
+		const first = createHerdrMux(muxOptions(s.socket, {shellCache}));
+		const listed = await first.listPanes();
+		await first.dispose();
+		const processInfoCalls = async (mux: ReturnType<typeof createHerdrMux>) => {
+			const before = fake.methods.length;
+			const panes = await mux.listPanes();
+			await mux.dispose();
+			return {calls: fake.methods.slice(before).filter(m => m === 'pane.process_info').length, panes};
+		};
+		const cold = await processInfoCalls(createHerdrMux(muxOptions(s.socket, {shellCache, readShellCache: true})));
+		expect(cold.calls).toBe(0);
+		expect(cold.panes.find(p => p.id === b)?.shellPid).toBe(fake.shellPidOf(b));
+		expect(cold.panes.map(p => [p.id, p.shellPid])).toEqual(listed.map(p => [p.id, p.shellPid]));
+		// A stop or a purge (no readShellCache) always asks herdr which process a pane runs.
+		expect((await processInfoCalls(createHerdrMux(muxOptions(s.socket, {shellCache})))).calls).toBe(listed.length);
+	});
+
+	it('a remembered shell whose process or parent is not the same one any more is asked about again', async () => {
+		const a = await fake.openWorkspace(s.dir, {PATH: s.path});
+		const shellCache = fileShellCache(path.join(s.dir, `shells-${a}.json`));
+		const first = createHerdrMux(muxOptions(s.socket, {shellCache}));
+		await first.listPanes();
+		await first.dispose();
+		const saved = shellCache.load(s.socket);
+		const mine = saved.find(x => x.pid === fake.shellPidOf(a));
+		expect(mine).toBeDefined();
+		for (const wrong of [{startTime: (mine?.startTime ?? 0) + 1}, {parentStartTime: (mine?.parentStartTime ?? 0) + 1}, {ppid: 1}, {pid: process.pid}]) {
+			shellCache.save(s.socket, saved.map(x => (x === mine ? {...x, ...wrong} : x)));
+			const mux = createHerdrMux(muxOptions(s.socket, {shellCache, readShellCache: true}));
+			const before = fake.methods.length;
+			const pane = (await mux.listPanes()).find(p => p.id === a);
+			await mux.dispose();
+			expect(fake.methods.slice(before)).toContain('pane.process_info');
+			expect(pane?.shellPid).toBe(fake.shellPidOf(a));
+		}
+		// A file that is not a cache at all is ignored, and replaced by the next save.
+		const file = path.join(s.dir, `shells-${a}.json`);
+		for (const junk of ['not json', '{"version":1,"sockets":{"x":[{"pid":"1; rm -rf ~"}]}}', '[]', '{"version":99}']) {
+			fs.writeFileSync(file, junk);
+			const mux = createHerdrMux(muxOptions(s.socket, {shellCache, readShellCache: true}));
+			expect((await mux.listPanes()).find(p => p.id === a)?.shellPid).toBe(fake.shellPidOf(a));
+			await mux.dispose();
+			expect(shellCache.load(s.socket).some(x => x.pid === fake.shellPidOf(a))).toBe(true);
+		}
 	});
 
 	it('shows the agent herdr detects, its status changes as events, and its native session id', async () => {

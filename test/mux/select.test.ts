@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {herdrAnswers, selectMux, type MuxDeps} from '../../src/mux/select.js';
+import {loadConfig} from '../../src/config/config.js';
+import {herdrAnswers, selectMux, selectMuxFor, type MuxDeps} from '../../src/mux/select.js';
+import {silentLogger} from '../../src/system/logger.js';
 import {realExec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
@@ -27,6 +29,33 @@ function deps(choice: MuxDeps['choice'], env: Record<string, string>): MuxDeps {
 	// A generous probe: a loaded test machine must not turn a live herdr into "no herdr".
 	return {choice, env: {HOME: dir, ...env}, exec: realExec, processes: createProcessTable(), pollMs: 1000, tmux: {socketName: 'mam-test-select-none'}, probeTimeoutMs: 3000};
 }
+
+describe('the herdr shell cache of a command', {timeout: 20_000}, () => {
+	it('every command saves what it learns; only status reads it back, so stop and purge always ask herdr', async () => {
+		await fake.openWorkspace(dir);
+		const world = {
+			options: {json: false, verbose: false, mux: 'herdr' as const},
+			env: {HOME: dir, HERDR_SOCKET_PATH: socket},
+			exec: realExec,
+			processes: createProcessTable(),
+			config: loadConfig(path.join(dir, 'no-config.yaml')),
+			logger: silentLogger,
+			now: Date.now,
+			stateDir: path.join(dir, 'state'),
+		};
+		const processInfoCalls = async (options?: {readShellCache: boolean}) => {
+			const mux = await selectMuxFor(world, options);
+			const before = fake.methods.length;
+			await mux.listPanes();
+			await mux.dispose();
+			return fake.methods.slice(before).filter(m => m === 'pane.process_info').length;
+		};
+		expect(await processInfoCalls()).toBeGreaterThan(0);
+		expect(fs.existsSync(path.join(dir, 'state', 'herdr-shells.json'))).toBe(true);
+		expect(await processInfoCalls()).toBeGreaterThan(0);
+		expect(await processInfoCalls({readShellCache: true})).toBe(0);
+	});
+});
 
 describe('--mux selection', {timeout: 20_000}, () => {
 	it('auto picks herdr when its socket answers ping', async () => {

@@ -7,6 +7,7 @@ import {detectAgent, lineage, lineageOf} from '../detect.js';
 import {shellJoin} from '../shellQuote.js';
 import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest} from '../types.js';
 import {checkKeys, checkLines, checkOpenRequest, lastLines, ownPaneError} from '../validate.js';
+import {trusted, type RememberedShell, type ShellCache} from './shellCache.js';
 import {HERDR_PROTOCOL, HerdrClient, type HerdrResult, type HerdrStream, type HerdrSubscription} from './client.js';
 import {
 	agentStatusOf,
@@ -36,6 +37,10 @@ export interface HerdrMuxOptions {
 	readonly backoff?: {readonly initialMs: number; readonly maxMs: number};
 	/** How long after a lifecycle event to re-check the pane set if nobody listed panes (ms). */
 	readonly resyncMs?: number;
+	/** Shell pids kept between mam-tui processes: always saved; read back only with `readShellCache`. */
+	readonly shellCache?: ShellCache;
+	/** Trust remembered shells (once checked against /proc) instead of asking herdr for each pane again. */
+	readonly readShellCache?: boolean;
 }
 
 /** Codes that mean the connection, not the request, failed: the protocol is re-checked next time. */
@@ -102,6 +107,9 @@ export class HerdrMux implements Multiplexer {
 	private readonly known = new Set<string>();
 	private readonly gone = new Set<string>();
 	private readonly agents = new Map<string, string | undefined>();
+	/** Remembered shells not yet checked (loaded at the first listing), and what was last saved. */
+	private remembered: readonly RememberedShell[] | undefined;
+	private savedShells = '';
 
 	constructor(options: HerdrMuxOptions) {
 		this.options = options;
@@ -193,8 +201,8 @@ export class HerdrMux implements Multiplexer {
 		return snapshot;
 	}
 
-	/** Fetch shell pids for terminals not seen before (concurrently: one round, not one per pane). */
-	private async fillShells(panes: readonly WirePane[]): Promise<void> {
+	/** Fetch shell pids for terminals not seen before (concurrently: one round, not one per pane). How many were asked. */
+	private async fillShells(panes: readonly WirePane[]): Promise<number> {
 		const fresh = panes.filter(p => !this.shells.has(p.terminalId));
 		await mapLimit(fresh, PROCESS_INFO_CONCURRENCY, async pane => {
 			try {
@@ -206,6 +214,35 @@ export class HerdrMux implements Multiplexer {
 				throw error;
 			}
 		});
+		return fresh.length;
+	}
+
+	/** Shells remembered by an earlier process, for terminals we have not asked about, once /proc confirms them. */
+	private adoptRemembered(panes: readonly WirePane[], table: readonly ProcessRef[]): void {
+		const checked = trusted(this.remembered ?? [], table);
+		for (const pane of panes) {
+			const shell = checked.get(pane.terminalId);
+			if (shell && !this.shells.has(pane.terminalId)) this.shells.set(pane.terminalId, {pid: shell.pid, startTime: shell.startTime});
+		}
+		this.remembered = [];
+	}
+
+	/** Save the confirmed shells (with their parent's identity) when they changed since the last save. */
+	private saveShells(table: readonly ProcessRef[]): void {
+		const cache = this.options.shellCache;
+		if (!cache) return;
+		const byPid = new Map(table.map(p => [p.pid, p]));
+		const shells: RememberedShell[] = [];
+		for (const [terminalId, entry] of this.shells) {
+			const proc = byPid.get(entry.pid);
+			const parent = proc ? byPid.get(proc.ppid) : undefined;
+			if (!proc || !parent || entry.startTime === undefined) continue;
+			shells.push({terminalId, pid: entry.pid, startTime: entry.startTime, ppid: proc.ppid, parentStartTime: parent.startTime});
+		}
+		const text = JSON.stringify(shells);
+		if (text === this.savedShells) return;
+		this.savedShells = text;
+		cache.save(this.socketPath, shells);
 	}
 
 	/** Forget terminals that left, and shells whose pid died or was reused. */
@@ -249,9 +286,16 @@ export class HerdrMux implements Multiplexer {
 	/** Every pane with its process tree, in one batched round. */
 	async listPanes(): Promise<readonly Pane[]> {
 		const snapshot = await this.snapshot();
-		await this.fillShells(snapshot.panes);
-		const table = await this.options.processes.list();
+		if (this.remembered === undefined) this.remembered = this.options.readShellCache ? (this.options.shellCache?.load(this.socketPath) ?? []) : [];
+		let table: readonly ProcessRef[] | undefined;
+		if (this.remembered.length > 0) {
+			table = await this.options.processes.list();
+			this.adoptRemembered(snapshot.panes, table);
+		}
+		// The table is read (again) after asking herdr: a shell learned just now may be younger than it.
+		if ((await this.fillShells(snapshot.panes)) > 0 || !table) table = await this.options.processes.list();
 		this.pruneShells(snapshot.panes, table);
+		this.saveShells(table);
 		const self = lineage(table, this.selfPid);
 		const panes = snapshot.panes.map(p => this.toPane(p, table, self));
 		this.selfIds = new Set(panes.filter(p => p.isSelf).map(p => p.id));
