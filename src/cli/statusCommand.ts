@@ -6,6 +6,7 @@ import type {Multiplexer} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import {DiscoveryCache} from '../sync/discovery.js';
 import {buildSnapshot, type LiveSnapshot} from '../sync/snapshot.js';
+import {snapshotTable} from '../system/processes.js';
 import type {Command} from './commands.js';
 import {out, shortPath, table} from './output.js';
 import type {World} from './world.js';
@@ -115,10 +116,13 @@ function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
 
 /** Build the live snapshot once: the backend's panes, one discovery pass, the join. */
 async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Promise<LiveSnapshot> {
+	// One moment, one pass over /proc: the backend's pane trees, the snapshot and every adapter's
+	// in-use check share it (each used to read the whole process table again).
+	const processes = snapshotTable(world.processes);
 	let mux: Multiplexer | null = null;
 	let problem: string | undefined;
 	try {
-		mux = await selectMuxFor(world);
+		mux = await selectMuxFor({...world, processes}, {readShellCache: true});
 	} catch (error) {
 		problem = messageOf(error);
 	}
@@ -127,8 +131,8 @@ async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Pr
 			sessions,
 			mux,
 			...(problem ? {muxProblem: problem} : {}),
-			discovery: new DiscoveryCache({ctx: world.adapterContext(), once: true}),
-			processes: world.processes,
+			discovery: new DiscoveryCache({ctx: {...world.adapterContext(), processes}, once: true}),
+			processes,
 			rescan: true,
 			// status prints no conversations and no findings: reading every cwd's would be wasted.
 			conversations: false,

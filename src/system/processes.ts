@@ -12,8 +12,14 @@ export interface ProcessTable {
 	get(pid: number): Promise<ProcessRef | undefined>;
 	/** Processes holding any of `paths` open (file descriptors), with the path each holds. */
 	holders(paths: readonly string[]): Promise<readonly Holder[]>;
-	/** Optional: every open file of every process in one pass (one Holder per process and path). */
-	openFiles?(): Promise<readonly Holder[]>;
+	/** Optional: every open file of every process in one pass (one entry per process and path). */
+	openFiles?(): Promise<readonly OpenFile[]>;
+}
+
+/** A path some process holds open. */
+export interface OpenFile {
+	readonly pid: number;
+	readonly path: string;
 }
 
 export interface Holder {
@@ -92,23 +98,26 @@ export function createProcessTable(): ProcessTable {
 			return readProcess(pid);
 		},
 		async openFiles() {
-			const found: Holder[] = [];
+			// Only the fd links: who the holders are comes from the process table, and only for the
+			// few paths asked about (reading stat, cmdline and cwd of every process with an open
+			// file cost more than the fd scan itself).
+			const found: OpenFile[] = [];
 			for (const pid of allPids()) {
-				const targets = new Set<string>();
+				let fds: string[];
 				try {
-					for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
-						try {
-							targets.add(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
-						} catch {
-							// closed meanwhile
-						}
-					}
+					fds = fs.readdirSync(`/proc/${pid}/fd`);
 				} catch {
 					continue;
 				}
-				const proc = targets.size > 0 ? readProcess(pid) : undefined;
-				if (!proc) continue;
-				for (const target of targets) found.push({pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, argv: proc.argv, path: target});
+				const targets = new Set<string>();
+				for (const fd of fds) {
+					try {
+						targets.add(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+					} catch {
+						// closed meanwhile
+					}
+				}
+				for (const target of targets) found.push({pid, path: target});
 			}
 			return found;
 		},
@@ -143,25 +152,45 @@ export function createProcessTable(): ProcessTable {
 	};
 }
 
-/** The subtree rooted at `rootPid` (root first), from one process-table snapshot. */
-export function processTree(all: readonly ProcessRef[], rootPid: number): ProcessRef[] {
+interface TableIndex {
+	readonly byPid: ReadonlyMap<number, ProcessRef>;
+	readonly byParent: ReadonlyMap<number, readonly ProcessRef[]>;
+}
+
+/** Indexes by table (tables are never changed once listed): 500 panes' trees cost one pass, not 500. */
+const tableIndexes = new WeakMap<readonly ProcessRef[], TableIndex>();
+
+function indexOf(all: readonly ProcessRef[]): TableIndex {
+	const known = tableIndexes.get(all);
+	if (known) return known;
+	const byPid = new Map<number, ProcessRef>();
 	const byParent = new Map<number, ProcessRef[]>();
 	for (const proc of all) {
+		if (!byPid.has(proc.pid)) byPid.set(proc.pid, proc);
 		const siblings = byParent.get(proc.ppid);
 		if (siblings) siblings.push(proc);
 		else byParent.set(proc.ppid, [proc]);
 	}
-	const root = all.find(p => p.pid === rootPid);
+	const index = {byPid, byParent};
+	tableIndexes.set(all, index);
+	return index;
+}
+
+/** The subtree rooted at `rootPid` (root first), from one process-table snapshot. */
+export function processTree(all: readonly ProcessRef[], rootPid: number): ProcessRef[] {
+	const {byPid, byParent} = indexOf(all);
+	const root = byPid.get(rootPid);
 	if (!root) return [];
-	const out: ProcessRef[] = [];
 	const queue = [root];
-	while (queue.length > 0) {
-		const proc = queue.shift();
-		if (!proc) break;
-		out.push(proc);
-		queue.push(...(byParent.get(proc.pid) ?? []));
+	const seen = new Set<number>([root.pid]);
+	for (let i = 0; i < queue.length; i++) {
+		for (const child of byParent.get((queue[i] as ProcessRef).pid) ?? []) {
+			if (seen.has(child.pid)) continue;
+			seen.add(child.pid);
+			queue.push(child);
+		}
 	}
-	return out;
+	return queue;
 }
 
 /**
@@ -174,35 +203,42 @@ export function processTree(all: readonly ProcessRef[], rootPid: number): Proces
 export function snapshotTable(base: ProcessTable, rows?: readonly ProcessRef[]): ProcessTable {
 	let listing: Promise<readonly ProcessRef[]> | undefined = rows ? Promise.resolve(rows) : undefined;
 	let byPid: Promise<Map<number, ProcessRef>> | undefined;
-	let fds: Promise<Map<string, Holder[]>> | undefined;
+	let fds: Promise<Map<string, number[]>> | undefined;
 	const list = () => (listing ??= base.list());
 	const index = () => (byPid ??= list().then(all => new Map(all.map(p => [p.pid, p]))));
 	const everyOpenFile = base.openFiles?.bind(base);
-	const openFiles = (all: () => Promise<readonly Holder[]>) =>
-		(fds ??= all().then(holders => {
-			const byPath = new Map<string, Holder[]>();
-			for (const h of holders) {
-				const same = byPath.get(h.path);
-				if (same) same.push(h);
-				else byPath.set(h.path, [h]);
+	const openFiles = (all: () => Promise<readonly OpenFile[]>) =>
+		(fds ??= all().then(files => {
+			const byPath = new Map<string, number[]>();
+			for (const f of files) {
+				const same = byPath.get(f.path);
+				if (same) same.push(f.pid);
+				else byPath.set(f.path, [f.pid]);
 			}
 			return byPath;
 		}));
+	/** The process behind a pid seen holding a file: from the table, else read now (it started after the table). */
+	const processOf = async (pid: number) => (await index()).get(pid) ?? (await base.get(pid));
+	// The open-file pass, shared by `holders` and by callers that scan every open file themselves.
+	let allOpen: Promise<readonly OpenFile[]> | undefined;
+	const openOnce = everyOpenFile ? () => (allOpen ??= everyOpenFile()) : undefined;
 	return {
 		list,
 		get: async pid => (await index()).get(pid),
+		...(openOnce ? {openFiles: openOnce} : {}),
 		async holders(paths) {
 			if (paths.length === 0) return [];
 			// A table that cannot list every open file at once is asked per call, as before.
-			if (!everyOpenFile) return base.holders(paths);
-			const byPath = await openFiles(everyOpenFile);
+			if (!openOnce) return base.holders(paths);
+			const byPath = await openFiles(openOnce);
 			const seen = new Set<number>();
 			const out: Holder[] = [];
 			for (const p of new Set(paths)) {
-				for (const h of byPath.get(p) ?? []) {
-					if (seen.has(h.pid)) continue;
-					seen.add(h.pid);
-					out.push(h);
+				for (const pid of byPath.get(p) ?? []) {
+					if (seen.has(pid)) continue;
+					seen.add(pid);
+					const proc = await processOf(pid);
+					if (proc) out.push({pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, argv: proc.argv, path: p});
 				}
 			}
 			return out;
