@@ -123,8 +123,8 @@ function parseTranscript(file: string, id: string): Transcript {
 }
 
 /** `<id>.jsonl` in every project folder (a conversation may have been moved or copied between them). */
-function transcriptFiles(root: string, id: string): string[] {
-	return projectDirs(root)
+function transcriptFiles(root: string, id: string, dirs: readonly string[] = projectDirs(root)): string[] {
+	return dirs
 		.map(dir => path.join(dir, `${id}.jsonl`))
 		.filter(file => lstatOrUndefined(file)?.isFile() === true);
 }
@@ -180,57 +180,93 @@ function append<T>(map: Map<string, T[]>, key: string, values: readonly T[]): vo
 	else map.set(key, [...values]);
 }
 
+/** How many ids a refresh looks up directly before it lists every project folder once instead. */
+const DIRECT_LOOKUPS = 48;
+
+/** Every project folder with its entries, listed once per refresh (memo) for all the rows' calls. */
+interface ProjectListing {
+	readonly dir: string;
+	readonly entries: readonly fs.Dirent[];
+	/** Names of the real sub-folders (a conversation's `<id>/` holds its sub-agents). */
+	readonly folders: ReadonlySet<string>;
+	/** Legacy root-level sidechains of this folder by parent id, in listing order. */
+	readonly legacy: ReadonlyMap<string, SubAgent[]>;
+}
+
+function projectListings(ctx: AdapterContext, root: string): readonly ProjectListing[] {
+	return memo(ctx, `claude:listings:${root}`, () =>
+		projectDirs(root).map(dir => {
+			const entries = listDir(dir);
+			const legacy = new Map<string, SubAgent[]>();
+			for (const entry of entries) {
+				const sub = SUBAGENT_FILE.exec(entry.name);
+				if (!entry.isFile() || !sub?.[1]) continue;
+				const file = path.join(dir, entry.name);
+				// First lines name the parent; parsed once per file version, not once per refresh.
+				const parent = parseCached('claude-legacy-parent', file, '', () => legacyParent(file));
+				if (parent) append(legacy, parent, [{id: sub[1], file, legacy: true}]);
+			}
+			return {dir, entries, folders: new Set(entries.filter(e => e.isDirectory()).map(e => e.name)), legacy};
+		}),
+	);
+}
+
 /** What `transcriptFiles` answers, for every id at once (same order): one listing per project folder. */
-function buildTranscriptIndex(root: string): Map<string, string[]> {
+function buildTranscriptIndex(listings: readonly ProjectListing[]): Map<string, string[]> {
 	const transcripts = new Map<string, string[]>();
-	for (const dir of projectDirs(root)) {
-		for (const entry of listDir(dir)) {
-			if (entry.isFile() && entry.name.endsWith('.jsonl')) append(transcripts, entry.name.slice(0, -6), [path.join(dir, entry.name)]);
+	for (const {dir, entries} of listings) {
+		for (const entry of entries) {
+			if (!entry.isFile() || !entry.name.endsWith('.jsonl')) continue;
+			// Thousands of entries: a plain join (dir is already normal, the name has no separator).
+			const file = `${dir}${path.sep}${entry.name}`;
+			const id = entry.name.slice(0, -6);
+			const list = transcripts.get(id);
+			if (list) list.push(file);
+			else transcripts.set(id, [file]);
 		}
 	}
 	return transcripts;
 }
 
-/** What `subAgents` answers, for every id at once (same order, same rules). */
-function buildSubAgentIndex(root: string): Map<string, SubAgent[]> {
-	const subs = new Map<string, SubAgent[]>();
-	for (const dir of projectDirs(root)) {
-		const nested = new Map<string, SubAgent[]>();
-		const legacy = new Map<string, SubAgent[]>();
-		for (const entry of listDir(dir)) {
-			const file = path.join(dir, entry.name);
-			const sub = SUBAGENT_FILE.exec(entry.name);
-			if (entry.isFile() && sub?.[1]) {
-				const parent = legacyParent(file);
-				if (parent) append(legacy, parent, [{id: sub[1], file, legacy: true}]);
-			}
-			if (!entry.isDirectory() || lstatOrUndefined(path.join(file, 'subagents'))?.isDirectory() !== true) continue;
-			for (const child of listDir(path.join(file, 'subagents'))) {
-				const m = SUBAGENT_FILE.exec(child.name);
-				if (!m?.[1] || !child.isFile()) continue;
-				const meta = path.join(file, 'subagents', `${m[1]}.meta.json`);
-				append(nested, entry.name, [{id: m[1], file: path.join(file, 'subagents', child.name), ...(lstatOrUndefined(meta) ? {meta} : {}), legacy: false}]);
+/**
+ * What `subAgents` answers (same order, same rules), from the shared listings: only the folders
+ * named after `id` are looked into. Indexing every conversation's sub-agent folder up front cost
+ * a stat per conversation folder for the few rows a refresh asks about.
+ */
+function subAgentsFrom(listings: readonly ProjectListing[], id: string): SubAgent[] {
+	const out: SubAgent[] = [];
+	for (const {dir, folders, legacy} of listings) {
+		const nested = path.join(dir, id, 'subagents');
+		if (folders.has(id) && lstatOrUndefined(nested)?.isDirectory() === true) {
+			for (const entry of listDir(nested)) {
+				const m = SUBAGENT_FILE.exec(entry.name);
+				if (!m?.[1] || !entry.isFile()) continue;
+				const meta = path.join(nested, `${m[1]}.meta.json`);
+				out.push({id: m[1], file: path.join(nested, entry.name), ...(lstatOrUndefined(meta) ? {meta} : {}), legacy: false});
 			}
 		}
-		for (const parent of new Set([...nested.keys(), ...legacy.keys()])) append(subs, parent, [...(nested.get(parent) ?? []), ...(legacy.get(parent) ?? [])]);
+		out.push(...(legacy.get(id) ?? []));
 	}
-	return subs;
+	return out;
 }
 
 /**
  * Within one refresh (a memo on the context), every project folder is listed once for all the
  * rows' verify and inUse calls instead of once per call (500 rows × 40 folders); elsewhere the
- * folders are looked at directly, as before. Transcripts and sub-agents are indexed separately:
- * a refresh that only verifies never pays for the sub-agent folders.
+ * folders are looked at directly, as before.
  */
 function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
 	if (!ctx.memo) return transcriptFiles(root, id);
-	return memo(ctx, `claude:transcripts:${root}`, () => buildTranscriptIndex(root)).get(id) ?? [];
+	// A few ids (a status run, a refresh after one change) are cheaper to look up one by one (a
+	// stat per project folder) than by listing every folder (thousands of entries); many are not.
+	const asked = memo(ctx, `claude:transcripts-asked:${root}`, () => ({count: 0}));
+	if (++asked.count <= DIRECT_LOOKUPS) return transcriptFiles(root, id, memo(ctx, `claude:projects:${root}`, () => projectDirs(root)));
+	return memo(ctx, `claude:transcripts:${root}`, () => buildTranscriptIndex(projectListings(ctx, root))).get(id) ?? [];
 }
 
 function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
 	if (!ctx.memo) return subAgents(root, id);
-	return memo(ctx, `claude:subagents:${root}`, () => buildSubAgentIndex(root)).get(id) ?? [];
+	return subAgentsFrom(projectListings(ctx, root), id);
 }
 
 /** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */

@@ -228,6 +228,46 @@ function descendantsOf(id: string, parents: ReadonlyMap<string, string>): string
 	return out;
 }
 
+/** Every thread id inside `text`, overlapping ones too (`includes` would find each of them). */
+function threadIdsIn(text: string, into: Set<string>): void {
+	for (const m of text.matchAll(new RegExp(`(?=(${UUID}))`, 'g'))) if (m[1]) into.add(m[1]);
+}
+
+/** The parent of `id` as `parentMap` would give it, from `id`'s own rollouts and the index only. */
+function parentOf(ctx: AdapterContext, index: ThreadIndex, id: string): string | undefined {
+	let parent = index.parents.get(id);
+	for (const ref of rolloutsOf(ctx, id)) parent = parentFromMeta(metaOf(ref.file, id)) ?? parent;
+	return parent;
+}
+
+/**
+ * The threads some process names (an argv naming the id, a rollout held open) and all their
+ * ancestors, once per refresh; undefined when the process table cannot list open files. A
+ * conversation outside this set has no user: its family (itself and its descendants) meets no
+ * named thread. Asking it of a handful of running threads reads their rollouts only, instead of
+ * the first line of every rollout on disk (thousands) to build every thread's family.
+ */
+function threadsNamedByProcesses(ctx: AdapterContext): Promise<ReadonlySet<string>> | undefined {
+	const openFiles = ctx.processes.openFiles?.bind(ctx.processes);
+	if (!openFiles) return undefined;
+	return memo(ctx, `codex:named:${codexRoot(ctx)}`, async () => {
+		const named = new Set<string>();
+		for (const proc of await ctx.processes.list()) for (const arg of proc.argv) threadIdsIn(arg, named);
+		for (const open of await openFiles()) {
+			// Rollouts are real files in real folders (links are never listed), so the name a
+			// process holds open is the rollout's own name, wherever the codex home really is.
+			const m = ROLLOUT_FILE.exec(path.basename(open.path));
+			if (m?.[1]) named.add(m[1]);
+		}
+		const index = readThreadIndex(ctx);
+		const closure = new Set<string>();
+		for (const start of named) {
+			for (let at: string | undefined = start; at !== undefined && !closure.has(at); at = parentOf(ctx, index, at)) closure.add(at);
+		}
+		return closure;
+	});
+}
+
 /** Rollout files of `id` whose first line confirms the id. */
 function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 	const byId = memo(ctx, `codex:rollouts-by-id:${codexRoot(ctx)}`, () => {
@@ -474,6 +514,8 @@ export const codexAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(codexAdapter, id);
+		const named = await threadsNamedByProcesses(ctx);
+		if (named && !named.has(id)) return [];
 		const ids = [id, ...descendantsOf(id, parentMap(ctx, readThreadIndex(ctx)))];
 		// The recorder keeps the rollout open for the thread's lifetime; the databases are shared
 		// by every codex process (and the app-server daemon), so holding them says nothing.

@@ -1,3 +1,4 @@
+import type fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
@@ -157,18 +158,18 @@ interface Session {
  * sub-agent transcripts named `<id>.json(l)` (FORMATS 4), the id inside each still confirmed by the
  * caller. Verifying one session then reads a few files instead of every chat of every project.
  */
-function sessionsOf(project: Project, only?: string): Session[] {
+function sessionsOf(project: Project, only?: string, list: (dir: string) => readonly fs.Dirent[] = listDir): Session[] {
 	const chats = path.join(project.dir, 'chats');
 	const byId = new Map<string, ChatFile[]>();
 	const out: Session[] = [];
 	const mainName = only === undefined ? undefined : new RegExp(`-${escapeRegExp(only.slice(0, 8))}\\.jsonl?$`);
 	const subName = only === undefined ? undefined : new Set([`${only}.json`, `${only}.jsonl`]);
-	for (const entry of listDir(chats)) {
+	for (const entry of list(chats)) {
 		if (entry.isFile() && MAIN_CHAT.test(entry.name) && (mainName === undefined || mainName.test(entry.name))) {
 			const chat = parseChat(path.join(chats, entry.name));
 			if (chat && ID_PATTERN.test(chat.id)) byId.set(chat.id, [...(byId.get(chat.id) ?? []), chat]);
 		} else if (entry.isDirectory() && ID_PATTERN.test(entry.name)) {
-			for (const sub of listDir(path.join(chats, entry.name))) {
+			for (const sub of list(path.join(chats, entry.name))) {
 				if (!sub.isFile() || !/\.jsonl?$/.test(sub.name) || (subName !== undefined && !subName.has(sub.name))) continue;
 				const chat = parseChat(path.join(chats, entry.name, sub.name));
 				if (chat && ID_PATTERN.test(chat.id)) out.push({id: chat.id, project, files: [chat], parentId: entry.name});
@@ -177,6 +178,11 @@ function sessionsOf(project: Project, only?: string): Session[] {
 	}
 	for (const [id, files] of byId) out.push({id, project, files});
 	return out;
+}
+
+/** Folder listings shared by a refresh's many verify and inUse calls (one readdir per chats folder, not one per row). */
+function listingsOf(ctx: AdapterContext): (dir: string) => readonly fs.Dirent[] {
+	return dir => memo(ctx, `gemini:list:${dir}`, () => listDir(dir));
 }
 
 function escapeRegExp(text: string): string {
@@ -209,7 +215,28 @@ function resumeStateOf(session: Session): ResumeState {
 	return messages > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'the session holds no messages'};
 }
 
-/** Descendants of `id` in its project: sub-agents in `chats/<id>/`, theirs in `chats/<sub>/`, … */
+/** The sub-agent sessions in `chats/<id>/`, their own sub-agents' folders, and so on down. */
+function subAgentsBelow(project: Project, id: string): Session[] {
+	const chats = path.join(project.dir, 'chats');
+	const out: Session[] = [];
+	const visited = new Set<string>();
+	const queue = [id];
+	for (let parent = queue.shift(); parent !== undefined; parent = queue.shift()) {
+		if (visited.has(parent) || !ID_PATTERN.test(parent)) continue;
+		visited.add(parent);
+		const folder = path.join(chats, parent);
+		if (lstatOrUndefined(folder)?.isDirectory() !== true) continue;
+		for (const sub of listDir(folder)) {
+			if (!sub.isFile() || !/\.jsonl?$/.test(sub.name)) continue;
+			const chat = parseChat(path.join(folder, sub.name));
+			if (!chat || !ID_PATTERN.test(chat.id)) continue;
+			out.push({id: chat.id, project, files: [chat], parentId: parent});
+			queue.push(chat.id);
+		}
+	}
+	return out;
+}
+
 function descendantsOf(sessions: readonly Session[], id: string): Session[] {
 	const out: Session[] = [];
 	const queue = [id];
@@ -355,7 +382,7 @@ export const geminiAdapter: AgentAdapter = {
 		assertValidId(geminiAdapter, id);
 		const root = geminiRoot(ctx);
 		const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root));
-		const found = projects.flatMap(p => sessionsOf(p, id)).filter(s => s.id === id);
+		const found = projects.flatMap(p => sessionsOf(p, id, listingsOf(ctx))).filter(s => s.id === id);
 		if (found.length === 0) return {kind: 'no', reason: `no gemini session ${id}`};
 		const state = found.map(resumeStateOf).find(s => s.kind === 'yes') ?? resumeStateOf(found[0] as Session);
 		if (state.kind !== 'yes' || cwd === undefined) return state;
@@ -416,9 +443,12 @@ export const geminiAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(geminiAdapter, id);
-		const sessions = sessionsIn(ctx);
-		const own = sessions.filter(s => s.id === id);
-		const family = [...own, ...own.flatMap(s => descendantsOf(sessions.filter(x => x.project === s.project), id))];
+		// Only the files that can hold the session and the sub-agent folders below it are read
+		// (as in verify), not every chat of every project.
+		const root = geminiRoot(ctx);
+		const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root));
+		const own = projects.flatMap(p => sessionsOf(p, id, listingsOf(ctx))).filter(s => s.id === id);
+		const family = [...own, ...own.flatMap(s => descendantsOf(subAgentsBelow(s.project, id), id))];
 		const ids = [...new Set([id, ...family.map(s => s.id)])];
 		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
 		return uniqueHolders([...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);

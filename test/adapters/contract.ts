@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {InvalidIdError, type AdapterContext, type AgentAdapter, type PurgePlan} from '../../src/adapters/types.js';
-import type {ProcessTable} from '../../src/system/processes.js';
+import {createScanMemo} from '../../src/adapters/common/memo.js';
+import {snapshotTable, type ProcessTable} from '../../src/system/processes.js';
 import {spawnArgvHolder, spawnFileHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {hashWorld} from './fixtures/hashWorld.js';
 import type {FixtureBuilder, FixtureWorld} from './fixtures/types.js';
@@ -325,6 +326,17 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			const holder = await hold(spawnFileHolder(paths));
 			const holders = await adapter.inUse(world.ctx, world.ids.target);
 			expect(holders.map(h => h.pid)).toContain(holder.pid);
+		});
+
+		it('inside a refresh (one scan memo and one process table for every call) names the same holders as alone', SLOW, async () => {
+			const byChild = await hold(spawnArgvHolder([world.ids.targetDescendants[0] ?? world.ids.target]));
+			const byFile = await hold(spawnFileHolder(world.holdPaths(world.ids.target)));
+			const refresh: AdapterContext = {...world.ctx, memo: createScanMemo(), processes: snapshotTable(world.ctx.processes)};
+			const pids = async (ctx: AdapterContext, id: string) => (await adapter.inUse(ctx, id)).map(h => h.pid).sort((a, b) => a - b);
+			// Asked in another order than alone, so an index built for the first id serves the next.
+			for (const id of [world.ids.sibling, world.ids.target, world.ids.foreign]) expect(await pids(refresh, id)).toEqual(await pids(world.ctx, id));
+			expect(await pids(refresh, world.ids.target)).toEqual(expect.arrayContaining([byChild.pid, byFile.pid]));
+			for (const id of [world.ids.old, world.ids.target, world.ids.foreign]) expect(await adapter.verify(refresh, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
 		});
 
 		it("ignores the agent's background service, but not another holder beside it", SLOW, async ({skip}) => {
