@@ -206,6 +206,57 @@ function subtree(root: number): NonNullable<ReturnType<typeof readProc>>[] {
 	return out;
 }
 
+/** One pass over /proc/<pid>/stat only: every process's parent and groups, for a whole snapshot. */
+interface StatTable {
+	readonly byPid: ReadonlyMap<number, {readonly pgid: number; readonly tpgid: number}>;
+	readonly children: ReadonlyMap<number, readonly number[]>;
+}
+
+function statTable(): StatTable {
+	const byPid = new Map<number, {pgid: number; tpgid: number}>();
+	const children = new Map<number, number[]>();
+	for (const entry of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(entry)) continue;
+		let text: string;
+		try {
+			text = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+		} catch {
+			continue;
+		}
+		const stat = parseStat(text);
+		if (!stat) continue;
+		const pid = Number(entry);
+		byPid.set(pid, {pgid: stat.pgid, tpgid: Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[5])});
+		children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), pid]);
+	}
+	return {byPid, children};
+}
+
+/** The foreground group's pids under `shell` (the tty's tpgid), sorted: what `foreground()` lists, from a table. */
+function foregroundPids(table: StatTable, shell: number): number[] {
+	const tpgid = table.byPid.get(shell)?.tpgid ?? 0;
+	if (tpgid <= 0) return [];
+	const out: number[] = [];
+	const queue = [shell];
+	const seen = new Set<number>();
+	for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+		if (seen.has(pid)) continue;
+		seen.add(pid);
+		if (table.byPid.get(pid)?.pgid === tpgid) out.push(pid);
+		queue.push(...(table.children.get(pid) ?? []));
+	}
+	return out.sort((a, b) => a - b);
+}
+
+function cwdOf(pid: number | undefined): string | undefined {
+	if (pid === undefined) return undefined;
+	try {
+		return fs.readlinkSync(`/proc/${pid}/cwd`);
+	} catch {
+		return undefined;
+	}
+}
+
 function alive(pid: number): boolean {
 	const proc = readProc(pid);
 	return proc !== undefined && proc.state !== 'Z';
@@ -502,8 +553,13 @@ export class FakeHerdr {
 		};
 	}
 
-	private paneInfo(p: FakePane): Json {
-		const fg = this.foreground(p);
+	/**
+	 * With `table` (a whole snapshot), the foreground cwd comes from one /proc pass shared by every
+	 * pane: real herdr answers a snapshot from memory in a few ms, and a fake that re-read each
+	 * pane's process tree (500 panes) made the benchmark time the fake instead of mam-tui.
+	 */
+	private paneInfo(p: FakePane, table?: StatTable): Json {
+		const foregroundCwd = table ? cwdOf(foregroundPids(table, p.shellPid)[0]) : this.foreground(p)[0]?.ref.cwd;
 		return {
 			pane_id: p.id,
 			terminal_id: p.terminalId,
@@ -513,7 +569,7 @@ export class FakeHerdr {
 			agent_status: p.status,
 			revision: p.revision,
 			cwd: p.cwd,
-			...(fg[0]?.ref.cwd ? {foreground_cwd: fg[0].ref.cwd} : {}),
+			...(foregroundCwd ? {foreground_cwd: foregroundCwd} : {}),
 			...(p.label ? {label: p.label} : {}),
 			...(p.agent ? {agent: p.agent, display_agent: p.agent} : {}),
 			...(p.agentSession ? {agent_session: p.agentSession} : {}),
@@ -559,6 +615,7 @@ export class FakeHerdr {
 	}
 
 	private snapshot(): Json {
+		const table = statTable();
 		const focused = this.focusedPane ? this.panes.get(this.focusedPane) : undefined;
 		return {
 			version: FAKE_HERDR_VERSION,
@@ -566,7 +623,7 @@ export class FakeHerdr {
 			...(focused ? {focused_workspace_id: focused.workspaceId, focused_tab_id: focused.tabId, focused_pane_id: focused.id} : {}),
 			workspaces: [...this.workspaces.values()].map(w => this.workspaceInfo(w)),
 			tabs: [...this.tabs.values()].map(t => this.tabInfo(t)),
-			panes: [...this.panes.values()].map(p => this.paneInfo(p)),
+			panes: [...this.panes.values()].map(p => this.paneInfo(p, table)),
 			layouts: [...this.tabs.values()].map(t => this.layout(t)),
 			agents: [...this.panes.values()].filter(p => p.agent).map(p => this.agentInfo(p)),
 		};
