@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import {parse} from 'yaml';
+import {createRequire} from 'node:module';
 import {AGENT_IDS, isAgentId, type AgentId} from '../domain/types.js';
 
 export interface AgentOverride {
@@ -99,6 +99,15 @@ export function parseConfig(raw: unknown, file: string): Config {
 	};
 }
 
+/**
+ * The YAML parser, loaded only when there is a config file to parse: importing it costs more
+ * than a whole `mam-tui status` should (most users have no config file).
+ */
+function parseYaml(text: string): unknown {
+	const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+	return yaml.parse(text);
+}
+
 /** Load the optional config file; absent means defaults. */
 export function loadConfig(file: string): Config {
 	let text: string;
@@ -110,7 +119,7 @@ export function loadConfig(file: string): Config {
 	}
 	let raw: unknown;
 	try {
-		raw = parse(text);
+		raw = parseYaml(text);
 	} catch (error) {
 		throw new ConfigError(`${file}: not valid YAML (${(error as Error).message.split('\n')[0]})`);
 	}
