@@ -42,6 +42,8 @@ type Adapters = Readonly<Record<AgentId, Pick<AgentAdapter, 'label' | 'idPattern
 /** What the pure join needs. */
 export interface JoinInputs {
 	readonly at: number;
+	/** false: no drift detection (a snapshot taken without conversations, for `status`). */
+	readonly findings?: boolean;
 	readonly sessions: readonly SessionRecord[];
 	readonly muxKind: MuxKind | null;
 	readonly health: MuxHealth | null;
@@ -182,7 +184,8 @@ export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 	const untracked = (inputs.panes ?? []).filter(p => !p.isSelf && !claimed.has(p.id) && paneAgent(adapters, p) !== undefined);
 	let findings: Finding[] = [];
 	try {
-		findings = detectDrift(driftInputOf(inputs), adapters, inputs.driftMemo);
+		// Without conversations (status) there is nothing to judge drift against, and nobody shows findings.
+		if (inputs.findings !== false) findings = detectDrift(driftInputOf(inputs), adapters, inputs.driftMemo);
 	} catch {
 		// The drift engine is pure; a bug in it must not take the live view down with it.
 		findings = [];
@@ -286,6 +289,7 @@ export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
 		...(problem ? {muxProblem: problem} : {}),
 		discovery,
 		processes,
+		...(deps.conversations === false ? {findings: false} : {}),
 		// Per cwd, not per row: 500 rows share a few dozen cwds, and a realpath is a chain of lstats.
 		...(deps.driftMemo ? {driftMemo: deps.driftMemo} : {}),
 		cwdExists: perRefresh(isDirectory),
