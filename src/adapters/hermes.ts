@@ -104,13 +104,23 @@ function toRow(raw: Record<string, unknown>): SessionRow | undefined {
 	};
 }
 
-function readStoreDb(store: HermesStore, db: ReadDb): StoreData {
-	const columns = tableColumns(db);
+/** The columns to select from `sessions` (absent optional ones as NULL); throws on an unexpected schema. */
+function sessionSelect(store: HermesStore, columns: ReadonlyMap<string, ReadonlySet<string>>): string {
 	const sessionColumns = columns.get('sessions');
 	if (!sessionColumns || REQUIRED_SESSION_COLUMNS.some(c => !sessionColumns.has(c))) {
 		throw new StoreReadError(`${store.db}: no sessions table with id, parent_session_id, started_at (unexpected schema)`, store.db);
 	}
-	const select = [...REQUIRED_SESSION_COLUMNS, ...OPTIONAL_SESSION_COLUMNS.map(c => (sessionColumns.has(c) ? c : `NULL AS ${c}`))].join(', ');
+	return [...REQUIRED_SESSION_COLUMNS, ...OPTIONAL_SESSION_COLUMNS.map(c => (sessionColumns.has(c) ? c : `NULL AS ${c}`))].join(', ');
+}
+
+function countsMessages(columns: ReadonlyMap<string, ReadonlySet<string>>): boolean {
+	const messageColumns = columns.get('messages');
+	return messageColumns?.has('session_id') === true && messageColumns.has('role');
+}
+
+function readStoreDb(store: HermesStore, db: ReadDb): StoreData {
+	const columns = tableColumns(db);
+	const select = sessionSelect(store, columns);
 	const rows = new Map<string, SessionRow>();
 	for (const raw of db.prepare<[], Record<string, unknown>>(`SELECT ${select} FROM sessions`).all()) {
 		const row = toRow(raw);
@@ -118,9 +128,8 @@ function readStoreDb(store: HermesStore, db: ReadDb): StoreData {
 	}
 	const messages = new Map<string, number>();
 	const lastMessageAt = new Map<string, number>();
-	const messageColumns = columns.get('messages');
-	if (messageColumns?.has('session_id') && messageColumns.has('role')) {
-		const stamp = messageColumns.has('timestamp') ? 'max(timestamp)' : 'NULL';
+	if (countsMessages(columns)) {
+		const stamp = columns.get('messages')?.has('timestamp') ? 'max(timestamp)' : 'NULL';
 		const sql = `SELECT session_id AS id, count(*) AS n, ${stamp} AS last FROM messages WHERE role IN ('user', 'assistant') GROUP BY session_id`;
 		for (const r of db.prepare<[], {id: string; n: number; last: unknown}>(sql).all()) {
 			messages.set(r.id, r.n);
@@ -131,9 +140,84 @@ function readStoreDb(store: HermesStore, db: ReadDb): StoreData {
 	return {store, rows, messages, lastMessageAt, columns};
 }
 
+/**
+ * What the lineage rules need from one store: a row, the rows naming it as parent (in store
+ * order), a message count. Answered from the whole-store index or, for a few ids, by queries.
+ */
+interface StoreView {
+	readonly store: HermesStore;
+	row(id: string): SessionRow | undefined;
+	children(id: string): readonly SessionRow[];
+	messages(id: string): number;
+}
+
+const fullViews = new WeakMap<StoreData, StoreView>();
+
+/** The whole-store index as a view; children indexed once (a filter per call cost rows² in discover). */
+function viewOf(data: StoreData): StoreView {
+	const known = fullViews.get(data);
+	if (known) return known;
+	let byParent: Map<string, SessionRow[]> | undefined;
+	const view: StoreView = {
+		store: data.store,
+		row: id => data.rows.get(id),
+		children(id) {
+			if (!byParent) {
+				byParent = new Map();
+				const index = new Map<string, SessionRow[]>();
+				for (const row of data.rows.values()) {
+					if (row.parentId === undefined) continue;
+					const siblings = index.get(row.parentId);
+					if (siblings) siblings.push(row);
+					else index.set(row.parentId, [row]);
+				}
+				byParent = index;
+			}
+			return byParent.get(id) ?? [];
+		},
+		messages: id => data.messages.get(id) ?? 0,
+	};
+	fullViews.set(data, view);
+	return view;
+}
+
+/**
+ * A view asking the open database for each id (bound parameters): a handful of indexed lookups
+ * instead of every row of the store. The last valid row of an id wins, as in the index.
+ */
+function queryView(store: HermesStore, db: ReadDb): StoreView & {readonly columns: ReadonlyMap<string, ReadonlySet<string>>} {
+	const columns = tableColumns(db);
+	const select = sessionSelect(store, columns);
+	const byId = db.prepare<[string], Record<string, unknown>>(`SELECT ${select} FROM sessions WHERE id = ?`);
+	const byParent = db.prepare<[string], Record<string, unknown>>(`SELECT ${select} FROM sessions WHERE parent_session_id = ?`);
+	const counted = countsMessages(columns);
+	const count = counted ? db.prepare<[string], {n: number}>("SELECT count(*) AS n FROM messages WHERE session_id = ? AND role IN ('user', 'assistant')") : undefined;
+	// `id` is the table's primary key: one row per id, as the index holds it.
+	const rows = new Map<string, SessionRow | undefined>();
+	const row = (id: string) => {
+		if (!rows.has(id)) rows.set(id, byId.all(id).map(toRow).findLast(r => r !== undefined));
+		return rows.get(id);
+	};
+	return {
+		store,
+		columns,
+		row,
+		children(id) {
+			const found = byParent.all(id).map(toRow).filter((r): r is SessionRow => r !== undefined);
+			for (const r of found) rows.set(r.id, r);
+			return found;
+		},
+		messages: id => count?.get(id)?.n ?? 0,
+	};
+}
+
 /** Every readable store's data, plus one problem line per store that could not be read; read once per refresh (memo). */
 function readStores(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
-	return memo(ctx, `hermes:stores:${hermesRoot(ctx)}`, () => readStoresNow(ctx));
+	return memo(ctx, `hermes:stores:${hermesRoot(ctx)}`, () => {
+		const read = readStoresNow(ctx);
+		lookups(ctx).full = read;
+		return read;
+	});
 }
 
 function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
@@ -150,6 +234,57 @@ function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: strin
 	return {data, problems};
 }
 
+/**
+ * verify and inUse calls one refresh answers by queries (an open and a few indexed lookups per
+ * store, about a millisecond) before it reads every row of every store (a tenth of a second at
+ * 2,000 sessions) and answers the rest from that index.
+ */
+let directLookups = 32;
+
+/** For tests: how many calls per refresh are answered by queries (0: all from the index). */
+export function setHermesDirectLookups(n: number): number {
+	const before = directLookups;
+	directLookups = n;
+	return before;
+}
+
+interface Lookups {
+	asked: number;
+	full: {data: StoreData[]; problems: string[]} | undefined;
+}
+
+function lookups(ctx: AdapterContext): Lookups {
+	return memo<Lookups>(ctx, `hermes:lookups:${hermesRoot(ctx)}`, () => ({asked: 0, full: undefined}));
+}
+
+/** The whole-store index when this refresh has it or has asked too many ids for queries; else undefined (query). */
+function indexFor(ctx: AdapterContext): {data: StoreData[]; problems: string[]} | undefined {
+	if (!ctx.memo) return undefined;
+	const state = lookups(ctx);
+	if (state.full) return state.full;
+	if (++state.asked <= directLookups) return undefined;
+	return readStores(ctx);
+}
+
+/**
+ * `ask` with a query view of each readable store, in store order: the first answer wins.
+ * Unreadable stores are listed in `problems`.
+ */
+function askStores<T>(ctx: AdapterContext, ask: (view: ReturnType<typeof queryView>, db: ReadDb) => T | undefined): {found: T[]; problems: string[]} {
+	const found: T[] = [];
+	const problems: string[] = [];
+	for (const store of storesOf(hermesRoot(ctx))) {
+		try {
+			const answer = withReadOnlyDb(store.db, db => ask(queryView(store, db), db));
+			if (answer !== undefined) found.push(answer);
+		} catch (error) {
+			if (error instanceof StoreReadError) problems.push(error.message);
+			else throw error;
+		}
+	}
+	return {found, problems};
+}
+
 const RESET_END_REASONS = new Set(['session_reset', 'session_switch', 'idle', 'daily', 'suspended', 'resume_pending_expired']);
 
 /**
@@ -158,12 +293,12 @@ const RESET_END_REASONS = new Set(['session_reset', 'session_switch', 'idle', 'd
  * a conversation of its own. A child whose parent row is gone (a purge cut short) and that carries
  * no independence marker is treated as part of the vanished conversation.
  */
-function childKind(data: StoreData, row: SessionRow): 'root' | 'delegate' | 'continuation' | 'independent' {
+function childKind(view: StoreView, row: SessionRow): 'root' | 'delegate' | 'continuation' | 'independent' {
 	const parentId = row.parentId;
 	if (!parentId) return 'root';
 	if (row.markers.branched === parentId || row.markers.reset === parentId || row.source === 'tool') return 'independent';
 	if (row.markers.delegate === parentId || row.source === 'subagent') return 'delegate';
-	const parent = data.rows.get(parentId);
+	const parent = view.row(parentId);
 	if (!parent) return 'continuation';
 	if (parent.endReason === 'compression') return 'continuation';
 	if (parent.endReason === 'branched') return 'independent';
@@ -172,82 +307,88 @@ function childKind(data: StoreData, row: SessionRow): 'root' | 'delegate' | 'con
 	return 'delegate';
 }
 
-function belongsToParent(data: StoreData, row: SessionRow): boolean {
-	const kind = childKind(data, row);
+function belongsToParent(view: StoreView, row: SessionRow): boolean {
+	const kind = childKind(view, row);
 	return kind === 'delegate' || kind === 'continuation';
 }
 
 /** Children that are part of `id`'s conversation. */
-function ownChildren(data: StoreData, id: string): SessionRow[] {
-	return [...data.rows.values()].filter(row => row.parentId === id && belongsToParent(data, row));
+function ownChildren(view: StoreView, id: string): SessionRow[] {
+	return view.children(id).filter(row => belongsToParent(view, row));
 }
 
 /** Every descendant of `id` in this store (delegates and continuations, at any depth). */
-function descendantsIn(data: StoreData, id: string): string[] {
+function descendantsIn(view: StoreView, id: string): string[] {
 	const out: string[] = [];
-	const queue = ownChildren(data, id).map(r => r.id);
+	const queue = ownChildren(view, id).map(r => r.id);
 	while (queue.length > 0) {
 		const next = queue.shift();
 		if (next === undefined || next === id || out.includes(next)) continue;
 		out.push(next);
-		queue.push(...ownChildren(data, next).map(r => r.id));
+		queue.push(...ownChildren(view, next).map(r => r.id));
 	}
 	return out;
 }
 
 /** A session's cwd, or the nearest ancestor's when it recorded none. */
-function cwdOf(data: StoreData, id: string): string | undefined {
+function cwdOf(view: StoreView, id: string): string | undefined {
 	const seen = new Set<string>();
-	let row = data.rows.get(id);
+	let row = view.row(id);
 	while (row && !seen.has(row.id)) {
 		if (row.cwd) return row.cwd;
 		seen.add(row.id);
-		row = row.parentId ? data.rows.get(row.parentId) : undefined;
+		row = row.parentId ? view.row(row.parentId) : undefined;
 	}
 	return undefined;
 }
 
 /** The continuation chain of a session (its compression tail), for messages and activity. */
-function continuationChain(data: StoreData, id: string): string[] {
-	return [id, ...descendantsIn(data, id).filter(x => {
-		const row = data.rows.get(x);
-		return row !== undefined && childKind(data, row) === 'continuation';
+function continuationChain(view: StoreView, id: string): string[] {
+	return [id, ...descendantsIn(view, id).filter(x => {
+		const row = view.row(x);
+		return row !== undefined && childKind(view, row) === 'continuation';
 	})];
 }
 
-function resumeStateOf(data: StoreData, id: string): ResumeState {
-	const count = continuationChain(data, id).reduce((n, x) => n + (data.messages.get(x) ?? 0), 0);
+function resumeStateOf(view: StoreView, id: string): ResumeState {
+	const count = continuationChain(view, id).reduce((n, x) => n + view.messages(x), 0);
 	return count > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'the session holds no messages'};
 }
 
 function toConversation(data: StoreData, row: SessionRow): Conversation {
-	const chain = continuationChain(data, row.id);
+	const view = viewOf(data);
+	const chain = continuationChain(view, row.id);
 	const updatedAt = Math.max(row.startedAt, ...chain.flatMap(x => {
 		const r = data.rows.get(x);
 		return [r?.lastActivityAt ?? 0, r?.endedAt ?? 0, data.lastMessageAt.get(x) ?? 0];
 	}));
-	const parentId = row.parentId && belongsToParent(data, row) ? row.parentId : undefined;
+	const parentId = row.parentId && belongsToParent(view, row) ? row.parentId : undefined;
 	return {
 		agent: 'hermes',
 		id: row.id,
-		cwd: cwdOf(data, row.id) ?? '',
+		cwd: cwdOf(view, row.id) ?? '',
 		createdAt: row.startedAt,
 		updatedAt,
 		...(parentId ? {parentId} : {}),
 		...(row.title ? {title: row.title} : {}),
-		childCount: ownChildren(data, row.id).length,
-		resumeState: resumeStateOf(data, row.id),
+		childCount: ownChildren(view, row.id).length,
+		resumeState: resumeStateOf(view, row.id),
 	};
 }
 
 /** Per-session files in a store: transcripts and gateway request dumps (hermes `_remove_session_files`). */
-function sessionFiles(store: HermesStore, id: string): string[] {
+function sessionFiles(store: HermesStore, id: string, dumpNames: readonly string[] = requestDumps(store)): string[] {
 	const dir = path.join(store.home, 'sessions');
 	const named = [path.join(dir, `${id}.json`), path.join(dir, `${id}.jsonl`)];
-	const dumps = listDir(dir)
-		.filter(e => e.name.startsWith(`request_dump_${id}_`) && e.name.endsWith('.json'))
-		.map(e => path.join(dir, e.name));
+	const dumps = dumpNames.filter(name => name.startsWith(`request_dump_${id}_`) && name.endsWith('.json')).map(name => path.join(dir, name));
 	return [...named, ...dumps];
+}
+
+/** The request dump names in a store's sessions folder (thousands of transcripts beside them). */
+function requestDumps(store: HermesStore): string[] {
+	return listDir(path.join(store.home, 'sessions'))
+		.map(e => e.name)
+		.filter(name => name.startsWith('request_dump_'));
 }
 
 /**
@@ -300,7 +441,7 @@ function independentChildren(data: StoreData, ids: readonly string[]): string[] 
 }
 
 function storePlan(data: StoreData, id: string): {descendants: string[]; items: PlanItem[]} {
-	const descendants = descendantsIn(data, id);
+	const descendants = descendantsIn(viewOf(data), id);
 	const ids = [id, ...descendants];
 	const items = withReadOnlyDb(data.store.db, db => rowItems(data, db, ids));
 	const unlinked = independentChildren(data, ids);
@@ -371,20 +512,28 @@ function isService(argv: readonly string[]): boolean {
 	return runsProgram({name: '', argv}, PROGRAMS) && SERVICE_COMMANDS.has(subcommand(argv) ?? '');
 }
 
-/** Live turn leases and compression locks (holder `pid=<n>`) of `ids` whose pid still runs. */
-async function leaseHolders(ctx: AdapterContext, data: StoreData, ids: readonly string[]): Promise<InUseHolder[]> {
-	const leases = withReadOnlyDb(data.store.db, db => {
-		const out: {holder: string; expires: unknown; id: string}[] = [];
-		for (const [table, column] of [['session_turn_leases', 'conversation_id'], ['compression_locks', 'session_id']] as const) {
-			const columns = data.columns.get(table);
-			if (!columns?.has(column) || !columns.has('holder') || !columns.has('expires_at')) continue;
-			for (const part of chunks(ids)) {
-				const sql = `SELECT holder, expires_at AS expires, ${column} AS id FROM ${table} WHERE ${column} IN (${placeholders(part.length)})`;
-				out.push(...db.prepare<string[], {holder: string; expires: unknown; id: string}>(sql).all(...part));
-			}
+interface LeaseRow {
+	readonly holder: string;
+	readonly expires: unknown;
+	readonly id: string;
+}
+
+/** Turn leases and compression locks (holder `pid=<n>`) of `ids`. */
+function leaseRows(db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>, ids: readonly string[]): LeaseRow[] {
+	const out: LeaseRow[] = [];
+	for (const [table, column] of [['session_turn_leases', 'conversation_id'], ['compression_locks', 'session_id']] as const) {
+		const have = columns.get(table);
+		if (!have?.has(column) || !have.has('holder') || !have.has('expires_at')) continue;
+		for (const part of chunks(ids)) {
+			const sql = `SELECT holder, expires_at AS expires, ${column} AS id FROM ${table} WHERE ${column} IN (${placeholders(part.length)})`;
+			out.push(...db.prepare<string[], LeaseRow>(sql).all(...part));
 		}
-		return out;
-	});
+	}
+	return out;
+}
+
+/** The leases whose pid still runs and has not expired. */
+async function liveLeaseHolders(ctx: AdapterContext, leases: readonly LeaseRow[]): Promise<InUseHolder[]> {
 	const found: InUseHolder[] = [];
 	for (const lease of leases) {
 		const pid = Number(/pid=(\d+)/.exec(String(lease.holder))?.[1]);
@@ -394,6 +543,31 @@ async function leaseHolders(ctx: AdapterContext, data: StoreData, ids: readonly 
 		if (proc) found.push({pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, reason: `holds the lease of ${lease.id}`});
 	}
 	return found;
+}
+
+/** What inUse needs from one store naming `id`: its sessions of the conversation, whether one is open, their leases. */
+interface StoreUse {
+	readonly store: HermesStore;
+	readonly own: readonly string[];
+	readonly open: boolean;
+	readonly leases: readonly LeaseRow[];
+}
+
+function storeUse(view: StoreView, db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>, id: string): StoreUse | undefined {
+	// Stores that hold `id` or rows of its vanished conversation (children pointing at it).
+	if (!view.row(id) && view.children(id).length === 0) return undefined;
+	const own = [id, ...descendantsIn(view, id)];
+	const open = own.some(x => view.row(x) !== undefined && view.row(x)?.endedAt === undefined);
+	return {store: view.store, own, open, leases: leaseRows(db, columns, own)};
+}
+
+/** One verdict for `id` in the store holding its row (index and queries alike). */
+function verdictIn(view: StoreView, id: string, cwd: string | undefined): ResumeState {
+	const state = resumeStateOf(view, id);
+	if (state.kind !== 'yes' || cwd === undefined) return state;
+	const recorded = cwdOf(view, id);
+	if (recorded === undefined) return {kind: 'unknown', reason: 'the session records no cwd'};
+	return canonicalCwd(recorded) === canonicalCwd(cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
 }
 
 export const hermesAdapter: AgentAdapter = {
@@ -421,9 +595,9 @@ export const hermesAdapter: AgentAdapter = {
 		for (const store of data) {
 			for (const row of store.rows.values()) {
 				if (row.source === 'tool') continue;
-				if (!query.includeChildren && belongsToParent(store, row)) continue;
+				if (!query.includeChildren && belongsToParent(viewOf(store), row)) continue;
 				if (query.since !== undefined && row.startedAt < query.since) continue;
-				const cwd = cwdOf(store, row.id);
+				const cwd = cwdOf(viewOf(store), row.id);
 				if (want !== undefined && (cwd === undefined || canonicalCwd(cwd) !== want)) continue;
 				conversations.push(toConversation(store, row));
 			}
@@ -439,14 +613,18 @@ export const hermesAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(hermesAdapter, id);
-		const {data, problems} = readStores(ctx);
+		const index = indexFor(ctx);
+		if (!index) {
+			// A few ids: the stores are asked for this id's rows only (see directLookups).
+			const {found, problems} = askStores(ctx, view => (view.row(id) ? verdictIn(view, id, cwd) : undefined));
+			const first = found[0];
+			if (first) return first;
+			return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: `no hermes session ${id}`};
+		}
+		const {data, problems} = index;
 		const store = data.find(d => d.rows.has(id));
 		if (!store) return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: `no hermes session ${id}`};
-		const state = resumeStateOf(store, id);
-		if (state.kind !== 'yes' || cwd === undefined) return state;
-		const recorded = cwdOf(store, id);
-		if (recorded === undefined) return {kind: 'unknown', reason: 'the session records no cwd'};
-		return canonicalCwd(recorded) === canonicalCwd(cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
+		return verdictIn(viewOf(store), id, cwd);
 	},
 
 	async artifacts(ctx, id) {
@@ -471,8 +649,8 @@ export const hermesAdapter: AgentAdapter = {
 		const warnings: string[] = [];
 		const removed: PlanItem[] = [];
 		for (const store of storesNaming(data, id)) {
-			const ids = [id, ...descendantsIn(store, id)];
-			const chain = continuationChain(store, id).reverse();
+			const ids = [id, ...descendantsIn(viewOf(store), id)];
+			const chain = continuationChain(viewOf(store), id).reverse();
 			const refusal = await agentDelete(ctx, store, chain, warnings);
 			if (refusal) {
 				warnings.push(`${refusal}; nothing else was deleted in ${store.store.db}`);
@@ -499,7 +677,7 @@ export const hermesAdapter: AgentAdapter = {
 		const root = hermesRoot(ctx);
 		const {data} = readStores(ctx);
 		const descendants = new Set<string>();
-		for (const store of data) for (const d of descendantsIn(store, id)) descendants.add(d);
+		for (const store of data) for (const d of descendantsIn(viewOf(store), id)) descendants.add(d);
 		const stores = storesOf(root);
 		const crumbs = stores.flatMap(s => listDir(path.join(s.home, 'terminal-sessions')).filter(e => e.isFile()).map(e => path.join(s.home, 'terminal-sessions', e.name)));
 		return scanResidual({
@@ -514,17 +692,29 @@ export const hermesAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(hermesAdapter, id);
-		const {data} = readStores(ctx);
+		const index = indexFor(ctx);
+		let uses: StoreUse[];
+		if (index) {
+			uses = [];
+			for (const data of storesNaming(index.data, id)) {
+				const use = withReadOnlyDb(data.store.db, db => storeUse(viewOf(data), db, data.columns, id));
+				if (use) uses.push(use);
+			}
+		} else {
+			// Unreadable stores are skipped, as the index skips them.
+			uses = askStores(ctx, (view, db) => storeUse(view, db, view.columns, id)).found;
+		}
 		const ids = new Set([id]);
 		const files: string[] = [];
 		const leases: InUseHolder[] = [];
-		for (const store of storesNaming(data, id)) {
-			const own = [id, ...descendantsIn(store, id)];
-			for (const x of own) ids.add(x);
-			files.push(...own.flatMap(x => sessionFiles(store.store, x)));
+		for (const use of uses) {
+			for (const x of use.own) ids.add(x);
+			// One listing of the sessions folder per refresh, not one per id.
+			const dumps = memo(ctx, `hermes:dumps:${use.store.home}`, () => requestDumps(use.store));
+			files.push(...use.own.flatMap(x => sessionFiles(use.store, x, dumps)));
 			// state.db is shared: holding it counts only while one of these sessions is still open.
-			if (own.some(x => store.rows.get(x) && store.rows.get(x)?.endedAt === undefined)) files.push(store.store.db, `${store.store.db}-wal`);
-			leases.push(...(await leaseHolders(ctx, store, own)));
+			if (use.open) files.push(use.store.db, `${use.store.db}-wal`);
+			leases.push(...(await liveLeaseHolders(ctx, use.leases)));
 		}
 		const real = files.map(realpathOrUndefined).filter((f): f is string => f !== undefined);
 		return uniqueHolders([...(await argvUsers(ctx, [...ids])), ...(await fileUsers(ctx, real, h => isService(h.argv))), ...leases]);

@@ -4,10 +4,11 @@ import path from 'node:path';
 import '../../src/system/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it, vi} from 'vitest';
-import {hermesAdapter, hermesRootFor} from '../../src/adapters/hermes.js';
+import {hermesAdapter, hermesRootFor, setHermesDirectLookups} from '../../src/adapters/hermes.js';
 import {realExec} from '../../src/system/exec.js';
 import {spawnArgvHolder, spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {buildHermesFixture, createHermesStore, hermesId, hermesSql, insertHermesSession} from './fixtures/hermes.js';
+import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {missingBinaryExec, type ExecCall} from './fixtures/world.js';
 
@@ -230,5 +231,35 @@ describe('hermes in use', () => {
 		const holder = await held(spawnFileHolder([path.join(rootOf(w), 'state.db')]));
 		expect(await hermesAdapter.inUse(w.ctx, w.ids.sibling)).toEqual([]);
 		expect((await hermesAdapter.inUse(w.ctx, w.ids.target)).map(h => h.pid)).toEqual([holder.pid]);
+	});
+});
+
+describe('hermes targeted lookups', () => {
+	it('per-id queries answer verify and inUse exactly as the whole-store index does', async () => {
+		const w = world();
+		const root = rootOf(w);
+		const base = w.epoch + 5_000;
+		const ids = {empty: hermesId(base), noCwd: hermesId(base + 10), branch: hermesId(base + 20), gone: hermesId(base + 30), orphan: hermesId(base + 40), reset: hermesId(base + 50), resetChild: hermesId(base + 60)};
+		// A session with no messages; a delegate with no cwd of its own (its parent's counts); a
+		// /branch child (a conversation of its own); a child whose parent row is gone; a reset.
+		insertHermesSession(root, {id: ids.empty, startedAt: base, cwd: w.cwds[0], turns: 0});
+		insertHermesSession(root, {id: ids.noCwd, startedAt: base + 10, parentId: w.ids.target, source: 'subagent'});
+		insertHermesSession(root, {id: ids.branch, startedAt: base + 20, cwd: w.cwds[1], parentId: w.ids.target, modelConfig: {_branched_from: w.ids.target}});
+		insertHermesSession(root, {id: ids.gone, startedAt: base + 30, cwd: w.cwds[0]});
+		insertHermesSession(root, {id: ids.orphan, startedAt: base + 40, parentId: ids.gone});
+		hermesSql(root, 'DELETE FROM messages WHERE session_id = ?', ids.gone);
+		hermesSql(root, 'DELETE FROM sessions WHERE id = ?', ids.gone);
+		insertHermesSession(root, {id: ids.reset, startedAt: base + 50, cwd: w.cwds[0], endedAt: base + 55, endReason: 'session_reset', sessionKey: 'k1', turns: 0});
+		insertHermesSession(root, {id: ids.resetChild, startedAt: base + 60, cwd: w.cwds[0], parentId: ids.reset, sessionKey: 'k1'});
+		await held(spawnArgvHolder([w.ids.targetDescendants[2] ?? w.ids.target]));
+		await held(spawnFileHolder(w.holdPaths(w.ids.target)));
+		const asked = [w.ids.target, ...w.ids.targetDescendants, w.ids.sibling, w.ids.foreign, w.ids.old, w.ids.absent, ...Object.values(ids)];
+		await expectTargetedMatchesIndex(hermesAdapter, w.ctx, setHermesDirectLookups, asked, [undefined, w.cwds[0], w.cwds[1]]);
+		// The cases above are the ones a wrong lookup would get wrong.
+		expect(await hermesAdapter.verify(w.ctx, ids.empty)).toEqual({kind: 'no', reason: 'the session holds no messages'});
+		expect(await hermesAdapter.verify(w.ctx, ids.noCwd, w.cwds[0])).toEqual({kind: 'yes'});
+		expect(await hermesAdapter.verify(w.ctx, w.ids.target, w.cwds[1])).toEqual({kind: 'no', reason: `belongs to ${w.cwds[0]}`});
+		expect(await hermesAdapter.verify(w.ctx, ids.gone)).toEqual({kind: 'no', reason: `no hermes session ${ids.gone}`});
+		expect(await hermesAdapter.verify(w.ctx, ids.reset)).toEqual({kind: 'no', reason: 'the session holds no messages'});
 	});
 });
