@@ -287,10 +287,10 @@ function nestedSubAgentCount(dir: string, id: string): number {
 	return listDir(nested).filter(e => e.isFile() && SUBAGENT_FILE.test(e.name)).length;
 }
 
-function resumeStateOf(t: Transcript): ResumeState {
+function resumeStateOf(t: Transcript, exists: (cwd: string) => boolean = fs.existsSync): ResumeState {
 	if (t.realMessages === 0) return {kind: 'no', reason: 'no messages yet'};
 	if (!t.cwd) return {kind: 'unknown', reason: 'the transcript records no cwd'};
-	if (!fs.existsSync(t.cwd)) return {kind: 'no', reason: `cwd ${t.cwd} no longer exists`};
+	if (!exists(t.cwd)) return {kind: 'no', reason: `cwd ${t.cwd} no longer exists`};
 	return {kind: 'yes'};
 }
 
@@ -433,6 +433,13 @@ export const claudeAdapter: AgentAdapter = {
 		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
 		const found = new Map<string, Conversation>();
 		const problems: string[] = [];
+		// One existsSync per cwd, not per transcript (a busy project folder: a thousand, one cwd).
+		const cwds = new Map<string, boolean>();
+		const exists = (cwd: string): boolean => {
+			let known = cwds.get(cwd);
+			if (known === undefined) cwds.set(cwd, (known = fs.existsSync(cwd)));
+			return known;
+		};
 		for (const dir of projectDirs(root, query.cwd)) {
 			const legacy = legacyChildCounts(dir);
 			const entries = listDir(dir);
@@ -459,7 +466,7 @@ export const claudeAdapter: AgentAdapter = {
 					updatedAt: t.updatedAt,
 					...(t.title ? {title: t.title} : {}),
 					childCount: (folders.has(id) ? nestedSubAgentCount(dir, id) : 0) + (legacy.get(id) ?? 0),
-					resumeState: resumeStateOf(t),
+					resumeState: resumeStateOf(t, exists),
 				});
 			}
 		}
