@@ -7,7 +7,18 @@ import type {AdapterContext, InUseHolder} from '../types.js';
  * --id X`, `sh -c 'mam-tui purge --id X'`): their argv names the id too, but they are not users
  * of the conversation. Any other ancestor (an agent whose Bash tool runs mam-tui) still counts.
  */
-function selfPids(all: readonly ProcessRef[]): Set<number> {
+function selfPids(all: readonly ProcessRef[]): ReadonlySet<number> {
+	// One answer per process table: a refresh asks inUse for hundreds of rows with the same table.
+	const known = selfByTable.get(all);
+	if (known) return known;
+	const self = selfPidsNow(all);
+	selfByTable.set(all, self);
+	return self;
+}
+
+const selfByTable = new WeakMap<readonly ProcessRef[], ReadonlySet<number>>();
+
+function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
 	const self = new Set<number>([process.pid]);
 	const ourArgs = process.argv.slice(2).join(' ');
 	if (ourArgs.length === 0) return self;

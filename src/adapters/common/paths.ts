@@ -90,7 +90,8 @@ export function listDir(dir: string): fs.Dirent[] {
 /** lstat without throwing. */
 export function lstatOrUndefined(p: string): fs.Stats | undefined {
 	try {
-		return fs.lstatSync(p);
+		// No exception for a missing path: lookups by id probe many paths that are not there.
+		return fs.lstatSync(p, {throwIfNoEntry: false});
 	} catch {
 		return undefined;
 	}
