@@ -14,6 +14,12 @@ export interface ProcessTable {
 	holders(paths: readonly string[]): Promise<readonly Holder[]>;
 	/** Optional: every open file of every process in one pass (one entry per process and path). */
 	openFiles?(): Promise<readonly OpenFile[]>;
+	/**
+	 * Optional: the last `list()` pass if it began at or after `since` (a `performance.now()`
+	 * time), else undefined. Two readers of one moment (the mux's pane listing and the live
+	 * refresh) then share one pass over /proc instead of making two.
+	 */
+	listedSince?(since: number): readonly ProcessRef[] | undefined;
 }
 
 /** A path some process holds open. */
@@ -85,15 +91,19 @@ function allPids(): number[] {
 }
 
 export function createProcessTable(): ProcessTable {
+	let last: {readonly began: number; readonly rows: readonly ProcessRef[]} | undefined;
 	return {
 		async list() {
+			const began = performance.now();
 			const out: ProcessRef[] = [];
 			for (const pid of allPids()) {
 				const proc = readProcess(pid);
 				if (proc) out.push(proc);
 			}
+			last = {began, rows: out};
 			return out;
 		},
+		listedSince: since => (last && last.began >= since ? last.rows : undefined),
 		async get(pid) {
 			return readProcess(pid);
 		},

@@ -1,7 +1,9 @@
 import {describe, expect, it} from 'vitest';
-import type {Pane, SessionRecord} from '../../src/domain/types.js';
+import type {Pane, ProcessRef, SessionRecord} from '../../src/domain/types.js';
+import type {Multiplexer} from '../../src/mux/types.js';
 import {cwdKey, inUseKey, pinKey, type DiscoveryResult} from '../../src/sync/discovery.js';
-import {joinSnapshot, type JoinInputs} from '../../src/sync/snapshot.js';
+import {joinSnapshot, readListing, type JoinInputs} from '../../src/sync/snapshot.js';
+import {createProcessTable, type ProcessTable} from '../../src/system/processes.js';
 import {conversation, pane, proc, row, UUID} from './support.js';
 
 const health = {kind: 'herdr', ok: true, message: 'ok'} as const;
@@ -121,5 +123,36 @@ describe('joinSnapshot: untracked panes, conversations, findings', () => {
 		const snap = join([row({name: 'gone', paneId: 'w1:p9'})], [claudePane('w1:p2')], {discovery: discovery({conversations: [c], byCwd: new Map([[cwdKey('claude', '/w/app'), {ok: true, conversations: [c], problems: []}]])})});
 		expect(snap.conversations).toEqual([c]);
 		expect(snap.findings.map(f => f.kind)).toEqual(expect.arrayContaining(['pane-gone', 'untracked-pane']));
+	});
+});
+
+describe('readListing: one pass over /proc per listing', () => {
+	const muxListing = (table: ProcessTable, readsTable: boolean): Multiplexer =>
+		({
+			kind: 'herdr',
+			listPanes: async () => {
+				if (readsTable) await table.list();
+				return [];
+			},
+		}) as unknown as Multiplexer;
+
+	it("takes the mux's own pass over the process table when it began after the listing did", async () => {
+		const table = createProcessTable();
+		let muxPass: readonly ProcessRef[] | undefined;
+		const mux = {kind: 'herdr', listPanes: async () => ((muxPass = await table.list()), [])} as unknown as Multiplexer;
+		const listing = await readListing({mux, processes: table});
+		expect(muxPass).toBeDefined();
+		expect(listing.processes).toBe(muxPass);
+	});
+
+	it('never takes a pass older than the listing: it reads its own', async () => {
+		const table = createProcessTable();
+		const before = await table.list();
+		const listing = await readListing({mux: muxListing(table, false), processes: table});
+		expect(listing.processes).not.toBe(before);
+		expect(listing.processes?.some(p => p.pid === process.pid)).toBe(true);
+		// And a table that cannot say (no listedSince) is simply asked.
+		const plain: ProcessTable = {list: async () => before, get: async () => undefined, holders: async () => []};
+		expect((await readListing({mux: muxListing(plain, true), processes: plain})).processes).toBe(before);
 	});
 });
