@@ -126,18 +126,32 @@ async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Pr
 	} catch (error) {
 		problem = messageOf(error);
 	}
+	const cache = new DiscoveryCache({ctx: {...world.adapterContext(), processes}, once: true});
+	let early: Promise<unknown> = Promise.resolve();
+	const discovery = {refresh: async (...args: Parameters<DiscoveryCache['refresh']>) => (await early, cache.refresh(...args))};
 	try {
-		return await buildSnapshot({
+		const built = buildSnapshot({
 			sessions,
 			mux,
 			...(problem ? {muxProblem: problem} : {}),
-			discovery: new DiscoveryCache({ctx: {...world.adapterContext(), processes}, once: true}),
+			discovery,
 			processes,
-			rescan: true,
+			// The pass after the listing reads only the rows the early pass did not (below).
+			rescan: false,
 			// status prints no conversations and no findings: reading every cwd's would be wasted.
 			conversations: false,
 			now: world.now,
 		});
+		// Once the listing is under way (herdr works in its own process), the rows the registry
+		// calls stopped are checked meanwhile: the listing only tells which rows are live, and a
+		// live row's answers would go unused. The adapters' reads are synchronous, so starting
+		// this first would hold the request to herdr back until they were done.
+		early = cache.refresh(
+			sessions.filter(s => s.status === 'stopped'),
+			{rescan: true, conversations: false},
+		);
+		early.catch(() => undefined);
+		return await built;
 	} finally {
 		await mux?.dispose().catch((error: unknown) => world.logger.warn('mux dispose failed', messageOf(error)));
 	}
