@@ -123,19 +123,112 @@ function readBuildSession(group: string, name: string): BuildSession | undefined
 	};
 }
 
+/** One session folder, parsed again only when its updates.jsonl or summary.json moved. */
+function buildSessionAt(groupDir: string, name: string): BuildSession | undefined {
+	const dir = path.join(groupDir, name);
+	const summary = lstatOrUndefined(path.join(dir, 'summary.json'));
+	// The parse depends on summary.json too: its stat joins updates.jsonl's in the key.
+	return parseCached('grok-build', path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, name));
+}
+
+/** The cwd group folders, in listing order (listed once per refresh). */
+function buildGroups(ctx: AdapterContext): string[] {
+	const sessions = path.join(buildRoot(ctx), 'sessions');
+	return memo(ctx, `grok:groups:${sessions}`, () => listDir(sessions).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name)));
+}
+
 /** Every Grok Build session; read once per refresh (memo), each folder re-read only when its updates.jsonl or summary moved. */
 function buildSessions(ctx: AdapterContext): BuildSession[] {
 	const sessions = path.join(buildRoot(ctx), 'sessions');
 	return memo(ctx, `grok:build:${sessions}`, () => {
 		const out: BuildSession[] = [];
-		for (const group of listDir(sessions).filter(e => e.isDirectory())) {
-			const groupDir = path.join(sessions, group.name);
+		for (const groupDir of buildGroups(ctx)) {
+			for (const entry of listDir(groupDir).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
+				const session = buildSessionAt(groupDir, entry.name);
+				if (session) out.push(session);
+			}
+		}
+		lookups(ctx).full = out;
+		return out;
+	});
+}
+
+/**
+ * verify calls one refresh answers by looking in each group for the id's own folder (a stat per
+ * group, one summary.json and updates.jsonl) before it reads every session folder (a thousand
+ * updates.jsonl files) and answers the rest from that index.
+ */
+let directLookups = 32;
+
+/** For tests: how many calls per refresh look up their id directly (0: all from the index). */
+export function setGrokDirectLookups(n: number): number {
+	const before = directLookups;
+	directLookups = n;
+	return before;
+}
+
+interface Lookups {
+	asked: number;
+	full: BuildSession[] | undefined;
+}
+
+function lookups(ctx: AdapterContext): Lookups {
+	return memo<Lookups>(ctx, `grok:lookups:${buildRoot(ctx)}`, () => ({asked: 0, full: undefined}));
+}
+
+/** The whole index when this refresh has it or has asked too many ids directly; else undefined (look up). */
+function indexFor(ctx: AdapterContext): BuildSession[] | undefined {
+	if (!ctx.memo) return undefined;
+	const state = lookups(ctx);
+	if (state.full) return state.full;
+	if (++state.asked <= directLookups) return undefined;
+	return buildSessions(ctx);
+}
+
+/** The first group's session folder named `id` (the index's `find`), read alone. */
+function buildSessionOf(ctx: AdapterContext, id: string): BuildSession | undefined {
+	const index = indexFor(ctx);
+	if (index) return index.find(s => s.id === id);
+	for (const groupDir of buildGroups(ctx)) {
+		// A folder, not a link to one (the listing's Dirent type is the entry's own).
+		if (!lstatOrUndefined(path.join(groupDir, id))?.isDirectory()) continue;
+		const session = buildSessionAt(groupDir, id);
+		if (session) return session;
+	}
+	return undefined;
+}
+
+/** What inUse needs of a session: its folder and parent (summary.json only, never updates.jsonl). */
+interface BuildLink {
+	readonly id: string;
+	readonly dir: string;
+	readonly parentId?: string;
+}
+
+function readBuildLink(dir: string, name: string): BuildLink | undefined {
+	const summary = parseJsonOrUndefined(readSmallText(path.join(dir, 'summary.json'))) as Record<string, unknown> | undefined;
+	const id = str(obj(summary, 'info'), 'id') ?? name;
+	// The same validity and parent rules as readBuildSession.
+	if (id !== name || !BUILD_ID.test(id)) return undefined;
+	const parent = str(summary, 'parent_session_id');
+	return {id, dir, ...(parent && BUILD_ID.test(parent) ? {parentId: parent} : {})};
+}
+
+/**
+ * Every session's folder and parent, for descendants (which no single folder names): the full
+ * index when the refresh has it, else the summaries alone (one small file per folder, parsed
+ * again only when it moved) instead of every updates.jsonl.
+ */
+function buildLinks(ctx: AdapterContext): readonly BuildLink[] {
+	const full = ctx.memo ? lookups(ctx).full : undefined;
+	if (full) return full;
+	return memo(ctx, `grok:links:${buildRoot(ctx)}`, () => {
+		const out: BuildLink[] = [];
+		for (const groupDir of buildGroups(ctx)) {
 			for (const entry of listDir(groupDir).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
 				const dir = path.join(groupDir, entry.name);
-				const summary = lstatOrUndefined(path.join(dir, 'summary.json'));
-				// The parse depends on summary.json too: its stat joins updates.jsonl's in the key.
-				const session = parseCached('grok-build', path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, entry.name));
-				if (session) out.push(session);
+				const link = parseCached('grok-link', path.join(dir, 'summary.json'), '', () => readBuildLink(dir, entry.name));
+				if (link) out.push(link);
 			}
 		}
 		return out;
@@ -143,8 +236,8 @@ function buildSessions(ctx: AdapterContext): BuildSession[] {
 }
 
 /** Descendants through `parent_session_id` in every session's summary.json, at any depth. */
-function buildDescendants(sessions: readonly BuildSession[], id: string): BuildSession[] {
-	const out: BuildSession[] = [];
+function buildDescendants<T extends BuildLink>(sessions: readonly T[], id: string): T[] {
+	const out: T[] = [];
 	const queue = [id];
 	while (queue.length > 0) {
 		const parent = queue.shift();
@@ -181,7 +274,7 @@ interface CliSession {
 	readonly realMessages: number;
 }
 
-function readCliDb(file: string, db: ReadDb): CliSession[] {
+function readCliDb(file: string, db: ReadDb, id?: string): CliSession[] {
 	const columns = tableColumns(db);
 	const sessions = columns.get('sessions');
 	if (!sessions || !['id', 'cwd_at_start', 'created_at'].every(c => sessions.has(c))) {
@@ -192,7 +285,8 @@ function readCliDb(file: string, db: ReadDb): CliSession[] {
 	const messages = counted ? "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.role IN ('user', 'assistant'))" : '0';
 	const sql = `SELECT id, cwd_at_start, ${pick('cwd_last')}, ${pick('title')}, created_at, ${pick('updated_at')}, ${messages} AS n FROM sessions s`;
 	const out: CliSession[] = [];
-	for (const row of db.prepare<[], Record<string, unknown>>(sql).all()) {
+	const rows = id === undefined ? db.prepare<[], Record<string, unknown>>(sql).all() : db.prepare<[string], Record<string, unknown>>(`${sql} WHERE s.id = ?`).all(id);
+	for (const row of rows) {
 		const id = row['id'];
 		const cwd = row['cwd_at_start'];
 		if (typeof id !== 'string' || !CLI_ID.test(id) || typeof cwd !== 'string') continue;
@@ -217,14 +311,26 @@ function cliSessions(ctx: AdapterContext): {sessions: CliSession[]; problem?: st
 	return memo(ctx, `grok:cli:${file}`, () => readCliSessions(file));
 }
 
-function readCliSessions(file: string): {sessions: CliSession[]; problem?: string} {
+function readCliSessions(file: string, id?: string): {sessions: CliSession[]; problem?: string} {
 	if (!lstatOrUndefined(file)) return {sessions: []};
 	try {
-		return {sessions: withReadOnlyDb(file, db => readCliDb(file, db))};
+		return {sessions: withReadOnlyDb(file, db => readCliDb(file, db, id))};
 	} catch (error) {
 		if (error instanceof StoreReadError) return {sessions: [], problem: error.message};
 		throw error;
 	}
+}
+
+/**
+ * One grok-cli session (and the problem, if grok.db cannot be read): from the refresh's whole
+ * read when it made one, else by `WHERE id = ?` (a message count for one session, not a
+ * correlated count for every session in grok.db).
+ */
+function cliSessionOf(ctx: AdapterContext, id: string): {session: CliSession | undefined; problem?: string} {
+	const file = cliDb(ctx);
+	const read = ctx.memo ? memo(ctx, `grok:cli-asked:${file}`, () => ({count: 0})) : undefined;
+	const {sessions, problem} = read && ++read.count > directLookups ? cliSessions(ctx) : readCliSessions(file, id);
+	return {session: sessions.find(s => s.id === id), ...(problem ? {problem} : {})};
 }
 
 function cliConversation(session: CliSession): Conversation {
@@ -371,10 +477,10 @@ export const grokAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(grokAdapter, id);
-		if (layoutOf(id) === 'build') return verifyAgainst(buildSessions(ctx).find(s => s.id === id), id, cwd);
-		const cli = cliSessions(ctx);
+		if (layoutOf(id) === 'build') return verifyAgainst(buildSessionOf(ctx, id), id, cwd);
+		const cli = cliSessionOf(ctx, id);
 		if (cli.problem) return {kind: 'unknown', reason: cli.problem};
-		return verifyAgainst(cli.sessions.find(s => s.id === id), id, cwd);
+		return verifyAgainst(cli.session, id, cwd);
 	},
 
 	async artifacts(ctx, id) {
@@ -419,10 +525,10 @@ export const grokAdapter: AgentAdapter = {
 	async inUse(ctx, id) {
 		assertValidId(grokAdapter, id);
 		if (layoutOf(id) === 'cli') {
-			const session = cliSessions(ctx).sessions.find(s => s.id === id);
+			const {session} = cliSessionOf(ctx, id);
 			return uniqueHolders([...(await argvUsers(ctx, [id])), ...(await cliDbUsers(ctx, session))]);
 		}
-		const sessions = buildSessions(ctx);
+		const sessions = buildLinks(ctx);
 		const family = [...sessions.filter(s => s.id === id), ...buildDescendants(sessions, id)];
 		const files = family
 			.flatMap(s => listDir(s.dir).filter(e => e.isFile()).map(e => realpathOrUndefined(path.join(s.dir, e.name))))

@@ -3,11 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {afterEach, describe, expect, it, vi} from 'vitest';
-import {grokAdapter} from '../../src/adapters/grok.js';
+import {grokAdapter, setGrokDirectLookups} from '../../src/adapters/grok.js';
 import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
 import {spawnArgvHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {adapterContract} from './contract.js';
 import {buildGrokBuildOnlyFixture, buildGrokFixture, grokCliDbPath, grokCliId, grokCliRowCounts, grokRoot, insertGrokCliSession} from './fixtures/grok.js';
+import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
+import {grokBuildId, writeGrokBuildSession} from './fixtures/grok.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout} from './fixtures/world.js';
 
@@ -189,5 +191,36 @@ describe('grok-cli in use', () => {
 		expect(pids.sort()).toEqual([here.pid, byArgv.pid].sort());
 		expect(pids).not.toContain(elsewhere.pid);
 		expect(pids).not.toContain(daemon.pid);
+	});
+});
+
+describe('grok targeted lookups', () => {
+	it('looking up one session folder or row answers verify and inUse exactly as the whole index does', async () => {
+		const w = buildGrokFixture();
+		cleanups.push(() => w.cleanup());
+		const [alpha, beta] = w.cwds;
+		const at = w.epoch + 5_000;
+		const ids = {empty: grokBuildId(), crossChild: grokBuildId(), liar: grokBuildId(), cliEmpty: grokCliId(), cliAbsent: grokCliId()};
+		// No messages; a sub-agent filed under another cwd's group; a folder whose summary names
+		// another id (not trusted); the target's id filed a second time under another group; an
+		// empty grok-cli session.
+		writeGrokBuildSession(w.home, {id: ids.empty, cwd: alpha, createdAt: at, turns: 0});
+		writeGrokBuildSession(w.home, {id: ids.crossChild, cwd: beta, createdAt: at + 10, parentId: w.ids.target});
+		writeGrokBuildSession(w.home, {id: ids.liar, cwd: alpha, createdAt: at + 20});
+		writeGrokBuildSession(w.home, {id: ids.liar, cwd: beta, createdAt: at + 20});
+		// The lying copy is in the group listed first: the next group's copy is the session.
+		const groups = path.join(grokRoot(w.home), 'sessions');
+		const summary = path.join(groups, fs.readdirSync(groups)[0] ?? '', ids.liar, 'summary.json');
+		fs.writeFileSync(summary, fs.readFileSync(summary, 'utf8').replaceAll(ids.liar, grokBuildId()));
+		writeGrokBuildSession(w.home, {id: w.ids.target, cwd: beta, createdAt: at + 30, turns: 0});
+		insertGrokCliSession(w.home, {id: ids.cliEmpty, cwd: alpha, createdAt: at + 40, title: 'empty', turns: 0});
+		await held(spawnArgvHolder([ids.crossChild]));
+		const asked = [w.ids.target, ...w.ids.targetDescendants, w.ids.sibling, w.ids.foreign, w.ids.old, w.ids.absent, ...Object.values(ids)];
+		await expectTargetedMatchesIndex(grokAdapter, w.ctx, setGrokDirectLookups, asked, [undefined, alpha, beta]);
+		expect(await grokAdapter.verify(w.ctx, ids.empty)).toEqual({kind: 'no', reason: 'the session holds no messages'});
+		expect(await grokAdapter.verify(w.ctx, ids.crossChild, beta)).toEqual({kind: 'yes'});
+		expect(await grokAdapter.verify(w.ctx, ids.liar)).toEqual({kind: 'yes'});
+		expect(await grokAdapter.verify(w.ctx, ids.cliEmpty)).toEqual({kind: 'no', reason: 'the session holds no messages'});
+		expect((await grokAdapter.inUse(w.ctx, w.ids.target)).map(h => h.reason)).toContain(`argv names ${ids.crossChild}`);
 	});
 });
