@@ -16,6 +16,7 @@ import {
 	listSome,
 	nativeId,
 	paneAgent,
+	pinHolders,
 	paneAgentCwd,
 	rowAgent,
 	runsAgent,
@@ -143,8 +144,7 @@ function livePaneOf(world: DriftWorld, row: SessionRecord, agent: AgentId): Pane
 	const pin = row.agentSessionId;
 	if (pin === null) return undefined;
 	// A pin held twice (duplicate-pin) does not say which row the pane is: leave it to the user.
-	const holders = world.input.sessions.filter(o => isActive(o) && o.agent === row.agent && o.agentSessionId === pin);
-	if (holders.length > 1) return undefined;
+	if (pinHolders(world, row.agent, pin) > 1) return undefined;
 	return firstPaneCarrying(world, agent, pin);
 }
 
@@ -287,7 +287,10 @@ function keptVerdict(world: DriftWorld, core: Core, row: SessionRecord, agent: A
 	return verdict;
 }
 
-/** What `detectDrift` keeps between calls (the live view detects on every refresh). Make one with `createDriftMemo`. */
+/**
+ * What `detectDrift` keeps between calls (the live view detects on every refresh). Make one with
+ * `createDriftMemo`. With a memo the result may be the array returned last time: do not change it.
+ */
 export interface DriftMemo {
 	last?: Core;
 }
@@ -315,8 +318,11 @@ interface Core {
 	readonly agents: AgentKnowledge;
 	readonly sorted: readonly SessionRecord[];
 	readonly world: DriftWorld;
-	readonly rows: WeakMap<SessionRecord, RowMemo>;
+	/** A Map, not a WeakMap: the core holds its rows anyway, and 500 fresh WeakMap keys per pane event cost GC time. */
+	readonly rows: Map<SessionRecord, RowMemo>;
 	paneFindings?: readonly Finding[];
+	/** The sorted result of the last call on this core (returned again when no row was judged again). */
+	lastFindings?: Finding[];
 }
 
 function rowMemo(core: Core, row: SessionRecord): RowMemo {
@@ -338,7 +344,7 @@ function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | und
 		agents,
 		sorted,
 		world: buildWorld({...input, sessions: sorted}, agents),
-		rows: new WeakMap(),
+		rows: new Map(),
 	};
 	memo.last = core;
 	return core;
@@ -384,6 +390,7 @@ export function detectDrift(input: DriftInput, agents: AgentKnowledge = ADAPTERS
 	const verdicts = unpinnedVerdicts(world, core);
 	const contested = contestedIds(verdicts);
 	const findings: Finding[] = [];
+	let judged = false;
 	for (const row of sessions) {
 		const agent = rowAgent(world, row);
 		if (!agent) continue;
@@ -403,14 +410,19 @@ export function detectDrift(input: DriftInput, agents: AgentKnowledge = ADAPTERS
 		const found = rowFindings(world, row, agent, verdicts, contested);
 		memoed.findings = {key, verdict, findings: found};
 		findings.push(...found);
+		judged = true;
 	}
+	// Nothing judged again: the very list of last time (no sort; the view sees an unchanged array).
+	if (core?.lastFindings && !judged) return core.lastFindings;
 	let paneFindings = core?.paneFindings;
 	if (!paneFindings) {
 		paneFindings = [...duplicatePins(world), ...world.sortedPanes.flatMap(pane => untrackedPane(world, pane) ?? [])];
 		if (core) core.paneFindings = paneFindings;
 	}
 	findings.push(...paneFindings);
-	return findings.sort(compareFindings);
+	findings.sort(compareFindings);
+	if (core) core.lastFindings = findings;
+	return findings;
 }
 
 /** What this detection could not check, in one line each (the mux was unreachable, rows of another mux, …). */

@@ -34,15 +34,17 @@ export interface StaleProcess {
  * Live processes of a stopped session, outside every live pane: a recorded ref with the same pid
  * *and* start time (a reused pid is someone else), or an agent process whose argv names the pin.
  */
-/** The process table minus every live pane's processes, with keys; once per detection (every stopped row walks it). */
-const outside = new WeakMap<DriftWorld, readonly {readonly proc: ProcessRef; readonly key: string}[]>();
+/**
+ * The process table minus every live pane's processes, with keys; once per table and set of pane
+ * processes (every stopped row walks it), kept while both are the same (drift's memo reuses them).
+ */
+const outside = new WeakMap<ReadonlySet<string>, {readonly table: readonly ProcessRef[]; readonly list: readonly {readonly proc: ProcessRef; readonly key: string}[]}>();
 
 function outsidePanes(world: DriftWorld, table: readonly ProcessRef[]): readonly {readonly proc: ProcessRef; readonly key: string}[] {
-	let list = outside.get(world);
-	if (!list) {
-		list = table.map(proc => ({proc, key: processKey(proc)})).filter(({key}) => !world.paneProcessKeys.has(key));
-		outside.set(world, list);
-	}
+	const known = outside.get(world.paneProcessKeys);
+	if (known?.table === table) return known.list;
+	const list = table.map(proc => ({proc, key: processKey(proc)})).filter(({key}) => !world.paneProcessKeys.has(key));
+	outside.set(world.paneProcessKeys, {table, list});
 	return list;
 }
 

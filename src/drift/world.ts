@@ -23,6 +23,8 @@ export interface DriftWorld {
 	readonly activePins: Map<AgentId, ReadonlySet<string>>;
 	/** Active rows by recorded pane id. */
 	readonly rowsByPane: ReadonlyMap<string, readonly SessionRecord[]>;
+	/** How many active rows hold each `agent\0pin`. Built on first ask (in a box, so copies of the world share it). */
+	readonly pinCounts: {value?: ReadonlyMap<string, number>};
 }
 
 export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorld {
@@ -36,7 +38,7 @@ export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorl
 		if (list) list.push(row);
 		else rowsByPane.set(row.paneId, [row]);
 	}
-	return {input, agents, panes, paneProcessKeys, sortedPanes, carried: new WeakMap(), firstCarrier: new Map(), activePins: new Map(), rowsByPane};
+	return {input, agents, panes, paneProcessKeys, sortedPanes, carried: new WeakMap(), firstCarrier: new Map(), activePins: new Map(), rowsByPane, pinCounts: {}};
 }
 
 export function processKey(proc: Pick<ProcessRef, 'pid' | 'startTime'>): string {
@@ -102,7 +104,9 @@ export function carriedIds(world: DriftWorld, pane: Pane, agent: AgentId): Reado
 	if (ids === undefined) {
 		// A session id on a pane whose agent is gone is a leftover, not a live conversation.
 		const reported = nativeId(pane, agent);
-		ids = runsAgent(world, pane, agent) ? new Set([...(reported === undefined ? [] : [reported]), ...agentProcesses(world, pane, agent).flatMap(proc => proc.argv)]) : null;
+		// The agent's processes once (runsAgent would match every process against the agent again).
+		const procs = agentProcesses(world, pane, agent);
+		ids = pane.agent === agent || procs.length > 0 ? new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv)]) : null;
 		perAgent.set(agent, ids);
 	}
 	return ids;
@@ -130,6 +134,21 @@ export function activePinsOf(world: DriftWorld, agent: AgentId): ReadonlySet<str
 		world.activePins.set(agent, pins);
 	}
 	return pins;
+}
+
+/** How many active rows of `agent` are pinned to `pin` (one count per pin, not a scan of every row per row). */
+export function pinHolders(world: DriftWorld, agent: string, pin: string): number {
+	let counts = world.pinCounts.value;
+	if (!counts) {
+		const built = new Map<string, number>();
+		for (const r of world.input.sessions) {
+			if (!isActive(r) || r.agentSessionId === null) continue;
+			const key = `${r.agent}\0${r.agentSessionId}`;
+			built.set(key, (built.get(key) ?? 0) + 1);
+		}
+		world.pinCounts.value = counts = built;
+	}
+	return counts.get(`${agent}\0${pin}`) ?? 0;
 }
 
 /** The best cwd for a pane's agent: the agent process's own, else the foreground's, else the pane's. */

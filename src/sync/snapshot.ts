@@ -59,6 +59,8 @@ export interface JoinInputs {
 	readonly adapters?: Adapters;
 	/** Keeps drift detection's work between refreshes (see `DriftMemo`); the live supervisor holds one. */
 	readonly driftMemo?: DriftMemo;
+	/** The last snapshot's live data: rows whose live data is equal keep those objects. */
+	readonly previousLive?: Readonly<Record<string, SessionLive>>;
 }
 
 function agentOf(adapters: Adapters, agent: string): AgentId | undefined {
@@ -168,19 +170,30 @@ export function liveRowIds(sessions: readonly SessionRecord[], panes: readonly P
 export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 	const adapters = inputs.adapters ?? ADAPTERS;
 	const byId = new Map((inputs.panes ?? []).map(p => [p.id, p]));
-	const live: Record<string, SessionLive> = {};
+	let live: Record<string, SessionLive> = {};
 	const claimed = new Set<string>();
+	const previous = inputs.previousLive;
+	let changed = previous === undefined;
 	for (const row of inputs.sessions) {
 		const pane = paneOf(row, inputs, byId);
 		const agent = agentOf(adapters, row.agent);
 		const runs = pane !== undefined && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent);
 		if (pane && row.status !== 'purged') claimed.add(pane.id);
-		live[row.name] = {
+		const next: SessionLive = {
 			liveStatus: liveStatusOf(row, pane, runs, inputs.panes !== null),
 			resumeState: resumeStateOf(row, inputs, pane, runs),
 			...(pane ? {pane} : {}),
 		};
+		// A row whose live data did not change keeps its object, so the view can skip it.
+		const before = previous && Object.hasOwn(previous, row.name) ? previous[row.name] : undefined;
+		if (before && sameLive(before, next)) live[row.name] = before;
+		else {
+			live[row.name] = next;
+			changed = true;
+		}
 	}
+	// Nothing changed (a file-change refresh, for most rows): the very record of last time.
+	if (!changed && previous && Object.keys(previous).length === Object.keys(live).length) live = previous as Record<string, SessionLive>;
 	const untracked = (inputs.panes ?? []).filter(p => !p.isSelf && !claimed.has(p.id) && paneAgent(adapters, p) !== undefined);
 	let findings: Finding[] = [];
 	try {
@@ -200,6 +213,14 @@ export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 		conversations: inputs.discovery.conversations,
 		findings,
 	};
+}
+
+function sameResume(a: ResumeState, b: ResumeState): boolean {
+	return a.kind === b.kind && (a.kind === 'yes' || (b.kind !== 'yes' && a.reason === b.reason));
+}
+
+function sameLive(a: SessionLive, b: SessionLive): boolean {
+	return a.liveStatus === b.liveStatus && a.pane === b.pane && sameResume(a.resumeState, b.resumeState);
 }
 
 function isDirectory(cwd: string): boolean {
@@ -239,6 +260,8 @@ export interface SnapshotDeps {
 	readonly now: () => number;
 	/** Drift detection's memo, kept by the caller across refreshes. */
 	readonly driftMemo?: DriftMemo;
+	/** The last snapshot's live data (unchanged rows keep their objects). */
+	readonly previousLive?: Readonly<Record<string, SessionLive>>;
 }
 
 /** One listing of the mux's panes and of the process table. */
@@ -298,6 +321,7 @@ export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
 		...(deps.conversations === false ? {findings: false} : {}),
 		// Per cwd, not per row: 500 rows share a few dozen cwds, and a realpath is a chain of lstats.
 		...(deps.driftMemo ? {driftMemo: deps.driftMemo} : {}),
+		...(deps.previousLive ? {previousLive: deps.previousLive} : {}),
 		cwdExists: perRefresh(isDirectory),
 		realCwd: perRefresh(realpathIfDifferent),
 	});

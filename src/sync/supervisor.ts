@@ -87,6 +87,8 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	let listing: Listing | undefined;
 	// Detection keeps what the rows and the listing alone decide while both are unchanged.
 	const driftMemo = createDriftMemo();
+	// Rows whose live data is unchanged keep their objects (and an unchanged record stays the same).
+	let previousLive: LiveSnapshot['live'] | undefined;
 	const source = {mux: deps.mux, ...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}), processes: deps.processes};
 
 	const runOnce = async (job: Job): Promise<void> => {
@@ -101,7 +103,9 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 				full: job.full,
 				now,
 				driftMemo,
+				...(previousLive ? {previousLive} : {}),
 			});
+			previousLive = snapshot.live;
 			if (disposed) return;
 			deps.store.dispatch({
 				type: 'live/updated',

@@ -156,3 +156,40 @@ describe('readListing: one pass over /proc per listing', () => {
 		expect((await readListing({mux: muxListing(plain, true), processes: plain})).processes).toBe(before);
 	});
 });
+
+describe('joinSnapshot: unchanged live data keeps its objects', () => {
+	it('an equal row keeps its object, a changed one does not, and the values equal a join from scratch', () => {
+		const a = row({name: 'a', agentSessionId: UUID(2)});
+		const b = row({name: 'b', agentSessionId: UUID(3)});
+		const panes = [claudePane('w1:p9')];
+		const d = (bVerify: {kind: 'yes'} | {kind: 'no'; reason: string}) =>
+			discovery({
+				verify: new Map([
+					[pinKey('claude', UUID(2), a.cwd), {kind: 'yes'}],
+					[pinKey('claude', UUID(3), b.cwd), bVerify],
+				]),
+				inUse: new Map([
+					[inUseKey('claude', UUID(2)), {ok: true, holders: []}],
+					[inUseKey('claude', UUID(3)), {ok: true, holders: []}],
+				]),
+			});
+		const first = join([a, b], panes, {discovery: d({kind: 'yes'})});
+		// Equal again (new objects from the adapters): the very same record.
+		const again = join([a, b], panes, {discovery: d({kind: 'yes'}), previousLive: first.live});
+		expect(again.live).toBe(first.live);
+		// b changed: a keeps its object, b does not, and both equal a join without the previous record.
+		const changed = join([a, b], panes, {discovery: d({kind: 'no', reason: 'no transcript on disk'}), previousLive: first.live});
+		expect(changed.live).toEqual(join([a, b], panes, {discovery: d({kind: 'no', reason: 'no transcript on disk'})}).live);
+		expect(changed.live['a']).toBe(first.live['a']);
+		expect(changed.live['b']).not.toBe(first.live['b']);
+		expect(changed.live['b']?.resumeState).toMatchObject({kind: 'no'});
+		// A new pane object (a new listing: herdr says idle now) is never hidden behind an old one.
+		const inPane = row({name: 'c', paneId: 'w1:p9'});
+		const before = join([a, b, inPane], panes, {discovery: d({kind: 'yes'})});
+		const idle = join([a, b, inPane], [claudePane('w1:p9', {agentStatus: 'idle'})], {discovery: d({kind: 'yes'}), previousLive: before.live});
+		expect(idle.live['c']?.liveStatus).toBe('idle');
+		expect(idle.live['a']).toBe(before.live['a']);
+		// A row that left: not the old record.
+		expect(join([a], panes, {discovery: d({kind: 'yes'}), previousLive: first.live}).live).toEqual({a: first.live['a']});
+	});
+});
