@@ -64,15 +64,17 @@ interface Store {
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-function readSessions(handle: ReadDb, db: string, tables: Map<string, Set<string>>): Map<string, Session> {
+/** Every session of the database, or (`only`) just that id's rows and messages (bound parameter). */
+function readSessions(handle: ReadDb, db: string, tables: Map<string, Set<string>>, only?: string): Map<string, Session> {
+	const args = only === undefined ? [] : [only];
 	const sessions = new Map<string, Session>();
 	for (const table of SESSION_TABLES) {
 		const cols = tables.get(table);
 		if (!cols?.has('id') || !cols.has('directory')) continue;
 		const pick = (c: string) => (cols.has(c) ? q(c) : 'NULL');
 		const rows = handle
-			.prepare(`SELECT id, directory, ${pick('parent_id')} AS parent, ${pick('title')} AS title, ${pick('time_created')} AS created, ${pick('time_updated')} AS updated FROM ${q(table)}`)
-			.all() as {id: string; directory: string; parent: string | null; title: string | null; created: number | null; updated: number | null}[];
+			.prepare(`SELECT id, directory, ${pick('parent_id')} AS parent, ${pick('title')} AS title, ${pick('time_created')} AS created, ${pick('time_updated')} AS updated FROM ${q(table)}${only === undefined ? '' : ' WHERE id = ?'}`)
+			.all(...args) as {id: string; directory: string; parent: string | null; title: string | null; created: number | null; updated: number | null}[];
 		for (const row of rows) {
 			const seen = sessions.get(row.id);
 			const created = Number(row.created ?? 0);
@@ -89,7 +91,7 @@ function readSessions(handle: ReadDb, db: string, tables: Map<string, Set<string
 	}
 	for (const table of ['message', 'session_message']) {
 		if (!tables.get(table)?.has('session_id')) continue;
-		const counts = handle.prepare(`SELECT session_id AS id, count(*) AS n FROM ${q(table)} GROUP BY session_id`).all() as {id: string; n: number}[];
+		const counts = handle.prepare(`SELECT session_id AS id, count(*) AS n FROM ${q(table)}${only === undefined ? '' : ' WHERE session_id = ?'} GROUP BY session_id`).all(...args) as {id: string; n: number}[];
 		for (const c of counts) {
 			const s = sessions.get(c.id);
 			if (s) s.messages += c.n;
@@ -127,7 +129,120 @@ function readStore(db: string): Store {
 
 /** Every readable store, plus one problem line per unreadable one; read once per refresh (memo). */
 function readStores(ctx: AdapterContext): {stores: Store[]; problems: string[]} {
-	return memo(ctx, `opencode:stores:${dataDir(ctx)}`, () => readStoresNow(ctx));
+	return memo(ctx, `opencode:stores:${dataDir(ctx)}`, () => {
+		const read = readStoresNow(ctx);
+		lookups(ctx).full = read;
+		return read;
+	});
+}
+
+/**
+ * verify and inUse calls one refresh answers by `WHERE id = ?` / `WHERE parent_id = ?` queries
+ * (an open and a few indexed lookups, about a millisecond) before it reads every session, message
+ * count and task part of every database (tens of milliseconds at thousands of sessions).
+ */
+let directLookups = 32;
+
+/** For tests: how many calls per refresh are answered by queries (0: all from the index). */
+export function setOpencodeDirectLookups(n: number): number {
+	const before = directLookups;
+	directLookups = n;
+	return before;
+}
+
+interface Lookups {
+	asked: number;
+	full: {stores: Store[]; problems: string[]} | undefined;
+}
+
+function lookups(ctx: AdapterContext): Lookups {
+	return memo<Lookups>(ctx, `opencode:lookups:${dataDir(ctx)}`, () => ({asked: 0, full: undefined}));
+}
+
+/** Answer by queries? Not when the refresh has the index already or asked too many ids. */
+function queryDirectly(ctx: AdapterContext): boolean {
+	if (!ctx.memo) return true;
+	const state = lookups(ctx);
+	return state.full === undefined && ++state.asked <= directLookups;
+}
+
+/** A database a query run holds open. */
+interface OpenDb {
+	readonly db: string;
+	readonly handle: ReadDb;
+	readonly tables: Map<string, Set<string>>;
+}
+
+/**
+ * `fn` with every database open, or undefined when one cannot be read: the caller then asks the
+ * whole-store index, whose problem lines and skipped stores are the answer's.
+ */
+function withEveryDb<T>(files: readonly string[], fn: (open: readonly OpenDb[]) => T, open: readonly OpenDb[] = []): {value: T} | undefined {
+	const [first, ...rest] = files;
+	if (first === undefined) return {value: fn(open)};
+	try {
+		return withReadOnlyDb(first, handle => withEveryDb(rest, fn, [...open, {db: first, handle, tables: tableColumns(handle)}]));
+	} catch (error) {
+		if (error instanceof StoreReadError) return undefined;
+		throw error;
+	}
+}
+
+/** The merged session `id` of the first database holding it (the index's `find`). */
+function sessionByQuery(open: readonly OpenDb[], id: string): Session | undefined {
+	for (const o of open) {
+		const found = readSessions(o.handle, o.db, o.tables, id).get(id);
+		if (found) return found;
+	}
+	return undefined;
+}
+
+/** `child`'s parent in one database (parent_id, else the last task part naming it), as readStore records it. */
+function parentIn(o: OpenDb, child: string): string | undefined {
+	const session = readSessions(o.handle, o.db, o.tables, child).get(child);
+	if (!session) return undefined;
+	let parent = session.parentId;
+	if (parent === undefined && o.tables.get('part')?.has('session_id') && o.tables.get('part')?.has('data')) {
+		// Rare (FORMATS 3: the 1.18 bug): the task parts that mention the child, in table order.
+		const rows = o.handle.prepare(`SELECT session_id AS parent, data FROM part WHERE instr(data, '"tool":"task"') > 0 AND instr(data, ?) > 0`).all(child) as {parent: string; data: string}[];
+		for (const row of rows) {
+			const named = str(obj(obj(parseJsonLine(row.data), 'state'), 'metadata'), 'sessionId');
+			if (named === child && named !== row.parent) parent = row.parent;
+		}
+	}
+	return parent !== undefined && parent !== child ? parent : undefined;
+}
+
+/** Sessions that may name `id` as parent: by parent_id, or by a task part of `id`. */
+function childCandidates(o: OpenDb, id: string): string[] {
+	const out: string[] = [];
+	for (const table of SESSION_TABLES) {
+		if (!o.tables.get(table)?.has('id') || !o.tables.get(table)?.has('parent_id') || !o.tables.get(table)?.has('directory')) continue;
+		for (const row of o.handle.prepare(`SELECT id FROM ${q(table)} WHERE parent_id = ?`).all(id) as {id: string}[]) out.push(row.id);
+	}
+	if (o.tables.get('part')?.has('session_id') && o.tables.get('part')?.has('data')) {
+		const rows = o.handle.prepare(`SELECT data FROM part WHERE session_id = ? AND instr(data, '"tool":"task"') > 0`).all(id) as {data: string}[];
+		for (const row of rows) {
+			const child = str(obj(obj(parseJsonLine(row.data), 'state'), 'metadata'), 'sessionId');
+			if (child) out.push(child);
+		}
+	}
+	return out;
+}
+
+/** Descendants of `id` by queries: each candidate kept when its parent (the last database's word, as the merged map keeps it) is the one asked. */
+function descendantsByQuery(open: readonly OpenDb[], id: string): string[] {
+	const parentOf = (child: string) => open.map(o => parentIn(o, child)).findLast(p => p !== undefined);
+	const out: string[] = [];
+	const queue = [id];
+	while (queue.length > 0) {
+		const current = queue.shift();
+		if (current === undefined) continue;
+		const children = [...new Set(open.flatMap(o => childCandidates(o, current)))].filter(child => child !== id && !out.includes(child) && parentOf(child) === current);
+		out.push(...children);
+		queue.push(...children);
+	}
+	return out;
 }
 
 function readStoresNow(ctx: AdapterContext): {stores: Store[]; problems: string[]} {
@@ -376,8 +491,9 @@ export const opencodeAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(opencodeAdapter, id);
-		const {stores, problems} = readStores(ctx);
-		const session = stores.map(s => s.sessions.get(id)).find(s => s !== undefined);
+		const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => sessionByQuery(open, id)) : undefined;
+		const {stores, problems} = direct ? {stores: [], problems: []} : readStores(ctx);
+		const session = direct ? direct.value : stores.map(s => s.sessions.get(id)).find(s => s !== undefined);
 		if (!session) return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: 'no session with this id'};
 		if (cwd !== undefined && !sameDir(session.directory, canonicalCwd(cwd))) {
 			return {kind: 'no', reason: `belongs to ${session.directory}, not ${canonicalCwd(cwd)}`};
@@ -419,9 +535,14 @@ export const opencodeAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(opencodeAdapter, id);
-		const parents = new Map<string, string>();
-		for (const store of readStores(ctx).stores) for (const [child, parent] of store.parents) parents.set(child, parent);
-		const ids = [id, ...descendantsOf(id, parents)];
+		const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => descendantsByQuery(open, id)) : undefined;
+		let descendants = direct?.value;
+		if (!descendants) {
+			const parents = new Map<string, string>();
+			for (const store of readStores(ctx).stores) for (const [child, parent] of store.parents) parents.set(child, parent);
+			descendants = descendantsOf(id, parents);
+		}
+		const ids = [id, ...descendants];
 		// Every opencode process holds the one shared database; only the background service that
 		// holds it for everyone is not a user of this conversation.
 		const files = dbFiles(ctx)

@@ -3,11 +3,12 @@ import {createRequire} from 'node:module';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
-import {opencodeAdapter} from '../../src/adapters/opencode.js';
+import {opencodeAdapter, setOpencodeDirectLookups} from '../../src/adapters/opencode.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {realExec, type Exec} from '../../src/system/exec.js';
-import {spawnFileHolder} from '../support/holders.js';
+import {spawnArgvHolder, spawnFileHolder} from '../support/holders.js';
 import {buildOpencodeFixture, opencodeId, writeOpencodeDb, type OcSession} from './fixtures/opencode.js';
+import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, type TempLayout} from './fixtures/world.js';
 
@@ -228,5 +229,33 @@ describe('opencode in use', {timeout: 30_000}, () => {
 		cleanups.push(() => tui.stop());
 		const pids = (await opencodeAdapter.inUse(w.ctx, w.ids.target)).map(h => h.pid).sort();
 		expect(pids).toEqual([server.pid, tui.pid].sort());
+	});
+});
+
+describe('opencode targeted lookups', () => {
+	it('per-id queries answer verify and inUse exactly as the whole-store index does', async () => {
+		const w = world();
+		const [alpha, beta] = w.cwds;
+		const at = w.epoch + 5_000;
+		const ids = {empty: opencodeId(), gone: opencodeId(), crossChild: opencodeId()};
+		// A second channel's database: a session with no messages, one whose directory is gone, and
+		// a sub-agent of the target filed there.
+		const sessions: OcSession[] = [
+			{id: ids.empty, projectId: 'global', directory: alpha, createdAt: at, title: 'empty', gen: 'v2', empty: true},
+			{id: ids.gone, projectId: 'global', directory: path.join(beta, 'removed'), createdAt: at + 10, title: 'gone', gen: 'v2'},
+			{id: ids.crossChild, projectId: 'global', directory: alpha, createdAt: at + 20, title: 'cross', gen: 'v2', parentId: w.ids.target},
+		];
+		writeOpencodeDb(path.join(w.home, '.local', 'share', 'opencode', 'opencode-beta.db'), 'v2', sessions, [{id: 'global', worktree: '/'}]);
+		const holder = await spawnArgvHolder([ids.crossChild]);
+		cleanups.push(() => holder.stop());
+		// The grandchild is named only by its parent's task part (no parent_id: FORMATS 3, 1.18).
+		const deep = await spawnArgvHolder([w.ids.targetDescendants.at(-1) ?? w.ids.target]);
+		cleanups.push(() => deep.stop());
+		const asked = [w.ids.target, ...w.ids.targetDescendants, w.ids.sibling, w.ids.foreign, w.ids.old, w.ids.absent, ...Object.values(ids)];
+		await expectTargetedMatchesIndex(opencodeAdapter, w.ctx, setOpencodeDirectLookups, asked, [undefined, alpha, beta]);
+		expect(await opencodeAdapter.verify(w.ctx, ids.empty)).toEqual({kind: 'no', reason: 'no messages yet'});
+		expect((await opencodeAdapter.verify(w.ctx, ids.gone)).kind).toBe('no');
+		expect(await opencodeAdapter.verify(w.ctx, w.ids.target, beta)).toEqual({kind: 'no', reason: `belongs to ${alpha}, not ${beta}`});
+		expect((await opencodeAdapter.inUse(w.ctx, w.ids.target)).map(h => h.pid)).toEqual(expect.arrayContaining([holder.pid, deep.pid]));
 	});
 });
