@@ -30,36 +30,60 @@ export interface StaleProcess {
 	readonly why: string;
 }
 
+interface Outside {
+	readonly table: readonly ProcessRef[];
+	/** Processes outside every live pane, by `pid:startTime`. */
+	readonly byKey: ReadonlyMap<string, readonly ProcessRef[]>;
+	/** The same processes, by each element of their argv. */
+	readonly byArg: ReadonlyMap<string, readonly ProcessRef[]>;
+}
+
+/**
+ * The process table minus every live pane's processes, indexed by key and by argv element; once
+ * per table and set of pane processes, kept while both are the same (drift's memo reuses them).
+ * Every stopped row looks its recorded refs and its pin up here instead of walking the table
+ * (fifty stopped rows × a thousand processes per detection).
+ */
+const outside = new WeakMap<ReadonlySet<string>, Outside>();
+
+function outsidePanes(world: DriftWorld, table: readonly ProcessRef[]): Outside {
+	const known = outside.get(world.paneProcessKeys);
+	if (known?.table === table) return known;
+	const byKey = new Map<string, ProcessRef[]>();
+	const byArg = new Map<string, ProcessRef[]>();
+	const add = (map: Map<string, ProcessRef[]>, key: string, proc: ProcessRef) => {
+		const list = map.get(key);
+		if (list) list.push(proc);
+		else map.set(key, [proc]);
+	};
+	for (const proc of table) {
+		const key = processKey(proc);
+		if (world.paneProcessKeys.has(key)) continue;
+		add(byKey, key, proc);
+		for (const arg of new Set(proc.argv)) add(byArg, arg, proc);
+	}
+	const index = {table, byKey, byArg};
+	outside.set(world.paneProcessKeys, index);
+	return index;
+}
+
 /**
  * Live processes of a stopped session, outside every live pane: a recorded ref with the same pid
  * *and* start time (a reused pid is someone else), or an agent process whose argv names the pin.
  */
-/**
- * The process table minus every live pane's processes, with keys; once per table and set of pane
- * processes (every stopped row walks it), kept while both are the same (drift's memo reuses them).
- */
-const outside = new WeakMap<ReadonlySet<string>, {readonly table: readonly ProcessRef[]; readonly list: readonly {readonly proc: ProcessRef; readonly key: string}[]}>();
-
-function outsidePanes(world: DriftWorld, table: readonly ProcessRef[]): readonly {readonly proc: ProcessRef; readonly key: string}[] {
-	const known = outside.get(world.paneProcessKeys);
-	if (known?.table === table) return known.list;
-	const list = table.map(proc => ({proc, key: processKey(proc)})).filter(({key}) => !world.paneProcessKeys.has(key));
-	outside.set(world.paneProcessKeys, {table, list});
-	return list;
-}
-
 export function staleProcesses(world: DriftWorld, row: SessionRecord, agent: AgentId): StaleProcess[] {
 	const table = world.input.processes;
 	if (table === null) return [];
-	const recorded = new Set(recordedProcesses(row.extra).map(processKey));
-	const pin = row.agentSessionId;
-	const found: StaleProcess[] = [];
-	for (const {proc, key} of outsidePanes(world, table)) {
-		if (recorded.has(key)) found.push({proc, why: 'recorded when the session was stopped'});
-		// The cheap argv test first: every stopped row walks the whole process table.
-		else if (pin !== null && proc.argv.includes(pin) && world.agents[agent].matchesProcess(proc)) {
-			found.push({proc, why: `a ${agent} process whose argv names ${pin}`});
-		}
+	const index = outsidePanes(world, table);
+	const found = new Map<ProcessRef, string>();
+	for (const key of new Set(recordedProcesses(row.extra).map(processKey))) {
+		for (const proc of index.byKey.get(key) ?? []) found.set(proc, 'recorded when the session was stopped');
 	}
-	return found.sort((a, b) => a.proc.pid - b.proc.pid || a.proc.startTime - b.proc.startTime);
+	const pin = row.agentSessionId;
+	for (const proc of pin === null ? [] : (index.byArg.get(pin) ?? [])) {
+		if (!found.has(proc) && world.agents[agent].matchesProcess(proc)) found.set(proc, `a ${agent} process whose argv names ${pin}`);
+	}
+	return [...found]
+		.map(([proc, why]) => ({proc, why}))
+		.sort((a, b) => a.proc.pid - b.proc.pid || a.proc.startTime - b.proc.startTime);
 }
