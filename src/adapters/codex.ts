@@ -61,7 +61,8 @@ function rolloutFiles(root: string): RolloutFile[] {
 	const collect = (dir: string, archived: boolean) => {
 		for (const entry of listDir(dir)) {
 			const m = ROLLOUT_FILE.exec(entry.name);
-			if (m?.[1] && entry.isFile()) out.push({id: m[1], file: path.join(dir, entry.name), archived});
+			// Thousands of rollouts: a plain join (dir is already normal; the name has no separator).
+			if (m?.[1] && entry.isFile()) out.push({id: m[1], file: `${dir}${path.sep}${entry.name}`, archived});
 		}
 	};
 	const sessions = path.join(root, 'sessions');
