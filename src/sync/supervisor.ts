@@ -146,13 +146,21 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		});
 	};
 
-	/** A file change: gather the burst an agent's writes make, then refresh the disk side only. */
+	/**
+	 * A file change: refresh the disk side only. The first change after a quiet spell is taken at
+	 * once (a new turn shows without waiting out the window); changes within the window after a
+	 * disk refresh are gathered into one more at its end, so a burst of writes still costs at most
+	 * one refresh per window.
+	 */
+	let lastDisk = Number.NEGATIVE_INFINITY;
 	const soonDisk = (): void => {
 		if (disposed || diskTimer) return;
+		const wait = Math.max(0, lastDisk + (deps.coalesceMs ?? DEFAULT_COALESCE_MS) - performance.now());
 		diskTimer = setTimeout(() => {
 			diskTimer = undefined;
+			lastDisk = performance.now();
 			void refresh({rescan: true, panes: false});
-		}, deps.coalesceMs ?? DEFAULT_COALESCE_MS);
+		}, wait);
 		diskTimer.unref();
 	};
 	const discovery = new DiscoveryCache({

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {reducer, type Action} from '../../src/store/reducer.js';
 import {initialState, type AppState} from '../../src/store/state.js';
@@ -5,7 +8,7 @@ import {createStore, type Store} from '../../src/store/store.js';
 import {startSupervisor, superviseWhenReady, type Supervisor} from '../../src/sync/supervisor.js';
 import type {LiveSnapshot} from '../../src/sync/snapshot.js';
 import {eventually} from '../mux/contract.js';
-import {adaptersWith, countingAdapter, ctx, MemoryMux, pane, proc, row, staticProcesses} from './support.js';
+import {adaptersWith, conversation, countingAdapter, ctx, MemoryMux, pane, proc, row, staticProcesses, UUID} from './support.js';
 
 let supervisor: Supervisor | undefined;
 afterEach(async () => {
@@ -114,5 +117,39 @@ describe('supervisor', () => {
 		await s.refresh();
 		expect(store.getState().live['a']).toBeDefined();
 		await s.dispose();
+	});
+});
+
+describe('supervisor: file changes', () => {
+	it('takes the first file change after a quiet spell at once, not at the end of the coalescing window', async () => {
+		const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-sup-')));
+		try {
+			const stamp = path.join(dir, 'app.stamp');
+			fs.writeFileSync(stamp, '1');
+			const store: Store<AppState, Action> = createStore(reducer, initialState({sessions: [row({name: 'a', cwd: dir})]}));
+			const adapter = countingAdapter('claude');
+			adapter.watch = [stamp];
+			adapter.conversations = [conversation(UUID(1), {cwd: dir, updatedAt: 1})];
+			supervisor = startSupervisor({
+				store,
+				mux: null,
+				muxProblem: 'no backend',
+				ctx,
+				processes: staticProcesses([]),
+				discoverySeconds: 3600,
+				// A window no test waits out: the change must not wait for it.
+				coalesceMs: 3_600_000,
+				adapters: adaptersWith(adapter),
+			});
+			const shows = (updatedAt: number) => () => (store.getState().conversations.some(c => c.updatedAt === updatedAt) ? true : undefined);
+			await eventually('the first listing', shows(1));
+			adapter.conversations = [conversation(UUID(1), {cwd: dir, updatedAt: 2})];
+			fs.appendFileSync(stamp, '2');
+			await eventually('the change, before the window ends', shows(2));
+		} finally {
+			await supervisor?.dispose();
+			supervisor = undefined;
+			fs.rmSync(dir, {recursive: true, force: true});
+		}
 	});
 });
