@@ -55,6 +55,15 @@ export function parseStat(
 	return {name, state, ppid, pgid, sid, startTime};
 }
 
+function readCwd(pid: number): string | undefined {
+	try {
+		return fs.readlinkSync(`/proc/${pid}/cwd`);
+	} catch {
+		// other users' processes hide their cwd; a process that ended has none
+		return undefined;
+	}
+}
+
 function readProcess(pid: number): ProcessRef | undefined {
 	try {
 		const stat = parseStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
@@ -67,13 +76,20 @@ function readProcess(pid: number): ProcessRef | undefined {
 		} catch {
 			// kernel threads and zombies have no cmdline
 		}
-		let cwd: string | undefined;
-		try {
-			cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
-		} catch {
-			// other users' processes hide their cwd
-		}
-		return {pid, ppid: stat.ppid, startTime: stat.startTime, name: stat.name, argv, ...(cwd ? {cwd} : {})};
+		// The cwd is read when first asked for: only a pane's agent processes ever are, and a
+		// readlink for every process on the machine was a quarter of each table's cost.
+		let cwd: string | null | undefined = null;
+		return {
+			pid,
+			ppid: stat.ppid,
+			startTime: stat.startTime,
+			name: stat.name,
+			argv,
+			get cwd(): string | undefined {
+				if (cwd === null) cwd = readCwd(pid);
+				return cwd;
+			},
+		};
 	} catch {
 		return undefined;
 	}
