@@ -1,6 +1,6 @@
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import type {AgentId} from '../domain/types.js';
+import type {AgentId, Pane} from '../domain/types.js';
 import type {Multiplexer, MuxEvent} from '../mux/types.js';
 import type {Action} from '../store/reducer.js';
 import type {AppState} from '../store/state.js';
@@ -180,12 +180,41 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		coalesceTimer.unref();
 	};
 
+	/**
+	 * herdr says a pane's agent changed status: show it at once, from the event alone, for the
+	 * pane and the rows whose agent runs in it (a listing is a herdr round trip and a pass over
+	 * /proc, a quarter of a second at 500 panes). The full refresh the event also asks for follows
+	 * and replaces this with what the listing says (findings included). Skipped while a refresh
+	 * runs (its result, from the older listing, would hide the status again until the next one),
+	 * for our own pane, and when the event names another agent than the pane has.
+	 */
+	const showStatus = (event: Extract<MuxEvent, {type: 'agent-status'}>): void => {
+		const panes = listing?.panes;
+		if (!listing || !panes || running) return;
+		const at = panes.findIndex(p => p.id === event.paneId);
+		const pane = panes[at];
+		if (!pane || pane.isSelf || pane.agentStatus === event.status || (event.agent !== undefined && event.agent !== pane.agent)) return;
+		const next: Pane = {...pane, agentStatus: event.status};
+		const nextPanes = panes.map((p, i) => (i === at ? next : p));
+		listing = {...listing, panes: nextPanes};
+		const live = {...deps.store.getState().live};
+		for (const [name, entry] of Object.entries(live)) {
+			if (entry.pane?.id !== pane.id) continue;
+			// A row shows its pane's status only while its agent runs there (else "exited", "stopped").
+			const runs = entry.liveStatus === pane.agentStatus;
+			live[name] = {...entry, pane: next, ...(runs ? {liveStatus: event.status} : {})};
+		}
+		previousLive = live;
+		deps.store.dispatch({type: 'live/updated', panes: nextPanes, live});
+	};
+
 	const onEvent = (event: MuxEvent): void => {
 		if (disposed) return;
 		if (event.type === 'health') {
 			deps.store.dispatch({type: 'live/updated', mux: event.health});
 			return;
 		}
+		if (event.type === 'agent-status') showStatus(event);
 		soon();
 	};
 

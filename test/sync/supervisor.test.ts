@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
+import type {Pane} from '../../src/domain/types.js';
 import {reducer, type Action} from '../../src/store/reducer.js';
 import {initialState, type AppState} from '../../src/store/state.js';
 import {createStore, type Store} from '../../src/store/store.js';
@@ -151,5 +152,60 @@ describe('supervisor: file changes', () => {
 			supervisor = undefined;
 			fs.rmSync(dir, {recursive: true, force: true});
 		}
+	});
+});
+
+describe('supervisor: agent status events', () => {
+	/** A mux whose next listing waits until `release()` (the herdr round trip, held open). */
+	class HeldMux extends MemoryMux {
+		private gate: Promise<void> | undefined;
+		release: () => void = () => undefined;
+		hold(): void {
+			this.gate = new Promise(resolve => (this.release = resolve));
+		}
+		override async listPanes(): Promise<readonly Pane[]> {
+			await this.gate;
+			return super.listPanes();
+		}
+	}
+	const claudeIn = (id: string, agentStatus: Pane['agentStatus'], agent = 'claude') =>
+		pane(id, {agent, agentStatus, processes: [proc(10, 'sh'), proc(11, 'claude', ['claude'], 10)]});
+
+	it("shows a pane's new status from the event at once, then the listing's picture", async () => {
+		const mux = new HeldMux();
+		mux.panes = [claudeIn('w1:p1', 'idle'), pane('w1:p2', {agentStatus: 'idle', processes: [proc(20, 'sh')]})];
+		const {store} = setup(mux, [row({name: 'a', paneId: 'w1:p1'}), row({name: 'b', paneId: 'w1:p2'})]);
+		await supervisor?.refresh();
+		expect(store.getState().live['a']?.liveStatus).toBe('idle');
+		expect(store.getState().live['b']?.liveStatus).toBe('exited');
+		const untouched = store.getState().live['b'];
+		const listed = mux.listCalls;
+		mux.hold();
+		mux.panes = [claudeIn('w1:p1', 'working'), mux.panes[1] as Pane];
+		mux.emit({type: 'agent-status', paneId: 'w1:p1', status: 'working'});
+		// Before any listing (the one the event asked for is held): the event alone.
+		expect(mux.listCalls).toBe(listed);
+		expect(store.getState().panes.find(p => p.id === 'w1:p1')?.agentStatus).toBe('working');
+		expect(store.getState().live['a']).toMatchObject({liveStatus: 'working', pane: {id: 'w1:p1', agentStatus: 'working'}});
+		expect(store.getState().live['b']).toBe(untouched);
+		// A shell pane's status event does not make its row's agent run there.
+		mux.emit({type: 'agent-status', paneId: 'w1:p2', status: 'working'});
+		expect(store.getState().live['b']?.liveStatus).toBe('exited');
+		mux.release();
+		await eventually('the listing after the event', () => (mux.listCalls > listed ? true : undefined));
+		await supervisor?.refresh();
+		expect(store.getState().live['a']).toMatchObject({liveStatus: 'working', pane: {agentStatus: 'working'}});
+		expect(store.getState().live['b']?.liveStatus).toBe('exited');
+	});
+
+	it('waits for the listing when the event names another agent than the pane has', async () => {
+		const mux = new HeldMux();
+		mux.panes = [claudeIn('w1:p1', 'idle')];
+		const {store} = setup(mux);
+		await supervisor?.refresh();
+		mux.hold();
+		mux.emit({type: 'agent-status', paneId: 'w1:p1', status: 'working', agent: 'codex'});
+		expect(store.getState().live['a']?.liveStatus).toBe('idle');
+		mux.release();
 	});
 });
