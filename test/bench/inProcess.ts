@@ -35,6 +35,8 @@ export interface LiveRig {
 	readonly mux: Multiplexer;
 	/** Wall time of the first complete refresh (everything read from disk for the first time). */
 	readonly firstRefreshMs: number;
+	/** Refreshes in the store that listed the panes again (a disk-only refresh reuses the last listing). */
+	listedSnapshots(): number;
 	dispose(): Promise<void>;
 }
 
@@ -48,9 +50,24 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 	registry.close();
 	const mux = createHerdrMux({socketPath: herdrSocket, env, processes});
 	let snapshots = 0;
+	// Listings finished, and snapshots that came after a new one (the supervisor dispatches right after).
+	let listings = 0;
+	let listingsSeen = 0;
+	let listedSnapshots = 0;
+	const listPanes = mux.listPanes.bind(mux);
+	mux.listPanes = async () => {
+		const panes = await listPanes();
+		listings += 1;
+		return panes;
+	};
 	const started = performance.now();
 	// No coalescing delay: the figure is the refresh itself, not the wait for a burst to end.
-	const supervisor = startSupervisor({store, mux, ctx, processes, discoverySeconds: 5, coalesceMs: 0, onSnapshot: () => (snapshots += 1)});
+	const onSnapshot = () => {
+		snapshots += 1;
+		if (listings > listingsSeen) listedSnapshots += 1;
+		listingsSeen = listings;
+	};
+	const supervisor = startSupervisor({store, mux, ctx, processes, discoverySeconds: 5, coalesceMs: 0, onSnapshot});
 	await waitFor('the first complete refresh', () => (snapshots > 0 ? true : undefined), 600_000, 20);
 	const firstRefreshMs = performance.now() - started;
 	return {
@@ -58,6 +75,7 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 		supervisor,
 		mux,
 		firstRefreshMs,
+		listedSnapshots: () => listedSnapshots,
 		async dispose() {
 			await supervisor.dispose();
 			await mux.dispose();
@@ -72,6 +90,8 @@ export interface RefreshResult {
 	readonly fileChangeRequests: Summary;
 	/** A pane event (herdr pane.agent_status_changed): status set → store shows it. Includes herdr's 100 ms event tick. */
 	readonly paneEvent: Summary;
+	/** The same event → the full refresh it asks for (pane listing, /proc, join) is in the store. */
+	readonly paneEventListing: Summary;
 	readonly paneEventRequests: Summary;
 }
 
@@ -115,6 +135,7 @@ export async function measureRefresh(world: BenchWorld, rig: LiveRig, herdr: Her
 		fileChangeRequests.push(total(await herdr.count()) - total(before));
 	}
 	const paneEvent: number[] = [];
+	const paneEventListing: number[] = [];
 	const paneEventRequests: number[] = [];
 	const panes = rig.store.getState().panes.filter(p => !p.isSelf && p.agent !== undefined);
 	for (let run = 0; run < runs; run++) {
@@ -123,6 +144,7 @@ export async function measureRefresh(world: BenchWorld, rig: LiveRig, herdr: Her
 		const current = rig.store.getState().panes.find(p => p.id === pane.id)?.agentStatus;
 		const status = current === 'working' ? 'idle' : 'working';
 		const before = await herdr.count();
+		const listedBefore = rig.listedSnapshots();
 		const t0 = performance.now();
 		herdr.setStatus(pane.id, status);
 		let seenPanes: AppState['panes'] | undefined;
@@ -134,10 +156,24 @@ export async function measureRefresh(world: BenchWorld, rig: LiveRig, herdr: Her
 		};
 		await waitFor(`pane ${pane.id} ${status}`, shown, 30_000, 1);
 		paneEvent.push(performance.now() - t0);
+		// The status may show from the event alone; the refresh it asks for lands after.
+		await waitFor(
+			`a listing after pane ${pane.id}'s event`,
+			() => (rig.listedSnapshots() > listedBefore && rig.store.getState().panes.some(p => p.id === pane.id && p.agentStatus === status) ? true : undefined),
+			30_000,
+			1,
+		);
+		paneEventListing.push(performance.now() - t0);
 		await sleep(300);
 		paneEventRequests.push(total(await herdr.count()) - total(before));
 	}
-	return {fileChange: summarize(fileChange), fileChangeRequests: summarize(fileChangeRequests), paneEvent: summarize(paneEvent), paneEventRequests: summarize(paneEventRequests)};
+	return {
+		fileChange: summarize(fileChange),
+		fileChangeRequests: summarize(fileChangeRequests),
+		paneEvent: summarize(paneEvent),
+		paneEventListing: summarize(paneEventListing),
+		paneEventRequests: summarize(paneEventRequests),
+	};
 }
 
 /** A terminal for Ink: records every write with its time. */

@@ -308,6 +308,7 @@ async function main(): Promise<void> {
 		lines.push({metric: 'refresh after one conversation file changes (write → store)', value: `median ${ms(refresh.fileChange.median)}`, target: '≤ 50 ms', pass: refresh.fileChange.median <= 50, detail: spread(refresh.fileChange)});
 		lines.push({metric: 'herdr requests for that refresh', value: `max ${refresh.fileChangeRequests.max}`, target: '≤ 2', pass: refresh.fileChangeRequests.max <= 2});
 		lines.push({metric: 'refresh after a herdr pane event (event → store)', value: `median ${ms(refresh.paneEvent.median)}`, target: '—', pass: null, detail: spread(refresh.paneEvent)});
+		lines.push({metric: 'full refresh after that pane event (event → listing in store)', value: `median ${ms(refresh.paneEventListing.median)}`, target: '—', pass: null, detail: spread(refresh.paneEventListing)});
 		lines.push({metric: 'herdr requests for a pane-event refresh', value: `max ${refresh.paneEventRequests.max}`, target: '≤ 2', pass: refresh.paneEventRequests.max <= 2});
 		results['refresh'] = refresh;
 		log(`refresh: file change ${ms(refresh.fileChange.median)}, pane event ${ms(refresh.paneEvent.median)}`);
