@@ -319,9 +319,9 @@ export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
 		discovery,
 		processes,
 		...(deps.conversations === false ? {findings: false} : {}),
-		// Per cwd, not per row: 500 rows share a few dozen cwds, and a realpath is a chain of lstats.
 		...(deps.driftMemo ? {driftMemo: deps.driftMemo} : {}),
 		...(deps.previousLive ? {previousLive: deps.previousLive} : {}),
+		// Per cwd, not per row: 500 rows share a few dozen cwds.
 		cwdExists: perRefresh(isDirectory),
 		realCwd: perRefresh(realpathIfDifferent),
 	});
