@@ -1,10 +1,19 @@
 import type {LiveStatus, ResumeState} from '../src/domain/types.js';
 
+/**
+ * Table cells are plain ASCII where we choose the characters: Ink measures every text node on
+ * every frame, and a line holding any other character takes string-width's Unicode segmentation
+ * path (several times slower; at 500 rows most of a keystroke's frame). So a cut cell ends in
+ * `~` (as in PROGRA~1), not `…`, and an empty one is `-`.
+ */
+export const TRUNCATED = '~';
+export const EMPTY_CELL = '-';
+
 /** Pad or cut to exactly `width` characters. */
 export function fit(text: string, width: number): string {
 	if (width <= 0) return '';
 	if (text.length <= width) return text.padEnd(width);
-	return `${text.slice(0, Math.max(0, width - 1))}…`;
+	return `${text.slice(0, Math.max(0, width - 1))}${TRUNCATED}`;
 }
 
 export function shortenPath(p: string, home: string): string {
@@ -27,7 +36,7 @@ export function bytes(n: number): string {
 }
 
 export function resumeText(state: ResumeState | undefined): string {
-	if (!state) return '…';
+	if (!state) return '...';
 	return state.kind === 'yes' ? 'yes' : `${state.kind}: ${state.reason}`;
 }
 

@@ -1,7 +1,7 @@
 import React from 'react';
 import {Box, Text} from 'ink';
 import type {Conversation, SessionRecord} from '../../src/domain/types.js';
-import {age, fit, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
+import {age, EMPTY_CELL, fit, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
 import {windowStart} from '../widgets/SessionTable.js';
 
 export interface ConversationsScreenProps {
@@ -29,7 +29,7 @@ export function ConversationsScreen({conversations, sessions, cursor, height, wi
 				const selected = start + i === cursor;
 				return (
 					<Text key={`${c.agent}:${c.id}`} inverse={selected} wrap="truncate">
-						{selected ? '> ' : '  '} {fit(c.agent, 8)} {fit(c.id, 14)} {fit(registered.get(`${c.agent}:${c.id}`) ?? '—', 14)}{' '}
+						{selected ? '> ' : '  '} {fit(c.agent, 8)} {fit(c.id, 14)} {fit(registered.get(`${c.agent}:${c.id}`) ?? EMPTY_CELL, 14)}{' '}
 						<Text color={RESUME_COLOR[c.resumeState.kind]}>{fit(resumeText(c.resumeState), 14)}</Text> {fit(age(c.updatedAt, now), 4)}{' '}
 						{fit(String(c.childCount), 4)} {fit(shortenPath(c.cwd, home), 20)} {fit(c.title ?? '', titleWidth)}
 					</Text>

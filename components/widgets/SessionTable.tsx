@@ -2,7 +2,7 @@ import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {SessionRecord} from '../../src/domain/types.js';
 import type {SessionLive} from '../../src/store/state.js';
-import {age, fit, LIVE_COLOR, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
+import {age, EMPTY_CELL, fit, LIVE_COLOR, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
 import {ACCENT, STATUS_COLOR} from '../theme.js';
 
 export interface SessionRow {
@@ -94,10 +94,10 @@ const Row = React.memo(function Row({record, live, findings, selected, marked, c
 			<Text color={selected ? ACCENT : undefined}>{selected ? '>' : ' '}</Text>
 			{marked ? '*' : ' '}
 			<Text color="red">{findings > 0 ? '!' : ' '}</Text>
-			{fit(record.name, cols.name)} {fit(record.agent, cols.agent)} {fit(record.paneId ?? '—', cols.pane)}{' '}
+			{fit(record.name, cols.name)} {fit(record.agent, cols.agent)} {fit(record.paneId ?? EMPTY_CELL, cols.pane)}{' '}
 			<Text color={status.color}>{fit(status.text, cols.status)}</Text>{' '}
 			<Text color={resume ? RESUME_COLOR[resume.kind] : undefined}>{fit(resumeText(resume), cols.resume)}</Text>
-			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? '—', cols.pin)}` : ''} {fit(ageText, cols.age)}{' '}
+			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? EMPTY_CELL, cols.pin)}` : ''} {fit(ageText, cols.age)}{' '}
 			{fit(shortenPath(record.cwd, home), cols.cwd)}
 		</Text>
 	);

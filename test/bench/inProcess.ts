@@ -5,6 +5,7 @@ import os from 'node:os';
 import React from 'react';
 import {render} from 'ink';
 import {App} from '../../components/App.js';
+import {TRUNCATED} from '../../components/format.js';
 import {AppProvider} from '../../components/StoreContext.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {createHerdrMux} from '../../src/mux/herdr/index.js';
@@ -237,7 +238,7 @@ const UP = '\u001B[A';
 
 /** The name cell as the table shows it: the whole name, or its start cut with `…` when the column is narrower. */
 function nameCellMatches(cell: string, name: string): boolean {
-	return cell === name || (cell.endsWith('…') && cell.length > 4 && name.startsWith(cell.slice(0, -1)));
+	return cell === name || (cell.endsWith(TRUNCATED) && cell.length > 4 && name.startsWith(cell.slice(0, -1)));
 }
 
 /** Does this write show `name`'s row selected (the `>` marker the table puts on the cursor row)? */

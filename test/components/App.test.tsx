@@ -33,7 +33,7 @@ describe('the first dashboard frame', () => {
 		const {r} = setup({sessions: three});
 		const frame = await waitForFrame(r, f => f.includes('api-refactor'));
 		expect(frame).toMatch(/>\s*api-refactor\s+codex\s+%\d+\s+running\s.*~\/src\/app/);
-		expect(frame).toMatch(/docs\s+claude\s+—\s+stopped/);
+		expect(frame).toMatch(/docs\s+claude\s+-\s+stopped/);
 		// running rows first, then by name
 		expect(frame.indexOf('api-refactor')).toBeLessThan(frame.indexOf('bugfix'));
 		expect(frame.indexOf('bugfix')).toBeLessThan(frame.indexOf('docs'));

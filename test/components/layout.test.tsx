@@ -31,14 +31,14 @@ function frameAt(columns: number): string {
 }
 
 describe('session list layout', () => {
-	it('fits 80 columns: every column present, long names and paths cut with …, detail below', () => {
+	it('fits 80 columns: every column present, long names and paths cut with ~, detail below', () => {
 		const frame = frameAt(80);
 		for (const line of frame.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
 		const [header, first, second] = frame.split('\n');
 		expect(header).toMatch(/NAME\s+AGENT\s+PANE\s+STATUS\s+RESUME\s+AGE\s+CWD/);
 		expect(header).not.toContain('PIN');
-		expect(first).toMatch(/^>\s+refactor-paym…\s+codex\s+%\d+\s+working\s+no: sessio…\s+1h\s+~\/src\/very\/long\/p…$/);
-		expect(second).toMatch(/docs\s+claude\s+—\s+stopped\s+yes\s+1h\s+~\/src\/app/);
+		expect(first).toMatch(/^>\s+refactor-paym~\s+codex\s+%\d+\s+working\s+no: sessio~\s+1h\s+~\/src\/very\/long\/p~$/);
+		expect(second).toMatch(/docs\s+claude\s+-\s+stopped\s+yes\s+1h\s+~\/src\/app/);
 		expect(frame).toMatch(/┌─+┐\n│ refactor-payment-service-v2 · codex +│\n│ id 01a22b1d-8e49-79f2-a157-8e33808531cf +│/);
 	});
 
@@ -47,7 +47,7 @@ describe('session list layout', () => {
 		for (const line of frame.split('\n')) expect(line.length).toBeLessThanOrEqual(140);
 		const [header, first] = frame.split('\n');
 		expect(header).toMatch(/RESUME\s+PIN\s+AGE\s+CWD/);
-		expect(first).toMatch(/refactor-payment-service-v2\s+codex\s+%\d+\s+working\s+no: session is live\s+01a22b1d\s+1h\s+~\/src\/very\/long\/path\/to\/the\/payments\/ser…$/);
+		expect(first).toMatch(/refactor-payment-service-v2\s+codex\s+%\d+\s+working\s+no: session is live\s+01a22b1d\s+1h\s+~\/src\/very\/long\/path\/to\/the\/payments\/ser~$/);
 	});
 
 	it('puts the detail panel beside the list from 170 columns', () => {
