@@ -33,15 +33,40 @@ function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
 	return self;
 }
 
+/**
+ * Each process's arguments in one string, NUL between them, once per table: a refresh asks for
+ * hundreds of rows over the same table. A valid id holds no NUL, so it is found in this string
+ * exactly when one argument holds it.
+ */
+const joinedByTable = new WeakMap<readonly ProcessRef[], readonly string[]>();
+
+function joinedArgv(all: readonly ProcessRef[]): readonly string[] {
+	let joined = joinedByTable.get(all);
+	if (!joined) {
+		joined = all.map(p => p.argv.join('\0'));
+		joinedByTable.set(all, joined);
+	}
+	return joined;
+}
+
 /** Processes (other than us) whose argv names one of `ids` in any argument. */
 export async function argvUsers(ctx: AdapterContext, ids: readonly string[]): Promise<InUseHolder[]> {
 	const all = await ctx.processes.list();
 	const self = selfPids(all);
+	const joined = joinedArgv(all);
+	const wanted = ids.filter(id => id !== '' && !id.includes('\0'));
 	const out: InUseHolder[] = [];
-	for (const proc of all) {
-		if (self.has(proc.pid)) continue;
-		const named = ids.find(id => proc.argv.some(arg => arg.includes(id)));
-		if (named === undefined) continue;
+	for (let i = 0; i < all.length; i++) {
+		const proc = all[i] as ProcessRef;
+		const text = joined[i] as string;
+		let named: string | undefined;
+		for (const id of wanted) {
+			if (text.includes(id)) {
+				named = id;
+				break;
+			}
+		}
+		if (named === undefined || self.has(proc.pid)) continue;
 		out.push({pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, reason: `argv names ${named}`});
 	}
 	return out;
