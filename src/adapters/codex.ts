@@ -234,11 +234,51 @@ function threadIdsIn(text: string, into: Set<string>): void {
 	for (const m of text.matchAll(new RegExp(`(?=(${UUID}))`, 'g'))) if (m[1]) into.add(m[1]);
 }
 
-/** The parent of `id` as `parentMap` would give it, from `id`'s own rollouts and the index only. */
-function parentOf(ctx: AdapterContext, index: ThreadIndex, id: string): string | undefined {
-	let parent = index.parents.get(id);
-	for (const ref of rolloutsOf(ctx, id)) parent = parentFromMeta(metaOf(ref.file, id)) ?? parent;
-	return parent;
+/**
+ * The index's parent of each of `ids` (what `readThreadIndex(ctx).parents` holds for them, with
+ * the same precedence: databases in order, spawn edges over `threads.parent_thread_id`), asked
+ * with bound `IN` lists instead of reading every thread of every database.
+ */
+function indexParentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, string> {
+	const parents = new Map<string, string>();
+	if (ids.length === 0) return parents;
+	for (const db of databases(ctx).filter(f => path.basename(f).startsWith('state_'))) {
+		try {
+			withReadOnlyDb(db, handle => {
+				const tables = tableColumns(handle);
+				for (let at = 0; at < ids.length; at += IN_CHUNK) {
+					const chunk = ids.slice(at, at + IN_CHUNK);
+					const marks = chunk.map(() => '?').join(', ');
+					if (tables.get('threads')?.has('id') && tables.get('threads')?.has('parent_thread_id')) {
+						const rows = handle.prepare(`SELECT id, parent_thread_id AS parent FROM threads WHERE id IN (${marks})`).all(...chunk) as {id: unknown; parent: unknown}[];
+						for (const row of rows) if (typeof row.parent === 'string') parents.set(String(row.id), row.parent);
+					}
+					if (tables.get('thread_spawn_edges')?.has('child_thread_id')) {
+						const edges = handle.prepare(`SELECT parent_thread_id AS parent, child_thread_id AS child FROM thread_spawn_edges WHERE child_thread_id IN (${marks})`).all(...chunk) as {parent: string; child: string}[];
+						for (const edge of edges) parents.set(edge.child, edge.parent);
+					}
+				}
+			});
+		} catch (error) {
+			if (!(error instanceof StoreReadError)) throw error;
+		}
+	}
+	return parents;
+}
+
+/** Bound parameters per `IN` list (well under sqlite's limit). */
+const IN_CHUNK = 500;
+
+/** The parent of each of `ids` as `parentMap` would give it: the rollout's own word, else the index's. */
+function parentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, string> {
+	const parents = indexParentsOf(ctx, ids);
+	for (const id of ids) {
+		for (const ref of rolloutsOf(ctx, id)) {
+			const parent = parentFromMeta(metaOf(ref.file, id));
+			if (parent) parents.set(id, parent);
+		}
+	}
+	return parents;
 }
 
 /**
@@ -260,10 +300,12 @@ function threadsNamedByProcesses(ctx: AdapterContext): Promise<ReadonlySet<strin
 			const m = ROLLOUT_FILE.exec(path.basename(open.path));
 			if (m?.[1]) named.add(m[1]);
 		}
-		const index = readThreadIndex(ctx);
-		const closure = new Set<string>();
-		for (const start of named) {
-			for (let at: string | undefined = start; at !== undefined && !closure.has(at); at = parentOf(ctx, index, at)) closure.add(at);
+		// Up the parent links a level at a time (one batch of lookups per level) to the roots.
+		const closure = new Set<string>(named);
+		for (let level = [...named]; level.length > 0; ) {
+			const parents = parentsOf(ctx, level);
+			level = [...new Set(parents.values())].filter(p => !closure.has(p));
+			for (const p of level) closure.add(p);
 		}
 		return closure;
 	});

@@ -5,6 +5,7 @@ import {afterEach, describe, expect, it} from 'vitest';
 import {codexAdapter} from '../../src/adapters/codex.js';
 import {buildCodexFixture, codexRollout, rolloutRelPath, uuidV7, writeDb} from './fixtures/codex.js';
 import {CODEX_STATE_SCHEMA} from './fixtures/codexSchema.js';
+import {spawnArgvHolder} from '../support/holders.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 
@@ -53,6 +54,28 @@ describe('codex against the real samples (Codex CLI 0.171.0, rows in the WAL)', 
 			'01a22b1d-95c2-7e62-9d85-e8ed2a286c2c',
 		]);
 		expect(listing(root)).toEqual(before);
+	});
+});
+
+describe('codex in-use checks (real samples)', {timeout: 30_000}, () => {
+	it('a process naming a sub-agent uses its parent even when only the state database records the spawn', async () => {
+		const l = layout();
+		fs.cpSync(SAMPLES, l.home, {recursive: true});
+		const parent = '01a22b1d-954c-7a13-a81b-788104a74bde';
+		const child = '01a22b1d-95c2-7e62-9d85-e8ed2a286c2c';
+		// Strip the parent from the child's own first line: the spawn edge in state_5 is left.
+		const rollout = path.join(l.home, '.codex/sessions/2026/11/30/rollout-2026-11-30T06-21-28-01a22b1d-95c2-7e62-9d85-e8ed2a286c2c.jsonl');
+		const [first, ...rest] = fs.readFileSync(rollout, 'utf8').split('\n');
+		const meta = JSON.parse(first ?? '{}') as {payload: Record<string, unknown>};
+		delete meta.payload['parent_thread_id'];
+		delete meta.payload['source'];
+		fs.writeFileSync(rollout, [JSON.stringify(meta), ...rest].join('\n'));
+		const ctx = fixtureContext(l);
+		expect((await codexAdapter.artifacts(ctx, parent)).descendants).toEqual([child]);
+		const holder = await spawnArgvHolder(['resume', child]);
+		cleanups.push(() => void holder.stop());
+		expect((await codexAdapter.inUse(ctx, parent)).map(h => h.pid)).toContain(holder.pid);
+		expect((await codexAdapter.inUse(ctx, '01a22b1d-90ae-71a0-9666-6253868f587f')).map(h => h.pid)).not.toContain(holder.pid);
 	});
 });
 
