@@ -63,7 +63,11 @@ async function expectAllGone(demo: RunningDemo): Promise<void> {
 	expect(fs.readdirSync(userHome)).toEqual([]);
 }
 
-describe('mam-tui demo in a tmux window', {timeout: 120_000}, () => {
+// One retry: in about one run of this file in three (at 1cfda99 as well), the private tmux server
+// still does not report the demo's pane dead 30 s after q, while the test run alone passes. In the
+// dashboard's quit test the same symptom was an exited mam-tui (exit code 0) left as a zombie tmux
+// had not reaped. Under investigation; a second failure still fails the suite.
+describe('mam-tui demo in a tmux window', {timeout: 120_000, retry: 1}, () => {
 	beforeAll(async () => {
 		tmp = tempDir('mam-e2e-demo-');
 		sock = path.join(tmp.dir, 'sock');
