@@ -5,7 +5,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {memo, parseCached} from './common/memo.js';
+import {indexAfter, memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {argvNames} from './stub.js';
@@ -259,9 +259,9 @@ function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly 
 	if (!ctx.memo) return transcriptFiles(root, id);
 	// A few ids (a status run, a refresh after one change) are cheaper to look up one by one (a
 	// stat per project folder) than by listing every folder (thousands of entries); many are not.
-	const asked = memo(ctx, `claude:transcripts-asked:${root}`, () => ({count: 0}));
-	if (++asked.count <= DIRECT_LOOKUPS) return transcriptFiles(root, id, memo(ctx, `claude:projects:${root}`, () => projectDirs(root)));
-	return memo(ctx, `claude:transcripts:${root}`, () => buildTranscriptIndex(projectListings(ctx, root))).get(id) ?? [];
+	const index = indexAfter(ctx, `claude:transcripts:${root}`, DIRECT_LOOKUPS, () => buildTranscriptIndex(projectListings(ctx, root)));
+	if (index) return index.get(id) ?? [];
+	return transcriptFiles(root, id, memo(ctx, `claude:projects:${root}`, () => projectDirs(root)));
 }
 
 function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {

@@ -7,7 +7,7 @@ import {parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecor
 import {obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {memo, parseCached} from './common/memo.js';
+import {indexAfter, memo, memoHas, parseCached} from './common/memo.js';
 import {dirItem, makePlan, removePaths} from './common/plan.js';
 import {withPurgeDb} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
@@ -139,18 +139,20 @@ function buildGroups(ctx: AdapterContext): string[] {
 
 /** Every Grok Build session; read once per refresh (memo), each folder re-read only when its updates.jsonl or summary moved. */
 function buildSessions(ctx: AdapterContext): BuildSession[] {
-	const sessions = path.join(buildRoot(ctx), 'sessions');
-	return memo(ctx, `grok:build:${sessions}`, () => {
-		const out: BuildSession[] = [];
-		for (const groupDir of buildGroups(ctx)) {
-			for (const entry of listDir(groupDir).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
-				const session = buildSessionAt(groupDir, entry.name);
-				if (session) out.push(session);
-			}
+	return memo(ctx, buildKey(ctx), () => buildSessionsNow(ctx));
+}
+
+const buildKey = (ctx: AdapterContext): string => `grok:build:${path.join(buildRoot(ctx), 'sessions')}`;
+
+function buildSessionsNow(ctx: AdapterContext): BuildSession[] {
+	const out: BuildSession[] = [];
+	for (const groupDir of buildGroups(ctx)) {
+		for (const entry of listDir(groupDir).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
+			const session = buildSessionAt(groupDir, entry.name);
+			if (session) out.push(session);
 		}
-		lookups(ctx).full = out;
-		return out;
-	});
+	}
+	return out;
 }
 
 /**
@@ -167,22 +169,9 @@ export function setGrokDirectLookups(n: number): number {
 	return before;
 }
 
-interface Lookups {
-	asked: number;
-	full: BuildSession[] | undefined;
-}
-
-function lookups(ctx: AdapterContext): Lookups {
-	return memo<Lookups>(ctx, `grok:lookups:${buildRoot(ctx)}`, () => ({asked: 0, full: undefined}));
-}
-
 /** The whole index when this refresh has it or has asked too many ids directly; else undefined (look up). */
 function indexFor(ctx: AdapterContext): BuildSession[] | undefined {
-	if (!ctx.memo) return undefined;
-	const state = lookups(ctx);
-	if (state.full) return state.full;
-	if (++state.asked <= directLookups) return undefined;
-	return buildSessions(ctx);
+	return indexAfter(ctx, buildKey(ctx), directLookups, () => buildSessionsNow(ctx));
 }
 
 /** The first group's session folder named `id` (the index's `find`), read alone. */
@@ -220,8 +209,7 @@ function readBuildLink(dir: string, name: string): BuildLink | undefined {
  * again only when it moved) instead of every updates.jsonl.
  */
 function buildLinks(ctx: AdapterContext): readonly BuildLink[] {
-	const full = ctx.memo ? lookups(ctx).full : undefined;
-	if (full) return full;
+	if (memoHas(ctx, buildKey(ctx))) return buildSessions(ctx);
 	return memo(ctx, `grok:links:${buildRoot(ctx)}`, () => {
 		const out: BuildLink[] = [];
 		for (const groupDir of buildGroups(ctx)) {
@@ -308,8 +296,10 @@ function readCliDb(file: string, db: ReadDb, id?: string): CliSession[] {
 /** grok-cli's sessions, or a problem line when grok.db exists but cannot be read (read once per refresh). */
 function cliSessions(ctx: AdapterContext): {sessions: CliSession[]; problem?: string} {
 	const file = cliDb(ctx);
-	return memo(ctx, `grok:cli:${file}`, () => readCliSessions(file));
+	return memo(ctx, cliKey(file), () => readCliSessions(file));
 }
+
+const cliKey = (file: string): string => `grok:cli:${file}`;
 
 function readCliSessions(file: string, id?: string): {sessions: CliSession[]; problem?: string} {
 	if (!lstatOrUndefined(file)) return {sessions: []};
@@ -328,8 +318,7 @@ function readCliSessions(file: string, id?: string): {sessions: CliSession[]; pr
  */
 function cliSessionOf(ctx: AdapterContext, id: string): {session: CliSession | undefined; problem?: string} {
 	const file = cliDb(ctx);
-	const read = ctx.memo ? memo(ctx, `grok:cli-asked:${file}`, () => ({count: 0})) : undefined;
-	const {sessions, problem} = read && ++read.count > directLookups ? cliSessions(ctx) : readCliSessions(file, id);
+	const {sessions, problem} = indexAfter(ctx, cliKey(file), directLookups, () => readCliSessions(file)) ?? readCliSessions(file, id);
 	return {session: sessions.find(s => s.id === id), ...(problem ? {problem} : {})};
 }
 

@@ -6,7 +6,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecords.js';
 import {oneLine} from './common/jsonl.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/memo.js';
+import {indexAfter, memo} from './common/memo.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb, type WriteDb} from './common/purgeDb.js';
@@ -213,12 +213,10 @@ function queryView(store: HermesStore, db: ReadDb): StoreView & {readonly column
 
 /** Every readable store's data, plus one problem line per store that could not be read; read once per refresh (memo). */
 function readStores(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
-	return memo(ctx, `hermes:stores:${hermesRoot(ctx)}`, () => {
-		const read = readStoresNow(ctx);
-		lookups(ctx).full = read;
-		return read;
-	});
+	return memo(ctx, storesKey(ctx), () => readStoresNow(ctx));
 }
+
+const storesKey = (ctx: AdapterContext): string => `hermes:stores:${hermesRoot(ctx)}`;
 
 function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
 	const data: StoreData[] = [];
@@ -248,22 +246,9 @@ export function setHermesDirectLookups(n: number): number {
 	return before;
 }
 
-interface Lookups {
-	asked: number;
-	full: {data: StoreData[]; problems: string[]} | undefined;
-}
-
-function lookups(ctx: AdapterContext): Lookups {
-	return memo<Lookups>(ctx, `hermes:lookups:${hermesRoot(ctx)}`, () => ({asked: 0, full: undefined}));
-}
-
 /** The whole-store index when this refresh has it or has asked too many ids for queries; else undefined (query). */
 function indexFor(ctx: AdapterContext): {data: StoreData[]; problems: string[]} | undefined {
-	if (!ctx.memo) return undefined;
-	const state = lookups(ctx);
-	if (state.full) return state.full;
-	if (++state.asked <= directLookups) return undefined;
-	return readStores(ctx);
+	return indexAfter(ctx, storesKey(ctx), directLookups, () => readStoresNow(ctx));
 }
 
 /**

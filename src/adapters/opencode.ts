@@ -6,7 +6,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {obj, str} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
 import {canonicalCwd, isPlainName, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/memo.js';
+import {indexAfter, memo} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows, type RowDelete} from './common/sqlitePurge.js';
@@ -129,12 +129,10 @@ function readStore(db: string): Store {
 
 /** Every readable store, plus one problem line per unreadable one; read once per refresh (memo). */
 function readStores(ctx: AdapterContext): {stores: Store[]; problems: string[]} {
-	return memo(ctx, `opencode:stores:${dataDir(ctx)}`, () => {
-		const read = readStoresNow(ctx);
-		lookups(ctx).full = read;
-		return read;
-	});
+	return memo(ctx, storesKey(ctx), () => readStoresNow(ctx));
 }
+
+const storesKey = (ctx: AdapterContext): string => `opencode:stores:${dataDir(ctx)}`;
 
 /**
  * verify and inUse calls one refresh answers by `WHERE id = ?` / `WHERE parent_id = ?` queries
@@ -150,20 +148,9 @@ export function setOpencodeDirectLookups(n: number): number {
 	return before;
 }
 
-interface Lookups {
-	asked: number;
-	full: {stores: Store[]; problems: string[]} | undefined;
-}
-
-function lookups(ctx: AdapterContext): Lookups {
-	return memo<Lookups>(ctx, `opencode:lookups:${dataDir(ctx)}`, () => ({asked: 0, full: undefined}));
-}
-
 /** Answer by queries? Not when the refresh has the index already or asked too many ids. */
 function queryDirectly(ctx: AdapterContext): boolean {
-	if (!ctx.memo) return true;
-	const state = lookups(ctx);
-	return state.full === undefined && ++state.asked <= directLookups;
+	return indexAfter(ctx, storesKey(ctx), directLookups, () => readStoresNow(ctx)) === undefined;
 }
 
 /** A database a query run holds open. */

@@ -36,6 +36,8 @@ export interface AdapterContext {
 export interface ScanMemo {
 	/** The value kept under `key`, computed by `compute` on first use. */
 	get<T>(key: string, compute: () => T): T;
+	/** Is a value kept under `key` already? */
+	has(key: string): boolean;
 }
 
 /** Filters for `discover`. */

@@ -29,6 +29,7 @@ export function createScanMemo(): ScanMemo {
 			values.set(key, value);
 			return value;
 		},
+		has: key => values.has(key),
 	};
 }
 
@@ -38,6 +39,26 @@ export function createScanMemo(): ScanMemo {
  */
 export function memo<T>(ctx: Pick<AdapterContext, 'memo'>, key: string, compute: () => T): T {
 	return ctx.memo ? ctx.memo.get(key, compute) : compute();
+}
+
+/** Does this refresh hold a value under `key` already? (Never outside a refresh.) */
+export function memoHas(ctx: Pick<AdapterContext, 'memo'>, key: string): boolean {
+	return ctx.memo?.has(key) === true;
+}
+
+/**
+ * Per-id lookups or one whole-store index, inside a refresh: the index kept under `key` once the
+ * refresh holds it (`discover` built it, say) or once more than `limit` ids were asked of it;
+ * before that, undefined: look the id up directly. Outside a refresh, always undefined (one
+ * call, one lookup). A few ids (a status run, a refresh after one change) then cost a lookup
+ * each instead of reading the whole store, and many ids share one read.
+ */
+export function indexAfter<T>(ctx: Pick<AdapterContext, 'memo'>, key: string, limit: number, build: () => T): T | undefined {
+	const kept = ctx.memo;
+	if (!kept) return undefined;
+	if (kept.has(key)) return kept.get(key, build);
+	const asked = kept.get(`${key}\0asked`, () => ({count: 0}));
+	return ++asked.count <= limit ? undefined : kept.get(key, build);
 }
 
 interface Parsed {
