@@ -137,7 +137,11 @@ export function useFilterInput(isActive: boolean): void {
 			} else if (key.ctrl && input === 'c') {
 				actions.quit();
 			} else if (input && !key.ctrl && !key.meta) {
-				store.dispatch({type: 'filter/set', text: filter + input});
+				// Keys typed fast or pasted arrive as one chunk, an Enter among them: the text
+				// before it is the filter, and the Enter keeps it (never a CR inside the filter).
+				const [text = '', ...rest] = input.split(/[\r\n]/);
+				store.dispatch({type: 'filter/set', text: filter + text});
+				if (rest.length > 0) store.dispatch({type: 'mode/back'});
 			}
 		},
 		{isActive},

@@ -85,6 +85,17 @@ describe('the first dashboard frame', () => {
 		expect(cleared).not.toContain('filter:');
 	});
 
+	it('a name and Enter that arrive in one chunk filter by the name and keep it', async () => {
+		const {r} = setup({sessions: three});
+		await waitForFrame(r, f => f.includes('api-refactor'));
+		await press(r, '/');
+		r.stdin.write('bugfix\r');
+		const kept = await waitForFrame(r, f => f.includes('filter: bugfix') && !f.includes('▏'));
+		expect(kept).toContain('bugfix');
+		expect(kept).not.toContain('api-refactor');
+		expect(kept).not.toContain('No session matches');
+	});
+
 	it('shows the keys with ? (generated from the key table) and hides them with esc', async () => {
 		const {r} = setup({sessions: three});
 		await waitForFrame(r, f => f.includes('api-refactor'));
