@@ -128,7 +128,7 @@ describe('the built dashboard in tmux, driven by keys', {timeout: 90_000}, () =>
 		});
 	});
 
-	it.skip('q quits (exit 0) and leaves the panes alone — skipped: after the stop and purge tests the dashboard does exit, but its process sometimes stays a zombie the private tmux server has not reaped for 15 s and more (seen on an idle machine; no process held the pane tty), so the pane never reads as dead; under investigation', async () => {
+	it('q quits (exit 0) and leaves the panes alone', async () => {
 		const panesBefore = (await tmux.runOk(['list-panes', '-a', '-F', '#{pane_id} #{pane_dead}'])).trim();
 		await screen.press('q');
 		expect(await tmux.waitExit(screen.paneId)).toBe(0);

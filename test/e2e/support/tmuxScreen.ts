@@ -84,13 +84,27 @@ export class E2eTmux {
 	/**
 	 * Wait until the pane's command has ended and tmux has its exit status (tmux sees the pty
 	 * close before it reaps the process); returns the status, or 128 + the signal.
+	 *
+	 * A pane that is dead without a status gets the server a SIGCHLD of its own: tmux below 3.5
+	 * built with libutempter (Debian's 3.3a here) runs utempter's helper when the pty closes, and a
+	 * SIGCHLD that lands while utempter's handler is in place never reaches tmux (tmux/tmux#311,
+	 * #4559), so the pane's process stays an unreaped zombie and the status never comes. Seen here
+	 * in about one run of two of the demo's SIGTERM test; the nudge is what tmux's author suggests.
 	 */
 	async waitExit(paneId: string, timeoutMs = 30_000): Promise<number> {
 		return pollUntil(`pane ${paneId} to exit`, async () => {
 			const state = await this.paneState(paneId);
 			if (!state.dead) return undefined;
-			return state.status ?? (state.signal === undefined ? undefined : 128 + state.signal);
+			const code = state.status ?? (state.signal === undefined ? undefined : 128 + state.signal);
+			if (code === undefined) await this.nudgeReaper();
+			return code;
 		}, timeoutMs);
+	}
+
+	/** Make the server run its waitpid loop again (see waitExit). */
+	private async nudgeReaper(): Promise<void> {
+		const pid = Number((await this.runOk(['display-message', '-p', '#{pid}'])).trim());
+		if (Number.isInteger(pid) && pid > 1) process.kill(pid, 'SIGCHLD');
 	}
 
 	screen(paneId: string): Screen {
