@@ -3,9 +3,14 @@ import path from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 import type {StandinOptions} from './standin.js';
 
-/** The compiled stand-in next to this module (dist/src/demo/standin.js in a build). */
+/**
+ * The compiled stand-in, dist/src/demo/standin.js: next to this module in the tsc build, and one
+ * folder over when this module runs from the bundle the bin starts (dist/bin/). The stand-in runs
+ * as a script of its own (and starts itself again for its children), so it is never bundled.
+ */
 export function bundledStandinScript(): string {
-	return fileURLToPath(new URL('./standin.js', import.meta.url));
+	const beside = fileURLToPath(new URL('./standin.js', import.meta.url));
+	return fs.existsSync(beside) ? beside : fileURLToPath(new URL('../src/demo/standin.js', import.meta.url));
 }
 
 export interface InstallStandinRequest {

@@ -17,7 +17,8 @@ import {cpuSeconds, sleep, statusKb, summarize, waitFor, type Summary} from './s
 import {buildWorld, type BenchWorld} from './world.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
+/** What users run: package.json's bin, the bundle `npm run build` makes. */
+const CLI = path.join(ROOT, 'dist', 'bin', 'cli.js');
 const FLOOR = path.join(ROOT, 'test', 'bench', 'floor.mjs');
 const RESULTS = path.join(ROOT, 'bench-results.json');
 
@@ -130,7 +131,7 @@ async function startTmux(world: BenchWorld, count: number): Promise<PrivateTmux>
 	return tmux;
 }
 
-/** Wall time of `node dist/src/cli.js ...args` to its exit. */
+/** Wall time of `node dist/bin/cli.js ...args` to its exit. */
 async function timeCli(world: BenchWorld, env: Record<string, string>, args: readonly string[]): Promise<{ms: number; stdout: string; code: number | null}> {
 	const t0 = performance.now();
 	const child = spawn(process.execPath, [CLI, ...args], {env, cwd: world.base, stdio: ['ignore', 'pipe', 'pipe']});

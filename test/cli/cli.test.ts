@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {Registry} from '../../src/registry/registry.js';
-import {runCli} from '../helpers/cli.js';
+import {CLI, runCli} from '../helpers/cli.js';
 import {tempDir} from '../helpers/tmp.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -22,6 +22,13 @@ describe('mam-tui CLI', () => {
 		expect(r.stdout).toContain('Usage:');
 		expect(r.stdout).toContain('mam-tui status [--json]');
 		expect(r.stdout).toContain('Exit codes: 0 ok, 1 failed, 2 bad usage');
+	});
+
+	it('runs what package.json installs as the bin (the bundle), not the tsc output beside it', () => {
+		const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {bin: Record<string, string>};
+		const root = path.dirname(new URL('../../package.json', import.meta.url).pathname);
+		expect(path.resolve(root, pkg.bin['mam-tui'] ?? '')).toBe(CLI);
+		expect(fs.readFileSync(CLI, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
 	});
 
 	it('--version prints the package version', async () => {

@@ -4,8 +4,8 @@ import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {execa} from 'execa';
 
-/** The built entry (npm test builds first): tests run the real CLI as a child process. */
-export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/cli.js');
+/** The built CLI as users run it (package.json bin; npm test builds first): tests run it as a child process. */
+export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/bin/cli.js');
 
 export interface CliRun {
 	readonly exitCode: number;

@@ -4,8 +4,8 @@ import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {execa} from 'execa';
 
-/** The built CLI (npm test builds first): the end-to-end tests drive the real product. */
-export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/src/cli.js');
+/** The built CLI as users run it (package.json bin, the bundle `npm run build` makes): the end-to-end tests drive the real product. */
+export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/bin/cli.js');
 /** The built stand-in agent, the one `mam-tui demo` installs. */
 export const BUILT_STANDIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/src/demo/standin.js');
 
