@@ -52,3 +52,30 @@ export async function waitFor<T>(what: string, check: () => T | undefined | Prom
 		await sleep(everyMs);
 	}
 }
+
+/** Busy and total jiffies of the whole machine, from the first line of /proc/stat. */
+function machineJiffies(): {busy: number; total: number} {
+	const cpu = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+	const total = cpu.reduce((sum, n) => sum + n, 0);
+	// idle (4th) and iowait (5th) are the machine waiting.
+	return {busy: total - (cpu[3] ?? 0) - (cpu[4] ?? 0), total};
+}
+
+/**
+ * Wait until the whole machine has been quiet (busy below `busyShare` of its cores) for one
+ * `windowMs`, at most `timeoutMs`; returns the seconds waited and the last window's busy share.
+ * The fixtures start hundreds of stand-in agents (each a Node process booting for a few hundred
+ * ms); timing mam-tui while they still boot would measure them.
+ */
+export async function waitForQuiet(busyShare = 0.15, windowMs = 1000, timeoutMs = 90_000): Promise<{seconds: number; busy: number; quiet: boolean}> {
+	const start = Date.now();
+	let busy = 1;
+	while (Date.now() - start < timeoutMs) {
+		const a = machineJiffies();
+		await sleep(windowMs);
+		const b = machineJiffies();
+		busy = b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : 0;
+		if (busy < busyShare) return {seconds: (Date.now() - start) / 1000, busy, quiet: true};
+	}
+	return {seconds: (Date.now() - start) / 1000, busy, quiet: false};
+}
