@@ -89,7 +89,7 @@ export class E2eTmux {
 	 * built with libutempter (Debian's 3.3a here) runs utempter's helper when the pty closes, and a
 	 * SIGCHLD that lands while utempter's handler is in place never reaches tmux (tmux/tmux#311,
 	 * #4559), so the pane's process stays an unreaped zombie and the status never comes. Seen here
-	 * in about one run of two of the demo's SIGTERM test; the nudge is what tmux's author suggests.
+	 * in 8 of 30 hand trials of the demo under SIGTERM; the nudge is what tmux's author suggests.
 	 */
 	async waitExit(paneId: string, timeoutMs = 30_000): Promise<number> {
 		return pollUntil(`pane ${paneId} to exit`, async () => {
