@@ -9,6 +9,19 @@ import {useApp} from '../StoreContext.js';
  */
 export function usePurgeInput(isActive: boolean): void {
 	const {store, actions} = useApp();
+	/** Enter: only the exact expected text, with the plan loaded and nothing refused, confirms. */
+	const submit = (typed: string) => {
+		const dialog = store.getState().purge;
+		if (!dialog) return;
+		const confirmed = !dialog.loading && !dialog.refusal && typed === dialog.expected;
+		if (confirmed) {
+			actions.confirmPurge(typed);
+		} else {
+			const why = dialog.refusal ? 'purge refused' : 'purge cancelled: the typed text did not match';
+			store.dispatch({type: 'notice/set', notice: {level: 'info', text: why, at: Date.now()}});
+		}
+		store.dispatch({type: 'purge/close'});
+	};
 	useInput(
 		(input, key) => {
 			const dialog = store.getState().purge;
@@ -21,18 +34,16 @@ export function usePurgeInput(isActive: boolean): void {
 			} else if (key.downArrow || key.pageDown) {
 				store.dispatch({type: 'purge/scroll', delta: key.pageDown ? 10 : 1});
 			} else if (key.return) {
-				const confirmed = !dialog.loading && !dialog.refusal && dialog.typed === dialog.expected;
-				if (confirmed) {
-					actions.confirmPurge(dialog.typed);
-				} else {
-					const why = dialog.refusal ? 'purge refused' : 'purge cancelled: the typed text did not match';
-					store.dispatch({type: 'notice/set', notice: {level: 'info', text: why, at: Date.now()}});
-				}
-				store.dispatch({type: 'purge/close'});
+				submit(dialog.typed);
 			} else if (key.backspace || key.delete) {
 				store.dispatch({type: 'purge/type', typed: dialog.typed.slice(0, -1)});
 			} else if (input && !key.ctrl && !key.meta && !key.tab) {
-				store.dispatch({type: 'purge/type', typed: dialog.typed + input});
+				// Keys typed fast or pasted arrive as one chunk, an Enter among them: the text before
+				// it is typed and the Enter submits it (the same exact-match check as a lone Enter).
+				// A CR kept in the field could never match, and the next Enter would cancel.
+				const [text = '', ...rest] = input.split(/[\r\n]/);
+				if (rest.length === 0) store.dispatch({type: 'purge/type', typed: dialog.typed + input});
+				else submit(dialog.typed + text);
 			}
 		},
 		{isActive},
@@ -47,21 +58,27 @@ export function useNewSessionInput(isActive: boolean): void {
 			const dialog = store.getState().newDialog;
 			if (!dialog) return;
 			const update = (patch: Partial<typeof dialog>) => store.dispatch({type: 'new/update', dialog: {...dialog, ...patch}});
+			const submit = (agentIndex: number, cwd: string) => {
+				const agent = AGENT_IDS[agentIndex];
+				if (agent && cwd.trim()) actions.newSession(agent, cwd.trim());
+				store.dispatch({type: 'new/close'});
+			};
 			if (key.escape || (key.ctrl && input === 'c')) {
 				store.dispatch({type: 'new/close'});
 			} else if (key.tab) {
 				update({field: dialog.field === 'agent' ? 'cwd' : 'agent'});
 			} else if (key.return) {
-				const agent = AGENT_IDS[dialog.agentIndex];
-				if (agent && dialog.cwd.trim()) actions.newSession(agent, dialog.cwd.trim());
-				store.dispatch({type: 'new/close'});
+				submit(dialog.agentIndex, dialog.cwd);
 			} else if (dialog.field === 'agent' && (key.upArrow || key.downArrow)) {
 				const delta = key.upArrow ? -1 : 1;
 				update({agentIndex: (dialog.agentIndex + delta + AGENT_IDS.length) % AGENT_IDS.length});
 			} else if (dialog.field === 'cwd' && (key.backspace || key.delete)) {
 				update({cwd: dialog.cwd.slice(0, -1)});
 			} else if (dialog.field === 'cwd' && input && !key.ctrl && !key.meta) {
-				update({cwd: dialog.cwd + input});
+				// A pasted path with its Enter arrives as one chunk: the path, then the Enter.
+				const [text = '', ...rest] = input.split(/[\r\n]/);
+				if (rest.length === 0) update({cwd: dialog.cwd + input});
+				else submit(dialog.agentIndex, dialog.cwd + text);
 			}
 		},
 		{isActive},

@@ -102,6 +102,15 @@ describe('session keys', () => {
 		expect(actions.newSession).toHaveBeenCalledWith('codex', '/tmp/x');
 	});
 
+	it('a cwd pasted with its Enter (one chunk) spawns in that cwd, with no CR in it', async () => {
+		const {r, actions} = await ready();
+		await press(r, 'n', KEYS.tab);
+		for (let i = 0; i < '/home/u/src/app'.length; i++) await press(r, KEYS.backspace);
+		r.stdin.write('/tmp/pasted\r');
+		await waitForFrame(r, f => !f.includes('New session'));
+		expect(actions.newSession).toHaveBeenCalledWith('claude', '/tmp/pasted');
+	});
+
 	it('esc leaves the new-session dialog without spawning', async () => {
 		const {r, actions} = await ready();
 		await press(r, 'n');
@@ -187,6 +196,25 @@ describe('purge confirmation dialog', () => {
 		await waitForFrame(r, f => f.includes('Purge docs'));
 		await press(r, 'd', 'o', 'c', 's', KEYS.enter);
 		expect(actions.confirmPurge).toHaveBeenCalledWith('docs');
+	});
+
+	it('the name and Enter in one chunk (pasted, or typed fast) confirm it; a wrong name in one chunk cancels', async () => {
+		const pasted = withDialog();
+		await waitForFrame(pasted.r, f => f.includes('Purge docs'));
+		pasted.r.stdin.write('docs\r');
+		await waitForFrame(pasted.r, () => pasted.store.getState().purge === null);
+		expect(pasted.actions.confirmPurge).toHaveBeenCalledWith('docs');
+		cleanup();
+
+		for (const chunk of ['doc\r', 'docs \r', 'do\rcs\r', 'docsx\n']) {
+			const wrong = withDialog();
+			await waitForFrame(wrong.r, f => f.includes('Purge docs'));
+			wrong.r.stdin.write(chunk);
+			expect(await waitForFrame(wrong.r, f => f.includes('purge cancelled'))).toContain('did not match');
+			expect(wrong.actions.confirmPurge).not.toHaveBeenCalled();
+			expect(wrong.store.getState().purge).toBeNull();
+			cleanup();
+		}
 	});
 
 	it('esc cancels even after the name was typed', async () => {
