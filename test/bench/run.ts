@@ -206,6 +206,9 @@ async function main(): Promise<void> {
 	const {measureKeys, measureRefresh, startLive} = await import('./inProcess.js');
 	if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` (npm run bench does it first)`);
 	const started = Date.now();
+	// Every process on the machine is read by each status run: leftovers of an earlier run (a
+	// fixture tmux server still reaping hundreds of stand-ins) make it slower; the header says so.
+	const processesBefore = fs.readdirSync('/proc').filter(name => /^\d+$/.test(name)).length;
 	log(`world: seed ${config.seed}, ${config.conversations} conversations, ${config.sessions} sessions`);
 	const world = buildWorld({seed: config.seed, conversations: config.conversations, sessions: config.sessions, parentDir: worldParent()});
 	log(`world built in ${((Date.now() - started) / 1000).toFixed(1)} s at ${world.base}`);
@@ -236,7 +239,7 @@ async function main(): Promise<void> {
 		const quiet = await waitForQuiet();
 		log(`machine ${quiet.quiet ? 'quiet' : 'still busy'} after ${quiet.seconds.toFixed(0)} s (last second ${(quiet.busy * 100).toFixed(0)} % busy)`);
 		const lines: Line[] = [];
-		const results: Record<string, unknown> = {config, world: {base: world.base, conversations: world.conversations.length, sessions: world.sessions.length, herdrPanes: herdr.panes.length}, settle: quiet};
+		const results: Record<string, unknown> = {config, world: {base: world.base, conversations: world.conversations.length, sessions: world.sessions.length, herdrPanes: herdr.panes.length}, settle: quiet, processesBefore};
 
 		// status --json
 		const status: number[] = [];
@@ -329,7 +332,7 @@ async function main(): Promise<void> {
 		results['lines'] = lines;
 		results['totalSeconds'] = (Date.now() - started) / 1000;
 		fs.writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
-		process.stdout.write(`\nmam-tui benchmark — ${os.cpus().length} cores, load ${os.loadavg().map(l => l.toFixed(1)).join(' ')}, ${((Date.now() - started) / 1000).toFixed(0)} s; measured once the machine was ${quiet.quiet ? 'quiet' : 'still busy'} (${quiet.seconds.toFixed(0)} s after the fixtures started)\n\n${table(lines)}\n\n`);
+		process.stdout.write(`\nmam-tui benchmark — ${os.cpus().length} cores, load ${os.loadavg().map(l => l.toFixed(1)).join(' ')}, ${((Date.now() - started) / 1000).toFixed(0)} s; measured once the machine was ${quiet.quiet ? 'quiet' : 'still busy'} (${quiet.seconds.toFixed(0)} s after the fixtures started); ${processesBefore} processes before the run\n\n${table(lines)}\n\n`);
 		for (const line of lines) if (line.detail) process.stdout.write(`  ${line.metric}: ${line.detail}\n`);
 		process.stdout.write(`\nresults: ${RESULTS}\n`);
 		process.exitCode = lines.every(l => l.pass !== false) ? 0 : 1;
