@@ -1,6 +1,7 @@
 import {useInput} from 'ink';
 import {useApp, type UiActions} from '../StoreContext.js';
 import {resolveCommand, type Command} from './keymap.js';
+import {typedChunk} from './typedChunk.js';
 import type {Action} from '../../src/store/reducer.js';
 import {selectedConversation, selectedSession, visibleSessions} from '../../src/store/selectors.js';
 import type {AppState} from '../../src/store/state.js';
@@ -137,11 +138,10 @@ export function useFilterInput(isActive: boolean): void {
 			} else if (key.ctrl && input === 'c') {
 				actions.quit();
 			} else if (input && !key.ctrl && !key.meta) {
-				// Keys typed fast or pasted arrive as one chunk, an Enter among them: the text
-				// before it is the filter, and the Enter keeps it (never a CR inside the filter).
-				const [text = '', ...rest] = input.split(/[\r\n]/);
+				// An Enter in the chunk keeps the filter, as a lone Enter does.
+				const {text, entered} = typedChunk(input);
 				store.dispatch({type: 'filter/set', text: filter + text});
-				if (rest.length > 0) store.dispatch({type: 'mode/back'});
+				if (entered) store.dispatch({type: 'mode/back'});
 			}
 		},
 		{isActive},

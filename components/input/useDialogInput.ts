@@ -1,6 +1,7 @@
 import {useInput} from 'ink';
 import {AGENT_IDS} from '../../src/domain/types.js';
 import {useApp} from '../StoreContext.js';
+import {typedChunk} from './typedChunk.js';
 
 /**
  * The purge dialog owns the keyboard: typed characters go to the confirmation field, arrows
@@ -38,12 +39,10 @@ export function usePurgeInput(isActive: boolean): void {
 			} else if (key.backspace || key.delete) {
 				store.dispatch({type: 'purge/type', typed: dialog.typed.slice(0, -1)});
 			} else if (input && !key.ctrl && !key.meta && !key.tab) {
-				// Keys typed fast or pasted arrive as one chunk, an Enter among them: the text before
-				// it is typed and the Enter submits it (the same exact-match check as a lone Enter).
-				// A CR kept in the field could never match, and the next Enter would cancel.
-				const [text = '', ...rest] = input.split(/[\r\n]/);
-				if (rest.length === 0) store.dispatch({type: 'purge/type', typed: dialog.typed + input});
-				else submit(dialog.typed + text);
+				// An Enter in the chunk submits what was typed, with the same exact-match check.
+				const {text, entered} = typedChunk(input);
+				if (entered) submit(dialog.typed + text);
+				else store.dispatch({type: 'purge/type', typed: dialog.typed + text});
 			}
 		},
 		{isActive},
@@ -75,10 +74,9 @@ export function useNewSessionInput(isActive: boolean): void {
 			} else if (dialog.field === 'cwd' && (key.backspace || key.delete)) {
 				update({cwd: dialog.cwd.slice(0, -1)});
 			} else if (dialog.field === 'cwd' && input && !key.ctrl && !key.meta) {
-				// A pasted path with its Enter arrives as one chunk: the path, then the Enter.
-				const [text = '', ...rest] = input.split(/[\r\n]/);
-				if (rest.length === 0) update({cwd: dialog.cwd + input});
-				else submit(dialog.agentIndex, dialog.cwd + text);
+				const {text, entered} = typedChunk(input);
+				if (entered) submit(dialog.agentIndex, dialog.cwd + text);
+				else update({cwd: dialog.cwd + text});
 			}
 		},
 		{isActive},

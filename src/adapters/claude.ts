@@ -180,7 +180,7 @@ function append<T>(map: Map<string, T[]>, key: string, values: readonly T[]): vo
 	else map.set(key, [...values]);
 }
 
-/** How many ids a refresh looks up directly before it lists every project folder once instead. */
+/** How many ids a refresh looks up directly (a stat per project folder) before it lists every project folder once instead: a lookup here is cheaper than the shared default assumes. */
 const DIRECT_LOOKUPS = 48;
 
 /** Every project folder with its entries, listed once per refresh (memo) for all the rows' calls. */
@@ -259,7 +259,7 @@ function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly 
 	if (!ctx.memo) return transcriptFiles(root, id);
 	// A few ids (a status run, a refresh after one change) are cheaper to look up one by one (a
 	// stat per project folder) than by listing every folder (thousands of entries); many are not.
-	const index = indexAfter(ctx, `claude:transcripts:${root}`, DIRECT_LOOKUPS, () => buildTranscriptIndex(projectListings(ctx, root)));
+	const index = indexAfter(ctx, `claude:transcripts:${root}`, () => buildTranscriptIndex(projectListings(ctx, root)), DIRECT_LOOKUPS);
 	if (index) return index.get(id) ?? [];
 	return transcriptFiles(root, id, memo(ctx, `claude:projects:${root}`, () => projectDirs(root)));
 }

@@ -8,6 +8,7 @@ import {countLines, jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, realpathOrUndefined} from './common/paths.js';
 import {memo, parseCached} from './common/memo.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
+import {chunks, placeholders} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows, type RowDelete} from './common/sqlitePurge.js';
 import {argvNames} from './stub.js';
@@ -246,9 +247,8 @@ function indexParentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string
 		try {
 			withReadOnlyDb(db, handle => {
 				const tables = tableColumns(handle);
-				for (let at = 0; at < ids.length; at += IN_CHUNK) {
-					const chunk = ids.slice(at, at + IN_CHUNK);
-					const marks = chunk.map(() => '?').join(', ');
+				for (const chunk of chunks(ids)) {
+					const marks = placeholders(chunk.length);
 					if (tables.get('threads')?.has('id') && tables.get('threads')?.has('parent_thread_id')) {
 						const rows = handle.prepare(`SELECT id, parent_thread_id AS parent FROM threads WHERE id IN (${marks})`).all(...chunk) as {id: unknown; parent: unknown}[];
 						for (const row of rows) if (typeof row.parent === 'string') parents.set(String(row.id), row.parent);
@@ -265,9 +265,6 @@ function indexParentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string
 	}
 	return parents;
 }
-
-/** Bound parameters per `IN` list (well under sqlite's limit). */
-const IN_CHUNK = 500;
 
 /** The parent of each of `ids` as `parentMap` would give it: the rollout's own word, else the index's. */
 function parentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, string> {

@@ -156,22 +156,11 @@ function buildSessionsNow(ctx: AdapterContext): BuildSession[] {
 }
 
 /**
- * verify calls one refresh answers by looking in each group for the id's own folder (a stat per
- * group, one summary.json and updates.jsonl) before it reads every session folder (a thousand
- * updates.jsonl files) and answers the rest from that index.
+ * The whole index when this refresh has it or has asked too many ids directly; else undefined:
+ * look in each group for the id's own folder (a stat per group, one summary.json and updates.jsonl).
  */
-let directLookups = 32;
-
-/** For tests: how many calls per refresh look up their id directly (0: all from the index). */
-export function setGrokDirectLookups(n: number): number {
-	const before = directLookups;
-	directLookups = n;
-	return before;
-}
-
-/** The whole index when this refresh has it or has asked too many ids directly; else undefined (look up). */
 function indexFor(ctx: AdapterContext): BuildSession[] | undefined {
-	return indexAfter(ctx, buildKey(ctx), directLookups, () => buildSessionsNow(ctx));
+	return indexAfter(ctx, buildKey(ctx), () => buildSessionsNow(ctx));
 }
 
 /** The first group's session folder named `id` (the index's `find`), read alone. */
@@ -318,7 +307,7 @@ function readCliSessions(file: string, id?: string): {sessions: CliSession[]; pr
  */
 function cliSessionOf(ctx: AdapterContext, id: string): {session: CliSession | undefined; problem?: string} {
 	const file = cliDb(ctx);
-	const {sessions, problem} = indexAfter(ctx, cliKey(file), directLookups, () => readCliSessions(file)) ?? readCliSessions(file, id);
+	const {sessions, problem} = indexAfter(ctx, cliKey(file), () => readCliSessions(file)) ?? readCliSessions(file, id);
 	return {session: sessions.find(s => s.id === id), ...(problem ? {problem} : {})};
 }
 

@@ -164,14 +164,12 @@ function viewOf(data: StoreData): StoreView {
 		children(id) {
 			if (!byParent) {
 				byParent = new Map();
-				const index = new Map<string, SessionRow[]>();
 				for (const row of data.rows.values()) {
 					if (row.parentId === undefined) continue;
-					const siblings = index.get(row.parentId);
+					const siblings = byParent.get(row.parentId);
 					if (siblings) siblings.push(row);
-					else index.set(row.parentId, [row]);
+					else byParent.set(row.parentId, [row]);
 				}
-				byParent = index;
 			}
 			return byParent.get(id) ?? [];
 		},
@@ -233,22 +231,11 @@ function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: strin
 }
 
 /**
- * verify and inUse calls one refresh answers by queries (an open and a few indexed lookups per
- * store, about a millisecond) before it reads every row of every store (a tenth of a second at
- * 2,000 sessions) and answers the rest from that index.
+ * The whole-store index when this refresh has it or has asked too many ids for queries; else
+ * undefined: query (an open and a few indexed lookups per store).
  */
-let directLookups = 32;
-
-/** For tests: how many calls per refresh are answered by queries (0: all from the index). */
-export function setHermesDirectLookups(n: number): number {
-	const before = directLookups;
-	directLookups = n;
-	return before;
-}
-
-/** The whole-store index when this refresh has it or has asked too many ids for queries; else undefined (query). */
 function indexFor(ctx: AdapterContext): {data: StoreData[]; problems: string[]} | undefined {
-	return indexAfter(ctx, storesKey(ctx), directLookups, () => readStoresNow(ctx));
+	return indexAfter(ctx, storesKey(ctx), () => readStoresNow(ctx));
 }
 
 /**
@@ -542,7 +529,10 @@ function storeUse(view: StoreView, db: ReadDb, columns: ReadonlyMap<string, Read
 	// Stores that hold `id` or rows of its vanished conversation (children pointing at it).
 	if (!view.row(id) && view.children(id).length === 0) return undefined;
 	const own = [id, ...descendantsIn(view, id)];
-	const open = own.some(x => view.row(x) !== undefined && view.row(x)?.endedAt === undefined);
+	const open = own.some(x => {
+		const row = view.row(x);
+		return row !== undefined && row.endedAt === undefined;
+	});
 	return {store: view.store, own, open, leases: leaseRows(db, columns, own)};
 }
 
@@ -600,7 +590,7 @@ export const hermesAdapter: AgentAdapter = {
 		assertValidId(hermesAdapter, id);
 		const index = indexFor(ctx);
 		if (!index) {
-			// A few ids: the stores are asked for this id's rows only (see directLookups).
+			// A few ids: the stores are asked for this id's rows only (see indexAfter).
 			const {found, problems} = askStores(ctx, view => (view.row(id) ? verdictIn(view, id, cwd) : undefined));
 			const first = found[0];
 			if (first) return first;

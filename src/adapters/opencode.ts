@@ -135,22 +135,11 @@ function readStores(ctx: AdapterContext): {stores: Store[]; problems: string[]} 
 const storesKey = (ctx: AdapterContext): string => `opencode:stores:${dataDir(ctx)}`;
 
 /**
- * verify and inUse calls one refresh answers by `WHERE id = ?` / `WHERE parent_id = ?` queries
- * (an open and a few indexed lookups, about a millisecond) before it reads every session, message
- * count and task part of every database (tens of milliseconds at thousands of sessions).
+ * Answer by `WHERE id = ?` / `WHERE parent_id = ?` queries? Not when the refresh has the index
+ * (every session, message count and task part of every database) or asked too many ids.
  */
-let directLookups = 32;
-
-/** For tests: how many calls per refresh are answered by queries (0: all from the index). */
-export function setOpencodeDirectLookups(n: number): number {
-	const before = directLookups;
-	directLookups = n;
-	return before;
-}
-
-/** Answer by queries? Not when the refresh has the index already or asked too many ids. */
 function queryDirectly(ctx: AdapterContext): boolean {
-	return indexAfter(ctx, storesKey(ctx), directLookups, () => readStoresNow(ctx)) === undefined;
+	return indexAfter(ctx, storesKey(ctx), () => readStoresNow(ctx)) === undefined;
 }
 
 /** A database a query run holds open. */

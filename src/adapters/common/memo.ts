@@ -47,13 +47,27 @@ export function memoHas(ctx: Pick<AdapterContext, 'memo'>, key: string): boolean
 }
 
 /**
+ * How many ids one refresh looks up directly (an indexed query, one folder) before it reads a
+ * whole store once and answers the rest from that: a lookup costs about a millisecond, a whole
+ * store tens of milliseconds at thousands of sessions.
+ */
+let directLookups = 32;
+
+/** For tests: the limit `indexAfter` uses by default (0: every call from the index); returns the old one. */
+export function setDirectLookups(n: number): number {
+	const before = directLookups;
+	directLookups = n;
+	return before;
+}
+
+/**
  * Per-id lookups or one whole-store index, inside a refresh: the index kept under `key` once the
  * refresh holds it (`discover` built it, say) or once more than `limit` ids were asked of it;
  * before that, undefined: look the id up directly. Outside a refresh, always undefined (one
  * call, one lookup). A few ids (a status run, a refresh after one change) then cost a lookup
  * each instead of reading the whole store, and many ids share one read.
  */
-export function indexAfter<T>(ctx: Pick<AdapterContext, 'memo'>, key: string, limit: number, build: () => T): T | undefined {
+export function indexAfter<T>(ctx: Pick<AdapterContext, 'memo'>, key: string, build: () => T, limit = directLookups): T | undefined {
 	const kept = ctx.memo;
 	if (!kept) return undefined;
 	if (kept.has(key)) return kept.get(key, build);
