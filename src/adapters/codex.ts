@@ -5,8 +5,8 @@ import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readFirstJsonLine, readJsonl, str} from './common/jsonl.js';
 import {countLines, jsonFieldIn, removeLines} from './common/lines.js';
-import {canonicalCwd, joinNames, listDir, realpathOrUndefined} from './common/paths.js';
-import {memo, parseCached} from './common/memo.js';
+import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {memo, memoHas, parseCached} from './common/memo.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {chunks, placeholders} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
@@ -78,6 +78,45 @@ function rolloutFiles(root: string): RolloutFile[] {
 	}
 	collect(path.join(root, 'archived_sessions'), true);
 	return out;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The unix time in milliseconds a UUIDv7 carries in its first 48 bits; undefined for other versions. */
+export function uuidV7Time(id: string): number | undefined {
+	if (!new RegExp(`^${UUID}$`).test(id) || id[14] !== '7') return undefined;
+	return Number.parseInt(`${id.slice(0, 8)}${id.slice(9, 13)}`, 16);
+}
+
+/**
+ * The rollouts of `id` in the date folders its start can be in, without globbing every folder:
+ * codex names the thread with a UUIDv7 and files the rollout under the local date of that moment
+ * (FORMATS 2), which on any clock of the world is the UTC date or a day either side. Oldest
+ * folder first, as `rolloutFiles` lists them; links on the way are not followed. Undefined when
+ * the id carries no time.
+ */
+function rolloutsByDate(root: string, id: string): RolloutFile[] | undefined {
+	const at = uuidV7Time(id);
+	if (at === undefined) return undefined;
+	const days = new Set([at - DAY_MS, at, at + DAY_MS].map(t => new Date(t).toISOString().slice(0, 10)));
+	const out: RolloutFile[] = [];
+	for (const day of days) {
+		const dir = realFolder(path.join(root, 'sessions'), day.split('-'));
+		for (const entry of dir === undefined ? [] : listDir(dir)) {
+			if (entry.isFile() && ROLLOUT_FILE.exec(entry.name)?.[1] === id) out.push({id, file: `${dir}${path.sep}${entry.name}`, archived: false});
+		}
+	}
+	return out;
+}
+
+/** `base/names…` when each step below `base` is a real folder (links are not followed, as in `rolloutFiles`). */
+function realFolder(base: string, names: readonly string[]): string | undefined {
+	let dir = base;
+	for (const name of names) {
+		dir = path.join(dir, name);
+		if (lstatOrUndefined(dir)?.isDirectory() !== true) return undefined;
+	}
+	return dir;
 }
 
 /** Every rollout of the codex home, globbed once per refresh (memo). */
@@ -308,6 +347,22 @@ function threadsNamedByProcesses(ctx: AdapterContext): Promise<ReadonlySet<strin
 	});
 }
 
+/**
+ * The rollouts verify reads. While the refresh holds no index of every rollout, the few date
+ * folders of the id (`rolloutsByDate`) are looked in first: globbing every folder was most of a
+ * `status` run's codex time (4,000 rollouts in 200 folders). verify answers from the first live
+ * (not archived) rollout, the one in the thread's start folder; when none is there, every
+ * rollout of the id, as before.
+ */
+function verifyRolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
+	const root = codexRoot(ctx);
+	if (!memoHas(ctx, `codex:rollouts:${root}`)) {
+		const dated = rolloutsByDate(root, id)?.filter(r => metaOf(r.file, id) !== undefined);
+		if (dated && dated.length > 0) return dated;
+	}
+	return rolloutsOf(ctx, id);
+}
+
 /** Rollout files of `id` whose first line confirms the id. */
 function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 	const byId = memo(ctx, `codex:rollouts-by-id:${codexRoot(ctx)}`, () => {
@@ -492,7 +547,7 @@ export const codexAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(codexAdapter, id);
-		const refs = rolloutsOf(ctx, id);
+		const refs = verifyRolloutsOf(ctx, id);
 		if (refs.length === 0) {
 			const index = readThreadIndex(ctx);
 			if (index.ids.has(id)) return {kind: 'no', reason: 'thread row without a rollout file ("no rollout found")'};

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
-import {codexAdapter} from '../../src/adapters/codex.js';
+import {codexAdapter, uuidV7Time} from '../../src/adapters/codex.js';
+import {createScanMemo, memoHas} from '../../src/adapters/common/memo.js';
 import {buildCodexFixture, codexRollout, rolloutRelPath, uuidV7, writeDb} from './fixtures/codex.js';
 import {CODEX_STATE_SCHEMA} from './fixtures/codexSchema.js';
 import {spawnArgvHolder} from '../support/holders.js';
@@ -109,6 +110,37 @@ describe('codex discovery rules', () => {
 		const file = path.join(l.home, '.codex', 'sessions', '1999', '12', '31', path.basename(rolloutRelPath(id, Date.now())));
 		writeFile(file, codexRollout({id, cwd: l.cwds[0], createdAt: Date.now(), prompt: 'late night'}));
 		expect(await codexAdapter.verify(fixtureContext(l), id, l.cwds[0])).toEqual({kind: 'yes'});
+	});
+
+	it('verify looks in the date folders of the id first, on any clock, and globs every folder only when they hold nothing', async () => {
+		const l = layout();
+		const root = path.join(l.home, '.codex');
+		// 23:30 UTC: a machine at UTC+2 files it under the next day; 00:30 UTC at UTC-10, the day before.
+		const late = Date.UTC(2026, 10, 29, 23, 30);
+		const early = Date.UTC(2026, 10, 29, 0, 30);
+		const cases = [
+			{id: uuidV7(late), folder: ['2026', '11', '30']},
+			{id: uuidV7(early), folder: ['2026', '11', '28']},
+			{id: uuidV7(late - 3_600_000), folder: ['2026', '11', '29']},
+		];
+		for (const c of cases) {
+			writeFile(path.join(root, 'sessions', ...c.folder, `rollout-2026-11-29T23-30-00-${c.id}.jsonl`), codexRollout({id: c.id, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}));
+		}
+		const ctx = {...fixtureContext(l), memo: createScanMemo()};
+		for (const c of cases) expect(await codexAdapter.verify(ctx, c.id, l.cwds[0])).toEqual({kind: 'yes'});
+		// No index of every rollout was built for them.
+		expect(memoHas(ctx, `codex:rollouts:${root}`)).toBe(false);
+		// Filed far from its date (moved by hand): found by the glob.
+		const moved = uuidV7(late);
+		writeFile(path.join(root, 'sessions', '2020', '01', '01', `rollout-2020-01-01T00-00-00-${moved}.jsonl`), codexRollout({id: moved, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}));
+		expect(await codexAdapter.verify(ctx, moved, l.cwds[0])).toEqual({kind: 'yes'});
+		expect(memoHas(ctx, `codex:rollouts:${root}`)).toBe(true);
+	});
+
+	it('reads the time of a UUIDv7 id, and none from other versions', () => {
+		expect(uuidV7Time(uuidV7(1_764_500_000_123))).toBe(1_764_500_000_123);
+		expect(uuidV7Time('0199aa47-cd52-4b34-b8b8-86a86579b02a')).toBeUndefined();
+		expect(uuidV7Time('not-a-uuid')).toBeUndefined();
 	});
 
 	it('takes the cwd from the rollout, not from threads.cwd (which a resume elsewhere rewrites)', async () => {
