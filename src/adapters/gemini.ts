@@ -1,4 +1,3 @@
-import type fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
@@ -158,18 +157,18 @@ interface Session {
  * sub-agent transcripts named `<id>.json(l)` (FORMATS 4), the id inside each still confirmed by the
  * caller. Verifying one session then reads a few files instead of every chat of every project.
  */
-function sessionsOf(project: Project, only?: string, list: (dir: string) => readonly fs.Dirent[] = listDir): Session[] {
+function sessionsOf(project: Project, only?: string): Session[] {
 	const chats = path.join(project.dir, 'chats');
 	const byId = new Map<string, ChatFile[]>();
 	const out: Session[] = [];
 	const mainName = only === undefined ? undefined : new RegExp(`-${escapeRegExp(only.slice(0, 8))}\\.jsonl?$`);
 	const subName = only === undefined ? undefined : new Set([`${only}.json`, `${only}.jsonl`]);
-	for (const entry of list(chats)) {
+	for (const entry of listDir(chats)) {
 		if (entry.isFile() && MAIN_CHAT.test(entry.name) && (mainName === undefined || mainName.test(entry.name))) {
 			const chat = parseChat(path.join(chats, entry.name));
 			if (chat && ID_PATTERN.test(chat.id)) byId.set(chat.id, [...(byId.get(chat.id) ?? []), chat]);
 		} else if (entry.isDirectory() && ID_PATTERN.test(entry.name)) {
-			for (const sub of list(path.join(chats, entry.name))) {
+			for (const sub of listDir(path.join(chats, entry.name))) {
 				if (!sub.isFile() || !/\.jsonl?$/.test(sub.name) || (subName !== undefined && !subName.has(sub.name))) continue;
 				const chat = parseChat(path.join(chats, entry.name, sub.name));
 				if (chat && ID_PATTERN.test(chat.id)) out.push({id: chat.id, project, files: [chat], parentId: entry.name});
@@ -180,9 +179,81 @@ function sessionsOf(project: Project, only?: string, list: (dir: string) => read
 	return out;
 }
 
-/** Folder listings shared by a refresh's many verify and inUse calls (one readdir per chats folder, not one per row). */
-function listingsOf(ctx: AdapterContext): (dir: string) => readonly fs.Dirent[] {
-	return dir => memo(ctx, `gemini:list:${dir}`, () => listDir(dir));
+/** A chat file found by its name, not read yet. */
+interface ChatRef {
+	readonly project: Project;
+	readonly file: string;
+	/** For a sub-agent transcript: the folder (its parent's id) it lies in. */
+	readonly parentId?: string;
+}
+
+const MAIN_KEY = /-([^/]{8})\.jsonl?$/;
+const SUB_FILE = /^(.+)\.jsonl?$/;
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+	const list = map.get(key);
+	if (list) list.push(value);
+	else map.set(key, [value]);
+}
+
+/** Every project's main chat files by the 8 characters their name ends in (the id's first 8, FORMATS 4), in listing order. */
+function mainChatIndex(projects: readonly Project[]): Map<string, ChatRef[]> {
+	const index = new Map<string, ChatRef[]>();
+	for (const project of projects) {
+		const chats = path.join(project.dir, 'chats');
+		for (const entry of listDir(chats)) {
+			const key = entry.isFile() && MAIN_CHAT.test(entry.name) ? MAIN_KEY.exec(entry.name)?.[1] : undefined;
+			// Thousands of names: a plain join (chats is already normal, the name has no separator).
+			if (key !== undefined) pushTo(index, key, {project, file: `${chats}${path.sep}${entry.name}`});
+		}
+	}
+	return index;
+}
+
+/** Every project's sub-agent transcripts (`chats/<parent>/<id>.json(l)`) by the id in their name. */
+function subAgentIndex(projects: readonly Project[]): Map<string, ChatRef[]> {
+	const index = new Map<string, ChatRef[]>();
+	for (const project of projects) {
+		const chats = path.join(project.dir, 'chats');
+		for (const entry of listDir(chats)) {
+			if (!entry.isDirectory() || !ID_PATTERN.test(entry.name)) continue;
+			for (const sub of listDir(path.join(chats, entry.name))) {
+				const name = sub.isFile() ? SUB_FILE.exec(sub.name)?.[1] : undefined;
+				if (name !== undefined) pushTo(index, name, {project, file: path.join(chats, entry.name, sub.name), parentId: entry.name});
+			}
+		}
+	}
+	return index;
+}
+
+/** The sessions the files in `refs` hold, grouped as `sessionsOf` groups them (per project, main chats by id). */
+function sessionsFrom(refs: readonly ChatRef[], id: string): Session[] {
+	const out: Session[] = [];
+	const mains = new Map<Project, ChatFile[]>();
+	for (const ref of refs) {
+		const chat = parseChat(ref.file);
+		if (!chat || chat.id !== id) continue;
+		if (ref.parentId !== undefined) out.push({id, project: ref.project, files: [chat], parentId: ref.parentId});
+		else pushTo(mains, ref.project, chat);
+	}
+	for (const [project, files] of mains) out.push({id, project, files});
+	return out;
+}
+
+/**
+ * The sessions with `id` (verify and inUse). Inside a refresh, from two indexes made once: main
+ * chats by name, and, only when no main chat holds the id, sub-agent transcripts (listing every
+ * sub-agent folder of every project is most of the cost, and registry rows are main sessions).
+ * A status run asks for a handful of ids; each used to test every name in every project again.
+ * Outside a refresh (one question), the projects are looked through directly.
+ */
+function sessionsWithId(ctx: AdapterContext, id: string): Session[] {
+	const root = geminiRoot(ctx);
+	const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root));
+	if (!ctx.memo || id.length < 8) return projects.flatMap(p => sessionsOf(p, id)).filter(s => s.id === id);
+	const main = sessionsFrom(memo(ctx, `gemini:main-chats:${root}`, () => mainChatIndex(projects)).get(id.slice(0, 8)) ?? [], id);
+	if (main.length > 0) return main;
+	return sessionsFrom(memo(ctx, `gemini:sub-agents:${root}`, () => subAgentIndex(projects)).get(id) ?? [], id);
 }
 
 function escapeRegExp(text: string): string {
@@ -380,9 +451,7 @@ export const geminiAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(geminiAdapter, id);
-		const root = geminiRoot(ctx);
-		const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root));
-		const found = projects.flatMap(p => sessionsOf(p, id, listingsOf(ctx))).filter(s => s.id === id);
+		const found = sessionsWithId(ctx, id);
 		if (found.length === 0) return {kind: 'no', reason: `no gemini session ${id}`};
 		const state = found.map(resumeStateOf).find(s => s.kind === 'yes') ?? resumeStateOf(found[0] as Session);
 		if (state.kind !== 'yes' || cwd === undefined) return state;
@@ -445,9 +514,7 @@ export const geminiAdapter: AgentAdapter = {
 		assertValidId(geminiAdapter, id);
 		// Only the files that can hold the session and the sub-agent folders below it are read
 		// (as in verify), not every chat of every project.
-		const root = geminiRoot(ctx);
-		const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root));
-		const own = projects.flatMap(p => sessionsOf(p, id, listingsOf(ctx))).filter(s => s.id === id);
+		const own = sessionsWithId(ctx, id);
 		const family = [...own, ...own.flatMap(s => descendantsOf(subAgentsBelow(s.project, id), id))];
 		const ids = [...new Set([id, ...family.map(s => s.id)])];
 		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {geminiAdapter} from '../../src/adapters/gemini.js';
 import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
+import {createScanMemo, memoHas} from '../../src/adapters/common/memo.js';
 import {chatFileName, geminiRoot, uuidWithPrefix, writeGeminiArtifacts, writeGeminiMain, writeGeminiProject, writeGeminiSubagent} from './fixtures/gemini.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 
@@ -179,6 +180,38 @@ describe('gemini files', () => {
 		await geminiAdapter.purge(ctx, parent);
 		expect(fs.readdirSync(path.join(dir, 'chats'))).toEqual([]);
 		expect(await geminiAdapter.residual(ctx, parent)).toEqual([]);
+	});
+});
+
+describe('gemini lookups inside a refresh (indexes shared by the refresh\'s calls)', () => {
+	it('verify and inUse answer as they do alone: twins sharing 8 characters, a session in two projects, a sub-agent', async () => {
+		const l = layout();
+		const [alpha = '', beta = ''] = l.cwds;
+		const {a, b, dir} = twins(l);
+		const other = writeGeminiProject(l.home, 'beta', beta);
+		// The same session recorded in both projects (a resume from the other folder).
+		writeGeminiMain(other, {id: a, cwd: beta, createdAt: Date.now() - 30_000, prompt: 'again'});
+		const child = crypto.randomUUID();
+		writeGeminiSubagent(dir, a, child, alpha, Date.now() - 20_000);
+		const ids = [a, b, child, crypto.randomUUID()];
+		const alone = fixtureContext(l);
+		const inRefresh = {...fixtureContext(l), memo: createScanMemo()};
+		for (const id of ids) {
+			for (const cwd of [alpha, beta, undefined]) expect(await geminiAdapter.verify(inRefresh, id, cwd)).toEqual(await geminiAdapter.verify(alone, id, cwd));
+			expect(await geminiAdapter.inUse(inRefresh, id)).toEqual(await geminiAdapter.inUse(alone, id));
+		}
+		expect(await geminiAdapter.verify(inRefresh, child)).toEqual({kind: 'no', reason: 'a sub-agent transcript is not resumable'});
+	});
+
+	it('lists the sub-agent folders only for an id no main chat holds', async () => {
+		const l = layout();
+		const {a} = twins(l);
+		const ctx = {...fixtureContext(l), memo: createScanMemo()};
+		const subAgents = `gemini:sub-agents:${path.join(l.home, '.gemini')}`;
+		expect(await geminiAdapter.verify(ctx, a, l.cwds[0])).toEqual({kind: 'yes'});
+		expect(memoHas(ctx, subAgents)).toBe(false);
+		expect((await geminiAdapter.verify(ctx, crypto.randomUUID())).kind).toBe('no');
+		expect(memoHas(ctx, subAgents)).toBe(true);
 	});
 });
 
