@@ -5,7 +5,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {indexAfter, memo, parseCached} from './common/memo.js';
+import {indexAfter, memo, memoHas, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {argvNames} from './stub.js';
@@ -257,11 +257,18 @@ function subAgentsFrom(listings: readonly ProjectListing[], id: string): SubAgen
  */
 function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
 	if (!ctx.memo) return transcriptFiles(root, id);
+	// verify and then inUse ask for the same id: looked up once.
+	const own = `claude:transcripts-of:${root}\0${id}`;
+	if (memoHas(ctx, own)) return memo(ctx, own, () => []);
+	const key = `claude:transcripts:${root}`;
+	const build = () => buildTranscriptIndex(projectListings(ctx, root));
+	// An index made already answers every id.
+	if (memoHas(ctx, key)) return memo(ctx, key, build).get(id) ?? [];
 	// A few ids (a status run, a refresh after one change) are cheaper to look up one by one (a
 	// stat per project folder) than by listing every folder (thousands of entries); many are not.
-	const index = indexAfter(ctx, `claude:transcripts:${root}`, () => buildTranscriptIndex(projectListings(ctx, root)), DIRECT_LOOKUPS);
+	const index = indexAfter(ctx, key, build, DIRECT_LOOKUPS);
 	if (index) return index.get(id) ?? [];
-	return transcriptFiles(root, id, memo(ctx, `claude:projects:${root}`, () => projectDirs(root)));
+	return memo(ctx, own, () => transcriptFiles(root, id, memo(ctx, `claude:projects:${root}`, () => projectDirs(root))));
 }
 
 function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {

@@ -337,6 +337,11 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			for (const id of [world.ids.sibling, world.ids.target, world.ids.foreign]) expect(await pids(refresh, id)).toEqual(await pids(world.ctx, id));
 			expect(await pids(refresh, world.ids.target)).toEqual(expect.arrayContaining([byChild.pid, byFile.pid]));
 			for (const id of [world.ids.old, world.ids.target, world.ids.foreign]) expect(await adapter.verify(refresh, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
+			// In a status run's order: every row verified, then the same ids asked about use.
+			const status: AdapterContext = {...world.ctx, memo: createScanMemo(), processes: snapshotTable(world.ctx.processes)};
+			const ids = [world.ids.target, world.ids.sibling, world.ids.old, world.ids.foreign];
+			for (const id of ids) expect(await adapter.verify(status, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
+			for (const id of ids) expect(await pids(status, id)).toEqual(await pids(world.ctx, id));
 		});
 
 		it("ignores the agent's background service, but not another holder beside it", SLOW, async ({skip}) => {

@@ -38,12 +38,15 @@ function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
  * hundreds of rows over the same table. A valid id holds no NUL, so it is found in this string
  * exactly when one argument holds it.
  */
-const joinedByTable = new WeakMap<readonly ProcessRef[], readonly string[]>();
+const joinedByTable = new WeakMap<readonly ProcessRef[], {readonly each: readonly string[]; readonly every: string}>();
 
-function joinedArgv(all: readonly ProcessRef[]): readonly string[] {
+function joinedArgv(all: readonly ProcessRef[]): {readonly each: readonly string[]; readonly every: string} {
 	let joined = joinedByTable.get(all);
 	if (!joined) {
-		joined = all.map(p => p.argv.join('\0'));
+		const each = all.map(p => p.argv.join('\0'));
+		// Every argument of every process in one string: an id that is not in it is in no argument,
+		// and one search of it is much cheaper than one per process (most ids are named by nobody).
+		joined = {each, every: each.join('\0')};
 		joinedByTable.set(all, joined);
 	}
 	return joined;
@@ -52,13 +55,14 @@ function joinedArgv(all: readonly ProcessRef[]): readonly string[] {
 /** Processes (other than us) whose argv names one of `ids` in any argument. */
 export async function argvUsers(ctx: AdapterContext, ids: readonly string[]): Promise<InUseHolder[]> {
 	const all = await ctx.processes.list();
-	const self = selfPids(all);
 	const joined = joinedArgv(all);
-	const wanted = ids.filter(id => id !== '' && !id.includes('\0'));
+	const wanted = ids.filter(id => id !== '' && !id.includes('\0') && joined.every.includes(id));
+	if (wanted.length === 0) return [];
+	const self = selfPids(all);
 	const out: InUseHolder[] = [];
 	for (let i = 0; i < all.length; i++) {
 		const proc = all[i] as ProcessRef;
-		const text = joined[i] as string;
+		const text = joined.each[i] as string;
 		let named: string | undefined;
 		for (const id of wanted) {
 			if (text.includes(id)) {
