@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
@@ -38,27 +37,40 @@ interface Project {
 	readonly cwd?: string;
 }
 
-/** projects.json maps `<abs path>` → slug; legacy folders are named sha256(path). */
-function projectNames(root: string): Map<string, string> {
+/** A legacy project folder's name: sha256 of the project's path, in hex. */
+const LEGACY_FOLDER = /^[0-9a-f]{64}$/;
+
+/**
+ * projects.json maps `<abs path>` → slug; legacy folders are named sha256(path). The paths are
+ * hashed only when a folder has such a name: loading node:crypto alone cost 8 ms of a status run.
+ */
+function projectNames(root: string): (folder: string) => string | undefined {
 	const parsed = parseJsonLine((readSmallText(path.join(root, 'projects.json')) ?? '').replace(/\n/g, ' '));
 	const projects = parsed?.['projects'];
-	const out = new Map<string, string>();
-	if (typeof projects !== 'object' || projects === null) return out;
-	for (const [cwd, slug] of Object.entries(projects)) {
-		if (typeof slug === 'string') out.set(slug, cwd);
-		out.set(crypto.createHash('sha256').update(cwd).digest('hex'), cwd);
+	const bySlug = new Map<string, string>();
+	const cwds: string[] = [];
+	if (typeof projects === 'object' && projects !== null) {
+		for (const [cwd, slug] of Object.entries(projects)) {
+			if (typeof slug === 'string') bySlug.set(slug, cwd);
+			cwds.push(cwd);
+		}
 	}
-	return out;
+	let byHash: Map<string, string> | undefined;
+	const hashed = () => {
+		const {createHash} = process.getBuiltinModule('node:crypto');
+		return new Map(cwds.map(cwd => [createHash('sha256').update(cwd).digest('hex'), cwd]));
+	};
+	return folder => bySlug.get(folder) ?? (LEGACY_FOLDER.test(folder) ? (byHash ??= hashed()).get(folder) : undefined);
 }
 
 function projectsOf(root: string): Project[] {
 	const tmp = path.join(root, 'tmp');
-	const names = projectNames(root);
+	const nameOf = projectNames(root);
 	return listDir(tmp)
 		.filter(e => e.isDirectory())
 		.map(e => {
 			const dir = path.join(tmp, e.name);
-			const cwd = readSmallText(path.join(dir, '.project_root'))?.trim() || names.get(e.name);
+			const cwd = readSmallText(path.join(dir, '.project_root'))?.trim() || nameOf(e.name);
 			return cwd ? {dir, cwd} : {dir};
 		});
 }

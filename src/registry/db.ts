@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import '../system/sqliteUri.js';
-import Database from 'better-sqlite3';
+import {Database, type SqliteDb} from '../system/sqlite.js';
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js';
 
-export type RegistryDb = Database.Database;
+export type RegistryDb = SqliteDb;
 
 /** Why the registry could not be opened. Carries the path so the CLI can name it (exit 2). */
 export class RegistryError extends Error {

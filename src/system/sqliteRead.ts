@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import './sqliteUri.js';
-import Database from 'better-sqlite3';
+import {Database, type SqliteDb} from './sqlite.js';
 
-export type ReadDb = Database.Database;
+export type ReadDb = SqliteDb;
 
 /** Why an agent's database could not be read: becomes `unknown: <reason>` for its sessions. */
 export class StoreReadError extends Error {

@@ -116,6 +116,23 @@ describe('gemini on the real 0.61 samples', () => {
 		expect((await geminiAdapter.artifacts(ctx, 'f8cc108d-e46d-43da-b169-730a5ad6e2a6')).descendants).toEqual(['bf6b738b-4c38-4bad-b327-fca33013e449']);
 	});
 
+	it('a legacy project folder named sha256(cwd) is matched to its cwd through projects.json', async () => {
+		const l = layout();
+		const [alpha = '', beta = ''] = l.cwds;
+		// The slug folder of beta makes projects.json name both cwds; alpha's folder is the legacy hash.
+		writeGeminiProject(l.home, 'beta', beta);
+		writeGeminiProject(l.home, 'alpha', alpha);
+		const root = geminiRoot(l.home);
+		const legacy = path.join(root, 'tmp', crypto.createHash('sha256').update(alpha).digest('hex'));
+		fs.renameSync(path.join(root, 'tmp', 'alpha'), legacy);
+		fs.rmSync(path.join(legacy, '.project_root'));
+		const id = crypto.randomUUID();
+		writeGeminiMain(legacy, {id, cwd: alpha, createdAt: Date.now() - 60_000, prompt: 'old layout'});
+		const {conversations} = await geminiAdapter.discover(fixtureContext(l), {cwd: alpha});
+		expect(conversations.map(c => [c.id, c.cwd])).toEqual([[id, alpha]]);
+		expect(await geminiAdapter.verify(fixtureContext(l), id, alpha)).toEqual({kind: 'yes'});
+	});
+
 	it('a project found only through projects.json (no .project_root) keeps its cwd', async () => {
 		const l = sampleHome();
 		fs.rmSync(path.join(geminiRoot(l.home), 'tmp', 'beta', '.project_root'));

@@ -1,7 +1,5 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
-import {lstatOrUndefined, rootContaining} from './paths.js';
+import {lstatOrUndefined, rootContaining, tempBeside} from './paths.js';
 
 // Small readers for agents' JSON files that jsonl.ts does not cover: whole-file JSON, timestamps
 // in every shape agents write them, and rewriting an index file in its own style.
@@ -69,7 +67,7 @@ export function jsonLike(original: string | undefined, value: unknown): string {
  */
 export function rewriteJsonFile(file: string, roots: readonly string[], original: string | undefined, value: unknown): void {
 	if (rootContaining(file, roots) === undefined) throw new Error(`${file}: refused, not inside the agent's folder`);
-	const temp = path.join(path.dirname(file), `.${path.basename(file)}.mam-${crypto.randomBytes(6).toString('hex')}.tmp`);
+	const temp = tempBeside(file);
 	try {
 		fs.writeFileSync(temp, jsonLike(original, value), {mode: (lstatOrUndefined(file)?.mode ?? 0o644) & 0o7777, flag: 'wx'});
 		fs.renameSync(temp, file);

@@ -1,7 +1,5 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
-import {rootContaining} from './paths.js';
+import {rootContaining, tempBeside} from './paths.js';
 
 /** Decides whether one line (without its newline) belongs to the session being removed. */
 export type LineMatch = (line: string) => boolean;
@@ -66,7 +64,7 @@ export function removeLines(file: string, match: LineMatch, roots: readonly stri
 		const kept = read.lines.filter(line => !match(line.replace(/\r?\n$/, '')));
 		const removed = read.lines.length - kept.length;
 		if (removed === 0) return 0;
-		const temp = path.join(path.dirname(file), `.${path.basename(file)}.mam-${crypto.randomBytes(6).toString('hex')}.tmp`);
+		const temp = tempBeside(file);
 		try {
 			const fd = fs.openSync(temp, 'wx', read.stat.mode & 0o7777);
 			try {

@@ -87,6 +87,15 @@ export function listDir(dir: string): fs.Dirent[] {
 	});
 }
 
+/**
+ * A hidden temporary name beside `file`, for writing a replacement and renaming it over. node:crypto
+ * is loaded here, on first use (a purge), not at import: loading it costs every start about 8 ms.
+ */
+export function tempBeside(file: string): string {
+	const nonce = process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex');
+	return path.join(path.dirname(file), `.${path.basename(file)}.mam-${nonce}.tmp`);
+}
+
 /** lstat without throwing. */
 export function lstatOrUndefined(p: string): fs.Stats | undefined {
 	try {

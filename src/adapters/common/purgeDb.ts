@@ -1,9 +1,8 @@
-import '../../system/sqliteUri.js';
-import Database from 'better-sqlite3';
+import {Database, type SqliteDb} from '../../system/sqlite.js';
 import {describeSqliteError, StoreReadError} from '../../system/sqliteRead.js';
 import {rootContaining} from './paths.js';
 
-export type WriteDb = Database.Database;
+export type WriteDb = SqliteDb;
 
 /** How long a purge waits for an agent's write lock (FORMATS 0.3: at least 5 s). */
 const PURGE_BUSY_TIMEOUT_MS = 5000;

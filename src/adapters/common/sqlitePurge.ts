@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import {Database, type SqliteDb} from '../../system/sqlite.js';
 import {describeSqliteError} from '../../system/sqliteRead.js';
 
 /** One `DELETE FROM table WHERE column IN (ids)` step of a purge. */
@@ -21,7 +21,7 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
  * (with everything rolled back) when the database is locked, corrupt or refuses.
  */
 export function deleteRows(file: string, steps: readonly RowDelete[]): Map<string, number> {
-	let db: Database.Database;
+	let db: SqliteDb;
 	try {
 		db = new Database(file, {fileMustExist: true, timeout: PURGE_BUSY_TIMEOUT_MS});
 	} catch (error) {
