@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {Database, type SqliteDb} from '../system/sqlite.js';
+import {openDatabase, type SqliteDb} from '../system/sqlite.js';
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js';
 
 export type RegistryDb = SqliteDb;
@@ -49,7 +49,7 @@ function inspectReadOnly(file: string): void {
 		// With no -wal beside it, immutable=1 reads without creating sidecars: a broken file stays
 		// exactly as it was. With a -wal, another mam-tui is live and the sidecars are expected.
 		const uri = `file:${file.replace(/[%?#]/g, ch => encodeURIComponent(ch))}?mode=ro${fs.existsSync(`${file}-wal`) ? '' : '&immutable=1'}`;
-		db = new Database(uri, {readonly: true});
+		db = openDatabase(uri, {readonly: true});
 		db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
 		const check = db.pragma('quick_check', {simple: true});
 		if (check !== 'ok') throw new Error(String(check));
@@ -70,6 +70,9 @@ function inspectReadOnly(file: string): void {
 }
 
 function migrate(db: RegistryDb): void {
+	// Up to date (every open but the first): no write transaction. Taking one made every read-only
+	// command write the registry's -wal and checkpoint it on close (15 ms of each status run).
+	if ((db.pragma('user_version', {simple: true}) as number) >= SCHEMA_VERSION) return;
 	const step = db.transaction(() => {
 		const version = db.pragma('user_version', {simple: true}) as number;
 		for (let v = version; v < SCHEMA_VERSION; v++) {
@@ -120,7 +123,7 @@ export function openRegistryDb(file: string): RegistryDb {
 	}
 	let db: RegistryDb;
 	try {
-		db = new Database(file);
+		db = openDatabase(file);
 	} catch (error) {
 		const reason = error instanceof Error ? error.message : String(error);
 		throw new RegistryError(`registry ${file} cannot be opened (${reason})`, file);

@@ -44,8 +44,15 @@ export function parseStat(
 	const close = text.lastIndexOf(')');
 	if (open < 0 || close < open) return undefined;
 	const name = text.slice(open + 1, close);
-	const fields = text.slice(close + 2).split(' ');
-	// fields[0] is field 3 (state); field N is fields[N - 3].
+	// fields[0] is field 3 (state); field N is fields[N - 3]. Only the first twenty are cut out: a
+	// table parses hundreds of these, and splitting all fifty-odd fields was most of that.
+	const fields: string[] = [];
+	for (let at = close + 2; fields.length < 20 && at <= text.length; ) {
+		const space = text.indexOf(' ', at);
+		const end = space < 0 ? text.length : space;
+		fields.push(text.slice(at, end));
+		at = end + 1;
+	}
 	const state = fields[0] ?? '';
 	const ppid = Number(fields[1]);
 	const pgid = Number(fields[2]);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {Database, type SqliteDb} from './sqlite.js';
+import {openDatabase, type SqliteDb} from './sqlite.js';
 
 export type ReadDb = SqliteDb;
 
@@ -31,7 +31,7 @@ function openUri(uri: string, file: string): ReadDb {
 	// fileMustExist would stat the URI string itself; existence was checked by the caller.
 	let db: ReadDb;
 	try {
-		db = new Database(uri, {readonly: true});
+		db = openDatabase(uri, {readonly: true});
 	} catch (error) {
 		throw new StoreReadError(`${file}: ${describeSqliteError(error)}`, file);
 	}

@@ -1,4 +1,4 @@
-import {Database, type SqliteDb} from '../../system/sqlite.js';
+import {openDatabase, type SqliteDb} from '../../system/sqlite.js';
 import {describeSqliteError, StoreReadError} from '../../system/sqliteRead.js';
 import {rootContaining} from './paths.js';
 
@@ -18,7 +18,7 @@ export function withPurgeDb<T>(root: string, file: string, fn: (db: WriteDb) => 
 	if (rootContaining(file, [root]) === undefined) throw new Error(`${file}: refused, not inside the agent's folder`);
 	let db: WriteDb;
 	try {
-		db = new Database(file, {fileMustExist: true, timeout: PURGE_BUSY_TIMEOUT_MS});
+		db = openDatabase(file, {fileMustExist: true, timeout: PURGE_BUSY_TIMEOUT_MS});
 	} catch (error) {
 		throw new StoreReadError(`${file}: ${describeSqliteError(error)}`, file);
 	}

@@ -1,4 +1,4 @@
-import {Database, type SqliteDb} from '../../system/sqlite.js';
+import {openDatabase, type SqliteDb} from '../../system/sqlite.js';
 import {describeSqliteError} from '../../system/sqliteRead.js';
 
 /** One `DELETE FROM table WHERE column IN (ids)` step of a purge. */
@@ -23,7 +23,7 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 export function deleteRows(file: string, steps: readonly RowDelete[]): Map<string, number> {
 	let db: SqliteDb;
 	try {
-		db = new Database(file, {fileMustExist: true, timeout: PURGE_BUSY_TIMEOUT_MS});
+		db = openDatabase(file, {fileMustExist: true, timeout: PURGE_BUSY_TIMEOUT_MS});
 	} catch (error) {
 		throw new Error(`${file}: ${describeSqliteError(error)}`);
 	}
