@@ -1,5 +1,20 @@
+let guarded = false;
+
+/**
+ * A reader that goes away before the output ends (`mam-tui status --json | head`) only ends the
+ * output: without a handler, the EPIPE that the next write gets kills the process with a stack trace.
+ */
+function guardStdout(): void {
+	if (guarded) return;
+	guarded = true;
+	process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+		if (error.code !== 'EPIPE') throw error;
+	});
+}
+
 /** Ink owns stdout in the dashboard; CLI commands print through these two. */
 export function out(text: string): void {
+	guardStdout();
 	process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 

@@ -1,3 +1,4 @@
+import {spawn} from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -42,6 +43,17 @@ describe('mam-tui CLI', () => {
 		expect(r.exitCode).toBe(0);
 		const body = JSON.parse(r.stdout) as {version: number; registry: string; sessions: unknown[]};
 		expect(body).toMatchObject({version: 1, registry: path.join(tmp.dir, 'state', 'registry.db'), sessions: []});
+	});
+
+	it('a reader that closes early (`status --json | head`) ends the output quietly, with the command\'s exit code', async () => {
+		const child = spawn('node', [CLI, 'status', '--json'], {env: {PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env}, stdio: ['ignore', 'pipe', 'pipe']});
+		// Our end of the pipe closes before the CLI writes: its write gets EPIPE.
+		child.stdout.destroy();
+		let stderr = '';
+		child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+		const code = await new Promise<number | null>(resolve => child.on('close', resolve));
+		expect(stderr).toBe('');
+		expect(code).toBe(0);
 	});
 
 	it('status lists registry rows, as a table and as JSON', async () => {
