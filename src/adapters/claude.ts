@@ -124,9 +124,9 @@ function parseTranscript(file: string, id: string): Transcript {
 
 /** `<id>.jsonl` in every project folder (a conversation may have been moved or copied between them). */
 function transcriptFiles(root: string, id: string, dirs: readonly string[] = projectDirs(root)): string[] {
-	return dirs
-		.map(dir => path.join(dir, `${id}.jsonl`))
-		.filter(file => lstatOrUndefined(file)?.isFile() === true);
+	// A plain join: the folders are normal paths and a valid id holds no separator (path.join
+	// normalising 40 paths per row was most of a lookup).
+	return dirs.map(dir => `${dir}${path.sep}${id}.jsonl`).filter(file => lstatOrUndefined(file)?.isFile() === true);
 }
 
 /** A sub-agent transcript belonging to a conversation. */
@@ -236,8 +236,9 @@ function buildTranscriptIndex(listings: readonly ProjectListing[]): Map<string, 
 function subAgentsFrom(listings: readonly ProjectListing[], id: string): SubAgent[] {
 	const out: SubAgent[] = [];
 	for (const {dir, folders, legacy} of listings) {
-		const nested = path.join(dir, id, 'subagents');
-		if (folders.has(id) && lstatOrUndefined(nested)?.isDirectory() === true) {
+		// The path is made only where the folder exists: one join per listing and row was a quarter of the cost.
+		const nested = folders.has(id) ? path.join(dir, id, 'subagents') : undefined;
+		if (nested !== undefined && lstatOrUndefined(nested)?.isDirectory() === true) {
 			for (const entry of listDir(nested)) {
 				const m = SUBAGENT_FILE.exec(entry.name);
 				if (!m?.[1] || !entry.isFile()) continue;
