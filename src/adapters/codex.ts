@@ -95,13 +95,15 @@ export function uuidV7Time(id: string): number | undefined {
  * folder first, as `rolloutFiles` lists them; links on the way are not followed. Undefined when
  * the id carries no time.
  */
-function rolloutsByDate(root: string, id: string): RolloutFile[] | undefined {
+function rolloutsByDate(ctx: AdapterContext, root: string, id: string): RolloutFile[] | undefined {
 	const at = uuidV7Time(id);
 	if (at === undefined) return undefined;
 	const days = new Set([at - DAY_MS, at, at + DAY_MS].map(t => new Date(t).toISOString().slice(0, 10)));
+	// Year and month folders are shared by the rows of a refresh: each is lstat()ed once.
+	const isReal = (dir: string) => memo(ctx, `codex:real-folder:${dir}`, () => lstatOrUndefined(dir)?.isDirectory() === true);
 	const out: RolloutFile[] = [];
 	for (const day of days) {
-		const dir = realFolder(path.join(root, 'sessions'), day.split('-'));
+		const dir = realFolder(path.join(root, 'sessions'), day.split('-'), isReal);
 		for (const entry of dir === undefined ? [] : listDir(dir)) {
 			if (entry.isFile() && ROLLOUT_FILE.exec(entry.name)?.[1] === id) out.push({id, file: `${dir}${path.sep}${entry.name}`, archived: false});
 		}
@@ -110,11 +112,11 @@ function rolloutsByDate(root: string, id: string): RolloutFile[] | undefined {
 }
 
 /** `base/names…` when each step below `base` is a real folder (links are not followed, as in `rolloutFiles`). */
-function realFolder(base: string, names: readonly string[]): string | undefined {
+function realFolder(base: string, names: readonly string[], isReal: (dir: string) => boolean): string | undefined {
 	let dir = base;
 	for (const name of names) {
-		dir = path.join(dir, name);
-		if (lstatOrUndefined(dir)?.isDirectory() !== true) return undefined;
+		dir = `${dir}${path.sep}${name}`;
+		if (!isReal(dir)) return undefined;
 	}
 	return dir;
 }
@@ -362,7 +364,7 @@ function threadsNamedByProcesses(ctx: AdapterContext): Promise<ReadonlySet<strin
 function verifyRolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 	const root = codexRoot(ctx);
 	if (!memoHas(ctx, `codex:rollouts:${root}`)) {
-		const dated = rolloutsByDate(root, id)?.filter(r => metaOf(r.file, id) !== undefined);
+		const dated = rolloutsByDate(ctx, root, id)?.filter(r => metaOf(r.file, id) !== undefined);
 		if (dated && dated.length > 0) return dated;
 	}
 	return rolloutsOf(ctx, id);

@@ -6,7 +6,7 @@ import {readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
 import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
 import {runsProgram} from './common/programs.js';
-import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {canonicalCwd, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -208,15 +208,19 @@ function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 	else map.set(key, [value]);
 }
 
-/** Every project's main chat files by the 8 characters their name ends in (the id's first 8, FORMATS 4), in listing order. */
+/**
+ * Every project's main chat files by the 8 characters their name ends in (the id's first 8,
+ * FORMATS 4), in listing order. Names only: a link or folder so named is no chat, since
+ * `parseChat` reads regular files only (readSmallText lstat()s them).
+ */
 function mainChatIndex(projects: readonly Project[]): Map<string, ChatRef[]> {
 	const index = new Map<string, ChatRef[]>();
 	for (const project of projects) {
 		const chats = path.join(project.dir, 'chats');
-		for (const entry of listDir(chats)) {
-			const key = entry.isFile() && MAIN_CHAT.test(entry.name) ? MAIN_KEY.exec(entry.name)?.[1] : undefined;
+		for (const name of listNames(chats)) {
+			const key = MAIN_CHAT.test(name) ? MAIN_KEY.exec(name)?.[1] : undefined;
 			// Thousands of names: a plain join (chats is already normal, the name has no separator).
-			if (key !== undefined) pushTo(index, key, {project, file: `${chats}${path.sep}${entry.name}`});
+			if (key !== undefined) pushTo(index, key, {project, file: `${chats}${path.sep}${name}`});
 		}
 	}
 	return index;

@@ -210,7 +210,11 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 		writeGeminiMain(other, {id: a, cwd: beta, createdAt: Date.now() - 30_000, prompt: 'again'});
 		const child = crypto.randomUUID();
 		writeGeminiSubagent(dir, a, child, alpha, Date.now() - 20_000);
-		const ids = [a, b, child, crypto.randomUUID()];
+		// A link named like a chat, to a real chat kept outside the project: not a chat of the project.
+		const linked = crypto.randomUUID();
+		const [outside = ''] = writeGeminiMain(path.join(l.base, 'elsewhere'), {id: linked, cwd: alpha, createdAt: Date.now() - 10_000});
+		fs.symlinkSync(outside, path.join(dir, 'chats', path.basename(outside)));
+		const ids = [a, b, child, linked, crypto.randomUUID()];
 		const alone = fixtureContext(l);
 		const inRefresh = {...fixtureContext(l), memo: createScanMemo()};
 		for (const id of ids) {
@@ -218,6 +222,7 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 			expect(await geminiAdapter.inUse(inRefresh, id)).toEqual(await geminiAdapter.inUse(alone, id));
 		}
 		expect(await geminiAdapter.verify(inRefresh, child)).toEqual({kind: 'no', reason: 'a sub-agent transcript is not resumable'});
+		expect((await geminiAdapter.verify(inRefresh, linked)).kind).toBe('no');
 	});
 
 	it('lists the sub-agent folders only for an id no main chat holds', async () => {

@@ -96,6 +96,18 @@ export function tempBeside(file: string): string {
 	return path.join(path.dirname(file), `.${path.basename(file)}.mam-${nonce}.tmp`);
 }
 
+/**
+ * Names in a folder, or [] when it is missing or unreadable: half the cost of `listDir` (no entry
+ * objects), for indexes by name whose few hits the caller lstat()s before trusting them.
+ */
+export function listNames(dir: string): string[] {
+	try {
+		return fs.readdirSync(dir);
+	} catch {
+		return [];
+	}
+}
+
 /** lstat without throwing. */
 export function lstatOrUndefined(p: string): fs.Stats | undefined {
 	try {
