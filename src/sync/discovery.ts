@@ -6,6 +6,7 @@ import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import {snapshotTable} from '../system/processes.js';
+import {keepingReadConnections} from '../system/sqliteRead.js';
 import {FolderWatch} from './folderWatch.js';
 
 /** What one `discover(cwd)` found (parents only, every age), or why it failed. */
@@ -421,7 +422,9 @@ export class DiscoveryCache {
 			await this.refreshUse(ctx, checked, verified, options);
 			return {byCwd, verified};
 		};
-		const {byCwd, verified} = this.watch && !look.full ? await vouching.run(this.watch.vouch(), read) : await read();
+		// Each store a call reads stays open for the refresh's other calls (keepingReadConnections).
+		const kept = () => keepingReadConnections(read);
+		const {byCwd, verified} = this.watch && !look.full ? await vouching.run(this.watch.vouch(), kept) : await kept();
 		return {
 			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
 			verify: new Map([...verified].map(([k, e]) => [k, e.value])),

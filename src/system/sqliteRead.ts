@@ -1,3 +1,4 @@
+import {AsyncLocalStorage} from 'node:async_hooks';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -75,6 +76,35 @@ function shmHasLiveConnection(shm: string): boolean {
 	return locks.split('\n').some(line => line.split(/\s+/).some(field => /^[0-9a-f]+:[0-9a-f]+:\d+$/.test(field) && field.endsWith(suffix)));
 }
 
+/** An open read-only connection, and what to remove once it is closed (a private copy). */
+interface ReadConnection {
+	readonly db: ReadDb;
+	readonly cleanup?: () => void;
+}
+
+/** Connections kept open for one refresh, by absolute path (`keepingReadConnections`). */
+const keptConnections = new AsyncLocalStorage<Map<string, ReadConnection>>();
+
+/**
+ * Run `fn` (one discovery refresh) keeping every database it reads open until it ends: its
+ * verify and inUse calls then open each store once, not once per row (an open costs about a
+ * millisecond: stat, access, /proc/locks, the header read, schema probes). The connections are
+ * closed, and any private copy removed, when `fn` settles.
+ */
+export async function keepingReadConnections<T>(fn: () => Promise<T>): Promise<T> {
+	const kept = new Map<string, ReadConnection>();
+	try {
+		return await keptConnections.run(kept, fn);
+	} finally {
+		for (const connection of kept.values()) close(connection);
+	}
+}
+
+function close(connection: ReadConnection): void {
+	connection.db.close();
+	connection.cleanup?.();
+}
+
 /**
  * Read an agent's sqlite database without leaving a trace beside it (SPEC 4.3):
  * - no `-wal`: `mode=ro&immutable=1` (no locks, no sidecars created);
@@ -82,11 +112,29 @@ function shmHasLiveConnection(shm: string): boolean {
  * - `-wal` without `-shm`, or sidecars a dead process left (no live lock on the `-shm`): read a
  *   private copy of db + `-wal`, then remove the copy. A `mode=ro` open would rebuild the stale
  *   wal-index inside the user's `-shm`, which rewrites that file.
- * `fn` runs with the open handle; the handle (and any copy) is gone when this returns.
+ * `fn` runs with the open handle; the handle (and any copy) is gone when this returns, or, inside
+ * `keepingReadConnections`, when that ends (the same handle serves the refresh's later reads).
  * Throws StoreReadError for a missing, corrupt, locked or unreadable database.
  */
 export function withReadOnlyDb<T>(file: string, fn: (db: ReadDb) => T): T {
 	const abs = path.resolve(file);
+	const kept = keptConnections.getStore();
+	const known = kept?.get(abs);
+	if (known) return readWith(known.db, abs, fn);
+	const connection = openReadOnly(abs);
+	if (kept) {
+		kept.set(abs, connection);
+		return readWith(connection.db, abs, fn);
+	}
+	try {
+		return readWith(connection.db, abs, fn);
+	} finally {
+		close(connection);
+	}
+}
+
+/** Open `abs` read-only the trace-free way (see `withReadOnlyDb`). */
+function openReadOnly(abs: string): ReadConnection {
 	let stat: fs.Stats;
 	try {
 		stat = fs.statSync(abs);
@@ -102,20 +150,23 @@ export function withReadOnlyDb<T>(file: string, fn: (db: ReadDb) => T): T {
 	}
 	const hasWal = exists(`${abs}-wal`);
 	const hasShm = exists(`${abs}-shm`);
-	if (!hasWal) return readWith(openUri(`file:${encodeUriPath(abs)}?mode=ro&immutable=1`, abs), abs, fn);
-	if (hasShm && shmHasLiveConnection(`${abs}-shm`)) return readWith(openUri(`file:${encodeUriPath(abs)}?mode=ro`, abs), abs, fn);
+	if (!hasWal) return {db: openUri(`file:${encodeUriPath(abs)}?mode=ro&immutable=1`, abs)};
+	if (hasShm && shmHasLiveConnection(`${abs}-shm`)) return {db: openUri(`file:${encodeUriPath(abs)}?mode=ro`, abs)};
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-ro-'));
+	const cleanup = () => fs.rmSync(dir, {recursive: true, force: true});
 	try {
 		const copy = path.join(dir, path.basename(abs));
 		fs.copyFileSync(abs, copy);
 		fs.copyFileSync(`${abs}-wal`, `${copy}-wal`);
 		// The copy is ours: a normal read-only open may replay the WAL into a private -shm.
-		return readWith(openUri(`file:${encodeUriPath(copy)}?mode=ro`, abs), abs, fn);
-	} finally {
-		fs.rmSync(dir, {recursive: true, force: true});
+		return {db: openUri(`file:${encodeUriPath(copy)}?mode=ro`, abs), cleanup};
+	} catch (error) {
+		cleanup();
+		throw error;
 	}
 }
 
+/** `fn` on an open handle, its SQLite errors as StoreReadError naming `file`. */
 function readWith<T>(db: ReadDb, file: string, fn: (db: ReadDb) => T): T {
 	try {
 		return fn(db);
@@ -125,8 +176,6 @@ function readWith<T>(db: ReadDb, file: string, fn: (db: ReadDb) => T): T {
 			throw new StoreReadError(`${file}: ${describeSqliteError(error)}`, file);
 		}
 		throw error;
-	} finally {
-		db.close();
 	}
 }
 
@@ -137,6 +186,9 @@ function encodeUriPath(file: string): string {
 
 /** Tables and their columns, for probing a schema rather than assuming it (FORMATS 0). */
 export function tableColumns(db: ReadDb): Map<string, Set<string>> {
+	// Once per connection: a connection kept for a refresh is probed by every row's call.
+	const known = columnsByConnection.get(db);
+	if (known) return known;
 	const tables = db
 		.prepare<[], {name: string}>("SELECT name FROM sqlite_master WHERE type = 'table'")
 		.all()
@@ -146,5 +198,8 @@ export function tableColumns(db: ReadDb): Map<string, Set<string>> {
 		const columns = db.prepare<[string], {name: string}>('SELECT name FROM pragma_table_info(?)').all(table);
 		out.set(table, new Set(columns.map(c => c.name)));
 	}
+	columnsByConnection.set(db, out);
 	return out;
 }
+
+const columnsByConnection = new WeakMap<ReadDb, Map<string, Set<string>>>();

@@ -8,6 +8,7 @@ import {joinNames, removeInsideRoots} from '../../src/adapters/common/paths.js';
 import {fileItem, makePlan, removePaths} from '../../src/adapters/common/plan.js';
 import {scanResidual} from '../../src/adapters/common/residual.js';
 import {deleteRows} from '../../src/adapters/common/sqlitePurge.js';
+import {keepingReadConnections, withReadOnlyDb} from '../../src/system/sqliteRead.js';
 
 let base: string;
 let root: string;
@@ -145,5 +146,54 @@ describe('deleting rows', () => {
 		const check = new Database(db, {readonly: true});
 		expect(check.prepare('SELECT id FROM s').all()).toEqual([{id: 'a'}]);
 		check.close();
+	});
+});
+
+describe('read-only connections kept for one refresh', () => {
+	function walDatabase(dir: string): string {
+		const file = path.join(dir, 'store.db');
+		const db = new Database(file);
+		db.pragma('journal_mode = WAL');
+		db.exec('CREATE TABLE t (x); INSERT INTO t VALUES (1), (2)');
+		db.close();
+		return file;
+	}
+
+	const tempCopies = () => new Set(fs.readdirSync(os.tmpdir()).filter(n => n.startsWith('mam-ro-')));
+
+	it('one handle serves every read of a store inside the refresh, and is closed when it ends', async () => {
+		const file = walDatabase(base);
+		const handles: unknown[] = [];
+		await keepingReadConnections(async () => {
+			withReadOnlyDb(file, db => handles.push(db));
+			await new Promise(resolve => setImmediate(resolve));
+			expect(withReadOnlyDb(file, db => (handles.push(db), db.prepare('SELECT count(*) AS n FROM t').get()))).toEqual({n: 2});
+		});
+		expect(handles[0]).toBe(handles[1]);
+		expect((handles[0] as {open: boolean}).open).toBe(false);
+		// Outside a refresh: a handle per call, closed when the call returns.
+		const alone = withReadOnlyDb(file, db => db);
+		expect(alone).not.toBe(handles[0]);
+		expect(alone.open).toBe(false);
+	});
+
+	it('a private copy (a -wal nobody holds) lives until the refresh ends, then is removed; the store gets no sidecar', async () => {
+		const made = walDatabase(root);
+		// A -wal without its -shm: what a crashed writer leaves; only a private copy reads it trace-free.
+		const stale = path.join(base, 'stale');
+		fs.mkdirSync(stale);
+		const file = path.join(stale, 'store.db');
+		fs.copyFileSync(made, file);
+		fs.writeFileSync(`${file}-wal`, '');
+		const before = tempCopies();
+		let during: string[] = [];
+		await keepingReadConnections(async () => {
+			withReadOnlyDb(file, db => db.prepare('SELECT count(*) FROM t').get());
+			withReadOnlyDb(file, db => db.prepare('SELECT count(*) FROM t').get());
+			during = [...tempCopies()].filter(n => !before.has(n));
+		});
+		expect(during).toHaveLength(1);
+		expect(tempCopies().has(during[0] ?? '')).toBe(false);
+		expect(fs.readdirSync(stale).sort()).toEqual(['store.db', 'store.db-wal']);
 	});
 });
