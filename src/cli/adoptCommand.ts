@@ -2,7 +2,7 @@ import {exitCodeFor, optionalOption, requiredOption} from '../actions/cliSupport
 import {worldActions, type ActionsFactory} from '../actions/fromWorld.js';
 import {EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
-import {errOut, out} from './output.js';
+import {errOut, out, outJson} from './output.js';
 
 /** `mam-tui adopt` over an injected actions factory. */
 export function createAdoptCommand(makeActions: ActionsFactory): Command {
@@ -19,12 +19,12 @@ export function createAdoptCommand(makeActions: ActionsFactory): Command {
 			try {
 				const result = await actions.adopt({agent, id, ...(name !== undefined ? {name} : {})});
 				if (!result.ok) {
-					if (world.options.json) out(JSON.stringify({ok: false, refused: result.error.kind, message: result.error.message}, null, 2));
+					if (world.options.json) outJson({ok: false, refused: result.error.kind, message: result.error.message});
 					else errOut(`mam-tui: ${result.error.message}`);
 					return exitCodeFor(result.error);
 				}
 				const {session, created} = result.value;
-				if (world.options.json) out(JSON.stringify({ok: true, created, session: session.name, agent: session.agent, id: session.agentSessionId, cwd: session.cwd}, null, 2));
+				if (world.options.json) outJson({ok: true, created, session: session.name, agent: session.agent, id: session.agentSessionId, cwd: session.cwd});
 				else out(created ? `adopted ${session.agent} conversation ${session.agentSessionId ?? ''} as ${session.name} (stopped, in ${session.cwd})` : `already registered as ${session.name}`);
 				return EXIT.ok;
 			} finally {

@@ -4,7 +4,7 @@ import {AGENT_IDS, formatResumeState, isAgentId, type AgentId, type Conversation
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import {messageOf} from '../domain/result.js';
 import type {Command} from './commands.js';
-import {out, shortPath, table} from './output.js';
+import {out, outJson, shortPath, table} from './output.js';
 import type {World} from './world.js';
 
 /**
@@ -102,7 +102,7 @@ export const conversationsCommand: Command = {
 				conversations: conversations.map(toJson),
 				agents: results.map(r => ({agent: r.agent, state: stateOf(r)})),
 			};
-			out(JSON.stringify(body, null, 2));
+			outJson(body);
 			return EXIT.ok;
 		}
 		const rows = conversations.map(c => [

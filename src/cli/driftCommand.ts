@@ -8,7 +8,7 @@ import type {DriftInput} from '../drift/input.js';
 import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {Command} from './commands.js';
-import {out} from './output.js';
+import {out, outJson} from './output.js';
 import type {World} from './world.js';
 
 /**
@@ -78,7 +78,7 @@ function report(world: World, input: DriftInput, findings: readonly Finding[], o
 				? {applied: outcomes.map(o => ({status: o.status, session: o.sessionName ?? null, fix: o.fix, message: o.message}))}
 				: {}),
 		};
-		out(JSON.stringify(body, null, 2));
+		outJson(body);
 		return;
 	}
 	const lines = [

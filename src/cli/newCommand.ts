@@ -2,7 +2,7 @@ import {exitCodeFor, optionalOption, requiredOption} from '../actions/cliSupport
 import {worldActions, type ActionsFactory} from '../actions/fromWorld.js';
 import {EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
-import {errOut, out} from './output.js';
+import {errOut, out, outJson} from './output.js';
 
 /** `mam-tui new` over an injected actions factory. */
 export function createNewCommand(makeActions: ActionsFactory): Command {
@@ -19,12 +19,12 @@ export function createNewCommand(makeActions: ActionsFactory): Command {
 			try {
 				const result = await actions.newSession({agent, cwd, ...(name !== undefined ? {name} : {})});
 				if (!result.ok) {
-					if (world.options.json) out(JSON.stringify({ok: false, refused: result.error.kind, message: result.error.message}, null, 2));
+					if (world.options.json) outJson({ok: false, refused: result.error.kind, message: result.error.message});
 					else errOut(`mam-tui: ${result.error.message}`);
 					return exitCodeFor(result.error);
 				}
 				const s = result.value;
-				if (world.options.json) out(JSON.stringify({ok: true, session: s.name, agent: s.agent, cwd: s.cwd, mux: s.mux, paneId: s.paneId}, null, 2));
+				if (world.options.json) outJson({ok: true, session: s.name, agent: s.agent, cwd: s.cwd, mux: s.mux, paneId: s.paneId});
 				else out(`started ${s.name} (${s.agent}) in ${s.mux ?? '?'} pane ${s.paneId ?? '?'} in ${s.cwd}; it is pinned once the agent writes its conversation`);
 				return EXIT.ok;
 			} finally {

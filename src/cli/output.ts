@@ -18,6 +18,14 @@ export function out(text: string): void {
 	process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
+/**
+ * A `--json` answer: indented on a terminal, one line when piped (where jq or a script reads it,
+ * and where indenting hundreds of sessions and panes was a tenth of a status run).
+ */
+export function outJson(value: unknown): void {
+	out(process.stdout.isTTY ? JSON.stringify(value, null, 2) : JSON.stringify(value));
+}
+
 export function errOut(text: string): void {
 	process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
 }

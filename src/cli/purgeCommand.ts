@@ -6,7 +6,7 @@ import type {PurgePlanView, PurgeProgress} from '../actions/purge.js';
 import {describeHolders} from '../actions/types.js';
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
-import {errOut, out} from './output.js';
+import {errOut, out, outJson} from './output.js';
 
 /** How the command talks to the person at the terminal (injected so tests can stand in). */
 export interface ConfirmIo {
@@ -60,7 +60,7 @@ export function createPurgeCommand(makeActions: ActionsFactory, io: ConfirmIo = 
 					const plan = await actions.purgePlan(ref);
 					if (!plan.ok) {
 						const holders = plan.error.holders ? `\nheld by: ${describeHolders(plan.error.holders)}` : '';
-						if (json) out(JSON.stringify({ok: false, refused: plan.error.kind, message: plan.error.message, holders: plan.error.holders ?? []}, null, 2));
+						if (json) outJson({ok: false, refused: plan.error.kind, message: plan.error.message, holders: plan.error.holders ?? []});
 						else errOut(`mam-tui: ${plan.error.message}${plan.error.kind === 'in-use' ? holders : ''}`);
 						return exitCodeFor(plan.error);
 					}
@@ -68,7 +68,7 @@ export function createPurgeCommand(makeActions: ActionsFactory, io: ConfirmIo = 
 				}
 				if (!json) out(views.flatMap(formatPlan).join('\n'));
 				if (dryRun) {
-					if (json) out(JSON.stringify({ok: true, dryRun: true, plans: views.map(planJson)}, null, 2));
+					if (json) outJson({ok: true, dryRun: true, plans: views.map(planJson)});
 					else out('dry run: nothing was deleted');
 					return EXIT.ok;
 				}
@@ -83,12 +83,12 @@ export function createPurgeCommand(makeActions: ActionsFactory, io: ConfirmIo = 
 				};
 				const result = await actions.purge(views, typed, {onProgress});
 				if (!result.ok) {
-					if (json) out(JSON.stringify({ok: false, refused: result.error.kind, message: result.error.message}, null, 2));
+					if (json) outJson({ok: false, refused: result.error.kind, message: result.error.message});
 					else errOut(`mam-tui: ${result.error.message}`);
 					return exitCodeFor(result.error);
 				}
 				const residual = result.value.some(r => r.residual.length > 0);
-				if (json) out(JSON.stringify({ok: !residual, results: result.value}, null, 2));
+				if (json) outJson({ok: !residual, results: result.value});
 				else out(result.value.flatMap(formatPurgeResult).join('\n'));
 				return residual ? EXIT.residual : EXIT.ok;
 			} finally {

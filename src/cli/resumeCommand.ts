@@ -2,7 +2,7 @@ import {exitCodeFor, sessionRefFrom} from '../actions/cliSupport.js';
 import {worldActions, type ActionsFactory} from '../actions/fromWorld.js';
 import {EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
-import {errOut, out} from './output.js';
+import {errOut, out, outJson} from './output.js';
 
 /** `mam-tui resume` over an injected actions factory. */
 export function createResumeCommand(makeActions: ActionsFactory): Command {
@@ -18,12 +18,12 @@ export function createResumeCommand(makeActions: ActionsFactory): Command {
 			try {
 				const result = await actions.resume(ref);
 				if (!result.ok) {
-					if (world.options.json) out(JSON.stringify({ok: false, refused: result.error.kind, message: result.error.message}, null, 2));
+					if (world.options.json) outJson({ok: false, refused: result.error.kind, message: result.error.message});
 					else errOut(`mam-tui: ${result.error.message}`);
 					return exitCodeFor(result.error);
 				}
 				const {session, paneId, argv, cwd} = result.value;
-				if (world.options.json) out(JSON.stringify({ok: true, session: session.name, paneId, mux: session.mux, argv, cwd}, null, 2));
+				if (world.options.json) outJson({ok: true, session: session.name, paneId, mux: session.mux, argv, cwd});
 				else out(`resumed ${session.name} in ${session.mux ?? '?'} pane ${paneId}: ${argv.join(' ')} (in ${cwd})`);
 				return EXIT.ok;
 			} finally {

@@ -8,7 +8,7 @@ import {DiscoveryCache} from '../sync/discovery.js';
 import {buildSnapshot, type LiveSnapshot} from '../sync/snapshot.js';
 import {snapshotTable} from '../system/processes.js';
 import type {Command} from './commands.js';
-import {out, shortPath, table} from './output.js';
+import {out, outJson, shortPath, table} from './output.js';
 import type {World} from './world.js';
 
 /**
@@ -222,7 +222,8 @@ export const statusCommand: Command = {
 		const sessions = world.registry().list();
 		const snapshot = await snapshotFor(world, sessions);
 		const body = statusJson(world, sessions, snapshot);
-		out(world.options.json ? JSON.stringify(body, null, 2) : humanLines(world, body).join('\n'));
+		if (world.options.json) outJson(body);
+		else out(humanLines(world, body).join('\n'));
 		return EXIT.ok;
 	},
 };

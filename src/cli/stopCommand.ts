@@ -4,7 +4,7 @@ import {worldActions, type ActionsFactory} from '../actions/fromWorld.js';
 import type {StopProgress} from '../actions/stop.js';
 import {EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
-import {errOut, out} from './output.js';
+import {errOut, out, outJson} from './output.js';
 
 /** Ticks while a step waits ("waiting for …") are for live displays; step changes are what get printed. */
 const isTick = (p: StopProgress) => p.state === 'running' && p.message.startsWith('waiting');
@@ -32,11 +32,11 @@ export function createStopCommand(makeActions: ActionsFactory): Command {
 			try {
 				const result = await actions.stop(ref, {...(graceMs ? {graceMs} : {}), ...(killWaitMs ? {killWaitMs} : {}), onProgress});
 				if (!result.ok) {
-					if (json) out(JSON.stringify({ok: false, refused: result.error.kind, message: result.error.message}, null, 2));
+					if (json) outJson({ok: false, refused: result.error.kind, message: result.error.message});
 					else errOut(`mam-tui: ${result.error.message}`);
 					return exitCodeFor(result.error);
 				}
-				if (json) out(JSON.stringify({...result.value, steps}, null, 2));
+				if (json) outJson({...result.value, steps});
 				else out(formatStopOutcome(result.value).join('\n'));
 				return result.value.ok ? EXIT.ok : EXIT.failed;
 			} finally {

@@ -41,6 +41,8 @@ describe('mam-tui CLI', () => {
 	it('status --json on an empty MAM_HOME lists no sessions', async () => {
 		const r = await runCli(['status', '--json'], env);
 		expect(r.exitCode).toBe(0);
+		// Piped: one line (indented only on a terminal).
+		expect(r.stdout.trimEnd().split('\n')).toHaveLength(1);
 		const body = JSON.parse(r.stdout) as {version: number; registry: string; sessions: unknown[]};
 		expect(body).toMatchObject({version: 1, registry: path.join(tmp.dir, 'state', 'registry.db'), sessions: []});
 	});

@@ -1,0 +1,21 @@
+import {afterEach, describe, expect, it, vi} from 'vitest';
+import {outJson} from '../../src/cli/output.js';
+
+describe('--json output', () => {
+	const isTTY = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
+	afterEach(() => {
+		vi.restoreAllMocks();
+		if (isTTY) Object.defineProperty(process.stdout, 'isTTY', isTTY);
+		else delete (process.stdout as {isTTY?: boolean}).isTTY;
+	});
+
+	it('is indented on a terminal and one line when piped', () => {
+		const writes: string[] = [];
+		vi.spyOn(process.stdout, 'write').mockImplementation(chunk => (writes.push(String(chunk)), true));
+		Object.defineProperty(process.stdout, 'isTTY', {value: true, configurable: true});
+		outJson({version: 1, sessions: [{name: 'a'}]});
+		Object.defineProperty(process.stdout, 'isTTY', {value: false, configurable: true});
+		outJson({version: 1, sessions: [{name: 'a'}]});
+		expect(writes).toEqual(['{\n  "version": 1,\n  "sessions": [\n    {\n      "name": "a"\n    }\n  ]\n}\n', '{"version":1,"sessions":[{"name":"a"}]}\n']);
+	});
+});
