@@ -286,7 +286,11 @@ export class HerdrMux implements Multiplexer {
 	/** Every pane with its process tree, in one batched round. */
 	async listPanes(): Promise<readonly Pane[]> {
 		const snapshot = await this.snapshot();
-		if (this.remembered === undefined) this.remembered = this.options.readShellCache ? (this.options.shellCache?.load(this.socketPath) ?? []) : [];
+		if (this.remembered === undefined) {
+			this.remembered = this.options.readShellCache ? (this.options.shellCache?.load(this.socketPath) ?? []) : [];
+			// The file as read: an unchanged set of shells is not written back (each status run rewrote it).
+			if (this.remembered.length > 0) this.savedShells = JSON.stringify(this.remembered);
+		}
 		let table: readonly ProcessRef[] | undefined;
 		if (this.remembered.length > 0) {
 			table = await this.options.processes.list();
