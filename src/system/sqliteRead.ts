@@ -80,16 +80,25 @@ function shmHasLiveConnection(shm: string): boolean {
 interface ReadConnection {
 	readonly db: ReadDb;
 	readonly cleanup?: () => void;
+	/** Reads running on it now (opencode reads one database while holding another). */
+	busy: number;
 }
 
-/** Connections kept open for one refresh, by absolute path (`keepingReadConnections`). */
+/** Connections kept open for one refresh, by absolute path, least recently used first (`keepingReadConnections`). */
 const keptConnections = new AsyncLocalStorage<Map<string, ReadConnection>>();
 
 /**
- * Run `fn` (one discovery refresh) keeping every database it reads open until it ends: its
- * verify and inUse calls then open each store once, not once per row (an open costs about a
- * millisecond: stat, access, /proc/locks, the header read, schema probes). The connections are
- * closed, and any private copy removed, when `fn` settles.
+ * How many connections a refresh keeps. A few shared stores (hermes, opencode, grok) are read by
+ * every row; agy keeps a database per conversation, read once each, and hundreds of open
+ * connections held their page caches until the refresh ended (76 MB more peak memory).
+ */
+const KEPT_CONNECTIONS = 8;
+
+/**
+ * Run `fn` (one discovery refresh) keeping the databases it reads open until it ends (the last
+ * few used): its verify and inUse calls then open each shared store once, not once per row (an
+ * open costs about a millisecond: stat, access, /proc/locks, the header read, schema probes).
+ * The connections are closed, and any private copy removed, when `fn` settles.
  */
 export async function keepingReadConnections<T>(fn: () => Promise<T>): Promise<T> {
 	const kept = new Map<string, ReadConnection>();
@@ -97,6 +106,18 @@ export async function keepingReadConnections<T>(fn: () => Promise<T>): Promise<T
 		return await keptConnections.run(kept, fn);
 	} finally {
 		for (const connection of kept.values()) close(connection);
+	}
+}
+
+/** Keep `connection` as the most recently used, closing the least recently used idle ones beyond the bound. */
+function keep(kept: Map<string, ReadConnection>, abs: string, connection: ReadConnection): void {
+	kept.delete(abs);
+	kept.set(abs, connection);
+	for (const [file, old] of kept) {
+		if (kept.size <= KEPT_CONNECTIONS) break;
+		if (old.busy > 0) continue;
+		kept.delete(file);
+		close(old);
 	}
 }
 
@@ -119,17 +140,22 @@ function close(connection: ReadConnection): void {
 export function withReadOnlyDb<T>(file: string, fn: (db: ReadDb) => T): T {
 	const abs = path.resolve(file);
 	const kept = keptConnections.getStore();
-	const known = kept?.get(abs);
-	if (known) return readWith(known.db, abs, fn);
-	const connection = openReadOnly(abs);
-	if (kept) {
-		kept.set(abs, connection);
-		return readWith(connection.db, abs, fn);
+	if (!kept) {
+		const connection = openReadOnly(abs);
+		try {
+			return readWith(connection.db, abs, fn);
+		} finally {
+			close(connection);
+		}
 	}
+	const connection = kept.get(abs) ?? openReadOnly(abs);
+	// Busy before the bound is applied: the connection about to be read is never the one closed.
+	connection.busy += 1;
+	keep(kept, abs, connection);
 	try {
 		return readWith(connection.db, abs, fn);
 	} finally {
-		close(connection);
+		connection.busy -= 1;
 	}
 }
 
@@ -150,8 +176,8 @@ function openReadOnly(abs: string): ReadConnection {
 	}
 	const hasWal = exists(`${abs}-wal`);
 	const hasShm = exists(`${abs}-shm`);
-	if (!hasWal) return {db: openUri(`file:${encodeUriPath(abs)}?mode=ro&immutable=1`, abs)};
-	if (hasShm && shmHasLiveConnection(`${abs}-shm`)) return {db: openUri(`file:${encodeUriPath(abs)}?mode=ro`, abs)};
+	if (!hasWal) return {db: openUri(`file:${encodeUriPath(abs)}?mode=ro&immutable=1`, abs), busy: 0};
+	if (hasShm && shmHasLiveConnection(`${abs}-shm`)) return {db: openUri(`file:${encodeUriPath(abs)}?mode=ro`, abs), busy: 0};
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-ro-'));
 	const cleanup = () => fs.rmSync(dir, {recursive: true, force: true});
 	try {
@@ -159,7 +185,7 @@ function openReadOnly(abs: string): ReadConnection {
 		fs.copyFileSync(abs, copy);
 		fs.copyFileSync(`${abs}-wal`, `${copy}-wal`);
 		// The copy is ours: a normal read-only open may replay the WAL into a private -shm.
-		return {db: openUri(`file:${encodeUriPath(copy)}?mode=ro`, abs), cleanup};
+		return {db: openUri(`file:${encodeUriPath(copy)}?mode=ro`, abs), cleanup, busy: 0};
 	} catch (error) {
 		cleanup();
 		throw error;

@@ -177,6 +177,29 @@ describe('read-only connections kept for one refresh', () => {
 		expect(alone.open).toBe(false);
 	});
 
+	it('keeps only the last few stores open (a store per conversation would hold hundreds), never one in use', async () => {
+		const files = Array.from({length: 20}, (_, i) => {
+			const dir = path.join(base, `s${i}`);
+			fs.mkdirSync(dir);
+			return walDatabase(dir);
+		});
+		const handles: {open: boolean}[] = [];
+		await keepingReadConnections(async () => {
+			// The first store stays in use while the others are read (opencode holds one open per database).
+			withReadOnlyDb(files[0] ?? '', outer => {
+				handles.push(outer);
+				for (const file of files.slice(1)) withReadOnlyDb(file, db => handles.push(db));
+				expect(outer.open).toBe(true);
+			});
+			const open = handles.filter(h => h.open).length;
+			expect(open).toBeGreaterThan(1);
+			expect(open).toBeLessThanOrEqual(9);
+			// The most recent ones are the ones kept.
+			expect(handles.slice(-5).every(h => h.open)).toBe(true);
+		});
+		expect(handles.every(h => !h.open)).toBe(true);
+	});
+
 	it('a private copy (a -wal nobody holds) lives until the refresh ends, then is removed; the store gets no sidecar', async () => {
 		const made = walDatabase(root);
 		// A -wal without its -shm: what a crashed writer leaves; only a private copy reads it trace-free.
