@@ -162,14 +162,17 @@ class LineReader {
 	}
 
 	push(chunk: string): void {
-		this.buffer += chunk;
-		let newline = this.buffer.indexOf('\n');
+		// Only the new chunk is searched: a listing of 500 panes is one line of hundreds of kB
+		// arriving in many chunks, and searching the whole buffer each time grew with its square.
+		let newline = chunk.indexOf('\n');
 		while (newline >= 0) {
-			const line = this.buffer.slice(0, newline);
-			this.buffer = this.buffer.slice(newline + 1);
+			const line = this.buffer + chunk.slice(0, newline);
+			this.buffer = '';
+			chunk = chunk.slice(newline + 1);
 			if (line.trim().length > 0) this.onLine(line);
-			newline = this.buffer.indexOf('\n');
+			newline = chunk.indexOf('\n');
 		}
+		this.buffer += chunk;
 		if (this.buffer.length > MAX_LINE_BYTES) this.onOverflow();
 	}
 }
