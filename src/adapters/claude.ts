@@ -4,7 +4,7 @@ import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
-import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {canonicalCwd, joinNames, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {indexAfter, memo, memoHas, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -183,32 +183,14 @@ function append<T>(map: Map<string, T[]>, key: string, values: readonly T[]): vo
 /** How many ids a refresh looks up directly (a stat per project folder) before it lists every project folder once instead: a lookup here is cheaper than the shared default assumes. */
 const DIRECT_LOOKUPS = 48;
 
-/** Every project folder with its entries, listed once per refresh (memo) for all the rows' calls. */
+/** Every project folder with its entries, listed once per refresh (memo) for the transcript index. */
 interface ProjectListing {
 	readonly dir: string;
 	readonly entries: readonly fs.Dirent[];
-	/** Names of the real sub-folders (a conversation's `<id>/` holds its sub-agents). */
-	readonly folders: ReadonlySet<string>;
-	/** Legacy root-level sidechains of this folder by parent id, in listing order. */
-	readonly legacy: ReadonlyMap<string, SubAgent[]>;
 }
 
 function projectListings(ctx: AdapterContext, root: string): readonly ProjectListing[] {
-	return memo(ctx, `claude:listings:${root}`, () =>
-		projectDirs(root).map(dir => {
-			const entries = listDir(dir);
-			const legacy = new Map<string, SubAgent[]>();
-			for (const entry of entries) {
-				const sub = SUBAGENT_FILE.exec(entry.name);
-				if (!entry.isFile() || !sub?.[1]) continue;
-				const file = path.join(dir, entry.name);
-				// First lines name the parent; parsed once per file version, not once per refresh.
-				const parent = parseCached('claude-legacy-parent', file, '', () => legacyParent(file));
-				if (parent) append(legacy, parent, [{id: sub[1], file, legacy: true}]);
-			}
-			return {dir, entries, folders: new Set(entries.filter(e => e.isDirectory()).map(e => e.name)), legacy};
-		}),
-	);
+	return memo(ctx, `claude:listings:${root}`, () => memo(ctx, `claude:projects:${root}`, () => projectDirs(root)).map(dir => ({dir, entries: listDir(dir)})));
 }
 
 /** What `transcriptFiles` answers, for every id at once (same order): one listing per project folder. */
@@ -228,16 +210,48 @@ function buildTranscriptIndex(listings: readonly ProjectListing[]): Map<string, 
 	return transcripts;
 }
 
+/** Every project folder's names, listed once per refresh (memo) for the rows' sub-agent lookups. */
+interface ProjectNames {
+	readonly dir: string;
+	readonly names: ReadonlySet<string>;
+	/** Legacy root-level sidechains of this folder by parent id, in listing order. */
+	readonly legacy: ReadonlyMap<string, SubAgent[]>;
+}
+
+/**
+ * Names only (half the cost of entries with their types): the few names a lookup uses are
+ * lstat()ed, so links are still never followed.
+ */
+function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[] {
+	return memo(ctx, `claude:names:${root}`, () =>
+		memo(ctx, `claude:projects:${root}`, () => projectDirs(root)).map(dir => {
+			const names = listNames(dir);
+			const legacy = new Map<string, SubAgent[]>();
+			for (const name of names) {
+				const sub = SUBAGENT_FILE.exec(name);
+				if (!sub?.[1]) continue;
+				const file = path.join(dir, name);
+				if (lstatOrUndefined(file)?.isFile() !== true) continue;
+				// First lines name the parent; parsed once per file version, not once per refresh.
+				const parent = parseCached('claude-legacy-parent', file, '', () => legacyParent(file));
+				if (parent) append(legacy, parent, [{id: sub[1], file, legacy: true}]);
+			}
+			return {dir, names: new Set(names), legacy};
+		}),
+	);
+}
+
 /**
  * What `subAgents` answers (same order, same rules), from the shared listings: only the folders
  * named after `id` are looked into. Indexing every conversation's sub-agent folder up front cost
  * a stat per conversation folder for the few rows a refresh asks about.
  */
-function subAgentsFrom(listings: readonly ProjectListing[], id: string): SubAgent[] {
+function subAgentsFrom(listings: readonly ProjectNames[], id: string): SubAgent[] {
 	const out: SubAgent[] = [];
-	for (const {dir, folders, legacy} of listings) {
-		// The path is made only where the folder exists: one join per listing and row was a quarter of the cost.
-		const nested = folders.has(id) ? path.join(dir, id, 'subagents') : undefined;
+	for (const {dir, names, legacy} of listings) {
+		// The path is made only where the name exists: one join per listing and row was a quarter of the cost.
+		const folder = names.has(id) ? path.join(dir, id) : undefined;
+		const nested = folder !== undefined && lstatOrUndefined(folder)?.isDirectory() === true ? path.join(folder, 'subagents') : undefined;
 		if (nested !== undefined && lstatOrUndefined(nested)?.isDirectory() === true) {
 			for (const entry of listDir(nested)) {
 				const m = SUBAGENT_FILE.exec(entry.name);
@@ -274,7 +288,7 @@ function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly 
 
 function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
 	if (!ctx.memo) return subAgents(root, id);
-	return subAgentsFrom(projectListings(ctx, root), id);
+	return subAgentsFrom(projectNames(ctx, root), id);
 }
 
 /** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */

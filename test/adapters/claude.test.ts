@@ -2,10 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {claudeAdapter, projectSlug} from '../../src/adapters/claude.js';
+import {createScanMemo} from '../../src/adapters/common/memo.js';
+import {snapshotTable} from '../../src/system/processes.js';
 import {removeLines} from '../../src/adapters/common/lines.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {spawnArgvHolder, type HeldProcess} from '../support/holders.js';
 import {buildClaudeFixture, claudeTranscript} from './fixtures/claude.js';
+import {claudeSubagentTranscript} from '../../src/demo/samples/claude.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 
@@ -34,6 +37,38 @@ async function holder(args: readonly string[]): Promise<HeldProcess> {
 	cleanups.push(() => h.stop());
 	return h;
 }
+
+describe('claude sub-agents inside a refresh (names listed once, links never followed)', () => {
+	it('inUse counts nested and legacy sub-agents, and none reached through a link, as it does alone', async () => {
+		const l = layout();
+		const [alpha = ''] = l.cwds;
+		const dir = path.join(l.home, '.claude', 'projects', projectSlug(alpha));
+		const id = 'a1b2c3d4-0000-4000-8000-000000000001';
+		const other = 'a1b2c3d4-0000-4000-8000-000000000002';
+		const at = Date.now() - 60_000;
+		writeFile(path.join(dir, `${id}.jsonl`), claudeTranscript(id, alpha, at, 'hello'));
+		writeFile(path.join(dir, id, 'subagents', 'agent-a1.jsonl'), claudeSubagentTranscript(id, 'a1', alpha, at + 10));
+		writeFile(path.join(dir, 'agent-b2.jsonl'), claudeSubagentTranscript(id, 'b2', alpha, at + 20));
+		// A legacy sidechain name that is a link to a transcript elsewhere: not this folder's.
+		writeFile(path.join(l.base, 'elsewhere', 'agent-c3.jsonl'), claudeSubagentTranscript(id, 'c3', alpha, at + 30));
+		fs.symlinkSync(path.join(l.base, 'elsewhere', 'agent-c3.jsonl'), path.join(dir, 'agent-c3.jsonl'));
+		// A conversation whose folder is a link to a folder of sub-agents elsewhere.
+		writeFile(path.join(dir, `${other}.jsonl`), claudeTranscript(other, alpha, at, 'other'));
+		writeFile(path.join(l.base, 'linked', 'subagents', 'agent-d4.jsonl'), claudeSubagentTranscript(other, 'd4', alpha, at + 40));
+		fs.symlinkSync(path.join(l.base, 'linked'), path.join(dir, other));
+		const held = await Promise.all(['agent-a1', 'agent-b2', 'agent-c3', 'agent-d4'].map(name => holder([name])));
+		const [a1, b2, c3, d4] = held.map(h => h.pid);
+		const pids = async (ctx: Parameters<typeof claudeAdapter.inUse>[0], of: string) => (await claudeAdapter.inUse(ctx, of)).map(h => h.pid);
+		const alone = fixtureContext(l);
+		const refresh = {...fixtureContext(l), memo: createScanMemo(), processes: snapshotTable(alone.processes)};
+		for (const ctx of [alone, refresh]) {
+			const own = await pids(ctx, id);
+			expect(own).toEqual(expect.arrayContaining([a1, b2]));
+			expect(own).not.toContain(c3);
+			expect(await pids(ctx, other)).not.toContain(d4);
+		}
+	});
+});
 
 describe('claude project folders', () => {
 	it('replace every non-alphanumeric UTF-16 unit with a dash', () => {

@@ -129,20 +129,32 @@ export function parseCached<T>(kind: string, file: string, also: string, parse: 
 	return value;
 }
 
-const listings = new Map<string, {readonly seq: number; readonly entries: readonly fs.Dirent[]}>();
+type Listings<T> = Map<string, {readonly seq: number; readonly entries: readonly T[]}>;
+
+const listings: Listings<fs.Dirent> = new Map();
+const nameListings: Listings<string> = new Map();
 
 /**
  * `read()` (a readdir of `dir`), or, inside a refresh when the folder watch saw nothing created,
  * removed or renamed in `dir` since, the listing read then (a copy: callers may sort it).
  */
 export function listVouched(dir: string, read: () => fs.Dirent[]): fs.Dirent[] {
+	return vouchedListing(listings, dir, read);
+}
+
+/** `listVouched` for a listing of names only. */
+export function namesVouched(dir: string, read: () => string[]): string[] {
+	return vouchedListing(nameListings, dir, read);
+}
+
+function vouchedListing<T>(cache: Listings<T>, dir: string, read: () => T[]): T[] {
 	const vouch = vouching.getStore();
 	if (!vouch) return read();
-	const known = listings.get(dir);
+	const known = cache.get(dir);
 	if (known && vouch.listingUnchangedSince(dir, known.seq)) return [...known.entries];
 	const seq = vouch.seq;
 	const entries = read();
-	if (listings.size >= PARSED_LIMIT) listings.clear();
-	listings.set(dir, {seq, entries});
+	if (cache.size >= PARSED_LIMIT) cache.clear();
+	cache.set(dir, {seq, entries});
 	return [...entries];
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {listVouched} from './memo.js';
+import {listVouched, namesVouched} from './memo.js';
 
 /** True when `p` is `root` or lies below it (both already resolved). */
 export function isInside(p: string, root: string): boolean {
@@ -101,11 +101,14 @@ export function tempBeside(file: string): string {
  * objects), for indexes by name whose few hits the caller lstat()s before trusting them.
  */
 export function listNames(dir: string): string[] {
-	try {
-		return fs.readdirSync(dir);
-	} catch {
-		return [];
-	}
+	// Inside a live refresh, a folder the watch saw no entry come or go in is not read again.
+	return namesVouched(dir, () => {
+		try {
+			return fs.readdirSync(dir);
+		} catch {
+			return [];
+		}
+	});
 }
 
 /** lstat without throwing. */
