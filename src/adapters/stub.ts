@@ -11,9 +11,16 @@ interface StubSpec {
 	readonly resumeArgv: (id: string) => readonly string[];
 }
 
+/** The basenames `argvNames` compares, once per process: a listing asks every adapter about every pane's processes. */
+const candidatesOf = new WeakMap<ProcessRef, readonly string[]>();
+
 /** True when argv[0] (or the script a runtime runs) has one of `names` as basename. */
 export function argvNames(proc: ProcessRef, names: readonly string[]): boolean {
-	const candidates = [proc.name, ...proc.argv.slice(0, 2)].map(a => path.basename(a ?? ''));
+	let candidates = candidatesOf.get(proc);
+	if (!candidates) {
+		candidates = [proc.name, ...proc.argv.slice(0, 2)].map(a => path.basename(a ?? ''));
+		candidatesOf.set(proc, candidates);
+	}
 	return candidates.some(c => names.includes(c));
 }
 
