@@ -228,7 +228,8 @@ function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[
 			const names = listNames(dir);
 			const legacy = new Map<string, SubAgent[]>();
 			for (const name of names) {
-				const sub = SUBAGENT_FILE.exec(name);
+				// Thousands of transcript names: the cheap test first.
+				const sub = name.startsWith('agent-') ? SUBAGENT_FILE.exec(name) : null;
 				if (!sub?.[1]) continue;
 				const file = path.join(dir, name);
 				if (lstatOrUndefined(file)?.isFile() !== true) continue;

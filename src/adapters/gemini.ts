@@ -7,7 +7,7 @@ import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {memo, parseCached} from './common/memo.js';
+import {indexAfter, memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
@@ -213,17 +213,39 @@ function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
  * FORMATS 4), in listing order. Names only: a link or folder so named is no chat, since
  * `parseChat` reads regular files only (readSmallText lstat()s them).
  */
-function mainChatIndex(projects: readonly Project[]): Map<string, ChatRef[]> {
+function mainChatIndex(ctx: AdapterContext, projects: readonly Project[]): Map<string, ChatRef[]> {
 	const index = new Map<string, ChatRef[]>();
 	for (const project of projects) {
 		const chats = path.join(project.dir, 'chats');
-		for (const name of listNames(chats)) {
+		for (const name of chatNames(ctx, chats)) {
 			const key = MAIN_CHAT.test(name) ? MAIN_KEY.exec(name)?.[1] : undefined;
 			// Thousands of names: a plain join (chats is already normal, the name has no separator).
 			if (key !== undefined) pushTo(index, key, {project, file: `${chats}${path.sep}${name}`});
 		}
 	}
 	return index;
+}
+
+/** A chats folder's names, listed once per refresh. */
+function chatNames(ctx: AdapterContext, chats: string): readonly string[] {
+	return memo(ctx, `gemini:names:${chats}`, () => listNames(chats));
+}
+
+/**
+ * The main chat files that can hold an id starting with `first8`, in `mainChatIndex` order. A few
+ * ids (a status run) are looked for by name ending in each project's listing; more share the index.
+ */
+function mainChatsFor(ctx: AdapterContext, root: string, projects: readonly Project[], first8: string): readonly ChatRef[] {
+	const index = indexAfter(ctx, `gemini:main-chats:${root}`, () => mainChatIndex(ctx, projects));
+	if (index) return index.get(first8) ?? [];
+	const out: ChatRef[] = [];
+	for (const project of projects) {
+		const chats = path.join(project.dir, 'chats');
+		for (const name of chatNames(ctx, chats)) {
+			if ((name.endsWith(`-${first8}.jsonl`) || name.endsWith(`-${first8}.json`)) && MAIN_CHAT.test(name)) out.push({project, file: `${chats}${path.sep}${name}`});
+		}
+	}
+	return out;
 }
 
 /** Every project's sub-agent transcripts (`chats/<parent>/<id>.json(l)`) by the id in their name. */
@@ -267,7 +289,7 @@ function sessionsWithId(ctx: AdapterContext, id: string): Session[] {
 	const root = geminiRoot(ctx);
 	const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root));
 	if (!ctx.memo || id.length < 8) return projects.flatMap(p => sessionsOf(p, id)).filter(s => s.id === id);
-	const main = sessionsFrom(memo(ctx, `gemini:main-chats:${root}`, () => mainChatIndex(projects)).get(id.slice(0, 8)) ?? [], id);
+	const main = sessionsFrom(mainChatsFor(ctx, root, projects, id.slice(0, 8)), id);
 	if (main.length > 0) return main;
 	return sessionsFrom(memo(ctx, `gemini:sub-agents:${root}`, () => subAgentIndex(projects)).get(id) ?? [], id);
 }

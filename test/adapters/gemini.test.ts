@@ -4,7 +4,7 @@ import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {geminiAdapter} from '../../src/adapters/gemini.js';
 import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
-import {createScanMemo, memoHas} from '../../src/adapters/common/memo.js';
+import {createScanMemo, memoHas, setDirectLookups} from '../../src/adapters/common/memo.js';
 import {chatFileName, geminiRoot, uuidWithPrefix, writeGeminiArtifacts, writeGeminiMain, writeGeminiProject, writeGeminiSubagent} from './fixtures/gemini.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 
@@ -214,15 +214,32 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 		const linked = crypto.randomUUID();
 		const [outside = ''] = writeGeminiMain(path.join(l.base, 'elsewhere'), {id: linked, cwd: alpha, createdAt: Date.now() - 10_000});
 		fs.symlinkSync(outside, path.join(dir, 'chats', path.basename(outside)));
-		const ids = [a, b, child, linked, crypto.randomUUID()];
+		// A legacy whole-file .json chat.
+		const legacy = crypto.randomUUID();
+		const messages = [{id: 'm1', timestamp: '2026-01-02T03:04:10.000Z', type: 'user', content: [{text: 'legacy hello'}]}];
+		writeFile(
+			path.join(dir, 'chats', `session-2026-01-02T03-04-${legacy.slice(0, 8)}.json`),
+			JSON.stringify({sessionId: legacy, projectHash: 'x', startTime: '2026-01-02T03:04:05.000Z', lastUpdated: '2026-01-02T03:04:10.000Z', messages}),
+		);
+		const ids = [a, b, child, linked, legacy, crypto.randomUUID()];
 		const alone = fixtureContext(l);
-		const inRefresh = {...fixtureContext(l), memo: createScanMemo()};
-		for (const id of ids) {
-			for (const cwd of [alpha, beta, undefined]) expect(await geminiAdapter.verify(inRefresh, id, cwd)).toEqual(await geminiAdapter.verify(alone, id, cwd));
-			expect(await geminiAdapter.inUse(inRefresh, id)).toEqual(await geminiAdapter.inUse(alone, id));
+		// By name in each listing (a few ids), and from the index of every main chat (many ids).
+		for (const limit of [32, 0]) {
+			const before = setDirectLookups(limit);
+			try {
+				const inRefresh = {...fixtureContext(l), memo: createScanMemo()};
+				for (const id of ids) {
+					for (const cwd of [alpha, beta, undefined]) expect(await geminiAdapter.verify(inRefresh, id, cwd)).toEqual(await geminiAdapter.verify(alone, id, cwd));
+					expect(await geminiAdapter.inUse(inRefresh, id)).toEqual(await geminiAdapter.inUse(alone, id));
+				}
+				expect(await geminiAdapter.verify(inRefresh, child)).toEqual({kind: 'no', reason: 'a sub-agent transcript is not resumable'});
+				expect((await geminiAdapter.verify(inRefresh, linked)).kind).toBe('no');
+				expect(await geminiAdapter.verify(inRefresh, legacy, alpha)).toEqual({kind: 'yes'});
+				expect(memoHas(inRefresh, `gemini:main-chats:${path.join(l.home, '.gemini')}`)).toBe(limit === 0);
+			} finally {
+				setDirectLookups(before);
+			}
 		}
-		expect(await geminiAdapter.verify(inRefresh, child)).toEqual({kind: 'no', reason: 'a sub-agent transcript is not resumable'});
-		expect((await geminiAdapter.verify(inRefresh, linked)).kind).toBe('no');
 	});
 
 	it('lists the sub-agent folders only for an id no main chat holds', async () => {
