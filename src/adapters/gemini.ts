@@ -239,10 +239,12 @@ function mainChatsFor(ctx: AdapterContext, root: string, projects: readonly Proj
 	const index = indexAfter(ctx, `gemini:main-chats:${root}`, () => mainChatIndex(ctx, projects));
 	if (index) return index.get(first8) ?? [];
 	const out: ChatRef[] = [];
+	const jsonl = `-${first8}.jsonl`;
+	const json = `-${first8}.json`;
 	for (const project of projects) {
 		const chats = path.join(project.dir, 'chats');
 		for (const name of chatNames(ctx, chats)) {
-			if ((name.endsWith(`-${first8}.jsonl`) || name.endsWith(`-${first8}.json`)) && MAIN_CHAT.test(name)) out.push({project, file: `${chats}${path.sep}${name}`});
+			if ((name.endsWith(jsonl) || name.endsWith(json)) && MAIN_CHAT.test(name)) out.push({project, file: `${chats}${path.sep}${name}`});
 		}
 	}
 	return out;
