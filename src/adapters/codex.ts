@@ -82,9 +82,11 @@ function rolloutFiles(root: string): RolloutFile[] {
 
 const DAY_MS = 86_400_000;
 
+const THREAD_ID = new RegExp(`^${UUID}$`);
+
 /** The unix time in milliseconds a UUIDv7 carries in its first 48 bits; undefined for other versions. */
 export function uuidV7Time(id: string): number | undefined {
-	if (!new RegExp(`^${UUID}$`).test(id) || id[14] !== '7') return undefined;
+	if (!THREAD_ID.test(id) || id[14] !== '7') return undefined;
 	return Number.parseInt(`${id.slice(0, 8)}${id.slice(9, 13)}`, 16);
 }
 

@@ -281,11 +281,12 @@ function sessionsFrom(refs: readonly ChatRef[], id: string): Session[] {
 }
 
 /**
- * The sessions with `id` (verify and inUse). Inside a refresh, from two indexes made once: main
- * chats by name, and, only when no main chat holds the id, sub-agent transcripts (listing every
- * sub-agent folder of every project is most of the cost, and registry rows are main sessions).
- * A status run asks for a handful of ids; each used to test every name in every project again.
- * Outside a refresh (one question), the projects are looked through directly.
+ * The sessions with `id` (verify and inUse). Inside a refresh: the main chats named for it (by
+ * name in each project's listing, or from an index once many ids were asked), and, only when no
+ * main chat holds the id, sub-agent transcripts from an index made once (listing every sub-agent
+ * folder of every project is most of the cost, and registry rows are main sessions). A status run
+ * asks for a handful of ids; each used to test every name in every project again. Outside a
+ * refresh (one question), the projects are looked through directly.
  */
 function sessionsWithId(ctx: AdapterContext, id: string): Session[] {
 	const root = geminiRoot(ctx);
