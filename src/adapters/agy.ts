@@ -3,6 +3,7 @@ import {fileURLToPath} from 'node:url';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
+import {pushTo} from './common/groups.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, rewriteJsonFile, toEpochMs} from './common/jsonRecords.js';
 import {oneLine, readFirstJsonLine} from './common/jsonl.js';
@@ -120,7 +121,7 @@ function readClaims(paths: AgyPaths): Map<string, string[]> {
 	if (!isRecord(parsed)) return claims;
 	for (const [workspace, id] of Object.entries(parsed)) {
 		if (typeof id !== 'string' || workspace === '') continue;
-		claims.set(id, [...(claims.get(id) ?? []), workspace]);
+		pushTo(claims, id, workspace);
 	}
 	return claims;
 }
@@ -210,7 +211,7 @@ function conversationTimes(paths: AgyPaths, id: string): {createdAt: number; upd
 function descendantsOf(index: AgyIndex, id: string): string[] {
 	const children = new Map<string, string[]>();
 	for (const summary of index.summaries.values()) {
-		if (summary.parentId) children.set(summary.parentId, [...(children.get(summary.parentId) ?? []), summary.id]);
+		if (summary.parentId) pushTo(children, summary.parentId, summary.id);
 	}
 	const out: string[] = [];
 	const queue = [...(children.get(id) ?? [])];

@@ -5,6 +5,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {pushTo} from './common/groups.js';
 import {indexAfter, memo, memoHas, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -150,35 +151,6 @@ function legacyParent(file: string): string | undefined {
 	return undefined;
 }
 
-/** Sub-agents of `id`: `<id>/subagents/agent-*.jsonl`, and legacy `agent-*.jsonl` beside the transcripts. */
-function subAgents(root: string, id: string): SubAgent[] {
-	const out: SubAgent[] = [];
-	for (const dir of projectDirs(root)) {
-		const nested = path.join(dir, id, 'subagents');
-		// Only real folders: a link named like the session is unlinked by purge, never read through.
-		const real = lstatOrUndefined(path.join(dir, id))?.isDirectory() === true && lstatOrUndefined(nested)?.isDirectory() === true;
-		for (const entry of real ? listDir(nested) : []) {
-			const m = SUBAGENT_FILE.exec(entry.name);
-			if (!m?.[1] || !entry.isFile()) continue;
-			const meta = path.join(nested, `${m[1]}.meta.json`);
-			out.push({id: m[1], file: path.join(nested, entry.name), ...(lstatOrUndefined(meta) ? {meta} : {}), legacy: false});
-		}
-		for (const entry of listDir(dir)) {
-			const m = SUBAGENT_FILE.exec(entry.name);
-			if (!m?.[1] || !entry.isFile()) continue;
-			const file = path.join(dir, entry.name);
-			if (legacyParent(file) === id) out.push({id: m[1], file, legacy: true});
-		}
-	}
-	return out;
-}
-
-function append<T>(map: Map<string, T[]>, key: string, values: readonly T[]): void {
-	if (values.length === 0) return;
-	const list = map.get(key);
-	if (list) list.push(...values);
-	else map.set(key, [...values]);
-}
 
 /** How many ids a refresh looks up directly (a stat per project folder) before it lists every project folder once instead: a lookup here is cheaper than the shared default assumes. */
 const DIRECT_LOOKUPS = 48;
@@ -200,17 +172,13 @@ function buildTranscriptIndex(listings: readonly ProjectListing[]): Map<string, 
 		for (const entry of entries) {
 			if (!entry.isFile() || !entry.name.endsWith('.jsonl')) continue;
 			// Thousands of entries: a plain join (dir is already normal, the name has no separator).
-			const file = `${dir}${path.sep}${entry.name}`;
-			const id = entry.name.slice(0, -6);
-			const list = transcripts.get(id);
-			if (list) list.push(file);
-			else transcripts.set(id, [file]);
+			pushTo(transcripts, entry.name.slice(0, -6), `${dir}${path.sep}${entry.name}`);
 		}
 	}
 	return transcripts;
 }
 
-/** Every project folder's names, listed once per refresh (memo) for the rows' sub-agent lookups. */
+/** Every project folder's names (once per refresh inside one: a memo), for sub-agent lookups. */
 interface ProjectNames {
 	readonly dir: string;
 	readonly names: ReadonlySet<string>;
@@ -235,7 +203,7 @@ function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[
 				if (lstatOrUndefined(file)?.isFile() !== true) continue;
 				// First lines name the parent; parsed once per file version, not once per refresh.
 				const parent = parseCached('claude-legacy-parent', file, '', () => legacyParent(file));
-				if (parent) append(legacy, parent, [{id: sub[1], file, legacy: true}]);
+				if (parent) pushTo(legacy, parent, {id: sub[1], file, legacy: true});
 			}
 			return {dir, names: new Set(names), legacy};
 		}),
@@ -243,15 +211,16 @@ function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[
 }
 
 /**
- * What `subAgents` answers (same order, same rules), from the shared listings: only the folders
- * named after `id` are looked into. Indexing every conversation's sub-agent folder up front cost
- * a stat per conversation folder for the few rows a refresh asks about.
+ * The sub-agents of `id` from the project folders' names: only the folders named after `id` are
+ * looked into (indexing every conversation's sub-agent folder up front cost a stat per
+ * conversation folder for the few rows a refresh asks about).
  */
 function subAgentsFrom(listings: readonly ProjectNames[], id: string): SubAgent[] {
 	const out: SubAgent[] = [];
 	for (const {dir, names, legacy} of listings) {
 		// The path is made only where the name exists: one join per listing and row was a quarter of the cost.
 		const folder = names.has(id) ? path.join(dir, id) : undefined;
+		// Only real folders: a link named like the session is unlinked by purge, never read through.
 		const nested = folder !== undefined && lstatOrUndefined(folder)?.isDirectory() === true ? path.join(folder, 'subagents') : undefined;
 		if (nested !== undefined && lstatOrUndefined(nested)?.isDirectory() === true) {
 			for (const entry of listDir(nested)) {
@@ -287,8 +256,11 @@ function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly 
 	return memo(ctx, own, () => transcriptFiles(root, id, memo(ctx, `claude:projects:${root}`, () => projectDirs(root))));
 }
 
+/**
+ * Sub-agents of `id`: `<id>/subagents/agent-*.jsonl`, and legacy `agent-*.jsonl` beside the
+ * transcripts. Inside a refresh the project folders' names are listed once for every row.
+ */
 function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
-	if (!ctx.memo) return subAgents(root, id);
 	return subAgentsFrom(projectNames(ctx, root), id);
 }
 
@@ -376,7 +348,7 @@ function pasteHashes(historyFile: string, wanted: (line: string) => boolean): Se
 
 async function planFor(ctx: AdapterContext, id: string) {
 	const root = claudeRoot(ctx);
-	const agents = subAgents(root, id);
+	const agents = subAgentsIn(ctx, root, id);
 	const items: (PlanItem | undefined)[] = [];
 	for (const file of transcriptFiles(root, id)) items.push(fileItem(file, id, 'transcript'));
 	let counted = 0;
@@ -548,7 +520,7 @@ export const claudeAdapter: AgentAdapter = {
 		const root = claudeRoot(ctx);
 		return scanResidual({
 			id,
-			descendants: subAgents(root, id).map(a => a.id),
+			descendants: subAgentsIn(ctx, root, id).map(a => a.id),
 			roots: roots(ctx),
 			indexFiles: [
 				path.join(root, 'history.jsonl'),

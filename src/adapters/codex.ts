@@ -6,6 +6,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readFirstJsonLine, readJsonl, str} from './common/jsonl.js';
 import {countLines, jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {pushTo} from './common/groups.js';
 import {memo, memoHas, parseCached} from './common/memo.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {chunks, placeholders} from './common/purgeDb.js';
@@ -260,7 +261,7 @@ function parentMap(ctx: AdapterContext, index: ThreadIndex): Map<string, string>
 /** Children of `id` at every depth, breadth first. */
 function descendantsOf(id: string, parents: ReadonlyMap<string, string>): string[] {
 	const children = new Map<string, string[]>();
-	for (const [child, parent] of parents) children.set(parent, [...(children.get(parent) ?? []), child]);
+	for (const [child, parent] of parents) pushTo(children, parent, child);
 	const out: string[] = [];
 	const queue = [id];
 	while (queue.length > 0) {
@@ -376,7 +377,7 @@ function verifyRolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 	const byId = memo(ctx, `codex:rollouts-by-id:${codexRoot(ctx)}`, () => {
 		const map = new Map<string, RolloutFile[]>();
-		for (const r of rollouts(ctx)) map.set(r.id, [...(map.get(r.id) ?? []), r]);
+		for (const r of rollouts(ctx)) pushTo(map, r.id, r);
 		return map;
 	});
 	return (byId.get(id) ?? []).filter(r => metaOf(r.file, id) !== undefined);
@@ -458,7 +459,7 @@ function purgeRows(plan: ReturnType<typeof planFor>, ids: readonly string[]): {r
 	const removed: PlanItem[] = [];
 	const warnings: string[] = [];
 	const byDb = new Map<string, PlanItem[]>();
-	for (const item of plan.items.filter(i => i.kind === 'rows')) byDb.set(item.path, [...(byDb.get(item.path) ?? []), item]);
+	for (const item of plan.items.filter(i => i.kind === 'rows')) pushTo(byDb, item.path, item);
 	for (const [db, items] of byDb) {
 		try {
 			const columns = withReadOnlyDb(db, handle => tableColumns(handle));

@@ -7,6 +7,7 @@ import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {pushTo} from './common/groups.js';
 import {indexAfter, memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -178,7 +179,7 @@ function sessionsOf(project: Project, only?: string): Session[] {
 	for (const entry of listDir(chats)) {
 		if (entry.isFile() && MAIN_CHAT.test(entry.name) && (mainName === undefined || mainName.test(entry.name))) {
 			const chat = parseChat(path.join(chats, entry.name));
-			if (chat && ID_PATTERN.test(chat.id)) byId.set(chat.id, [...(byId.get(chat.id) ?? []), chat]);
+			if (chat && ID_PATTERN.test(chat.id)) pushTo(byId, chat.id, chat);
 		} else if (entry.isDirectory() && ID_PATTERN.test(entry.name)) {
 			for (const sub of listDir(path.join(chats, entry.name))) {
 				if (!sub.isFile() || !/\.jsonl?$/.test(sub.name) || (subName !== undefined && !subName.has(sub.name))) continue;
@@ -202,12 +203,6 @@ interface ChatRef {
 const MAIN_KEY = /-([^/]{8})\.jsonl?$/;
 const SUB_FILE = /^(.+)\.jsonl?$/;
 
-function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-	const list = map.get(key);
-	if (list) list.push(value);
-	else map.set(key, [value]);
-}
-
 /**
  * Every project's main chat files by the 8 characters their name ends in (the id's first 8,
  * FORMATS 4), in listing order. Names only: a link or folder so named is no chat, since
@@ -218,12 +213,17 @@ function mainChatIndex(ctx: AdapterContext, projects: readonly Project[]): Map<s
 	for (const project of projects) {
 		const chats = path.join(project.dir, 'chats');
 		for (const name of chatNames(ctx, chats)) {
-			const key = MAIN_CHAT.test(name) ? MAIN_KEY.exec(name)?.[1] : undefined;
+			const key = mainChatKey(name);
 			// Thousands of names: a plain join (chats is already normal, the name has no separator).
 			if (key !== undefined) pushTo(index, key, {project, file: `${chats}${path.sep}${name}`});
 		}
 	}
 	return index;
+}
+
+/** The id prefix a main chat file's name ends in (`session-…-<first 8>.json(l)`), if it is one. */
+function mainChatKey(name: string): string | undefined {
+	return MAIN_CHAT.test(name) ? MAIN_KEY.exec(name)?.[1] : undefined;
 }
 
 /** A chats folder's names, listed once per refresh. */
@@ -239,13 +239,10 @@ function mainChatsFor(ctx: AdapterContext, root: string, projects: readonly Proj
 	const index = indexAfter(ctx, `gemini:main-chats:${root}`, () => mainChatIndex(ctx, projects));
 	if (index) return index.get(first8) ?? [];
 	const out: ChatRef[] = [];
-	const jsonl = `-${first8}.jsonl`;
-	const json = `-${first8}.json`;
 	for (const project of projects) {
 		const chats = path.join(project.dir, 'chats');
-		for (const name of chatNames(ctx, chats)) {
-			if ((name.endsWith(jsonl) || name.endsWith(json)) && MAIN_CHAT.test(name)) out.push({project, file: `${chats}${path.sep}${name}`});
-		}
+		// `includes` first: the pattern is tested only on the few names that can match.
+		for (const name of chatNames(ctx, chats)) if (name.includes(first8) && mainChatKey(name) === first8) out.push({project, file: `${chats}${path.sep}${name}`});
 	}
 	return out;
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
+import {pushTo} from './common/groups.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecords.js';
 import {oneLine} from './common/jsonl.js';
@@ -164,12 +165,7 @@ function viewOf(data: StoreData): StoreView {
 		children(id) {
 			if (!byParent) {
 				byParent = new Map();
-				for (const row of data.rows.values()) {
-					if (row.parentId === undefined) continue;
-					const siblings = byParent.get(row.parentId);
-					if (siblings) siblings.push(row);
-					else byParent.set(row.parentId, [row]);
-				}
+				for (const row of data.rows.values()) if (row.parentId !== undefined) pushTo(byParent, row.parentId, row);
 			}
 			return byParent.get(id) ?? [];
 		},
