@@ -6,7 +6,7 @@ import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {pushTo} from './common/groups.js';
-import {indexAfter, memo, memoHas, parseCached} from './common/memo.js';
+import {memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {argvNames} from './stub.js';
@@ -152,48 +152,32 @@ function legacyParent(file: string): string | undefined {
 }
 
 
-/** How many ids a refresh looks up directly (a stat per project folder) before it lists every project folder once instead: a lookup here is cheaper than the shared default assumes. */
-const DIRECT_LOOKUPS = 48;
-
-/** Every project folder with its entries, listed once per refresh (memo) for the transcript index. */
-interface ProjectListing {
-	readonly dir: string;
-	readonly entries: readonly fs.Dirent[];
-}
-
-function projectListings(ctx: AdapterContext, root: string): readonly ProjectListing[] {
-	return memo(ctx, `claude:listings:${root}`, () => memo(ctx, `claude:projects:${root}`, () => projectDirs(root)).map(dir => ({dir, entries: listDir(dir)})));
-}
-
-/** What `transcriptFiles` answers, for every id at once (same order): one listing per project folder. */
-function buildTranscriptIndex(listings: readonly ProjectListing[]): Map<string, string[]> {
-	const transcripts = new Map<string, string[]>();
-	for (const {dir, entries} of listings) {
-		for (const entry of entries) {
-			if (!entry.isFile() || !entry.name.endsWith('.jsonl')) continue;
-			// Thousands of entries: a plain join (dir is already normal, the name has no separator).
-			pushTo(transcripts, entry.name.slice(0, -6), `${dir}${path.sep}${entry.name}`);
-		}
-	}
-	return transcripts;
-}
-
-/** Every project folder's names (once per refresh inside one: a memo), for sub-agent lookups. */
-interface ProjectNames {
+/** One project folder's entry names (no types). */
+interface NameSet {
 	readonly dir: string;
 	readonly names: ReadonlySet<string>;
+}
+
+/**
+ * Every project folder's names, listed once per refresh (a memo) for transcript and sub-agent
+ * lookups. Names only (half the cost of entries with their types): the few names a lookup uses
+ * are lstat()ed, so links are still never followed.
+ */
+function projectNameSets(ctx: AdapterContext, root: string): readonly NameSet[] {
+	return memo(ctx, `claude:name-sets:${root}`, () =>
+		memo(ctx, `claude:projects:${root}`, () => projectDirs(root)).map(dir => ({dir, names: new Set(listNames(dir))})),
+	);
+}
+
+/** Every project folder's names with its legacy sidechains, for sub-agent lookups. */
+interface ProjectNames extends NameSet {
 	/** Legacy root-level sidechains of this folder by parent id, in listing order. */
 	readonly legacy: ReadonlyMap<string, SubAgent[]>;
 }
 
-/**
- * Names only (half the cost of entries with their types): the few names a lookup uses are
- * lstat()ed, so links are still never followed.
- */
 function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[] {
 	return memo(ctx, `claude:names:${root}`, () =>
-		memo(ctx, `claude:projects:${root}`, () => projectDirs(root)).map(dir => {
-			const names = listNames(dir);
+		projectNameSets(ctx, root).map(({dir, names}) => {
 			const legacy = new Map<string, SubAgent[]>();
 			for (const name of names) {
 				// Thousands of transcript names: the cheap test first.
@@ -205,9 +189,21 @@ function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[
 				const parent = parseCached('claude-legacy-parent', file, '', () => legacyParent(file));
 				if (parent) pushTo(legacy, parent, {id: sub[1], file, legacy: true});
 			}
-			return {dir, names: new Set(names), legacy};
+			return {dir, names, legacy};
 		}),
 	);
+}
+
+/** What `transcriptFiles` answers, from the names: only a folder that lists `<id>.jsonl` is lstat()ed. */
+function transcriptsNamed(sets: readonly NameSet[], id: string): string[] {
+	const name = `${id}.jsonl`;
+	const out: string[] = [];
+	for (const {dir, names} of sets) {
+		if (!names.has(name)) continue;
+		const file = `${dir}${path.sep}${name}`;
+		if (lstatOrUndefined(file)?.isFile() === true) out.push(file);
+	}
+	return out;
 }
 
 /**
@@ -242,18 +238,10 @@ function subAgentsFrom(listings: readonly ProjectNames[], id: string): SubAgent[
  */
 function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
 	if (!ctx.memo) return transcriptFiles(root, id);
-	// verify and then inUse ask for the same id: looked up once.
-	const own = `claude:transcripts-of:${root}\0${id}`;
-	if (memoHas(ctx, own)) return memo(ctx, own, () => []);
-	const key = `claude:transcripts:${root}`;
-	const build = () => buildTranscriptIndex(projectListings(ctx, root));
-	// An index made already answers every id.
-	if (memoHas(ctx, key)) return memo(ctx, key, build).get(id) ?? [];
-	// A few ids (a status run, a refresh after one change) are cheaper to look up one by one (a
-	// stat per project folder) than by listing every folder (thousands of entries); many are not.
-	const index = indexAfter(ctx, key, build, DIRECT_LOOKUPS);
-	if (index) return index.get(id) ?? [];
-	return memo(ctx, own, () => transcriptFiles(root, id, memo(ctx, `claude:projects:${root}`, () => projectDirs(root))));
+	// The folders' names, which inUse lists anyway for sub-agents: a lookup is a set test per
+	// folder and an lstat per hit, where a stat per folder and row was most of a status run's
+	// verify (and many rows used to list every folder a second time, with types, for an index).
+	return transcriptsNamed(projectNameSets(ctx, root), id);
 }
 
 /**

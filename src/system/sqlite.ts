@@ -1,17 +1,11 @@
 import {createRequire} from 'node:module';
-import type BetterSqlite3 from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import './sqliteUri.js';
 
 /** An open better-sqlite3 connection. */
-export type SqliteDb = BetterSqlite3.Database;
+export type SqliteDb = Database.Database;
 
 const load = createRequire(import.meta.url);
-
-/**
- * better-sqlite3, loaded with require: it is CommonJS, and the ESM loader's import of it (each of
- * its files lexed again for named exports) cost about 10 ms more of every start.
- */
-const Database = load('better-sqlite3') as typeof BetterSqlite3;
 
 let addonPath: string | null | undefined;
 
@@ -31,8 +25,14 @@ function nativeBinding(): string | null {
 	return addonPath;
 }
 
-/** `new Database(file, options)`, with the addon given by its path. */
-export function openDatabase(file: string, options: BetterSqlite3.Options = {}): SqliteDb {
+/**
+ * `new Database(file, options)`, with the addon given by its path. The bundle carries
+ * better-sqlite3's JavaScript (resolving and reading its dozen files at run time was about 6 ms
+ * of every start); only the addon is loaded from the package. Where the addon is not in its usual
+ * place, the installed package and its own search are used instead.
+ */
+export function openDatabase(file: string, options: Database.Options = {}): SqliteDb {
 	const binding = nativeBinding();
-	return new Database(file, binding === null ? options : {...options, nativeBinding: binding});
+	if (binding === null) return new (load('better-sqlite3') as typeof Database)(file, options);
+	return new Database(file, {...options, nativeBinding: binding});
 }

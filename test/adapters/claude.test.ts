@@ -70,6 +70,44 @@ describe('claude sub-agents inside a refresh (names listed once, links never fol
 	});
 });
 
+describe('claude verify inside a refresh (transcripts found by the folders names)', () => {
+	it('answers as it does alone: copies in two folders, a moved one, a linked one, a folder named like one', async () => {
+		const l = layout();
+		const [alpha = '', beta = ''] = l.cwds;
+		const projects = path.join(l.home, '.claude', 'projects');
+		const dirA = path.join(projects, projectSlug(alpha));
+		const dirB = path.join(projects, projectSlug(beta));
+		const at = Date.now() - 60_000;
+		const copied = 'b1b2c3d4-0000-4000-8000-000000000001';
+		const moved = 'b1b2c3d4-0000-4000-8000-000000000002';
+		const linked = 'b1b2c3d4-0000-4000-8000-000000000003';
+		const folder = 'b1b2c3d4-0000-4000-8000-000000000004';
+		// The same conversation in both folders; only beta's copy records beta as its cwd.
+		writeFile(path.join(dirA, `${copied}.jsonl`), claudeTranscript(copied, alpha, at, 'first'));
+		writeFile(path.join(dirB, `${copied}.jsonl`), claudeTranscript(copied, beta, at, 'second'));
+		writeFile(path.join(dirB, `${moved}.jsonl`), claudeTranscript(moved, beta, at, 'moved'));
+		// A transcript name that is a link to a real transcript elsewhere: never read through.
+		writeFile(path.join(l.base, 'elsewhere', `${linked}.jsonl`), claudeTranscript(linked, alpha, at, 'linked'));
+		fs.symlinkSync(path.join(l.base, 'elsewhere', `${linked}.jsonl`), path.join(dirA, `${linked}.jsonl`));
+		fs.mkdirSync(path.join(dirA, `${folder}.jsonl`), {recursive: true});
+		const asked: [string, string][] = [
+			[copied, alpha],
+			[copied, beta],
+			[moved, alpha],
+			[moved, beta],
+			[linked, alpha],
+			[folder, alpha],
+		];
+		const alone = fixtureContext(l);
+		const answers = async (ctx: Parameters<typeof claudeAdapter.verify>[0]) => Promise.all(asked.map(([id, cwd]) => claudeAdapter.verify(ctx, id, cwd)));
+		const expected = await answers(alone);
+		expect(expected.map(a => a.kind)).toEqual(['yes', 'yes', 'no', 'yes', 'no', 'no']);
+		expect(expected[4]).toEqual({kind: 'no', reason: 'no transcript on disk'});
+		const refresh = {...fixtureContext(l), memo: createScanMemo(), processes: snapshotTable(alone.processes)};
+		expect(await answers(refresh)).toEqual(expected);
+	});
+});
+
 describe('claude project folders', () => {
 	it('replace every non-alphanumeric UTF-16 unit with a dash', () => {
 		expect(projectSlug('/Users/test/.hidden/file.txt')).toBe('-Users-test--hidden-file-txt');

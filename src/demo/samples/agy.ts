@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
 import '../../system/sqliteUri.js';
-import Database from 'better-sqlite3';
+import {openDatabase} from '../../system/sqlite.js';
 import {jsonl, writeFile} from './files.js';
 
 // Antigravity CLI home in the FORMATS 5 layout: no real agy could be installed here, so the
@@ -57,7 +57,7 @@ export function writeAgyConversation(home: string, spec: AgyConversationSpec): v
 	const root = agyRoot(home);
 	const dbFile = agyDbPath(home, spec.id);
 	fs.mkdirSync(path.dirname(dbFile), {recursive: true});
-	const db = new Database(dbFile);
+	const db = openDatabase(dbFile);
 	try {
 		db.exec(STEPS_DDL);
 		const insert = db.prepare('INSERT INTO steps (idx, step_type, status, has_subtrajectory, metadata, step_payload, step_format) VALUES (?, ?, ?, 0, ?, ?, 1)');
@@ -80,7 +80,7 @@ export function writeAgyConversation(home: string, spec: AgyConversationSpec): v
 		);
 		writeFile(path.join(root, 'brain', spec.id, 'task.md'), `# ${spec.title ?? 'task'}\n`);
 	}
-	const summaries = new Database(agySummariesPath(home));
+	const summaries = openDatabase(agySummariesPath(home));
 	try {
 		summaries.pragma('journal_mode = WAL');
 		summaries.exec(`${SUMMARIES_DDL.replace('CREATE TABLE', 'CREATE TABLE IF NOT EXISTS')}`);

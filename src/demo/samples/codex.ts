@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import type Database from 'better-sqlite3';
+import type {SqliteDb} from '../../system/sqlite.js';
 import {jsonl} from './files.js';
 
 // Codex CLI 0.171.0 on disk (FORMATS 2): rollouts under `sessions/YYYY/MM/DD/` and the state,
@@ -92,7 +92,7 @@ export interface CodexThread {
 }
 
 /** `threads`, spawn edges and dynamic tools rows in state_5.sqlite. */
-export function fillCodexState(db: Database.Database, threads: readonly CodexThread[]): void {
+export function fillCodexState(db: SqliteDb, threads: readonly CodexThread[]): void {
 	const insert = db.prepare(
 		`INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode,
 			archived, first_user_message, created_at_ms, updated_at_ms, thread_source, preview, cli_version)
@@ -109,7 +109,7 @@ export function fillCodexState(db: Database.Database, threads: readonly CodexThr
 }
 
 /** One turn, one user item and the projection state per thread in thread_history_1.sqlite. */
-export function fillCodexHistory(db: Database.Database, threads: readonly CodexThread[]): void {
+export function fillCodexHistory(db: SqliteDb, threads: readonly CodexThread[]): void {
 	threads.forEach((t, i) => {
 		const turn = `turn-${i}`;
 		db.prepare("INSERT INTO thread_turns (thread_id, turn_id, rollout_ordinal, status) VALUES (?, ?, 1, 'completed')").run(t.id, turn);
@@ -125,7 +125,7 @@ export function fillCodexHistory(db: Database.Database, threads: readonly CodexT
 }
 
 /** A process log line and one line per thread in logs_2.sqlite. */
-export function fillCodexLogs(db: Database.Database, threads: readonly CodexThread[]): void {
+export function fillCodexLogs(db: SqliteDb, threads: readonly CodexThread[]): void {
 	const insert = db.prepare("INSERT INTO logs (ts, ts_nanos, level, target, feedback_log_body, thread_id, process_uuid) VALUES (?, 0, 'INFO', 'codex_core', ?, ?, 'p-1')");
 	insert.run(1, 'process started', null);
 	for (const t of threads) insert.run(Math.floor(t.createdAt / 1000), `turn finished for ${t.prompt}`, t.id);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import '../../system/sqliteUri.js';
-import Database from 'better-sqlite3';
+import {openDatabase, type SqliteDb} from '../../system/sqlite.js';
 
 // The small write primitives every sample writer shares. The demo (`mam-tui demo`) and the
 // adapter test fixtures write agents' data through the same code, so the two cannot drift apart.
@@ -18,9 +18,9 @@ export function jsonl(records: readonly unknown[]): string {
 }
 
 /** Create a database in WAL mode (as the agents run theirs) with `schema`, fill it, close it (no sidecars left). */
-export function writeDb(file: string, schema: string, fill: (db: Database.Database) => void): void {
+export function writeDb(file: string, schema: string, fill: (db: SqliteDb) => void): void {
 	fs.mkdirSync(path.dirname(file), {recursive: true});
-	const db = new Database(file);
+	const db = openDatabase(file);
 	try {
 		db.pragma('journal_mode = WAL');
 		db.exec(schema);

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import '../../system/sqliteUri.js';
-import Database from 'better-sqlite3';
+import {openDatabase} from '../../system/sqlite.js';
 import {jsonl, writeFile} from './files.js';
 
 // Both products that share ~/.grok (FORMATS 7), in their documented layouts; neither could be
@@ -105,7 +105,7 @@ export function createGrokCliDb(home: string): string {
 	const file = grokCliDbPath(home);
 	if (fs.existsSync(file)) return file;
 	fs.mkdirSync(path.dirname(file), {recursive: true});
-	const db = new Database(file);
+	const db = openDatabase(file);
 	try {
 		db.pragma('journal_mode = WAL');
 		db.exec(CLI_SCHEMA);
@@ -130,7 +130,7 @@ export interface GrokCliSpec {
 
 /** Insert a grok-cli session (and its workspace) the way SessionStore writes them. */
 export function insertGrokCliSession(home: string, spec: GrokCliSpec): void {
-	const db = new Database(createGrokCliDb(home));
+	const db = openDatabase(createGrokCliDb(home));
 	try {
 		const iso = (ms: number) => new Date(ms).toISOString();
 		const workspace = crypto.createHash('sha1').update(spec.cwd).digest('hex').slice(0, 16);

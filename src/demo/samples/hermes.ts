@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import '../../system/sqliteUri.js';
-import Database from 'better-sqlite3';
+import {openDatabase} from '../../system/sqlite.js';
 import {jsonl, writeFile} from './files.js';
 
 // Hermes Agent stores in the FORMATS 6 layout (schema after hermes_state_common.py SCHEMA_SQL,
@@ -71,7 +71,7 @@ export interface HermesSessionSpec {
 export function createHermesStore(home: string, options: {fts?: boolean} = {}): string {
 	const file = path.join(home, 'state.db');
 	fs.mkdirSync(home, {recursive: true});
-	const db = new Database(file);
+	const db = openDatabase(file);
 	try {
 		db.pragma('journal_mode = WAL');
 		db.exec(HERMES_SCHEMA);
@@ -87,7 +87,7 @@ export function createHermesStore(home: string, options: {fts?: boolean} = {}): 
 
 /** Insert a session, its messages, a model-usage row and its transcript file. */
 export function insertHermesSession(home: string, spec: HermesSessionSpec): void {
-	const db = new Database(path.join(home, 'state.db'));
+	const db = openDatabase(path.join(home, 'state.db'));
 	try {
 		const seconds = (ms: number) => ms / 1000;
 		db.prepare(

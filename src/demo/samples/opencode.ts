@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import type Database from 'better-sqlite3';
+import type {SqliteDb} from '../../system/sqlite.js';
 import {writeDb, writeFile} from './files.js';
 import {OPENCODE_MIGRATED_SCHEMA, OPENCODE_V1_SCHEMA, OPENCODE_V2_SCHEMA} from './opencodeSchema.js';
 
@@ -37,14 +37,14 @@ export interface OcSession {
 	readonly empty?: boolean;
 }
 
-function insertSessionRow(db: Database.Database, table: 'session' | 'session_v2', s: OcSession): void {
+function insertSessionRow(db: SqliteDb, table: 'session' | 'session_v2', s: OcSession): void {
 	const parent = s.parentIdMissing ? null : (s.parentId ?? null);
 	db.prepare(
 		`INSERT INTO ${table} (id, project_id, parent_id, slug, directory, path, title, version, time_created, time_updated) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)`,
 	).run(s.id, s.projectId, parent, 'calm-orchid', s.directory, s.title, table === 'session' ? '1.18.33' : '2.0.25', s.createdAt, s.createdAt + 5000);
 }
 
-function insertV1Messages(db: Database.Database, s: OcSession): void {
+function insertV1Messages(db: SqliteDb, s: OcSession): void {
 	const user = opencodeId('msg');
 	const assistant = opencodeId('msg');
 	const msg = db.prepare('INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)');
@@ -64,7 +64,7 @@ function insertV1Messages(db: Database.Database, s: OcSession): void {
 	}
 }
 
-function insertV2Messages(db: Database.Database, s: OcSession): void {
+function insertV2Messages(db: SqliteDb, s: OcSession): void {
 	const row = db.prepare('INSERT INTO session_message (id, session_id, type, seq, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?, ?)');
 	row.run(opencodeId('msg'), s.id, 'user', 1, s.createdAt + 80, s.createdAt + 80, JSON.stringify({text: s.title}));
 	row.run(opencodeId('msg'), s.id, 'assistant', 2, s.createdAt + 100, s.createdAt + 200, JSON.stringify({text: 'Hello from the fake model.'}));
@@ -77,7 +77,7 @@ function insertV2Messages(db: Database.Database, s: OcSession): void {
 	db.prepare("INSERT INTO session_context_epoch (session_id, baseline, snapshot, baseline_seq) VALUES (?, '{}', '{}', 1)").run(s.id);
 }
 
-function insertEvents(db: Database.Database, s: OcSession): void {
+function insertEvents(db: SqliteDb, s: OcSession): void {
 	db.prepare('INSERT INTO event_sequence (aggregate_id, seq, owner_id) VALUES (?, 2, NULL)').run(s.id);
 	const event = db.prepare('INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, ?, ?, ?)');
 	event.run(opencodeId('evt'), s.id, 0, 'session.created.1', JSON.stringify({sessionID: s.id, info: {id: s.id, directory: s.directory}}));
@@ -85,7 +85,7 @@ function insertEvents(db: Database.Database, s: OcSession): void {
 }
 
 /** Write sessions into an opencode database of the layout `schema` creates. */
-export function fillOpencodeDb(db: Database.Database, sessions: readonly OcSession[], projects: readonly {id: string; worktree: string}[]): void {
+export function fillOpencodeDb(db: SqliteDb, sessions: readonly OcSession[], projects: readonly {id: string; worktree: string}[]): void {
 	const hasV1 = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'session'").get() !== undefined;
 	for (const p of projects) {
 		db.prepare("INSERT INTO project (id, worktree, vcs, time_created, time_updated, sandboxes) VALUES (?, ?, 'git', 1, 1, '[]')").run(p.id, p.worktree);
