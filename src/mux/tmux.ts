@@ -296,7 +296,7 @@ export class TmuxMux implements Multiplexer {
 		await this.runOk(['send-keys', '-t', paneId, '-l', '--', text], `send-keys to ${paneId}`);
 	}
 
-	/** herdr key names mapped to tmux's (`ctrl+c` → `C-c`), all validated before any is sent. */
+	/** herdr key names mapped to tmux's (`ctrl+c` to `C-c`), all validated before any is sent. */
 	async sendKeys(paneId: string, keys: readonly string[]): Promise<void> {
 		checkKeys(keys);
 		await this.refuseSelf(paneId, 'send keys to');

@@ -162,7 +162,7 @@ export class Registry {
 		return created;
 	}
 
-	/** A free name based on `base` (`base`, `base-2`, …). */
+	/** A free name based on `base` (`base`, `base-2`, and so on). */
 	uniqueName(base: string): string {
 		const taken = new Set(
 			this.db

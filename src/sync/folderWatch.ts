@@ -16,7 +16,7 @@ const REMEMBERED = 100_000;
 export class FolderWatch {
 	private readonly onChange: () => void;
 	private readonly watchers = new Map<string, fs.FSWatcher>();
-	/** Folder → the keys that watch it. */
+	/** Each folder with the keys that watch it. */
 	private readonly keysOf = new Map<string, Set<string>>();
 	/** Keys some of whose folders could not be watched. */
 	private readonly unwatched = new Set<string>();

@@ -355,7 +355,7 @@ export class HerdrMux implements Multiplexer {
 
 	/**
 	 * `pane.split` takes no command (PROTOCOL 4), so: split with cwd and env, then type the
-	 * shell-quoted argv plus Enter with `pane.send_input` — what herdr does when it restores an
+	 * shell-quoted argv plus Enter with `pane.send_input`: what herdr does when it restores an
 	 * agent (PROTOCOL 9). With no pane to split from, a new workspace is created instead.
 	 */
 	async openPane(request: OpenPaneRequest): Promise<string> {
