@@ -18,6 +18,7 @@ import {detectDrift, type DriftMemo} from '../drift/detect.js';
 import type {DriftInput, SessionFacts} from '../drift/input.js';
 import type {Multiplexer, MuxHealth} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
+import {monotonicMs} from '../system/clock.js';
 import type {ProcessTable} from '../system/processes.js';
 import {cwdKey, pinKey, inUseKey, type DiscoveryCache, type DiscoveryResult} from './discovery.js';
 
@@ -280,7 +281,7 @@ export interface Listing {
  * tens of ms) instead of two.
  */
 export async function readListing(deps: Pick<SnapshotDeps, 'mux' | 'muxProblem' | 'processes'>): Promise<Listing> {
-	const began = performance.now();
+	const began = monotonicMs();
 	const listed: {panes: readonly Pane[] | null; problem?: string} = deps.mux
 		? await deps.mux.listPanes().then(
 				(panes): {panes: readonly Pane[] | null} => ({panes}),

@@ -5,6 +5,7 @@ import type {Multiplexer, MuxEvent} from '../mux/types.js';
 import type {Action} from '../store/reducer.js';
 import type {AppState} from '../store/state.js';
 import type {Store} from '../store/store.js';
+import {monotonicMs} from '../system/clock.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {createDriftMemo} from '../drift/detect.js';
@@ -155,10 +156,10 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	let lastDisk = Number.NEGATIVE_INFINITY;
 	const soonDisk = (): void => {
 		if (disposed || diskTimer) return;
-		const wait = Math.max(0, lastDisk + (deps.coalesceMs ?? DEFAULT_COALESCE_MS) - performance.now());
+		const wait = Math.max(0, lastDisk + (deps.coalesceMs ?? DEFAULT_COALESCE_MS) - monotonicMs());
 		diskTimer = setTimeout(() => {
 			diskTimer = undefined;
-			lastDisk = performance.now();
+			lastDisk = monotonicMs();
 			void refresh({rescan: true, panes: false});
 		}, wait);
 		diskTimer.unref();

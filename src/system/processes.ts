@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import {monotonicMs} from './clock.js';
 import type {ProcessRef} from '../domain/types.js';
 
 /**
@@ -15,7 +16,7 @@ export interface ProcessTable {
 	/** Optional: every open file of every process in one pass (one entry per process and path). */
 	openFiles?(): Promise<readonly OpenFile[]>;
 	/**
-	 * Optional: the last `list()` pass if it began at or after `since` (a `performance.now()`
+	 * Optional: the last `list()` pass if it began at or after `since` (a `monotonicMs()`
 	 * time), else undefined. Two readers of one moment (the mux's pane listing and the live
 	 * refresh) then share one pass over /proc instead of making two.
 	 */
@@ -117,7 +118,7 @@ export function createProcessTable(): ProcessTable {
 	let last: {readonly began: number; readonly rows: readonly ProcessRef[]} | undefined;
 	return {
 		async list() {
-			const began = performance.now();
+			const began = monotonicMs();
 			const out: ProcessRef[] = [];
 			for (const pid of allPids()) {
 				const proc = readProcess(pid);
