@@ -210,6 +210,11 @@ function indexOf(all: readonly ProcessRef[]): TableIndex {
 	return index;
 }
 
+/** One table's processes by pid (built once per table, shared by every reader of that table). */
+export function pidIndex(all: readonly ProcessRef[]): ReadonlyMap<number, ProcessRef> {
+	return indexOf(all).byPid;
+}
+
 /** The subtree rooted at `rootPid` (root first), from one process-table snapshot. */
 export function processTree(all: readonly ProcessRef[], rootPid: number): ProcessRef[] {
 	const {byPid, byParent} = indexOf(all);

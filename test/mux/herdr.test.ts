@@ -108,6 +108,30 @@ describe('herdr backend specifics', {timeout: 30_000}, () => {
 		expect((await processInfoCalls(createHerdrMux(muxOptions(s.socket, {shellCache})))).calls).toBe(listed.length);
 	});
 
+	it('the shell cache is written only when the shells changed', async () => {
+		const a = await fake.openWorkspace(s.dir, {PATH: s.path});
+		const file = fileShellCache(path.join(s.dir, `shells-${a}.json`));
+		let saves = 0;
+		const shellCache = {load: file.load, save: (socket: string, shells: Parameters<typeof file.save>[1]) => (saves++, file.save(socket, shells))};
+		const first = createHerdrMux(muxOptions(s.socket, {shellCache}));
+		await first.listPanes();
+		await first.listPanes();
+		await first.dispose();
+		expect(saves).toBe(1);
+		// A cold status that finds every remembered shell alive writes nothing, however often it lists.
+		const cold = createHerdrMux(muxOptions(s.socket, {shellCache, readShellCache: true}));
+		await cold.listPanes();
+		await cold.listPanes();
+		expect(saves).toBe(1);
+		// A new pane's shell is saved, once.
+		const b = await fake.split(a, s.dir, {PATH: s.path});
+		await cold.listPanes();
+		await cold.listPanes();
+		await cold.dispose();
+		expect(saves).toBe(2);
+		expect(file.load(s.socket).map(x => x.pid)).toContain(fake.shellPidOf(b));
+	});
+
 	it('a remembered shell whose process or parent is not the same one any more is asked about again', async () => {
 		const a = await fake.openWorkspace(s.dir, {PATH: s.path});
 		const shellCache = fileShellCache(path.join(s.dir, `shells-${a}.json`));

@@ -2,12 +2,12 @@ import path from 'node:path';
 import type {Pane, ProcessRef} from '../../domain/types.js';
 import {messageOf} from '../../domain/result.js';
 import type {Logger} from '../../system/logger.js';
-import {processTree, type ProcessTable} from '../../system/processes.js';
+import {pidIndex, processTree, type ProcessTable} from '../../system/processes.js';
 import {detectAgent, lineage, lineageOf} from '../detect.js';
 import {shellJoin} from '../shellQuote.js';
 import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest} from '../types.js';
 import {checkKeys, checkLines, checkOpenRequest, lastLines, ownPaneError} from '../validate.js';
-import {trusted, type RememberedShell, type ShellCache} from './shellCache.js';
+import {sameShells, trusted, type RememberedShell, type ShellCache} from './shellCache.js';
 import {HERDR_PROTOCOL, HerdrClient, type HerdrResult, type HerdrStream, type HerdrSubscription} from './client.js';
 import {
 	agentStatusOf,
@@ -109,7 +109,7 @@ export class HerdrMux implements Multiplexer {
 	private readonly agents = new Map<string, string | undefined>();
 	/** Remembered shells not yet checked (loaded at the first listing), and what was last saved. */
 	private remembered: readonly RememberedShell[] | undefined;
-	private savedShells = '';
+	private savedShells: readonly RememberedShell[] | undefined;
 
 	constructor(options: HerdrMuxOptions) {
 		this.options = options;
@@ -231,7 +231,7 @@ export class HerdrMux implements Multiplexer {
 	private saveShells(table: readonly ProcessRef[]): void {
 		const cache = this.options.shellCache;
 		if (!cache) return;
-		const byPid = new Map(table.map(p => [p.pid, p]));
+		const byPid = pidIndex(table);
 		const shells: RememberedShell[] = [];
 		for (const [terminalId, entry] of this.shells) {
 			const proc = byPid.get(entry.pid);
@@ -239,16 +239,15 @@ export class HerdrMux implements Multiplexer {
 			if (!proc || !parent || entry.startTime === undefined) continue;
 			shells.push({terminalId, pid: entry.pid, startTime: entry.startTime, ppid: proc.ppid, parentStartTime: parent.startTime});
 		}
-		const text = JSON.stringify(shells);
-		if (text === this.savedShells) return;
-		this.savedShells = text;
+		if (this.savedShells !== undefined && sameShells(shells, this.savedShells)) return;
+		this.savedShells = shells;
 		cache.save(this.socketPath, shells);
 	}
 
 	/** Forget terminals that left, and shells whose pid died or was reused. */
 	private pruneShells(panes: readonly WirePane[], table: readonly ProcessRef[]): void {
 		const live = new Set(panes.map(p => p.terminalId));
-		const byPid = new Map(table.map(p => [p.pid, p]));
+		const byPid = pidIndex(table);
 		for (const [terminal, entry] of this.shells) {
 			const proc = byPid.get(entry.pid);
 			if (!live.has(terminal) || !proc || (entry.startTime !== undefined && entry.startTime !== proc.startTime)) {
@@ -289,7 +288,7 @@ export class HerdrMux implements Multiplexer {
 		if (this.remembered === undefined) {
 			this.remembered = this.options.readShellCache ? (this.options.shellCache?.load(this.socketPath) ?? []) : [];
 			// The file as read: an unchanged set of shells is not written back (each status run rewrote it).
-			if (this.remembered.length > 0) this.savedShells = JSON.stringify(this.remembered);
+			if (this.remembered.length > 0) this.savedShells = this.remembered;
 		}
 		let table: readonly ProcessRef[] | undefined;
 		if (this.remembered.length > 0) {

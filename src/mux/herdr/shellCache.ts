@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {ProcessRef} from '../../domain/types.js';
 import type {Logger} from '../../system/logger.js';
+import {pidIndex} from '../../system/processes.js';
 
 /**
  * A terminal's shell as an earlier mam-tui process learned it from `pane.process_info`, with the
@@ -91,7 +92,7 @@ export function fileShellCache(file: string, logger?: Logger): ShellCache {
 
 /** The remembered shells that are still the same processes under the same parent, by terminal id. */
 export function trusted(shells: readonly RememberedShell[], table: readonly ProcessRef[]): Map<string, RememberedShell> {
-	const byPid = new Map(table.map(p => [p.pid, p]));
+	const byPid = pidIndex(table);
 	const out = new Map<string, RememberedShell>();
 	for (const shell of shells) {
 		const proc = byPid.get(shell.pid);
@@ -100,4 +101,13 @@ export function trusted(shells: readonly RememberedShell[], table: readonly Proc
 		out.set(shell.terminalId, shell);
 	}
 	return out;
+}
+
+/** The same shells in the same order (what was saved, against what would be saved now). */
+export function sameShells(a: readonly RememberedShell[], b: readonly RememberedShell[]): boolean {
+	if (a.length !== b.length) return false;
+	return a.every((x, i) => {
+		const y = b[i];
+		return y !== undefined && x.terminalId === y.terminalId && x.pid === y.pid && x.startTime === y.startTime && x.ppid === y.ppid && x.parentStartTime === y.parentStartTime;
+	});
 }
