@@ -73,6 +73,30 @@ describe('mam-tui CLI', () => {
 		]);
 	});
 
+	it('a large output to a reader that is slow to start arrives whole before the process exits', async () => {
+		// The CLI exits at its 'exit' event (skipping Node's teardown): that must never cut output short.
+		const file = path.join(tmp.dir, 'many.db');
+		const registry = Registry.open(file);
+		for (let i = 0; i < 3000; i++) {
+			registry.insert({name: `session-${i}-${'x'.repeat(60)}`, agent: 'codex', cwd: path.join(tmp.dir, 'src', `app-${i}`), status: 'stopped', epoch: 1, agentSessionId: null});
+		}
+		registry.close();
+		const child = spawn('node', [CLI, 'status', '--json', '--registry', file], {env: {PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env}, stdio: ['ignore', 'pipe', 'pipe']});
+		// Nothing is read until the CLI has filled the pipe and waits on it.
+		child.stdout.pause();
+		await new Promise(resolve => setTimeout(resolve, 1500));
+		let stdout = '';
+		child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+		child.stdout.resume();
+		const code = await new Promise<number | string | null>(resolve => {
+			const deadline = setTimeout(() => (child.kill('SIGKILL'), resolve('never finished')), 20_000);
+			child.on('close', closed => (clearTimeout(deadline), resolve(closed)));
+		});
+		expect(code).toBe(0);
+		expect(stdout.length).toBeGreaterThan(1 << 20);
+		expect((JSON.parse(stdout) as {sessions: unknown[]}).sessions).toHaveLength(3000);
+	});
+
 	it.each([
 		[['nonsense'], 'unknown command'],
 		[['status', '--bogus'], "Unknown option '--bogus'"],
