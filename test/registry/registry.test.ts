@@ -74,6 +74,33 @@ describe('sessions and audit', () => {
 		registry.close();
 	});
 
+	it('list returns every field of every row as get does, in id order', () => {
+		let now = 5000;
+		const registry = Registry.open(path.join(tmp.dir, 'r.db'), () => (now += 7));
+		const a = registry.insert({...newRow, mux: 'herdr', paneId: 'w1:p2', agentSessionId: 'id-a', extra: {note: 'x'}});
+		const b = registry.insert({name: 'beta', agent: 'codex', cwd: '/work/beta', status: 'stopped', epoch: 2000});
+		registry.update(a.id, {status: 'stopped', cwd: '/work/moved'});
+		const listed = registry.list();
+		expect(listed).toEqual([registry.get('alpha'), registry.get('beta')]);
+		expect(listed[0]).toEqual({
+			id: a.id,
+			name: 'alpha',
+			agent: 'claude',
+			cwd: '/work/moved',
+			mux: 'herdr',
+			paneId: 'w1:p2',
+			agentSessionId: 'id-a',
+			status: 'stopped',
+			epoch: 1000,
+			createdAt: 5007,
+			updatedAt: 5021,
+			version: 2,
+			extra: {note: 'x'},
+		});
+		expect(listed[1]).toMatchObject({id: b.id, mux: null, paneId: null, agentSessionId: null, extra: {}});
+		registry.close();
+	});
+
 	it('refuses an update based on a stale version (compare-and-set)', () => {
 		const registry = Registry.open(':memory:');
 		const row = registry.insert(newRow);
