@@ -124,10 +124,10 @@ function parseTranscript(file: string, id: string): Transcript {
 }
 
 /** `<id>.jsonl` in every project folder (a conversation may have been moved or copied between them). */
-function transcriptFiles(root: string, id: string, dirs: readonly string[] = projectDirs(root)): string[] {
+function transcriptFiles(root: string, id: string): string[] {
 	// A plain join: the folders are normal paths and a valid id holds no separator (path.join
 	// normalising 40 paths per row was most of a lookup).
-	return dirs.map(dir => `${dir}${path.sep}${id}.jsonl`).filter(file => lstatOrUndefined(file)?.isFile() === true);
+	return projectDirs(root).map(dir => `${dir}${path.sep}${id}.jsonl`).filter(file => lstatOrUndefined(file)?.isFile() === true);
 }
 
 /** A sub-agent transcript belonging to a conversation. */
