@@ -2,7 +2,7 @@ import type {AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {Pane, ProcessRef, SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
-import {processTree} from '../system/processes.js';
+import {pidIndex, processTree} from '../system/processes.js';
 import {adapterOf, audit} from './session.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 
@@ -106,7 +106,7 @@ export function sameProcess(live: Pick<ProcessRef, 'pid' | 'startTime'> | undefi
 
 /** mam-tui itself and every ancestor: never signalled, whatever the captured tree says. */
 function protectedPids(all: readonly ProcessRef[], selfPid: number): Set<number> {
-	const byPid = new Map(all.map(p => [p.pid, p]));
+	const byPid = pidIndex(all);
 	const out = new Set<number>([selfPid]);
 	let current = byPid.get(selfPid);
 	while (current && current.ppid > 0 && !out.has(current.ppid)) {
@@ -228,7 +228,7 @@ async function capture(deps: ActionDeps, adapter: AgentAdapter, session: Session
 	const guard = protectedPids(all, deps.selfPid ?? process.pid);
 	const rootPid = pane ? (pane.shellPid ?? pane.processes[0]?.pid) : undefined;
 	const tree = (rootPid === undefined ? [] : processTree(all, rootPid)).filter(p => !guard.has(p.pid)).map(slim);
-	const byPid = new Map(all.map(p => [p.pid, p]));
+	const byPid = pidIndex(all);
 	const stale = stoppedProcesses(session)
 		.filter(p => sameProcess(byPid.get(p.pid), p) && !tree.some(t => t.pid === p.pid) && !guard.has(p.pid))
 		.map(slim);

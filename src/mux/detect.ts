@@ -1,7 +1,7 @@
 import {ADAPTERS} from '../adapters/index.js';
 import type {AgentAdapter} from '../adapters/types.js';
 import {AGENT_IDS, type AgentId, type ProcessRef} from '../domain/types.js';
-import type {ProcessTable} from '../system/processes.js';
+import {pidIndex, type ProcessTable} from '../system/processes.js';
 
 /**
  * The agent running in a pane, judged from its process tree (root first) by each adapter's
@@ -24,7 +24,7 @@ export function detectAgent(
  * in this set is the pane mam-tui itself runs in, however its id was learned.
  */
 export function lineage(table: readonly ProcessRef[], pid: number): Set<number> {
-	const byPid = new Map(table.map(p => [p.pid, p]));
+	const byPid = pidIndex(table);
 	const out = new Set<number>();
 	let current = byPid.get(pid);
 	if (!current) out.add(pid);

@@ -241,10 +241,10 @@ export function processTree(all: readonly ProcessRef[], rootPid: number): Proces
  */
 export function snapshotTable(base: ProcessTable, rows?: readonly ProcessRef[]): ProcessTable {
 	let listing: Promise<readonly ProcessRef[]> | undefined = rows ? Promise.resolve(rows) : undefined;
-	let byPid: Promise<Map<number, ProcessRef>> | undefined;
+	let byPid: Promise<ReadonlyMap<number, ProcessRef>> | undefined;
 	let fds: Promise<Map<string, number[]>> | undefined;
 	const list = () => (listing ??= base.list());
-	const index = () => (byPid ??= list().then(all => new Map(all.map(p => [p.pid, p]))));
+	const index = () => (byPid ??= list().then(pidIndex));
 	const everyOpenFile = base.openFiles?.bind(base);
 	const openFiles = (all: () => Promise<readonly OpenFile[]>) =>
 		(fds ??= all().then(files => {

@@ -1,5 +1,5 @@
 import type {ProcessRef} from '../../domain/types.js';
-import type {Holder} from '../../system/processes.js';
+import {pidIndex, type Holder} from '../../system/processes.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
 
 /**
@@ -22,7 +22,7 @@ function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
 	const self = new Set<number>([process.pid]);
 	const ourArgs = process.argv.slice(2).join(' ');
 	if (ourArgs.length === 0) return self;
-	const byPid = new Map(all.map(p => [p.pid, p]));
+	const byPid = pidIndex(all);
 	let current = byPid.get(process.pid);
 	while (current && current.ppid > 1) {
 		const parent = byPid.get(current.ppid);

@@ -2,7 +2,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
-import '../../system/sqliteUri.js';
 import {openDatabase} from '../../system/sqlite.js';
 import {jsonl, writeFile} from './files.js';
 

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import '../../system/sqliteUri.js';
 import {openDatabase, type SqliteDb} from '../../system/sqlite.js';
 
 // The small write primitives every sample writer shares. The demo (`mam-tui demo`) and the
