@@ -1,6 +1,8 @@
-#!/usr/bin/env node
+// The installed bin is this file bundled, behind a two-line sh launcher (scripts/bundle.mjs).
+import {restoreLauncherEnv} from './cli/launcher.js';
 import {main} from './cli/main.js';
 
+restoreLauncherEnv();
 process.exitCode = await main(process.argv.slice(2));
 // 'exit' fires once the event loop has drained: every write is flushed and every handle closed.
 // Exiting there skips Node's teardown of the heap and the environment, which nothing here needs

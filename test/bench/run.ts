@@ -131,10 +131,10 @@ async function startTmux(world: BenchWorld, count: number): Promise<PrivateTmux>
 	return tmux;
 }
 
-/** Wall time of `node dist/bin/cli.js ...args` to its exit. */
+/** Wall time of `mam-tui ...args` to its exit: the bin itself, started as a shell starts it (its launcher, then node). */
 async function timeCli(world: BenchWorld, env: Record<string, string>, args: readonly string[]): Promise<{ms: number; stdout: string; code: number | null}> {
 	const t0 = performance.now();
-	const child = spawn(process.execPath, [CLI, ...args], {env, cwd: world.base, stdio: ['ignore', 'pipe', 'pipe']});
+	const child = spawn(CLI, [...args], {env, cwd: world.base, stdio: ['ignore', 'pipe', 'pipe']});
 	let stdout = '';
 	let stderr = '';
 	child.stdout.on('data', chunk => (stdout += String(chunk)));
@@ -143,6 +143,27 @@ async function timeCli(world: BenchWorld, env: Record<string, string>, args: rea
 	const ms = performance.now() - t0;
 	if (code !== 0) log(`mam-tui ${args.join(' ')} exited ${code}: ${stderr.trim().slice(0, 300)}`);
 	return {ms, stdout, code};
+}
+
+/**
+ * Node's own start, with NODE_EXTRA_CA_CERTS as this machine sets it and empty, alternating:
+ * what the bin's launcher saves every run (scripts/bundle.mjs). Undefined when it is not set.
+ */
+async function measureNodeStart(env: Record<string, string>): Promise<{asSet: Summary; empty: Summary} | undefined> {
+	if (!env['NODE_EXTRA_CA_CERTS']) return undefined;
+	const once = async (extra: Record<string, string>) => {
+		const t0 = performance.now();
+		const child = spawn(process.execPath, ['-e', '0'], {env: {...env, ...extra}, stdio: 'ignore'});
+		await new Promise(resolve => child.on('exit', resolve));
+		return performance.now() - t0;
+	};
+	const asSet: number[] = [];
+	const empty: number[] = [];
+	for (let i = 0; i < config.runs * 2; i++) {
+		asSet.push(await once({}));
+		empty.push(await once({NODE_EXTRA_CA_CERTS: ''}));
+	}
+	return {asSet: summarize(asSet), empty: summarize(empty)};
 }
 
 interface Started {
@@ -256,6 +277,12 @@ async function main(): Promise<void> {
 		const statusTmuxSummary = summarize(statusTmux);
 		lines.push({metric: `status --json (tmux ${config.tmuxPanes} panes)`, value: `median ${ms(statusTmuxSummary.median)}`, target: '—', pass: null, detail: spread(statusTmuxSummary)});
 		results['status'] = {herdr: statusSummary, tmux: statusTmuxSummary};
+		const nodeStart = await measureNodeStart(env);
+		if (nodeStart) {
+			lines.push({metric: 'node start (node -e 0), NODE_EXTRA_CA_CERTS as set here', value: `median ${ms(nodeStart.asSet.median)}`, target: '—', pass: null, detail: spread(nodeStart.asSet)});
+			lines.push({metric: 'node start with it empty (as the bin starts node)', value: `median ${ms(nodeStart.empty.median)}`, target: '—', pass: null, detail: spread(nodeStart.empty)});
+			results['nodeStart'] = nodeStart;
+		}
 		log(`status: median ${ms(statusSummary.median)} (herdr), ${ms(statusTmuxSummary.median)} (tmux)`);
 
 		// cold start, alternating floor and dashboard
@@ -264,7 +291,7 @@ async function main(): Promise<void> {
 		for (let i = 0; i < config.runs + 1; i++) {
 			const f = await startInWindow(tmux, world, env, [process.execPath, FLOOR], 'floor');
 			await closeWindow(tmux, f.window);
-			const d = await startInWindow(tmux, world, env, [process.execPath, CLI, '--mux', 'herdr'], 'dashboard');
+			const d = await startInWindow(tmux, world, env, [CLI, '--mux', 'herdr'], 'dashboard');
 			await closeWindow(tmux, d.window);
 			if (i === 0) continue; // warm-up
 			floor.push(f.firstFrameMs);
@@ -280,7 +307,7 @@ async function main(): Promise<void> {
 		log(`cold start: floor ${ms(floorSummary.median)}, dashboard ${ms(dashSummary.median)}, ratio ${ratio.toFixed(2)}`);
 
 		// idle CPU and peak RSS of one dashboard, once its first full refresh has settled
-		const d = await startInWindow(tmux, world, env, [process.execPath, CLI, '--mux', 'herdr'], 'idle');
+		const d = await startInWindow(tmux, world, env, [CLI, '--mux', 'herdr'], 'idle');
 		try {
 			const settleStart = Date.now();
 			let last = cpuSeconds(d.pid);

@@ -29,7 +29,8 @@ export async function runCli(args: readonly string[], env: Record<string, string
 	// any other run gets an empty one, so `--mux auto` finds no default server to fall back to.
 	const namesServer = args.some(a => a === '--tmux-socket' || a === '--tmux-path' || a.startsWith('--tmux-'));
 	const base: Record<string, string> = {PATH: process.env['PATH'] ?? '/usr/bin:/bin', NO_COLOR: '1', ...(namesServer ? {} : {TMUX_TMPDIR: tmuxTmpdir})};
-	const result = await execa('node', [CLI, ...args], {
+	// The bin file itself, as a shell starts it: its sh launcher, then node (scripts/bundle.mjs).
+	const result = await execa(CLI, [...args], {
 		env: {...base, ...env},
 		extendEnv: false,
 		reject: false,
