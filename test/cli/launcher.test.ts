@@ -62,6 +62,15 @@ describe('the bin launcher', () => {
 		expect(probe.seen()).toBe('unset|unset');
 	});
 
+	it('runs through a link named mam-tui on PATH, as npm installs the bin', async () => {
+		const bin = path.join(tmp.dir, 'bin');
+		fs.mkdirSync(bin);
+		fs.symlinkSync(CLI, path.join(bin, 'mam-tui'));
+		const run = await execa('mam-tui', ['--version'], {env: {...base, PATH: `${bin}:${base['PATH']}`}, extendEnv: false, reject: false});
+		expect(run.stderr).toBe('');
+		expect(run.stdout).toMatch(/^\d+\.\d+\.\d+$/);
+	});
+
 	it('passes arguments through unchanged and returns the command\'s exit code', async () => {
 		const registry = path.join(tmp.dir, 'a dir $HOME "q" \'s\'', 'registry.db');
 		const ok = await runBin(['status', '--json', '--mux', 'tmux', '--tmux-socket', 'mam-launcher-none', '--registry', registry], base);
