@@ -1,4 +1,4 @@
-/** Where the installed bin's launcher keeps the user's NODE_EXTRA_CA_CERTS (scripts/bundle.mjs). */
+/** Where the installed bin's launcher keeps the user's NODE_EXTRA_CA_CERTS (src/build/bundle.mjs). */
 export const SAVED_EXTRA_CA_CERTS = 'MAM_TUI_NODE_EXTRA_CA_CERTS';
 
 /**
