@@ -18,12 +18,13 @@ const REQUIRE_BANNER = "import {createRequire as __bundleRequire} from 'node:mod
  * The bin's first two lines. sh reads them and execs node on this same file; node skips the
  * first line and reads the second as a string and a comment.
  *
- * Why not `#!/usr/bin/env node`: Node 20 loads NODE_EXTRA_CA_CERTS, and with it its whole bundled
- * root store, while it starts, before any JavaScript (nodejs/node#40524; Node 24 defers it until
- * TLS is used). With a system bundle of ~140 certificates that is ~65 ms of every `mam-tui` run
- * on machines that set it, and mam-tui opens no TLS connection. So node starts with the variable
- * empty, and the user's value rides along in MAM_TUI_NODE_EXTRA_CA_CERTS: `src/cli/launcher.ts`
- * puts it back before anything runs, so every process mam-tui starts sees it as the user set it.
+ * Why not `#!/usr/bin/env node`: Node 20 reads and parses the NODE_EXTRA_CA_CERTS file while it
+ * starts, before any JavaScript, and OpenSSL 3 makes that slow (nodejs/node#40524; newer Node
+ * releases load certificates only once TLS is used, nodejs/node#59856). With the system bundle
+ * of ~140 certificates this machine names there, that is 40 to 65 ms of every `mam-tui` run, and
+ * mam-tui opens no TLS connection. So node starts with the variable empty, and the user's value
+ * rides along in MAM_TUI_NODE_EXTRA_CA_CERTS: `src/cli/launcher.ts` puts it back before anything
+ * runs, so every process mam-tui starts sees it as the user set it.
  */
 const LAUNCHER = [
 	'#!/bin/sh',
