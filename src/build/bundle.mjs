@@ -18,11 +18,11 @@ const REQUIRE_BANNER = "import {createRequire as __bundleRequire} from 'node:mod
  * The bin's first two lines. sh reads them and execs node on this same file; node skips the
  * first line and reads the second as a string and a comment.
  *
- * Why not `#!/usr/bin/env node`: Node 20 reads and parses the NODE_EXTRA_CA_CERTS file while it
- * starts, before any JavaScript, and OpenSSL 3 makes that slow (nodejs/node#40524; newer Node
- * releases load certificates only once TLS is used, nodejs/node#59856). With the system bundle
- * of ~140 certificates this machine names there, that is 40 to 65 ms of every `mam-tui` run, and
- * mam-tui opens no TLS connection. So node starts with the variable empty, and the user's value
+ * Why not `#!/usr/bin/env node`: when NODE_EXTRA_CA_CERTS is set, Node 20 builds its whole root
+ * certificate store while it starts, before any JavaScript, and OpenSSL 3 makes that slow
+ * (nodejs/node#40524; newer Node releases load certificates only once TLS is used,
+ * nodejs/node#59856). Measured here: 45 ms more with a one-certificate file, 55 ms more with the
+ * system's ~140 that this machine names, on every `mam-tui` run; mam-tui opens no TLS connection. So node starts with the variable empty, and the user's value
  * rides along in MAM_TUI_NODE_EXTRA_CA_CERTS: `src/cli/launcher.ts` puts it back before anything
  * runs, so every process mam-tui starts sees it as the user set it.
  */
