@@ -21,8 +21,9 @@ const REQUIRE_BANNER = "import {createRequire as __bundleRequire} from 'node:mod
  * Why not `#!/usr/bin/env node`: when NODE_EXTRA_CA_CERTS is set, Node 20 builds its whole root
  * certificate store while it starts, before any JavaScript, and OpenSSL 3 makes that slow
  * (nodejs/node#40524; newer Node releases load certificates only once TLS is used,
- * nodejs/node#59856). Measured here: 45 ms more with a one-certificate file, 55 ms more with the
- * system's ~140 that this machine names, on every `mam-tui` run; mam-tui opens no TLS connection. So node starts with the variable empty, and the user's value
+ * nodejs/node#59856). Measured here (medians of 20 starts): 37 ms more with a one-certificate
+ * file, 65 ms more with the system's ~140 that this machine names, on every `mam-tui` run. And
+ * mam-tui opens no TLS connection. So node starts with the variable empty, and the user's value
  * rides along in MAM_TUI_NODE_EXTRA_CA_CERTS: `src/cli/launcher.ts` puts it back before anything
  * runs, so every process mam-tui starts sees it as the user set it.
  */
