@@ -1,4 +1,4 @@
-// The installed bin is this file bundled, behind a two-line sh launcher (src/build/bundle.mjs).
+// The installed bin is this file bundled, behind a two-line sh launcher (src/cli/launcher.ts).
 import {restoreLauncherEnv} from './cli/launcher.js';
 import {main} from './cli/main.js';
 

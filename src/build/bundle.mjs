@@ -3,6 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {build} from 'esbuild';
+// tsc has run: the launcher lives beside the code that undoes its one change to the environment.
+import {LAUNCHER} from '../../dist/src/cli/launcher.js';
 
 const OUT_DIR = 'dist/bin';
 const BIN = path.join(OUT_DIR, 'cli.js');
@@ -13,25 +15,6 @@ const EXTERNAL = ['ink', 'react', 'react/jsx-runtime', 'execa', 'ps-list', 'yaml
 
 // The bundled CommonJS (better-sqlite3) calls require(), which an ES module does not have.
 const REQUIRE_BANNER = "import {createRequire as __bundleRequire} from 'node:module'; const require = __bundleRequire(import.meta.url);";
-
-/**
- * The bin's first two lines. sh reads them and execs node on this same file; node skips the
- * first line and reads the second as a string and a comment.
- *
- * Why not `#!/usr/bin/env node`: when NODE_EXTRA_CA_CERTS is set, Node 20 builds its whole root
- * certificate store while it starts, before any JavaScript, and OpenSSL 3 makes that slow
- * (nodejs/node#40524; newer Node releases load certificates only once TLS is used,
- * nodejs/node#59856). Measured here (medians of 20 starts): 37 ms more with a one-certificate
- * file, 65 ms more with the system's ~140 that this machine names, on every `mam-tui` run. And
- * mam-tui opens no TLS connection. So node starts with the variable empty, and the user's value
- * rides along in MAM_TUI_NODE_EXTRA_CA_CERTS: `src/cli/launcher.ts` puts it back before anything
- * runs, so every process mam-tui starts sees it as the user set it.
- */
-const LAUNCHER = [
-	'#!/bin/sh',
-	`':' //; if [ -n "\${NODE_EXTRA_CA_CERTS-}" ]; then export MAM_TUI_NODE_EXTRA_CA_CERTS="$NODE_EXTRA_CA_CERTS" NODE_EXTRA_CA_CERTS=; else unset MAM_TUI_NODE_EXTRA_CA_CERTS; fi; exec node "$0" "$@"`,
-	'',
-].join('\n');
 
 fs.rmSync(OUT_DIR, {recursive: true, force: true});
 const result = await build({
@@ -48,9 +31,9 @@ const result = await build({
 	logLevel: 'warning',
 	write: false,
 });
+fs.mkdirSync(OUT_DIR, {recursive: true});
 for (const file of result.outputFiles) {
-	fs.mkdirSync(path.dirname(file.path), {recursive: true});
 	const isBin = path.resolve(file.path) === path.resolve(BIN);
-	fs.writeFileSync(file.path, isBin ? LAUNCHER + file.text.replace(/^#!.*\n/, '') : file.contents);
+	fs.writeFileSync(file.path, isBin ? LAUNCHER + file.text : file.contents);
 	if (isBin) fs.chmodSync(file.path, 0o755);
 }

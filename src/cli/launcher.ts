@@ -1,10 +1,28 @@
-/** Where the installed bin's launcher keeps the user's NODE_EXTRA_CA_CERTS (src/build/bundle.mjs). */
+/** Where the installed bin's launcher keeps the user's NODE_EXTRA_CA_CERTS while node starts. */
 export const SAVED_EXTRA_CA_CERTS = 'MAM_TUI_NODE_EXTRA_CA_CERTS';
 
 /**
- * The bin starts node with NODE_EXTRA_CA_CERTS empty, because Node 20 loads those certificates
- * at start-up and mam-tui opens no TLS connection. Put the user's value back before anything
- * runs, so the processes mam-tui starts (an agent's own CLI may) see it as the user set it.
+ * The installed bin's first two lines (src/build/bundle.mjs puts them in front of the bundle). sh
+ * reads them and execs node on this same file; node skips the first line and reads the second as
+ * a string and a comment.
+ *
+ * Why not `#!/usr/bin/env node`: when NODE_EXTRA_CA_CERTS is set, Node 20 builds its whole root
+ * certificate store while it starts, before any JavaScript, and OpenSSL 3 makes that slow
+ * (nodejs/node#40524; newer Node releases load certificates only once TLS is used,
+ * nodejs/node#59856). Measured here (medians of 20 starts): 37 ms more with a one-certificate
+ * file, 65 ms more with the system's ~140 that this machine names, on every `mam-tui` run. And
+ * mam-tui opens no TLS connection. So node starts with the variable empty, and the user's value
+ * rides along in SAVED_EXTRA_CA_CERTS until `restoreLauncherEnv` puts it back.
+ */
+export const LAUNCHER = [
+	'#!/bin/sh',
+	`':' //; if [ -n "\${NODE_EXTRA_CA_CERTS-}" ]; then export ${SAVED_EXTRA_CA_CERTS}="$NODE_EXTRA_CA_CERTS" NODE_EXTRA_CA_CERTS=; else unset ${SAVED_EXTRA_CA_CERTS}; fi; exec node "$0" "$@"`,
+	'',
+].join('\n');
+
+/**
+ * Put the user's NODE_EXTRA_CA_CERTS back before anything runs, so the processes mam-tui starts
+ * (an agent's own CLI may) see it as the user set it.
  */
 export function restoreLauncherEnv(env: NodeJS.ProcessEnv = process.env): void {
 	const saved = env[SAVED_EXTRA_CA_CERTS];

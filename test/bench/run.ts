@@ -147,7 +147,7 @@ async function timeCli(world: BenchWorld, env: Record<string, string>, args: rea
 
 /**
  * Node's own start, with NODE_EXTRA_CA_CERTS as this machine sets it and empty, alternating:
- * what the bin's launcher saves every run (src/build/bundle.mjs). Undefined when it is not set.
+ * what the bin's launcher saves every run (src/cli/launcher.ts). Undefined when it is not set.
  */
 async function measureNodeStart(env: Record<string, string>): Promise<{asSet: Summary; empty: Summary} | undefined> {
 	if (!env['NODE_EXTRA_CA_CERTS']) return undefined;

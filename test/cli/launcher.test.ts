@@ -6,7 +6,7 @@ import {restoreLauncherEnv} from '../../src/cli/launcher.js';
 import {CLI} from '../helpers/cli.js';
 import {tempDir} from '../helpers/tmp.js';
 
-// The installed bin is a two-line sh launcher in front of the bundle (src/build/bundle.mjs): node
+// The installed bin is a two-line sh launcher in front of the bundle (src/cli/launcher.ts): node
 // starts with NODE_EXTRA_CA_CERTS empty, and the user's value is put back for child processes.
 
 let tmp: ReturnType<typeof tempDir>;

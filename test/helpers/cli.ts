@@ -29,7 +29,7 @@ export async function runCli(args: readonly string[], env: Record<string, string
 	// any other run gets an empty one, so `--mux auto` finds no default server to fall back to.
 	const namesServer = args.some(a => a === '--tmux-socket' || a === '--tmux-path' || a.startsWith('--tmux-'));
 	const base: Record<string, string> = {PATH: process.env['PATH'] ?? '/usr/bin:/bin', NO_COLOR: '1', ...(namesServer ? {} : {TMUX_TMPDIR: tmuxTmpdir})};
-	// The bin file itself, as a shell starts it: its sh launcher, then node (src/build/bundle.mjs).
+	// The bin file itself, as a shell starts it: its sh launcher, then node (src/cli/launcher.ts).
 	const result = await execa(CLI, [...args], {
 		env: {...base, ...env},
 		extendEnv: false,
