@@ -1,21 +1,32 @@
 // A faithful fake herdr server (PROTOCOL 11) for tests and end-to-end runs. Panes are real: each
 // herdr pane is a window of a private tmux server this fake drives, so every pane has a PTY, a
-// shell in its own session and a foreground process group, exactly what herdr reads. Every line
-// it receives and sends is checked against herdr's JSON schema; violations are collected.
+// shell in its own session and a foreground process group, exactly what herdr reads. It plays
+// protocol 20 (herdr 0.8) or 22 (herdr 0.9) as src/mux/herdr/protocol.ts describes them, and every
+// line it receives and sends is checked against that protocol's JSON schema; violations are collected.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {parseStat} from '../../src/system/processes.js';
 import type {ProcessRef} from '../../src/domain/types.js';
-import {herdrValidator, type HerdrShape} from './herdrSchema.js';
+import {HERDR_PROTOCOLS, type HerdrProtocol} from '../../src/mux/herdr/protocol.js';
+import {herdrValidator, type FakeProtocol, type HerdrShape} from './herdrSchema.js';
 import {privateTmux, type PrivateTmux} from './privateTmux.js';
 
 type Json = Record<string, unknown>;
 type Status = 'idle' | 'working' | 'blocked' | 'done' | 'unknown';
 
-export const FAKE_HERDR_VERSION = '0.8.0';
-export const FAKE_HERDR_PROTOCOL = 20;
+/** The herdr release the fake claims to be for each protocol. */
+export const FAKE_HERDR_VERSIONS: Readonly<Record<FakeProtocol, string>> = {20: '0.8.0', 22: '0.9.1'};
+
+/** What a herdr of each protocol puts in `pong.capabilities` (a normal headless server). */
+const CAPABILITY_VALUES: Readonly<Record<string, boolean | number>> = {
+	live_handoff: true,
+	detached_server_daemon: false,
+	endpoint_protocol_generation: 1,
+	surface_interest: true,
+	health_check: true,
+};
 
 /** How the fake can be told to misbehave (fault tests). `methods` limits it to some methods. */
 export type Misbehaviour =
@@ -23,11 +34,15 @@ export type Misbehaviour =
 	| {readonly kind: 'garbage'; readonly methods?: readonly string[]}
 	| {readonly kind: 'slow'; readonly delayMs: number; readonly methods?: readonly string[]}
 	| {readonly kind: 'silent'; readonly methods?: readonly string[]}
+	/** Answer with this herdr error code (and message) instead. */
+	| {readonly kind: 'error'; readonly code: string; readonly message?: string; readonly methods?: readonly string[]}
 	| {readonly kind: 'wrong-protocol'; readonly protocol: number};
 
 export interface FakeHerdrOptions {
 	/** The API socket to listen on (tests pass it to mam-tui as HERDR_SOCKET_PATH). */
 	readonly socketPath: string;
+	/** The protocol to play (default 22, what herdr 0.9 speaks). */
+	readonly protocol?: FakeProtocol;
 	/** Drive this private tmux server (default: a fresh `mam-test-<random>`). */
 	readonly tmux?: PrivateTmux;
 	/** Validate every line against the schema (default true). */
@@ -77,6 +92,7 @@ interface FakePane {
 }
 
 interface Subscription {
+	readonly id: string;
 	readonly socket: net.Socket;
 	readonly lifecycle: ReadonlySet<string>;
 	readonly paneStatus: ReadonlyMap<string, Status | undefined>;
@@ -264,15 +280,25 @@ function alive(pid: number): boolean {
 
 const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms));
 
+/** A hook run between the two halves of a client's bootstrap (see `inGap`). */
+interface Gap {
+	readonly fn: () => Promise<void>;
+	first?: 'subscribe' | 'snapshot';
+	done?: Promise<void>;
+}
+
 export class FakeHerdr {
 	readonly socketPath: string;
 	readonly tmux: PrivateTmux;
+	readonly protocol: FakeProtocol;
+	readonly version: string;
 	/** Schema violations seen in either direction; a test asserts this stays empty. */
 	readonly violations: string[] = [];
 	/** Every method received, in order (lets tests count round trips). */
 	readonly methods: string[] = [];
 	private readonly options: FakeHerdrOptions;
-	private readonly validate = herdrValidator();
+	private readonly traits: HerdrProtocol;
+	private readonly validate: ReturnType<typeof herdrValidator>;
 	private readonly workspaces = new Map<string, Workspace>();
 	private readonly tabs = new Map<string, Tab>();
 	private readonly panes = new Map<string, FakePane>();
@@ -286,11 +312,18 @@ export class FakeHerdr {
 	private tickTimer: NodeJS.Timeout | undefined;
 	private watchTimer: NodeJS.Timeout | undefined;
 	private watching = false;
+	private gap: Gap | undefined;
 
 	constructor(options: FakeHerdrOptions) {
 		this.options = options;
 		this.socketPath = options.socketPath;
 		this.tmux = options.tmux ?? privateTmux();
+		this.protocol = options.protocol ?? 22;
+		this.version = FAKE_HERDR_VERSIONS[this.protocol];
+		const traits = HERDR_PROTOCOLS.find(p => p.protocol === this.protocol);
+		if (!traits) throw new Error(`mam-tui's protocol table has no protocol ${this.protocol}`);
+		this.traits = traits;
+		this.validate = herdrValidator(this.protocol);
 	}
 
 	/** Start listening; resolves once the socket accepts connections. */
@@ -344,6 +377,25 @@ export class FakeHerdr {
 	/** How many event streams are open right now. */
 	subscriberCount(): number {
 		return this.subscriptions.size;
+	}
+
+	/**
+	 * Run `fn` in the gap of a client's bootstrap: after the fake answered the first of a
+	 * lifecycle `events.subscribe` and a `session.snapshot`, and before it serves the other one
+	 * (which waits for `fn`). Whichever order the client uses, a change `fn` makes falls between.
+	 */
+	inGap(fn: () => Promise<void>): void {
+		this.gap = {fn};
+	}
+
+	/** End every open event stream with an `events_lost` error line, as herdr does for a stream that fell behind. */
+	loseEvents(): void {
+		for (const sub of this.subscriptions) {
+			const line = {id: sub.id, error: {code: 'events_lost', message: 'subscriber fell behind; events were dropped'}};
+			this.check('error_response', line, 'response');
+			sub.socket.end(`${JSON.stringify(line)}\n`);
+		}
+		this.subscriptions.clear();
 	}
 
 	/** Write a raw line to every open event stream, unvalidated (to test how clients take garbage). */
@@ -401,6 +453,13 @@ export class FakeHerdr {
 		return methods === undefined || methods.includes(method);
 	}
 
+	/** The id an `invalid_request` answer carries: protocol 22 keeps a string id of a JSON object, 20 always says "". */
+	private invalidId(request: unknown): string {
+		if (!this.traits.invalidRequestKeepsId || typeof request !== 'object' || request === null || Array.isArray(request)) return '';
+		const id = (request as Json)['id'];
+		return typeof id === 'string' ? id : '';
+	}
+
 	private async handleLine(socket: net.Socket, line: string): Promise<void> {
 		let request: unknown;
 		try {
@@ -413,7 +472,7 @@ export class FakeHerdr {
 		const problem = this.options.validate === false ? undefined : this.validate('request', request);
 		if (problem) {
 			this.violations.push(`request: ${problem} in ${line.slice(0, 300)}`);
-			this.reply(socket, {id: '', error: {code: 'invalid_request', message: `invalid request: ${problem}`}});
+			this.reply(socket, {id: this.invalidId(request), error: {code: 'invalid_request', message: `invalid request: ${problem}`}});
 			return;
 		}
 		const {id, method, params} = request as {id: string; method: string; params: Json};
@@ -423,16 +482,44 @@ export class FakeHerdr {
 			if (bad.kind === 'refuse') return void socket.destroy();
 			if (bad.kind === 'garbage') return void socket.end('this is not json {\n');
 			if (bad.kind === 'silent') return;
+			if (bad.kind === 'error') return this.reply(socket, {id, error: {code: bad.code, message: bad.message ?? `the fake herdr answers ${bad.code}`}});
 			await sleep(bad.delayMs);
 		}
-		if (method === 'events.subscribe') return this.subscribe(socket, id, params);
-		try {
-			const result = await this.dispatch(method, params);
-			this.reply(socket, {id, result});
-		} catch (error) {
-			const fault = error instanceof HerdrFault ? error : new HerdrFault('internal_error', String(error));
-			this.reply(socket, {id, error: {code: fault.code, message: fault.message}});
+		const half = method === 'session.snapshot' ? 'snapshot' : method === 'events.subscribe' && this.isLifecycle(params) ? 'subscribe' : undefined;
+		if (half) await this.gapBefore(half);
+		if (method === 'events.subscribe') {
+			this.subscribe(socket, id, params);
+		} else {
+			try {
+				const result = await this.dispatch(method, params);
+				this.reply(socket, {id, result});
+			} catch (error) {
+				const fault = error instanceof HerdrFault ? error : new HerdrFault('internal_error', String(error));
+				this.reply(socket, {id, error: {code: fault.code, message: fault.message}});
+			}
 		}
+		if (half) this.gapAfter(half);
+	}
+
+	private isLifecycle(params: Json): boolean {
+		const list = params['subscriptions'];
+		return Array.isArray(list) && list.some(sub => typeof sub === 'object' && sub !== null && (sub as Json)['type'] !== 'pane.agent_status_changed');
+	}
+
+	/** The second half of a bootstrap waits until the gap hook has run. */
+	private async gapBefore(half: 'subscribe' | 'snapshot'): Promise<void> {
+		const gap = this.gap;
+		if (!gap?.first || gap.first === half) return;
+		this.gap = undefined;
+		await gap.done;
+	}
+
+	/** The first half answered: run the gap hook now. */
+	private gapAfter(half: 'subscribe' | 'snapshot'): void {
+		const gap = this.gap;
+		if (!gap || gap.first) return;
+		gap.first = half;
+		gap.done = gap.fn().catch(error => void this.violations.push(`the gap hook failed: ${String(error)}`));
 	}
 
 	private reply(socket: net.Socket, body: Json): void {
@@ -450,8 +537,9 @@ export class FakeHerdr {
 	private async dispatch(method: string, params: Json): Promise<Json> {
 		switch (method) {
 			case 'ping': {
-				const protocol = this.misbehaviour?.kind === 'wrong-protocol' ? this.misbehaviour.protocol : FAKE_HERDR_PROTOCOL;
-				return {type: 'pong', version: FAKE_HERDR_VERSION, protocol, capabilities: {live_handoff: true, detached_server_daemon: false}};
+				const protocol = this.misbehaviour?.kind === 'wrong-protocol' ? this.misbehaviour.protocol : this.protocol;
+				const capabilities = Object.fromEntries(this.traits.capabilities.map(name => [name, CAPABILITY_VALUES[name] ?? false]));
+				return {type: 'pong', version: this.version, protocol, capabilities};
 			}
 			case 'session.snapshot':
 				return {type: 'session_snapshot', snapshot: this.snapshot()};
@@ -618,8 +706,8 @@ export class FakeHerdr {
 		const table = statTable();
 		const focused = this.focusedPane ? this.panes.get(this.focusedPane) : undefined;
 		return {
-			version: FAKE_HERDR_VERSION,
-			protocol: FAKE_HERDR_PROTOCOL,
+			version: this.version,
+			protocol: this.protocol,
 			...(focused ? {focused_workspace_id: focused.workspaceId, focused_tab_id: focused.tabId, focused_pane_id: focused.id} : {}),
 			workspaces: [...this.workspaces.values()].map(w => this.workspaceInfo(w)),
 			tabs: [...this.tabs.values()].map(t => this.tabInfo(t)),
@@ -1017,9 +1105,10 @@ export class FakeHerdr {
 		const started = {id, result: {type: 'subscription_started'}};
 		this.check('success_response', started, 'response');
 		socket.write(`${JSON.stringify(started)}\n`);
-		// A new subscriber first gets a replay of recent events of its kinds (PROTOCOL 5.4).
-		const queue = this.ring.filter(line => lifecycle.has(String(line['event']).replace('_', '.')));
-		const subscription: Subscription = {socket, lifecycle, paneStatus, queue};
+		// Protocol 20: a new subscriber first gets a replay of recent events of its kinds (PROTOCOL
+		// 5.4). Protocol 22 starts with live events only (PROTOCOL 14).
+		const queue = this.traits.replaysLifecycle ? this.ring.filter(line => lifecycle.has(String(line['event']).replace('_', '.'))) : [];
+		const subscription: Subscription = {id, socket, lifecycle, paneStatus, queue};
 		this.subscriptions.add(subscription);
 		socket.on('close', () => this.subscriptions.delete(subscription));
 		// With a status filter, a pane already in that status is reported at once (PROTOCOL 5.3).

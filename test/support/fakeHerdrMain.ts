@@ -1,17 +1,19 @@
 // Run the fake herdr as its own process, for end-to-end tests and demos:
 //   node --import tsx test/support/fakeHerdrMain.ts --socket PATH [--tmux-socket NAME]
-//        [--cwd DIR] [--path-prepend DIR] [--pane 'command line']... [--strict]
+//        [--protocol 20|22] [--cwd DIR] [--path-prepend DIR] [--pane 'command line']... [--strict]
 // Each --pane opens a pane (the first one a workspace, the rest splits of it) and types the
 // command line into its shell. One JSON line on stdout says it is ready; SIGTERM stops it and
 // kills every pane. With --strict, a schema violation makes the exit code 3.
 import {parseArgs} from 'node:util';
 import {startFakeHerdr} from './fakeHerdr.js';
+import {FAKE_PROTOCOLS} from './herdrSchema.js';
 import {privateTmux} from './privateTmux.js';
 
 const {values} = parseArgs({
 	options: {
 		socket: {type: 'string'},
 		'tmux-socket': {type: 'string'},
+		protocol: {type: 'string'},
 		cwd: {type: 'string'},
 		'path-prepend': {type: 'string'},
 		pane: {type: 'string', multiple: true},
@@ -20,8 +22,9 @@ const {values} = parseArgs({
 	strict: true,
 });
 
-if (!values.socket) {
-	process.stderr.write('usage: fakeHerdrMain.ts --socket PATH [--tmux-socket NAME] [--cwd DIR] [--path-prepend DIR] [--pane LINE]... [--strict]\n');
+const protocol = FAKE_PROTOCOLS.find(p => String(p) === (values.protocol ?? '22'));
+if (!values.socket || protocol === undefined) {
+	process.stderr.write('usage: fakeHerdrMain.ts --socket PATH [--tmux-socket NAME] [--protocol 20|22] [--cwd DIR] [--path-prepend DIR] [--pane LINE]... [--strict]\n');
 	process.exit(2);
 }
 
@@ -29,6 +32,7 @@ const tmux = values['tmux-socket'] ? privateTmux('mam-test', values['tmux-socket
 const pathPrepend = values['path-prepend'];
 const fake = await startFakeHerdr({
 	socketPath: values.socket,
+	protocol,
 	tmux,
 	...(pathPrepend ? {paneEnv: {PATH: `${pathPrepend}:${process.env['PATH'] ?? '/usr/bin:/bin'}`}} : {}),
 });
@@ -58,4 +62,4 @@ async function stop(): Promise<void> {
 process.on('SIGTERM', () => void stop());
 process.on('SIGINT', () => void stop());
 
-process.stdout.write(`${JSON.stringify({ready: true, socket: fake.socketPath, tmuxSocket: tmux.name, pid: process.pid, panes})}\n`);
+process.stdout.write(`${JSON.stringify({ready: true, socket: fake.socketPath, protocol: fake.protocol, version: fake.version, tmuxSocket: tmux.name, pid: process.pid, panes})}\n`);

@@ -4,8 +4,16 @@ import {fileURLToPath} from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 import type {ErrorObject, ValidateFunction} from 'ajv';
 
-/** herdr's own schema (copied unmodified, see NOTICE beside it). */
-export const HERDR_SCHEMA_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'herdr', 'herdr-api.schema.json');
+/** The protocols the fake herdr can play; each has herdr's own schema beside this file. */
+export type FakeProtocol = 20 | 22;
+export const FAKE_PROTOCOLS: readonly FakeProtocol[] = [20, 22];
+
+/** herdr's own schemas, one per protocol (copied unmodified, see NOTICE beside them). */
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const HERDR_SCHEMA_FILES: Readonly<Record<FakeProtocol, string>> = {
+	20: path.resolve(HERE, 'herdr', 'herdr-api.schema.json'),
+	22: path.resolve(HERE, 'herdr', 'herdr-api-p22.schema.json'),
+};
 
 /** The five wire shapes the schema's `schemas` map describes. */
 export type HerdrShape = 'request' | 'success_response' | 'error_response' | 'event' | 'subscription_event';
@@ -28,16 +36,18 @@ function describe(errors: readonly ErrorObject[] | null | undefined): string {
 		.join('; ');
 }
 
-let cached: HerdrValidator | undefined;
+const cached = new Map<FakeProtocol, HerdrValidator>();
 
 /**
- * One validator per shape, compiled from the schema file: the root is added once (its `$ref`s
- * point into `#/schemas/...`) and each shape is fetched by JSON pointer. Returns a readable
+ * One validator per shape, compiled from the protocol's schema file: the root is added once (its
+ * `$ref`s point into `#/schemas/...`) and each shape is fetched by JSON pointer. Returns a readable
  * violation, or undefined when the value conforms.
  */
-export function herdrValidator(): HerdrValidator {
-	if (cached) return cached;
-	const root = JSON.parse(fs.readFileSync(HERDR_SCHEMA_FILE, 'utf8')) as Record<string, unknown>;
+export function herdrValidator(protocol: FakeProtocol = 22): HerdrValidator {
+	const known = cached.get(protocol);
+	if (known) return known;
+	const root = JSON.parse(fs.readFileSync(HERDR_SCHEMA_FILES[protocol], 'utf8')) as Record<string, unknown>;
+	if (root['protocol'] !== protocol) throw new Error(`${HERDR_SCHEMA_FILES[protocol]} is the schema of protocol ${String(root['protocol'])}, not ${protocol}`);
 	// strict: an unknown keyword or format in the schema is an error, not silently ignored.
 	const ajv = new Ajv2020.default({strict: true, allErrors: true});
 	ajv.addVocabulary(['protocol', 'schema_version', 'schemas']);
@@ -56,9 +66,10 @@ export function herdrValidator(): HerdrValidator {
 		}
 		return fn;
 	};
-	cached = (shape, value) => {
+	const validator: HerdrValidator = (shape, value) => {
 		const fn = get(shape);
 		return fn(value) ? undefined : `${shape}: ${describe(fn.errors)}`;
 	};
-	return cached;
+	cached.set(protocol, validator);
+	return validator;
 }

@@ -3,9 +3,6 @@ import path from 'node:path';
 import {MuxError} from '../types.js';
 import {isObject, parseEvent, type WireEvent} from './wire.js';
 
-/** The wire protocol this build speaks; herdr's own CLI refuses any other (PROTOCOL 1.3). */
-export const HERDR_PROTOCOL = 20;
-
 /**
  * Every call gets an answer or an error within this long. herdr answers ordinary requests at
  * once (it serves them from its app loop); 3 s covers a busy machine without freezing the
@@ -55,11 +52,19 @@ const ERROR_TEXT: Readonly<Record<string, string>> = {
 	pane_split_failed: 'herdr could not start a shell in a new pane',
 	pane_layout_unavailable: 'the pane layout is not available',
 	confirmation_required: 'herdr wants a confirmation first (closing this would drop a worktree)',
+	workspace_group_close_required: 'this workspace has worktree workspaces open; herdr closes it only together with them (close_group)',
 	internal_error: 'herdr hit an internal error',
 	server_unavailable: 'herdr is shutting down or its app loop is gone',
 	timeout: 'herdr gave up waiting',
 	not_implemented: 'this herdr does not implement that request',
 	unsupported_in_app_mode: 'not available while herdr runs in single-process mode',
+	connection_local_only: 'herdr answers that only to its own client shell, not over the API socket',
+	ui_busy: "herdr's interface is busy with another request; try again in a moment",
+	events_lost: 'herdr dropped events this stream had not read yet; mam-tui re-reads the panes',
+	unsupported_method: 'this herdr does not know that request (it may be older than mam-tui expects)',
+	endpoint_busy: 'herdr is busy serving another client; try again in a moment',
+	client_missing: 'no herdr client is attached to show that',
+	pane_closed: 'that pane is closing',
 	agent_not_found: 'no such agent',
 	agent_target_ambiguous: 'the agent name matches more than one pane',
 	invalid_agent_name: 'invalid agent name',
@@ -75,6 +80,7 @@ const ERROR_TEXT: Readonly<Record<string, string>> = {
 	agent_not_ready: 'the agent is not ready yet',
 	agent_not_running: 'the agent went away',
 	agent_not_idle: 'the agent is not idle',
+	agent_blocked: 'the agent is waiting at an approval or question dialog; nothing was sent',
 	agent_prompt_stalled: 'the agent did not take the prompt',
 	empty_agent_prompt: 'the prompt was empty',
 	agent_prompt_failed: 'the prompt could not be sent',
@@ -82,7 +88,7 @@ const ERROR_TEXT: Readonly<Record<string, string>> = {
 	invalid_regex: 'invalid regular expression',
 	unsupported_event_wait_match: 'unsupported event match',
 	server_not_running: 'herdr is not running',
-	protocol_mismatch: 'herdr speaks a different protocol version',
+	protocol_mismatch: 'herdr speaks a protocol this mam-tui does not know',
 	stream_conflict: 'another stream already holds this',
 	feature_disabled: 'that herdr feature is disabled',
 	platform_unsupported: 'not supported on this platform',
@@ -144,8 +150,8 @@ export type HerdrSubscription = {readonly type: string; readonly pane_id?: strin
 export interface HerdrStream {
 	/** Resolves on `subscription_started`; rejects (MuxError) when the server refuses or stays silent. */
 	readonly started: Promise<void>;
-	/** Resolves with a reason when the stream ends, for whatever cause. Never rejects. */
-	readonly closed: Promise<string>;
+	/** Resolves with why the stream ended, for whatever cause (its code: the error herdr sent, or how the connection ended). Never rejects. */
+	readonly closed: Promise<MuxError>;
 	/** End the stream from our side. */
 	close(): void;
 }
@@ -237,7 +243,8 @@ export class HerdrClient {
 
 	/**
 	 * Open an `events.subscribe` stream. `onEvent` gets every event line (both wire shapes,
-	 * unknown kinds included); a line that is not an event ends the stream.
+	 * unknown kinds included); an error line ends the stream with that error, and any other line
+	 * that is not an event ends it as a bad response.
 	 */
 	subscribe(subscriptions: readonly HerdrSubscription[], onEvent: (event: WireEvent) => void, timeoutMs = this.timeoutMs): HerdrStream {
 		const method = 'events.subscribe';
@@ -246,6 +253,7 @@ export class HerdrClient {
 		socket.setEncoding('utf8');
 		let started = false;
 		let endReason = 'the event stream closed';
+		let endCode = 'connection_closed';
 		let resolveStarted: () => void = () => {};
 		let rejectStarted: (error: Error) => void = () => {};
 		const startedPromise = new Promise<void>((resolve, reject) => {
@@ -256,6 +264,7 @@ export class HerdrClient {
 		startedPromise.catch(() => {});
 		const fail = (error: MuxError) => {
 			endReason = error.message;
+			endCode = error.code;
 			if (!started) rejectStarted(error);
 			socket.destroy();
 		};
@@ -282,6 +291,15 @@ export class HerdrClient {
 				} catch {
 					value = undefined;
 				}
+				// herdr can end a stream with an error line (events_lost): the stream ends with that error.
+				if (isObject(value) && isObject(value['error'])) {
+					try {
+						readResponse(text, method, this.socketPath);
+					} catch (error) {
+						fail(error instanceof MuxError ? error : new MuxError(String(error), 'bad_response'));
+					}
+					return;
+				}
 				const event = parseEvent(value);
 				if (!event) {
 					fail(new MuxError(`herdr at ${this.socketPath} sent a line that is not an event: ${JSON.stringify(text.slice(0, 60))}`, 'bad_response'));
@@ -291,11 +309,11 @@ export class HerdrClient {
 			},
 			() => fail(new MuxError(`herdr at ${this.socketPath} sent an oversized event`, 'bad_response')),
 		);
-		const closed = new Promise<string>(resolve => {
+		const closed = new Promise<MuxError>(resolve => {
 			socket.on('close', () => {
 				clearTimeout(timer);
 				if (!started) rejectStarted(new MuxError(`herdr at ${this.socketPath} closed the event stream before it started: ${endReason}`, 'connection_closed'));
-				resolve(endReason);
+				resolve(new MuxError(endReason, endCode));
 			});
 		});
 		socket.on('connect', () => socket.write(line));
@@ -306,6 +324,7 @@ export class HerdrClient {
 			closed,
 			close() {
 				endReason = 'closed by mam-tui';
+				endCode = 'closed_by_client';
 				socket.destroy();
 			},
 		};

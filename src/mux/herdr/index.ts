@@ -8,19 +8,10 @@ import {shellJoin} from '../shellQuote.js';
 import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest} from '../types.js';
 import {checkKeys, checkLines, checkOpenRequest, lastLines, ownPaneError} from '../validate.js';
 import {sameShells, trusted, type RememberedShell, type ShellCache} from './shellCache.js';
-import {HERDR_PROTOCOL, HerdrClient, type HerdrResult, type HerdrStream, type HerdrSubscription} from './client.js';
-import {
-	agentStatusOf,
-	isObject,
-	parseNewPane,
-	parsePong,
-	parseProcessInfo,
-	parseRead,
-	parseSnapshot,
-	type WireEvent,
-	type WirePane,
-	type WireSnapshot,
-} from './wire.js';
+import {HerdrClient, type HerdrResult} from './client.js';
+import {HerdrEvents} from './events.js';
+import {judgeProtocol, protocolLabel, type ProtocolVerdict} from './protocol.js';
+import {parseNewPane, parsePong, parseProcessInfo, parseRead, parseSnapshot, type WirePane, type WireSnapshot} from './wire.js';
 
 export interface HerdrMuxOptions {
 	readonly socketPath: string;
@@ -45,12 +36,6 @@ export interface HerdrMuxOptions {
 
 /** Codes that mean the connection, not the request, failed: the protocol is re-checked next time. */
 const TRANSPORT_CODES = new Set(['server_not_running', 'connection_failed', 'connection_closed', 'timeout', 'bad_response', 'permission_denied']);
-
-/**
- * The lifecycle events we follow. Not `pane.updated` or `layout.updated`: they fire on every
- * title change and would fill the replay a reconnect has to sit through.
- */
-const LIFECYCLE: readonly string[] = ['pane.created', 'pane.closed', 'pane.exited', 'pane.moved', 'pane.agent_detected', 'tab.closed', 'workspace.closed'];
 
 /** How many `pane.process_info` calls run at once when many new terminals appear together. */
 const PROCESS_INFO_CONCURRENCY = 8;
@@ -77,10 +62,9 @@ async function mapLimit<T>(items: readonly T[], limit: number, fn: (item: T) => 
  * reused pid is noticed) and the process tree under it is re-read from /proc each time: herdr's
  * `foreground_processes` would only show the foreground job and carries no start times.
  *
- * Events: bootstrap from a snapshot, then `events.subscribe` for lifecycle events and each
- * pane's status. A lost stream reconnects with exponential backoff and resyncs from a snapshot;
- * because herdr replays recent events to a new subscriber, lifecycle events are de-duplicated
- * against the panes already known.
+ * Events (events.ts): `events.subscribe` for lifecycle events and each pane's status, each
+ * followed by a snapshot; a lost stream reconnects with exponential backoff and resyncs the same
+ * way. Which herdr protocols it talks to is decided in protocol.ts.
  */
 export class HerdrMux implements Multiplexer {
 	readonly kind = 'herdr' as const;
@@ -93,20 +77,15 @@ export class HerdrMux implements Multiplexer {
 	private readonly listeners = new Set<(event: MuxEvent) => void>();
 	private selfIds = new Set<string>();
 	private version: string | undefined;
+	/** What the last `ping` said about the protocol (undefined until one answered). */
+	private protocol: Exclude<ProtocolVerdict, {kind: 'refused'}> | undefined;
 	private protocolOk = false;
 	private callError: string | undefined = 'not connected yet';
 	private lastOkAt: number | undefined;
 	private lastHealth: MuxHealth;
 	private disposed = false;
-	private streams: {readonly lifecycle: StreamLoop; readonly status: StreamLoop} | undefined;
+	private events: HerdrEvents | undefined;
 	private streamErrors: {readonly lifecycle?: string | undefined; readonly status?: string | undefined} = {};
-	/** The sorted pane ids the open status stream watches. */
-	private statusKey = '';
-	private resyncTimer: NodeJS.Timeout | undefined;
-	private resyncPending = false;
-	private readonly known = new Set<string>();
-	private readonly gone = new Set<string>();
-	private readonly agents = new Map<string, string | undefined>();
 	/** Remembered shells not yet checked (loaded at the first listing), and what was last saved. */
 	private remembered: readonly RememberedShell[] | undefined;
 	private savedShells: readonly RememberedShell[] | undefined;
@@ -130,7 +109,8 @@ export class HerdrMux implements Multiplexer {
 	private computeHealth(): MuxHealth {
 		// A stream's message says when the next reconnect comes, so it goes first when both failed.
 		const problem = this.streamErrors.lifecycle ?? this.streamErrors.status ?? this.callError;
-		const message = problem ?? `herdr ${this.version ?? '?'} (protocol ${HERDR_PROTOCOL}) at ${this.socketPath}`;
+		const protocol = this.protocol ? protocolLabel(this.protocol) : 'protocol ?';
+		const message = problem ?? `herdr ${this.version ?? '?'} (${protocol}) at ${this.socketPath}`;
 		return {kind: 'herdr', ok: problem === undefined, message, ...(this.lastOkAt !== undefined ? {lastOkAt: this.lastOkAt} : {})};
 	}
 
@@ -173,16 +153,39 @@ export class HerdrMux implements Multiplexer {
 		}
 	}
 
-	/** `ping` once per connection attempt; a different protocol is refused with a clear message. */
+	/**
+	 * One request and the reading of its answer. An answer outside the shapes mam-tui reads counts
+	 * like a transport failure (the health says so, the protocol is checked again), and names an
+	 * untested protocol when herdr speaks one: that is where such a herdr would first show it.
+	 */
+	private async ask<T>(method: string, params: Readonly<Record<string, unknown>>, read: (result: HerdrResult) => T): Promise<T> {
+		const result = await this.call(method, params);
+		try {
+			return read(result);
+		} catch (error) {
+			if (!(error instanceof MuxError)) throw error;
+			const untested = this.protocol?.kind === 'untested' ? ` (this herdr speaks ${protocolLabel(this.protocol)})` : '';
+			const wrapped = new MuxError(`herdr ${method}: ${error.message}${untested}`, error.code);
+			this.protocolOk = false;
+			this.callError = wrapped.message;
+			this.updateHealth();
+			throw wrapped;
+		}
+	}
+
+	/** `ping` once per connection attempt; a protocol protocol.ts refuses is reported with what to do. */
 	private async ensureProtocol(): Promise<void> {
 		if (this.protocolOk) return;
-		const pong = parsePong(await this.call('ping'));
+		const pong = await this.ask('ping', {}, parsePong);
 		this.version = pong.version;
-		if (pong.protocol !== HERDR_PROTOCOL) {
-			this.callError = `herdr ${pong.version} at ${this.socketPath} speaks protocol ${pong.protocol}; this mam-tui speaks protocol ${HERDR_PROTOCOL} — use matching versions of herdr and mam-tui`;
+		const verdict = judgeProtocol(pong.protocol, pong.version, this.socketPath);
+		if (verdict.kind === 'refused') {
+			this.protocol = undefined;
+			this.callError = verdict.message;
 			this.updateHealth();
 			throw new MuxError(this.callError, 'protocol_mismatch');
 		}
+		this.protocol = verdict;
 		this.protocolOk = true;
 		this.callError = undefined;
 		this.updateHealth();
@@ -196,9 +199,7 @@ export class HerdrMux implements Multiplexer {
 
 	private async snapshot(): Promise<WireSnapshot> {
 		await this.ensureProtocol();
-		const snapshot = parseSnapshot(await this.call('session.snapshot'));
-		this.learnPanes(snapshot.panes);
-		return snapshot;
+		return this.ask('session.snapshot', {}, parseSnapshot);
 	}
 
 	/** Fetch shell pids for terminals not seen before (concurrently: one round, not one per pane). How many were asked. */
@@ -206,7 +207,7 @@ export class HerdrMux implements Multiplexer {
 		const fresh = panes.filter(p => !this.shells.has(p.terminalId));
 		await mapLimit(fresh, PROCESS_INFO_CONCURRENCY, async pane => {
 			try {
-				const info = parseProcessInfo(await this.call('pane.process_info', {pane_id: pane.paneId}));
+				const info = await this.ask('pane.process_info', {pane_id: pane.paneId}, parseProcessInfo);
 				if (info.shellPid) this.shells.set(pane.terminalId, {pid: info.shellPid});
 			} catch (error) {
 				// A pane that closed between the snapshot and this call is simply gone.
@@ -317,7 +318,7 @@ export class HerdrMux implements Multiplexer {
 		this.checkPaneId(paneId);
 		if (paneId === this.selfPaneId || this.selfIds.has(paneId)) throw ownPaneError(paneId, verb);
 		await this.ensureProtocol();
-		const info = parseProcessInfo(await this.call('pane.process_info', {pane_id: paneId}));
+		const info = await this.ask('pane.process_info', {pane_id: paneId}, parseProcessInfo);
 		if (info.shellPid !== undefined && (await lineageOf(this.options.processes, this.selfPid)).has(info.shellPid)) {
 			throw ownPaneError(paneId, verb);
 		}
@@ -341,7 +342,7 @@ export class HerdrMux implements Multiplexer {
 		this.checkPaneId(paneId);
 		const count = checkLines(lines);
 		await this.ensureProtocol();
-		const text = parseRead(await this.call('pane.read', {pane_id: paneId, source: 'recent', lines: count, strip_ansi: true}));
+		const text = await this.ask('pane.read', {pane_id: paneId, source: 'recent', lines: count, strip_ansi: true}, parseRead);
 		return lastLines(text, count);
 	}
 
@@ -368,10 +369,8 @@ export class HerdrMux implements Multiplexer {
 		const env = request.env && Object.keys(request.env).length > 0 ? {env: {...request.env}} : {};
 		const target = this.splitTarget(await this.snapshot());
 		const created = target
-			? parseNewPane(await this.call('pane.split', {direction: 'right', target_pane_id: target, cwd: request.cwd, focus: false, ...env}))
-			: parseNewPane(
-					await this.call('workspace.create', {cwd: request.cwd, focus: false, ...env, ...(request.title ? {label: request.title} : {})}),
-				);
+			? await this.ask('pane.split', {direction: 'right', target_pane_id: target, cwd: request.cwd, focus: false, ...env}, parseNewPane)
+			: await this.ask('workspace.create', {cwd: request.cwd, focus: false, ...env, ...(request.title ? {label: request.title} : {})}, parseNewPane);
 		try {
 			await this.call('pane.send_input', {pane_id: created.paneId, text: line, keys: ['Enter']});
 		} catch (error) {
@@ -406,7 +405,7 @@ export class HerdrMux implements Multiplexer {
 	/** Start the event streams with the first listener; stop them with the last. */
 	subscribe(listener: (event: MuxEvent) => void): () => void {
 		this.listeners.add(listener);
-		if (!this.streams && !this.disposed) this.startStreams();
+		if (!this.events && !this.disposed) this.startStreams();
 		return () => {
 			this.listeners.delete(listener);
 			if (this.listeners.size === 0) void this.stopStreams();
@@ -419,56 +418,28 @@ export class HerdrMux implements Multiplexer {
 		await this.stopStreams();
 	}
 
-	/** True while the event streams are open (changes from now on arrive as events). */
+	/** True while the event streams are open and synced (changes from now on arrive as events). */
 	eventsLive(): boolean {
-		return this.streams !== undefined && this.streams.lifecycle.live && (this.known.size === 0 || this.streams.status.live);
+		return this.events?.live() === true;
 	}
 
-	/**
-	 * Two streams, because herdr replays its ring of recent lifecycle events to every new
-	 * subscriber at one event per 100 ms (PROTOCOL 5.4): the lifecycle stream is opened once and
-	 * kept; the per-pane status stream (no replay) is the one re-opened when the pane set changes,
-	 * since a subscription list is fixed for the life of its connection.
-	 */
 	private startStreams(): void {
-		const backoff = {initialMs: this.options.backoff?.initialMs ?? 250, maxMs: this.options.backoff?.maxMs ?? 10_000};
-		const lifecycle = new StreamLoop({
+		this.events = new HerdrEvents({
 			client: this.client,
-			backoff,
-			open: async () => {
-				await this.snapshot();
-				return LIFECYCLE.map(type => ({type}));
-			},
-			onEvent: event => this.onWireEvent(event),
-			onState: error => this.streamState('lifecycle', error),
-			// Whatever happened during the gap is in the snapshot just taken, not in events.
-			onReconnected: () => this.emit({type: 'changed'}),
+			backoff: {initialMs: this.options.backoff?.initialMs ?? 250, maxMs: this.options.backoff?.maxMs ?? 10_000},
+			resyncMs: this.options.resyncMs ?? 500,
+			snapshot: () => this.snapshot(),
+			emit: event => this.emit(event),
+			onState: (which, error) => this.streamState(which, error),
+			...(this.options.logger ? {logger: this.options.logger} : {}),
 		});
-		const status = new StreamLoop({
-			client: this.client,
-			backoff,
-			open: async retry => {
-				// A pane that vanished fails the whole subscription: re-read the set before retrying.
-				if (retry) await this.snapshot();
-				const ids = [...this.known].sort();
-				this.statusKey = ids.join('\n');
-				return ids.length === 0 ? undefined : ids.map(id => ({type: 'pane.agent_status_changed', pane_id: id}));
-			},
-			onEvent: event => this.onWireEvent(event),
-			onState: error => this.streamState('status', error),
-			onReconnected: () => this.emit({type: 'changed'}),
-			benign: error => error instanceof MuxError && error.code === 'pane_not_found',
-		});
-		this.streams = {lifecycle, status};
-		lifecycle.start();
-		status.start();
+		this.events.start();
 	}
 
 	private async stopStreams(): Promise<void> {
-		const streams = this.streams;
-		this.streams = undefined;
-		clearTimeout(this.resyncTimer);
-		await Promise.all([streams?.lifecycle.stop(), streams?.status.stop()]);
+		const events = this.events;
+		this.events = undefined;
+		await events?.stop();
 		this.streamErrors = {};
 		this.updateHealth();
 	}
@@ -482,220 +453,9 @@ export class HerdrMux implements Multiplexer {
 		}
 		this.updateHealth();
 	}
-
-	/** Remember the panes a snapshot shows; any we knew that it lacks is gone for good (ids are never reused). */
-	private learnPanes(panes: readonly WirePane[]): void {
-		const ids = new Set(panes.map(p => p.paneId));
-		for (const id of this.known) {
-			if (!ids.has(id)) {
-				this.known.delete(id);
-				this.gone.add(id);
-				this.agents.delete(id);
-			}
-		}
-		for (const pane of panes) {
-			this.known.add(pane.paneId);
-			this.agents.set(pane.paneId, pane.agent);
-		}
-		this.paneSetChanged();
-	}
-
-	/** The status stream watches a fixed list of panes: re-open it when the set moved. */
-	private paneSetChanged(): void {
-		this.resyncPending = false;
-		if (!this.streams) return;
-		if ([...this.known].sort().join('\n') === this.statusKey) return;
-		this.streams.status.restart();
-	}
-
-	/** After events that can drop panes silently (moves, tab/workspace closes), re-read the set. */
-	private scheduleResync(): void {
-		this.resyncPending = true;
-		clearTimeout(this.resyncTimer);
-		this.resyncTimer = setTimeout(() => {
-			// Listeners usually list panes right after an event, which re-reads the set for free.
-			if (!this.resyncPending || this.disposed) return;
-			this.snapshot().catch(error => this.options.logger?.debug('herdr resync failed', messageOf(error)));
-		}, this.options.resyncMs ?? 500);
-		this.resyncTimer.unref();
-	}
-
-	private onWireEvent(event: WireEvent): void {
-		const data = event.data;
-		const paneId = typeof data['pane_id'] === 'string' ? data['pane_id'] : undefined;
-		switch (event.event) {
-			case 'pane_created': {
-				const pane = data['pane'];
-				const id = isObject(pane) && typeof pane['pane_id'] === 'string' ? pane['pane_id'] : undefined;
-				// A new subscriber first gets a replay of recent events: drop what the snapshot already showed.
-				if (!id || this.known.has(id) || this.gone.has(id)) return;
-				this.known.add(id);
-				this.emit({type: 'pane-created', paneId: id});
-				this.paneSetChanged();
-				return;
-			}
-			case 'pane_closed':
-			case 'pane_exited': {
-				if (!paneId || !this.known.has(paneId)) return;
-				this.known.delete(paneId);
-				this.gone.add(paneId);
-				this.emit({type: event.event === 'pane_closed' ? 'pane-closed' : 'pane-exited', paneId});
-				this.paneSetChanged();
-				return;
-			}
-			case 'pane_agent_detected': {
-				if (!paneId || this.gone.has(paneId)) return;
-				const agent = typeof data['agent'] === 'string' ? data['agent'] : undefined;
-				if (this.agents.has(paneId) && this.agents.get(paneId) === agent) return;
-				this.agents.set(paneId, agent);
-				this.emit({type: 'agent-detected', paneId, ...(agent ? {agent} : {})});
-				return;
-			}
-			case 'pane.agent_status_changed': {
-				if (!paneId) return;
-				const agent = typeof data['agent'] === 'string' ? data['agent'] : undefined;
-				this.emit({type: 'agent-status', paneId, status: agentStatusOf(data['agent_status']), ...(agent ? {agent} : {})});
-				return;
-			}
-			case 'pane_moved':
-			case 'tab_closed':
-			case 'workspace_closed':
-				// Panes can leave without a pane_closed here (PROTOCOL 5.3): re-read the set.
-				this.emit({type: 'changed'});
-				this.scheduleResync();
-				return;
-			case 'pane_updated':
-				this.emit({type: 'changed'});
-				return;
-			default:
-				// Unknown and uninteresting events (layout_updated, new kinds) are ignored.
-				return;
-		}
-	}
 }
 
 /** A herdr backend for `socketPath`. */
 export function createHerdrMux(options: HerdrMuxOptions): HerdrMux {
 	return new HerdrMux(options);
-}
-
-interface StreamLoopOptions {
-	readonly client: HerdrClient;
-	readonly backoff: {readonly initialMs: number; readonly maxMs: number};
-	/** The subscriptions for the next connection; undefined = nothing to watch yet (wait for restart). `retry` after a failure. */
-	readonly open: (retry: boolean) => Promise<readonly HerdrSubscription[] | undefined>;
-	readonly onEvent: (event: WireEvent) => void;
-	/** undefined = streaming; a message = down, with when the next attempt comes. */
-	readonly onState: (error: string | undefined) => void;
-	/** The stream is back after a failure. */
-	readonly onReconnected: () => void;
-	/** Failures that are part of normal life (a pane vanished meanwhile): retried at once, not reported. */
-	readonly benign?: (error: unknown) => boolean;
-}
-
-/** One `events.subscribe` stream that reconnects with exponential backoff until stopped. */
-class StreamLoop {
-	/** True between `subscription_started` and the stream's end. */
-	live = false;
-	private readonly options: StreamLoopOptions;
-	private stopped = false;
-	private restarting = false;
-	private stream: HerdrStream | undefined;
-	private wakeUp: (() => void) | undefined;
-	private done: Promise<void> | undefined;
-
-	constructor(options: StreamLoopOptions) {
-		this.options = options;
-	}
-
-	start(): void {
-		this.done = this.run();
-	}
-
-	/** Re-open with fresh subscriptions now (no backoff). */
-	restart(): void {
-		if (this.stream) {
-			this.restarting = true;
-			this.stream.close();
-		}
-		this.wakeUp?.();
-	}
-
-	async stop(): Promise<void> {
-		this.stopped = true;
-		this.stream?.close();
-		this.wakeUp?.();
-		await this.done;
-	}
-
-	/** Wait `ms` (or until restart/stop); without `ms`, until restart/stop. */
-	private wait(ms?: number): Promise<void> {
-		return new Promise(resolve => {
-			let timer: NodeJS.Timeout | undefined;
-			const finish = () => {
-				clearTimeout(timer);
-				if (this.wakeUp === finish) this.wakeUp = undefined;
-				resolve();
-			};
-			if (ms !== undefined) {
-				timer = setTimeout(finish, ms);
-				timer.unref();
-			}
-			this.wakeUp = finish;
-		});
-	}
-
-	private async run(): Promise<void> {
-		const {initialMs, maxMs} = this.options.backoff;
-		let delay = initialMs;
-		let failed = false;
-		// Let the caller finish wiring before the first I/O.
-		await Promise.resolve();
-		while (!this.stopped) {
-			try {
-				const subscriptions = await this.options.open(failed);
-				if (this.stopped) break;
-				if (!subscriptions) {
-					this.options.onState(undefined);
-					await this.wait();
-					continue;
-				}
-				this.stream = this.options.client.subscribe(subscriptions, this.options.onEvent);
-				await this.stream.started;
-				this.live = true;
-				delay = initialMs;
-				this.options.onState(undefined);
-				if (failed) this.options.onReconnected();
-				failed = false;
-				const reason = await this.stream.closed;
-				this.live = false;
-				if (this.stopped) break;
-				if (this.restarting) {
-					this.restarting = false;
-					continue;
-				}
-				throw new MuxError(`herdr event stream lost (${reason})`, 'connection_closed');
-			} catch (error) {
-				this.live = false;
-				this.stream?.close();
-				this.stream = undefined;
-				const restarted = this.restarting;
-				this.restarting = false;
-				if (this.stopped) break;
-				// Closed by restart() while it was still connecting: not a failure.
-				if (restarted) continue;
-				failed = true;
-				if (this.options.benign?.(error)) {
-					await this.wait(initialMs);
-					continue;
-				}
-				const when = delay < 1000 ? `${delay} ms` : `${Math.round(delay / 1000)} s`;
-				this.options.onState(`${messageOf(error)}; reconnecting in ${when}`);
-				await this.wait(delay);
-				delay = Math.min(delay * 2, maxMs);
-			}
-		}
-		this.stream?.close();
-		this.stream = undefined;
-	}
 }

@@ -1,0 +1,392 @@
+import type {AgentStatus} from '../../domain/types.js';
+import {messageOf} from '../../domain/result.js';
+import type {Logger} from '../../system/logger.js';
+import {MuxError, type MuxEvent} from '../types.js';
+import type {HerdrClient, HerdrStream, HerdrSubscription} from './client.js';
+import {agentStatusOf, isObject, type WireEvent, type WirePane, type WireSnapshot} from './wire.js';
+
+/**
+ * The lifecycle events we follow. Not `pane.updated` or `layout.updated`: they fire on every
+ * title change and would fill the replay a protocol-20 herdr sends every new subscriber.
+ */
+const LIFECYCLE: readonly string[] = ['pane.created', 'pane.closed', 'pane.exited', 'pane.moved', 'pane.agent_detected', 'tab.closed', 'workspace.closed'];
+
+/** Failures that are part of normal life, retried at once and not reported as a problem. */
+const BENIGN_CODES = new Set([
+	// A pane we watch vanished before the status subscription reached herdr: it fails whole.
+	'pane_not_found',
+	// herdr dropped events this stream had not read yet: a resync covers them.
+	'events_lost',
+]);
+
+export interface HerdrEventsOptions {
+	readonly client: HerdrClient;
+	readonly backoff: {readonly initialMs: number; readonly maxMs: number};
+	/** How long after an event that can drop panes silently to re-read the pane set (ms). */
+	readonly resyncMs: number;
+	/** A fresh `session.snapshot` (protocol checked first). */
+	readonly snapshot: () => Promise<WireSnapshot>;
+	readonly emit: (event: MuxEvent) => void;
+	/** A stream's state: undefined = streaming; a message = down, with when the next attempt comes. */
+	readonly onState: (which: 'lifecycle' | 'status', error: string | undefined) => void;
+	readonly logger?: Logger;
+}
+
+/** What the streams last said about one pane, and when (`at`: the value of `seq` when it was last set). */
+interface PaneView {
+	agent: string | undefined;
+	status: AgentStatus;
+	at: number;
+}
+
+/**
+ * herdr's event streams, turned into MuxEvents that report each change once.
+ *
+ * Every stream subscribes first and takes a snapshot once herdr said `subscription_started`
+ * (PROTOCOL 14: herdr 0.9 no longer replays past events, so a change between a snapshot and a
+ * later subscription would be lost). A change in between then arrives both as an event and in
+ * the snapshot, and a protocol-20 herdr replays older events on top, so both are applied to one
+ * view of the panes and only what changes that view is emitted. Ids are never reused (PROTOCOL 2),
+ * so a pane seen leaving is never brought back by an older snapshot, and a snapshot removes or
+ * changes only what no event touched after it was asked for.
+ *
+ * The first snapshot is the baseline: it emits one `changed` (listeners look once, after the
+ * streams are live) instead of an event per pane. Later snapshots (a reconnect, a re-opened status
+ * stream, a resync after a workspace closed) emit what they find changed. Pane listings the
+ * backend makes for its callers do not touch this view or the streams.
+ *
+ * Two streams, because a protocol-20 herdr replays its ring of recent lifecycle events to every
+ * new subscriber at one event per 100 ms (PROTOCOL 5.4): the lifecycle stream is opened once and
+ * kept; the per-pane status stream is the one re-opened when the pane set changes, since a
+ * subscription list is fixed for the life of its connection.
+ */
+export class HerdrEvents {
+	private readonly options: HerdrEventsOptions;
+	private readonly panes = new Map<string, PaneView>();
+	private readonly gone = new Set<string>();
+	/** Bumped by every event that changed the view and by every snapshot applied to it. */
+	private seq = 0;
+	private baselined = false;
+	/** The sorted pane ids the open status stream watches. */
+	private watching = '';
+	private readonly lifecycle: StreamLoop;
+	private readonly status: StreamLoop;
+	private resyncTimer: NodeJS.Timeout | undefined;
+	private stopped = false;
+
+	constructor(options: HerdrEventsOptions) {
+		this.options = options;
+		const common = {client: options.client, backoff: options.backoff, onEvent: (event: WireEvent) => this.onWireEvent(event), benign: isBenign};
+		this.lifecycle = new StreamLoop({
+			...common,
+			subscriptions: async () => LIFECYCLE.map(type => ({type})),
+			synced: () => this.sync(),
+			onState: error => options.onState('lifecycle', error),
+			// Whatever happened while the stream was down is in the snapshot just taken.
+			onReconnected: () => options.emit({type: 'changed'}),
+		});
+		this.status = new StreamLoop({
+			...common,
+			subscriptions: async retry => {
+				// A pane that vanished fails the whole subscription: re-read the set before retrying.
+				if (retry) await this.sync();
+				// The view is empty until the lifecycle stream's first snapshot: nothing to watch yet.
+				if (!this.baselined) return undefined;
+				const ids = [...this.panes.keys()].sort();
+				this.watching = ids.join('\n');
+				return ids.length === 0 ? undefined : ids.map(id => ({type: 'pane.agent_status_changed', pane_id: id}));
+			},
+			// Status changes between the last snapshot and this subscription (new panes, or all of
+			// them while the stream was re-opened) are only in a new snapshot.
+			synced: () => this.sync(),
+			onState: error => options.onState('status', error),
+			onReconnected: () => options.emit({type: 'changed'}),
+		});
+	}
+
+	start(): void {
+		this.lifecycle.start();
+		this.status.start();
+	}
+
+	async stop(): Promise<void> {
+		this.stopped = true;
+		clearTimeout(this.resyncTimer);
+		await Promise.all([this.lifecycle.stop(), this.status.stop()]);
+	}
+
+	/** True while the streams are open and synced (changes from now on arrive as events). */
+	live(): boolean {
+		return this.lifecycle.live && (this.panes.size === 0 || this.status.live);
+	}
+
+	/** A snapshot applied to the view; `asked` tells which events it may already contain. */
+	private async sync(): Promise<void> {
+		const asked = this.seq;
+		const snapshot = await this.options.snapshot();
+		if (!this.stopped) this.apply(snapshot.panes, asked);
+	}
+
+	/**
+	 * A view entry set after this snapshot was asked for (by an event, or by a snapshot answered
+	 * meanwhile) may be newer than what it shows, so it is left alone.
+	 */
+	private apply(panes: readonly WirePane[], asked: number): void {
+		const baseline = !this.baselined;
+		this.baselined = true;
+		this.seq += 1;
+		const now = this.seq;
+		const listed = new Set<string>();
+		for (const pane of panes) {
+			listed.add(pane.paneId);
+			if (this.gone.has(pane.paneId)) continue;
+			const view = this.panes.get(pane.paneId);
+			if (!view) {
+				this.panes.set(pane.paneId, {agent: pane.agent, status: pane.agentStatus, at: now});
+				if (!baseline) this.options.emit({type: 'pane-created', paneId: pane.paneId});
+				continue;
+			}
+			if (view.at > asked) continue;
+			if (view.agent !== pane.agent || view.status !== pane.agentStatus) view.at = now;
+			if (view.agent !== pane.agent) {
+				view.agent = pane.agent;
+				this.options.emit({type: 'agent-detected', paneId: pane.paneId, ...(pane.agent ? {agent: pane.agent} : {})});
+			}
+			if (view.status !== pane.agentStatus) {
+				view.status = pane.agentStatus;
+				this.options.emit({type: 'agent-status', paneId: pane.paneId, status: pane.agentStatus, ...(pane.agent ? {agent: pane.agent} : {})});
+			}
+		}
+		for (const [id, view] of this.panes) {
+			if (listed.has(id) || view.at > asked) continue;
+			// Closed or exited while no stream told us which: either way it is gone.
+			this.forget(id);
+			this.options.emit({type: 'pane-closed', paneId: id});
+		}
+		if (baseline) this.options.emit({type: 'changed'});
+		this.paneSetChanged();
+	}
+
+	private forget(id: string): void {
+		this.panes.delete(id);
+		this.gone.add(id);
+	}
+
+	/** The status stream watches a fixed list of panes: re-open it when the set moved. */
+	private paneSetChanged(): void {
+		if (this.stopped || [...this.panes.keys()].sort().join('\n') === this.watching) return;
+		this.status.restart();
+	}
+
+	/** After events that can drop panes silently (moves, tab/workspace closes), re-read the set. */
+	private scheduleResync(): void {
+		clearTimeout(this.resyncTimer);
+		this.resyncTimer = setTimeout(() => {
+			if (this.stopped) return;
+			this.sync().catch(error => this.options.logger?.debug('herdr resync failed', messageOf(error)));
+		}, this.options.resyncMs);
+		this.resyncTimer.unref();
+	}
+
+	private onWireEvent(event: WireEvent): void {
+		const data = event.data;
+		const paneId = typeof data['pane_id'] === 'string' ? data['pane_id'] : undefined;
+		const agentOf = (obj: Readonly<Record<string, unknown>>) => (typeof obj['agent'] === 'string' ? obj['agent'] : undefined);
+		switch (event.event) {
+			case 'pane_created': {
+				const pane = data['pane'];
+				const id = isObject(pane) && typeof pane['pane_id'] === 'string' ? pane['pane_id'] : undefined;
+				// Seen already: in a snapshot, or a replay / the overlap delivering it again.
+				if (!id || !isObject(pane) || this.panes.has(id) || this.gone.has(id)) return;
+				this.seq += 1;
+				this.panes.set(id, {agent: agentOf(pane), status: agentStatusOf(pane['agent_status']), at: this.seq});
+				this.options.emit({type: 'pane-created', paneId: id});
+				this.paneSetChanged();
+				return;
+			}
+			case 'pane_closed':
+			case 'pane_exited': {
+				if (!paneId || this.gone.has(paneId)) return;
+				this.seq += 1;
+				const known = this.panes.has(paneId);
+				// Remembered even when unknown: an older snapshot still listing it must not bring it back.
+				this.forget(paneId);
+				if (!known) return;
+				this.options.emit({type: event.event === 'pane_closed' ? 'pane-closed' : 'pane-exited', paneId});
+				this.paneSetChanged();
+				return;
+			}
+			case 'pane_agent_detected': {
+				const view = paneId ? this.panes.get(paneId) : undefined;
+				const agent = agentOf(data);
+				if (!paneId || !view || view.agent === agent) return;
+				this.seq += 1;
+				view.agent = agent;
+				view.at = this.seq;
+				this.options.emit({type: 'agent-detected', paneId, ...(agent ? {agent} : {})});
+				return;
+			}
+			case 'pane.agent_status_changed': {
+				const view = paneId ? this.panes.get(paneId) : undefined;
+				const status = agentStatusOf(data['agent_status']);
+				if (!paneId || !view || view.status === status) return;
+				this.seq += 1;
+				view.status = status;
+				view.at = this.seq;
+				const agent = agentOf(data);
+				this.options.emit({type: 'agent-status', paneId, status, ...(agent ? {agent} : {})});
+				return;
+			}
+			case 'pane_moved':
+			case 'tab_closed':
+			case 'workspace_closed':
+				// Panes can leave without a pane_closed here (PROTOCOL 5.3): re-read the set.
+				this.options.emit({type: 'changed'});
+				this.scheduleResync();
+				return;
+			default:
+				// Unknown and uninteresting events (layout_updated, new kinds) are ignored.
+				return;
+		}
+	}
+}
+
+function isBenign(error: unknown): boolean {
+	return error instanceof MuxError && BENIGN_CODES.has(error.code);
+}
+
+interface StreamLoopOptions {
+	readonly client: HerdrClient;
+	readonly backoff: {readonly initialMs: number; readonly maxMs: number};
+	/** The subscriptions for the next connection; undefined = nothing to watch yet (wait for restart). `retry` after a failure. */
+	readonly subscriptions: (retry: boolean) => Promise<readonly HerdrSubscription[] | undefined>;
+	/** Runs once herdr started the stream, before it counts as live: the snapshot taken after subscribing. */
+	readonly synced: () => Promise<void>;
+	readonly onEvent: (event: WireEvent) => void;
+	/** undefined = streaming; a message = down, with when the next attempt comes. */
+	readonly onState: (error: string | undefined) => void;
+	/** The stream is back after a failure. */
+	readonly onReconnected: () => void;
+	/** Failures that are part of normal life: retried at once, not reported. */
+	readonly benign: (error: unknown) => boolean;
+}
+
+/** One `events.subscribe` stream that reconnects with exponential backoff until stopped. */
+class StreamLoop {
+	/** True between the snapshot after `subscription_started` and the stream's end. */
+	live = false;
+	private readonly options: StreamLoopOptions;
+	private stopped = false;
+	private restarting = false;
+	private stream: HerdrStream | undefined;
+	private wakeUp: (() => void) | undefined;
+	private done: Promise<void> | undefined;
+
+	constructor(options: StreamLoopOptions) {
+		this.options = options;
+	}
+
+	start(): void {
+		this.done = this.run();
+	}
+
+	/** Re-open with fresh subscriptions now (no backoff). */
+	restart(): void {
+		if (this.stream) {
+			this.restarting = true;
+			this.stream.close();
+		}
+		this.wakeUp?.();
+	}
+
+	async stop(): Promise<void> {
+		this.stopped = true;
+		this.stream?.close();
+		this.wakeUp?.();
+		await this.done;
+	}
+
+	/** Wait `ms` (or until restart/stop); without `ms`, until restart/stop. */
+	private wait(ms?: number): Promise<void> {
+		return new Promise(resolve => {
+			let timer: NodeJS.Timeout | undefined;
+			const finish = () => {
+				clearTimeout(timer);
+				if (this.wakeUp === finish) this.wakeUp = undefined;
+				resolve();
+			};
+			if (ms !== undefined) {
+				timer = setTimeout(finish, ms);
+				timer.unref();
+			}
+			this.wakeUp = finish;
+		});
+	}
+
+	/** One connection: subscribe, snapshot, then stream until it ends. Resolves when it ended as asked (restart). */
+	private async connect(failed: boolean, reset: () => void): Promise<void> {
+		const subscriptions = await this.options.subscriptions(failed);
+		if (this.stopped) return;
+		if (!subscriptions) {
+			this.options.onState(undefined);
+			await this.wait();
+			return;
+		}
+		const stream = this.options.client.subscribe(subscriptions, this.options.onEvent);
+		this.stream = stream;
+		await stream.started;
+		// Subscribed first, then the snapshot: nothing can fall between the two (PROTOCOL 14).
+		await this.options.synced();
+		if (this.stopped || this.stream !== stream) return;
+		// Closed by restart() while the snapshot was on its way: open again with the new set.
+		if (this.restarting) throw new RestartRequested();
+		this.live = true;
+		reset();
+		this.options.onState(undefined);
+		if (failed) this.options.onReconnected();
+		const ended = await stream.closed;
+		this.live = false;
+		if (this.stopped || this.restarting) return;
+		throw new MuxError(`herdr event stream lost (${ended.message})`, ended.code);
+	}
+
+	private async run(): Promise<void> {
+		const {initialMs, maxMs} = this.options.backoff;
+		let delay = initialMs;
+		let failed = false;
+		// Let the caller finish wiring before the first I/O.
+		await Promise.resolve();
+		while (!this.stopped) {
+			try {
+				await this.connect(failed, () => {
+					delay = initialMs;
+					failed = false;
+				});
+				this.restarting = false;
+			} catch (error) {
+				this.live = false;
+				this.stream?.close();
+				this.stream = undefined;
+				const restarted = this.restarting;
+				this.restarting = false;
+				if (this.stopped) break;
+				// Closed by restart() while it was still connecting: not a failure.
+				if (restarted) continue;
+				failed = true;
+				if (this.options.benign(error)) {
+					await this.wait(initialMs);
+					continue;
+				}
+				const when = delay < 1000 ? `${delay} ms` : `${Math.round(delay / 1000)} s`;
+				this.options.onState(`${messageOf(error)}; reconnecting in ${when}`);
+				await this.wait(delay);
+				delay = Math.min(delay * 2, maxMs);
+			}
+		}
+		this.stream?.close();
+		this.stream = undefined;
+	}
+}
+
+/** Thrown inside a connection attempt that restart() interrupted. */
+class RestartRequested extends Error {}
