@@ -4,8 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest';
 import {HerdrClient} from '../../src/mux/herdr/client.js';
-import {herdrValidator} from '../support/herdrSchema.js';
-import {herdrNumber, startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
+import {HERDR_PROTOCOLS} from '../../src/mux/herdr/protocol.js';
+import {FAKE_PROTOCOLS, herdrValidator} from '../support/herdrSchema.js';
+import {FAKE_HERDR_VERSIONS, herdrNumber, startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
 import {eventually} from './contract.js';
 
 let dir: string;
@@ -42,34 +43,55 @@ function stream(subscriptions: unknown[]): {lines: unknown[]; close: () => void}
 	return {lines, close: () => s.destroy()};
 }
 
-beforeAll(async () => {
-	dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-fake-')));
-	socket = path.join(dir, 'herdr.sock');
-	fake = await startFakeHerdr({socketPath: socket, eventTickMs: 20});
-});
-afterEach(() => {
-	fake.violations.splice(0);
-});
-afterAll(async () => {
-	await fake.stop();
-	fs.rmSync(dir, {recursive: true, force: true});
-});
+describe.each(FAKE_PROTOCOLS)('the fake herdr itself, playing protocol %i', {timeout: 30_000}, protocol => {
+	const traits = HERDR_PROTOCOLS.find(p => p.protocol === protocol);
+	beforeAll(async () => {
+		dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-fake-')));
+		socket = path.join(dir, 'herdr.sock');
+		fake = await startFakeHerdr({socketPath: socket, protocol, eventTickMs: 20});
+	});
+	afterEach(() => {
+		fake.violations.splice(0);
+	});
+	afterAll(async () => {
+		await fake.stop();
+		fs.rmSync(dir, {recursive: true, force: true});
+	});
 
-describe('the fake herdr itself', {timeout: 30_000}, () => {
 	it("numbers ids herdr's way (bijective base 32)", () => {
 		expect([1, 9, 10, 31, 32, 33, 64, 65].map(herdrNumber)).toEqual(['1', '9', 'A', 'Z', '0', '11', '10', '21']);
 	});
 
-	it('answers a bad request with id "" and invalid_request, and records the violation', async () => {
+	it('answers ping with its version, protocol and that protocol\'s capabilities', async () => {
+		const pong = JSON.parse(await raw('{"id":"p","method":"ping","params":{}}')) as {result: {version: string; protocol: number; capabilities: object}};
+		expect(pong.result).toMatchObject({type: 'pong', version: FAKE_HERDR_VERSIONS[protocol], protocol});
+		expect(Object.keys(pong.result.capabilities).sort()).toEqual([...(traits?.capabilities ?? ['?'])].sort());
+		expect(fake.violations).toEqual([]);
+	});
+
+	it(`answers a bad request with invalid_request, ${protocol === 22 ? 'keeping its id' : 'id ""'}, and records the violation`, async () => {
 		const answer = JSON.parse(await raw('{"id":"x","method":"pane.frobnicate","params":{}}')) as unknown;
-		expect(answer).toEqual({id: '', error: {code: 'invalid_request', message: expect.stringContaining('invalid request')}});
+		expect(answer).toEqual({id: traits?.invalidRequestKeepsId ? 'x' : '', error: {code: 'invalid_request', message: expect.stringContaining('invalid request')}});
 		expect(fake.violations).toEqual([expect.stringContaining('request:')]);
 		const notJson = JSON.parse(await raw('hello')) as unknown;
 		expect(notJson).toMatchObject({id: '', error: {code: 'invalid_request'}});
 	});
 
+	it(`${traits?.replaysLifecycle ? 'replays' : 'does not replay'} past lifecycle events to a new subscriber`, async () => {
+		const pane = await fake.openWorkspace(dir);
+		const s = stream([{type: 'pane.created'}]);
+		await eventually('started', () => (s.lines.length >= 1 ? true : undefined));
+		// A pane made after subscribing is always sent; the one made before only by a replaying protocol.
+		const later = await fake.split(pane, dir);
+		const created = () => s.lines.slice(1).map(l => (l as {data: {pane: {pane_id: string}}}).data.pane.pane_id);
+		await eventually('the live event', () => (created().includes(later) ? true : undefined));
+		expect(created().includes(pane)).toBe(traits?.replaysLifecycle);
+		s.close();
+		expect(fake.violations).toEqual([]);
+	});
+
 	it('its schema check catches a malformed line (a negative pid)', () => {
-		const check = herdrValidator();
+		const check = herdrValidator(protocol);
 		const good = {id: 'a', result: {type: 'pane_process_info', process_info: {pane_id: 'w1:p1', shell_pid: 10}}};
 		expect(check('success_response', good)).toBeUndefined();
 		expect(check('success_response', {...good, result: {...good.result, process_info: {pane_id: 'w1:p1', shell_pid: -1}}})).toMatch(/success_response/);

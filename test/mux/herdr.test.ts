@@ -8,7 +8,8 @@ import {fileShellCache} from '../../src/mux/herdr/shellCache.js';
 import type {MuxEvent} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
-import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
+import {FAKE_HERDR_VERSIONS, startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
+import {FAKE_PROTOCOLS} from '../support/herdrSchema.js';
 import {eventually, muxContract} from './contract.js';
 
 function scratch(): {dir: string; path: string; socket: string; dispose: () => void} {
@@ -27,11 +28,11 @@ function muxOptions(socketPath: string, extra: Partial<HerdrMuxOptions> = {}): H
 	return {socketPath, env: {}, processes: createProcessTable(), backoff: {initialMs: 50, maxMs: 400}, resyncMs: 100, ...extra};
 }
 
-describe('herdr backend: the mux contract against the fake herdr', {timeout: 30_000}, () => {
+describe.each(FAKE_PROTOCOLS)('herdr backend: the mux contract against the fake herdr (protocol %i)', {timeout: 30_000}, protocol => {
 	let fake: FakeHerdr | undefined;
 	muxContract(async () => {
 		const s = scratch();
-		fake = await startFakeHerdr({socketPath: s.socket, eventTickMs: 20});
+		fake = await startFakeHerdr({socketPath: s.socket, protocol, eventTickMs: 20});
 		// mam-tui needs a pane to split from; a workspace with a plain shell plays the user's pane.
 		await fake.openWorkspace(s.dir);
 		const socket = s.socket;
@@ -55,12 +56,12 @@ describe('herdr backend: the mux contract against the fake herdr', {timeout: 30_
 	});
 });
 
-describe('herdr backend specifics', {timeout: 30_000}, () => {
+describe.each(FAKE_PROTOCOLS)('herdr backend specifics (protocol %i)', {timeout: 30_000}, protocol => {
 	let s: ReturnType<typeof scratch>;
 	let fake: FakeHerdr;
 	beforeAll(async () => {
 		s = scratch();
-		fake = await startFakeHerdr({socketPath: s.socket, eventTickMs: 20});
+		fake = await startFakeHerdr({socketPath: s.socket, protocol, eventTickMs: 20});
 	});
 	afterEach(() => {
 		expect(fake.violations).toEqual([]);
@@ -68,6 +69,13 @@ describe('herdr backend specifics', {timeout: 30_000}, () => {
 	afterAll(async () => {
 		await fake.stop();
 		s.dispose();
+	});
+
+	it('says which herdr and protocol it talks to', async () => {
+		const mux = createHerdrMux(muxOptions(s.socket));
+		await mux.listPanes();
+		expect(mux.health()).toEqual({kind: 'herdr', ok: true, message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (protocol ${protocol}) at ${s.socket}`, lastOkAt: expect.any(Number)});
+		await mux.dispose();
 	});
 
 	it('a listing is one round: a snapshot, process_info only for terminals not seen before', async () => {
@@ -230,7 +238,7 @@ describe('herdr backend specifics', {timeout: 30_000}, () => {
 
 	it('without any pane to split from, opens a new workspace', async () => {
 		const empty = scratch();
-		const lone = await startFakeHerdr({socketPath: empty.socket, eventTickMs: 20});
+		const lone = await startFakeHerdr({socketPath: empty.socket, protocol, eventTickMs: 20});
 		try {
 			const mux = createHerdrMux(muxOptions(empty.socket));
 			const id = await mux.openPane({argv: ['codex'], cwd: empty.dir, env: {PATH: empty.path}, title: 'solo'});
@@ -272,6 +280,8 @@ describe('herdr socket resolution (PROTOCOL 1.1) and error messages', () => {
 			'agent_pane_not_found', 'agent_pane_busy', 'agent_pane_unavailable', 'agent_start_input_failed', 'agent_launch_pending',
 			'agent_not_ready', 'agent_not_running', 'agent_not_idle', 'agent_prompt_stalled', 'empty_agent_prompt', 'agent_prompt_failed',
 			'agent_send_keys_failed', 'invalid_regex', 'unsupported_event_wait_match', 'server_not_running', 'protocol_mismatch',
+			// herdr 0.8.2–0.9 (PROTOCOL 14).
+			'agent_blocked', 'connection_local_only', 'workspace_group_close_required', 'ui_busy', 'events_lost',
 		];
 		for (const code of documented) {
 			expect(herdrErrorMessage(code, '', 'm')).not.toMatch(/refused it/);

@@ -16,7 +16,8 @@ import {FIXTURE_BUILDERS} from '../adapters/fixtures/index.js';
 import type {FixtureWorld} from '../adapters/fixtures/types.js';
 import {killLeftovers, startTimeOf} from '../actions/support/agents.js';
 import {createTestWorld, type TestWorld} from '../actions/support/world.js';
-import {startFakeHerdr, type FakeHerdr, type Misbehaviour} from '../support/fakeHerdr.js';
+import {FAKE_HERDR_VERSIONS, startFakeHerdr, type FakeHerdr, type Misbehaviour} from '../support/fakeHerdr.js';
+import {FAKE_PROTOCOLS, type FakeProtocol} from '../support/herdrSchema.js';
 import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
 import {builtCli, cliEnv} from './support/cli.js';
 import {HerdrIdProxy} from './support/herdrProxy.js';
@@ -26,31 +27,42 @@ let socket: string;
 let fake: FakeHerdr;
 let firstPane: string;
 
-beforeAll(async () => {
-	dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-muxfaults-')));
-	socket = path.join(dir, 'herdr.sock');
-	fake = await startFakeHerdr({socketPath: socket, eventTickMs: 20});
-	firstPane = await fake.openWorkspace(dir);
-});
+/** A fake herdr of `protocol` with one workspace, for the describe block that calls this. */
+function withFake(protocol: FakeProtocol): void {
+	beforeAll(async () => {
+		dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `mam-muxfaults-${protocol}-`)));
+		socket = path.join(dir, 'herdr.sock');
+		fake = await startFakeHerdr({socketPath: socket, protocol, eventTickMs: 20});
+		firstPane = await fake.openWorkspace(dir);
+	});
+	afterAll(async () => {
+		await fake?.stop();
+		fs.rmSync(dir, {recursive: true, force: true});
+	});
+}
 
-afterAll(async () => {
-	await fake?.stop();
+afterAll(() => {
 	disposeStandinScript();
-	fs.rmSync(dir, {recursive: true, force: true});
 });
 
 /** The faults of SPEC 7 a herdr can show, as the fake plays them. */
-const FAULTS: ReadonlyArray<{what: string; mode?: Misbehaviour; down?: boolean; ok: boolean; message: RegExp}> = [
-	{what: 'healthy', ok: true, message: /herdr 0\.8\.0/},
-	{what: 'connections refused (closed unanswered)', mode: {kind: 'refuse'}, ok: false, message: /closed the connection|herdr/},
-	{what: 'garbage answers', mode: {kind: 'garbage'}, ok: false, message: /not JSON/},
-	{what: 'slow answers within the timeout', mode: {kind: 'slow', delayMs: 300}, ok: true, message: /herdr 0\.8\.0/},
-	{what: 'no answer at all', mode: {kind: 'silent', methods: ['session.snapshot']}, ok: false, message: /did not answer session\.snapshot/},
-	{what: 'another protocol version', mode: {kind: 'wrong-protocol', protocol: 19}, ok: false, message: /protocol 19/},
-	{what: 'socket gone', down: true, ok: false, message: /no herdr socket/},
-];
+function faults(protocol: FakeProtocol): ReadonlyArray<{what: string; mode?: Misbehaviour; down?: boolean; ok: boolean; message: RegExp}> {
+	const healthy = new RegExp(`herdr ${FAKE_HERDR_VERSIONS[protocol].replaceAll('.', '\\.')} \\(protocol ${protocol}\\)`);
+	return [
+		{what: 'healthy', ok: true, message: healthy},
+		{what: 'connections refused (closed unanswered)', mode: {kind: 'refuse'}, ok: false, message: /closed the connection|herdr/},
+		{what: 'garbage answers', mode: {kind: 'garbage'}, ok: false, message: /not JSON/},
+		{what: 'slow answers within the timeout', mode: {kind: 'slow', delayMs: 300}, ok: true, message: healthy},
+		{what: 'no answer at all', mode: {kind: 'silent', methods: ['session.snapshot']}, ok: false, message: /did not answer session\.snapshot/},
+		{what: 'a protocol older than any known', mode: {kind: 'wrong-protocol', protocol: 19}, ok: false, message: /protocol 19, older than any mam-tui knows.*upgrade herdr/},
+		{what: 'a newer, untested protocol', mode: {kind: 'wrong-protocol', protocol: 23}, ok: true, message: /untested protocol 23, treating as 22/},
+		{what: 'an error code it cannot place', mode: {kind: 'error', code: 'ui_busy', methods: ['session.snapshot']}, ok: false, message: /interface is busy/},
+		{what: 'socket gone', down: true, ok: false, message: /no herdr socket/},
+	];
+}
 
-describe('herdr faults: status keeps answering and shows the health', () => {
+describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): status keeps answering and shows the health', protocol => {
+	withFake(protocol);
 	let registry: string;
 	beforeAll(() => {
 		registry = path.join(dir, 'status.db');
@@ -59,7 +71,7 @@ describe('herdr faults: status keeps answering and shows the health', () => {
 		reg.close();
 	});
 
-	it.each(FAULTS)('status --json when herdr gives $what', {timeout: 60_000}, async fault => {
+	it.each(faults(protocol))('status --json when herdr gives $what', {timeout: 60_000}, async fault => {
 		fake.misbehave(fault.mode);
 		if (fault.down) await fake.stopListening();
 		try {
@@ -80,7 +92,8 @@ describe('herdr faults: status keeps answering and shows the health', () => {
 	});
 });
 
-describe('herdr faults: the supervisor keeps running, shows health, and recovers', () => {
+describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): the supervisor keeps running, shows health, and recovers', protocol => {
+	withFake(protocol);
 	let world: FixtureWorld;
 	beforeAll(async () => {
 		world = await (FIXTURE_BUILDERS.claude ?? (() => {
@@ -133,7 +146,22 @@ describe('herdr faults: the supervisor keeps running, shows health, and recovers
 			await healthy('recovered from a dropped stream');
 			fake.misbehave({kind: 'silent', methods: ['session.snapshot']});
 			await down('silence reported', /did not answer/);
+			// Every error herdr 0.8.2–0.9 can answer (and one from a later herdr) is a message, not a crash.
+			for (const [code, text] of [
+				['agent_blocked', /approval or question dialog/],
+				['connection_local_only', /client shell/],
+				['workspace_group_close_required', /worktree workspaces/],
+				['ui_busy', /interface is busy/],
+				['events_lost', /dropped events/],
+				['a_code_from_the_future', /a_code_from_the_future/],
+			] as const) {
+				fake.misbehave({kind: 'error', code, methods: ['session.snapshot']});
+				await down(`${code} reported`, text);
+			}
+			fake.misbehave({kind: 'error', code: 'events_lost', methods: ['events.subscribe']});
+			fake.loseEvents();
 			fake.misbehave(undefined);
+			await healthy('recovered from herdr errors');
 			await fake.stopListening();
 			await down('a vanished socket reported', /no herdr socket|connect/);
 			await fake.listen();
@@ -152,6 +180,7 @@ describe('herdr faults: the supervisor keeps running, shows health, and recovers
 });
 
 describe('herdr: a pane id reused by a new pane between the snapshot and the action', () => {
+	withFake(22);
 	let tw: TestWorld;
 	let proxy: HerdrIdProxy;
 	const leftovers: Array<{pid: number; startTime: number}> = [];

@@ -36,6 +36,8 @@ export type Misbehaviour =
 	| {readonly kind: 'silent'; readonly methods?: readonly string[]}
 	/** Answer with this herdr error code (and message) instead. */
 	| {readonly kind: 'error'; readonly code: string; readonly message?: string; readonly methods?: readonly string[]}
+	/** Answer with this result, unvalidated (a shape a newer herdr might send). */
+	| {readonly kind: 'raw'; readonly result: Readonly<Record<string, unknown>>; readonly methods?: readonly string[]}
 	| {readonly kind: 'wrong-protocol'; readonly protocol: number};
 
 export interface FakeHerdrOptions {
@@ -483,6 +485,7 @@ export class FakeHerdr {
 			if (bad.kind === 'garbage') return void socket.end('this is not json {\n');
 			if (bad.kind === 'silent') return;
 			if (bad.kind === 'error') return this.reply(socket, {id, error: {code: bad.code, message: bad.message ?? `the fake herdr answers ${bad.code}`}});
+			if (bad.kind === 'raw') return void socket.end(`${JSON.stringify({id, result: bad.result})}\n`);
 			await sleep(bad.delayMs);
 		}
 		const half = method === 'session.snapshot' ? 'snapshot' : method === 'events.subscribe' && this.isLifecycle(params) ? 'subscribe' : undefined;

@@ -8,6 +8,8 @@ import {Registry} from '../../src/registry/registry.js';
 import type {StatusJson} from '../../src/cli/statusCommand.js';
 import {runCli} from '../helpers/cli.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
+import {FAKE_HERDR_VERSIONS} from '../support/fakeHerdr.js';
+import {FAKE_PROTOCOLS, type FakeProtocol} from '../support/herdrSchema.js';
 import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
 import {eventually} from '../mux/contract.js';
 
@@ -41,10 +43,13 @@ function pidOf(name: string, pids: readonly number[]): number | undefined {
 }
 
 /** The standalone fake herdr: a child process, ready when it prints its JSON line. */
-async function startStandaloneFake(socket: string, tmuxName: string): Promise<{child: ChildProcess; panes: string[]}> {
+async function startStandaloneFake(socket: string, tmuxName: string, protocol: FakeProtocol): Promise<{child: ChildProcess; panes: string[]}> {
 	const child = spawn(
 		process.execPath,
-		['--import', 'tsx', FAKE_MAIN, '--socket', socket, '--tmux-socket', tmuxName, '--cwd', dir, '--path-prepend', bin, '--pane', 'claude', '--pane', 'codex', '--pane', '', '--strict'],
+		[
+			'--import', 'tsx', FAKE_MAIN, '--socket', socket, '--tmux-socket', tmuxName, '--protocol', String(protocol),
+			'--cwd', dir, '--path-prepend', bin, '--pane', 'claude', '--pane', 'codex', '--pane', '', '--strict',
+		],
 		{cwd: ROOT, env: isolatedEnv(), stdio: ['ignore', 'pipe', 'pipe']},
 	);
 	let out = '';
@@ -64,16 +69,17 @@ async function startStandaloneFake(socket: string, tmuxName: string): Promise<{c
 }
 
 describe('mam-tui status: panes live, for both backends (the Done-when)', {timeout: 90_000}, () => {
-	it('herdr: three panes (two agents, one shell) with their agents and pids; the session in one of them', async () => {
-		const socket = path.join(dir, 'herdr.sock');
+	it.each(FAKE_PROTOCOLS)('herdr protocol %i: three panes (two agents, one shell) with their agents and pids; the session in one of them', async protocol => {
+		const socket = path.join(dir, `herdr-${protocol}.sock`);
 		const tmux = privateTmux();
-		const {child, panes} = await startStandaloneFake(socket, tmux.name);
+		const {child, panes} = await startStandaloneFake(socket, tmux.name, protocol);
 		try {
 			expect(panes).toEqual(['w1:p1', 'w1:p2', 'w1:p3']);
-			const registry = Registry.open(path.join(env['MAM_HOME'] ?? '', 'registry.db'));
+			const state = path.join(dir, `state-${protocol}`);
+			const registry = Registry.open(path.join(state, 'registry.db'));
 			registry.insert({name: 'fix-login', agent: 'claude', cwd: dir, mux: 'herdr', paneId: 'w1:p1', status: 'running', epoch: 1});
 			registry.close();
-			const cli = {...env, HERDR_SOCKET_PATH: socket};
+			const cli = {...env, MAM_HOME: state, HERDR_SOCKET_PATH: socket};
 			const body = await eventually('both agents detected', async () => {
 				const r = await runCli(['status', '--json', '--mux', 'herdr'], cli);
 				expect(r.exitCode).toBe(0);
@@ -81,7 +87,7 @@ describe('mam-tui status: panes live, for both backends (the Done-when)', {timeo
 				return parsed.panes.filter(p => p.agent).length === 2 ? parsed : undefined;
 			});
 			expect(body.version).toBe(1);
-			expect(body.mux).toMatchObject({kind: 'herdr', ok: true, message: expect.stringContaining('protocol 20')});
+			expect(body.mux).toMatchObject({kind: 'herdr', ok: true, message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (protocol ${protocol}) at ${socket}`});
 			expect(body.panes.map(p => [p.id, p.agent])).toEqual([
 				['w1:p1', 'claude'],
 				['w1:p2', 'codex'],
@@ -101,7 +107,7 @@ describe('mam-tui status: panes live, for both backends (the Done-when)', {timeo
 			const human = await runCli(['status', '--mux', 'herdr'], cli);
 			expect(human.stdout).toMatch(/fix-login\s+claude\s+running\s+w1:p1\s+—\s+~\s+idle\s+no: no conversation pinned yet/);
 			expect(human.stdout).toMatch(/w1:p2\s+codex\s+idle/);
-			expect(human.stdout).toContain('mux: herdr ok — herdr 0.8.0 (protocol 20)');
+			expect(human.stdout).toContain(`mux: herdr ok — herdr ${FAKE_HERDR_VERSIONS[protocol]} (protocol ${protocol})`);
 		} finally {
 			child.kill('SIGTERM');
 			const code = await new Promise<number | null>(resolve => child.once('exit', c => resolve(c)));
