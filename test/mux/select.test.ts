@@ -8,6 +8,7 @@ import {silentLogger} from '../../src/system/logger.js';
 import {realExec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
+import {FAKE_PROTOCOLS} from '../support/herdrSchema.js';
 
 let dir: string;
 let fake: FakeHerdr;
@@ -58,10 +59,18 @@ describe('the herdr shell cache of a command', {timeout: 20_000}, () => {
 });
 
 describe('--mux selection', {timeout: 20_000}, () => {
-	it('auto picks herdr when its socket answers ping', async () => {
-		const mux = await selectMux(deps('auto', {HERDR_SOCKET_PATH: socket}));
-		expect(mux.kind).toBe('herdr');
-		await mux.dispose();
+	it.each(FAKE_PROTOCOLS)('auto picks herdr when its socket answers ping (protocol %i)', async protocol => {
+		const other = await startFakeHerdr({socketPath: path.join(dir, `herdr-${protocol}.sock`), protocol});
+		try {
+			const mux = await selectMux(deps('auto', {HERDR_SOCKET_PATH: other.socketPath}));
+			expect(mux.kind).toBe('herdr');
+			expect((await mux.listPanes()).length).toBe(0);
+			expect(mux.health()).toMatchObject({ok: true, message: expect.stringContaining(`(protocol ${protocol})`)});
+			await mux.dispose();
+			expect(other.violations).toEqual([]);
+		} finally {
+			await other.stop();
+		}
 	});
 
 	it('auto picks tmux when herdr is not there, answers garbage, or never answers', async () => {
