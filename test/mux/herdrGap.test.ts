@@ -62,33 +62,49 @@ describe.each(FAKE_PROTOCOLS)('herdr protocol %i: changes in the gap between sub
 		expect(events.filter(e => e.type === 'pane-closed' && e.paneId === opened)).toHaveLength(1);
 	});
 
-	it('a pane closed in the gap of a reconnect is reported closed, once', async () => {
+	it('a pane closed in the gap of a lifecycle reconnect is reported closed, once', async () => {
 		const {mux, events, has} = watched();
 		await eventually('events live', () => (mux.eventsLive() ? true : undefined));
 		const doomed = await fake.split(first, dir);
 		await has(`pane-created for ${doomed}`, e => e.type === 'pane-created' && e.paneId === doomed);
-		await eventually('the status stream watching it', () => (mux.eventsLive() ? true : undefined));
+		// Its status arriving proves the status stream was re-opened for it: nothing else is pending.
+		fake.setAgentStatus(doomed, 'working');
+		await has(`agent-status working for ${doomed}`, e => e.type === 'agent-status' && e.paneId === doomed && e.status === 'working');
 		fake.inGap(async () => {
 			await new HerdrClient(fake.socketPath).request('pane.close', {pane_id: doomed});
 		});
-		fake.dropSubscriptions();
+		// Only the lifecycle stream is lost: the status stream stays up and takes no snapshot.
+		fake.dropSubscriptions('lifecycle');
 		await has(`pane-closed for ${doomed}`, e => e.type === 'pane-closed' && e.paneId === doomed);
 		await eventually('live again', () => (mux.eventsLive() ? true : undefined));
 		expect(events.filter(e => e.type === 'pane-closed' && e.paneId === doomed)).toHaveLength(1);
 	});
 
-	it('a pane opened in the gap of a reconnect is reported created, once, and watched', async () => {
+	it('a pane opened in the gap of a lifecycle reconnect is reported created, once, and watched', async () => {
 		const {mux, events, has} = watched();
 		await eventually('events live', () => (mux.eventsLive() ? true : undefined));
 		let opened = '';
 		fake.inGap(async () => {
 			opened = await fake.split(first, dir);
 		});
-		fake.dropSubscriptions();
+		fake.dropSubscriptions('lifecycle');
 		await has('pane-created for the pane opened in the gap', e => e.type === 'pane-created' && e.paneId === opened);
 		await eventually('live again', () => (mux.eventsLive() ? true : undefined));
 		fake.setAgentStatus(opened, 'working');
 		await has(`agent-status working for ${opened}`, e => e.type === 'agent-status' && e.paneId === opened && e.status === 'working');
 		expect(events.filter(e => e.type === 'pane-created' && e.paneId === opened)).toHaveLength(1);
+	});
+
+	it('a status change in the gap of a status-stream re-open is reported', async () => {
+		const {mux, has} = watched();
+		await eventually('events live', () => (mux.eventsLive() ? true : undefined));
+		fake.inGap(async () => {
+			fake.setAgentStatus(first, 'blocked');
+		}, 'status');
+		// A new pane changes the watched set: the status stream is re-opened.
+		await fake.split(first, dir);
+		await has(`agent-status blocked for ${first}`, e => e.type === 'agent-status' && e.paneId === first && e.status === 'blocked');
+		fake.setAgentStatus(first, 'idle');
+		await has(`agent-status idle for ${first}`, e => e.type === 'agent-status' && e.paneId === first && e.status === 'idle');
 	});
 });

@@ -285,6 +285,8 @@ const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, m
 /** A hook run between the two halves of a client's bootstrap (see `inGap`). */
 interface Gap {
 	readonly fn: () => Promise<void>;
+	/** Which stream's subscription is one half: the lifecycle one, or a per-pane status one. */
+	readonly stream: 'lifecycle' | 'status';
 	first?: 'subscribe' | 'snapshot';
 	done?: Promise<void>;
 }
@@ -370,10 +372,13 @@ export class FakeHerdr {
 		this.misbehaviour = mode;
 	}
 
-	/** Cut every open event stream (a herdr restart or a network blip, from the client's view). */
-	dropSubscriptions(): void {
-		for (const sub of this.subscriptions) sub.socket.destroy();
-		this.subscriptions.clear();
+	/** Cut every open event stream (a herdr restart or a network blip, from the client's view), or only the lifecycle ones. */
+	dropSubscriptions(only?: 'lifecycle'): void {
+		for (const sub of [...this.subscriptions]) {
+			if (only === 'lifecycle' && sub.lifecycle.size === 0) continue;
+			sub.socket.destroy();
+			this.subscriptions.delete(sub);
+		}
 	}
 
 	/** How many event streams are open right now. */
@@ -382,12 +387,13 @@ export class FakeHerdr {
 	}
 
 	/**
-	 * Run `fn` in the gap of a client's bootstrap: after the fake answered the first of a
-	 * lifecycle `events.subscribe` and a `session.snapshot`, and before it serves the other one
-	 * (which waits for `fn`). Whichever order the client uses, a change `fn` makes falls between.
+	 * Run `fn` in the gap of a client's (re)connect: after the fake answered the first of an
+	 * `events.subscribe` of that `stream` (lifecycle types, or per-pane status only) and a
+	 * `session.snapshot`, and before it serves the other one (which waits for `fn`). Whichever
+	 * order the client takes them in, a change `fn` makes falls between.
 	 */
-	inGap(fn: () => Promise<void>): void {
-		this.gap = {fn};
+	inGap(fn: () => Promise<void>, stream: 'lifecycle' | 'status' = 'lifecycle'): void {
+		this.gap = {fn, stream};
 	}
 
 	/** End every open event stream with an `events_lost` error line, as herdr does for a stream that fell behind. */
@@ -488,7 +494,8 @@ export class FakeHerdr {
 			if (bad.kind === 'raw') return void socket.end(`${JSON.stringify({id, result: bad.result})}\n`);
 			await sleep(bad.delayMs);
 		}
-		const half = method === 'session.snapshot' ? 'snapshot' : method === 'events.subscribe' && this.isLifecycle(params) ? 'subscribe' : undefined;
+		const stream = method === 'events.subscribe' ? (this.isLifecycle(params) ? 'lifecycle' : 'status') : undefined;
+		const half = method === 'session.snapshot' ? 'snapshot' : stream && stream === this.gap?.stream ? 'subscribe' : undefined;
 		if (half) await this.gapBefore(half);
 		if (method === 'events.subscribe') {
 			this.subscribe(socket, id, params);

@@ -11,6 +11,13 @@ import {agentStatusOf, isObject, type WireEvent, type WirePane, type WireSnapsho
  */
 const LIFECYCLE: readonly string[] = ['pane.created', 'pane.closed', 'pane.exited', 'pane.moved', 'pane.agent_detected', 'tab.closed', 'workspace.closed'];
 
+/**
+ * How long a change of the pane set waits before the status stream is re-opened: panes opened
+ * together (or a protocol-20 replay of panes opened and closed long ago) cost one re-open, not one
+ * each. Nothing is lost meanwhile: the re-opened stream takes a snapshot after subscribing.
+ */
+const RESTART_DELAY_MS = 250;
+
 /** Failures that are part of normal life, retried at once and not reported as a problem. */
 const BENIGN_CODES = new Set([
 	// A pane we watch vanished before the status subscription reached herdr: it fails whole.
@@ -51,7 +58,8 @@ interface PaneView {
  * changes only what no event touched after it was asked for.
  *
  * The first snapshot is the baseline: it emits one `changed` (listeners look once, after the
- * streams are live) instead of an event per pane. Later snapshots (a reconnect, a re-opened status
+ * streams are live) instead of an event per pane, and events that arrive before it only update
+ * the view. Later snapshots (a reconnect, a re-opened status
  * stream, a resync after a workspace closed) emit what they find changed. Pane listings the
  * backend makes for its callers do not touch this view or the streams.
  *
@@ -72,6 +80,7 @@ export class HerdrEvents {
 	private readonly lifecycle: StreamLoop;
 	private readonly status: StreamLoop;
 	private resyncTimer: NodeJS.Timeout | undefined;
+	private restartTimer: NodeJS.Timeout | undefined;
 	private stopped = false;
 
 	constructor(options: HerdrEventsOptions) {
@@ -112,6 +121,7 @@ export class HerdrEvents {
 	async stop(): Promise<void> {
 		this.stopped = true;
 		clearTimeout(this.resyncTimer);
+		clearTimeout(this.restartTimer);
 		await Promise.all([this.lifecycle.stop(), this.status.stop()]);
 	}
 
@@ -172,10 +182,15 @@ export class HerdrEvents {
 		this.gone.add(id);
 	}
 
-	/** The status stream watches a fixed list of panes: re-open it when the set moved. */
+	/** The status stream watches a fixed list of panes: re-open it (soon) when the set moved. */
 	private paneSetChanged(): void {
-		if (this.stopped || [...this.panes.keys()].sort().join('\n') === this.watching) return;
-		this.status.restart();
+		if (this.stopped || this.restartTimer) return;
+		this.restartTimer = setTimeout(() => {
+			this.restartTimer = undefined;
+			if (this.stopped || [...this.panes.keys()].sort().join('\n') === this.watching) return;
+			this.status.restart();
+		}, RESTART_DELAY_MS);
+		this.restartTimer.unref();
 	}
 
 	/** After events that can drop panes silently (moves, tab/workspace closes), re-read the set. */
@@ -189,6 +204,11 @@ export class HerdrEvents {
 	}
 
 	private onWireEvent(event: WireEvent): void {
+		// Before the first snapshot every pane looks new (and a protocol-20 replay is all old
+		// news): events only update the view, and the baseline's `changed` covers them.
+		const emit = (e: MuxEvent) => {
+			if (this.baselined) this.options.emit(e);
+		};
 		const data = event.data;
 		const paneId = typeof data['pane_id'] === 'string' ? data['pane_id'] : undefined;
 		const agentOf = (obj: Readonly<Record<string, unknown>>) => (typeof obj['agent'] === 'string' ? obj['agent'] : undefined);
@@ -200,7 +220,7 @@ export class HerdrEvents {
 				if (!id || !isObject(pane) || this.panes.has(id) || this.gone.has(id)) return;
 				this.seq += 1;
 				this.panes.set(id, {agent: agentOf(pane), status: agentStatusOf(pane['agent_status']), at: this.seq});
-				this.options.emit({type: 'pane-created', paneId: id});
+				emit({type: 'pane-created', paneId: id});
 				this.paneSetChanged();
 				return;
 			}
@@ -212,7 +232,7 @@ export class HerdrEvents {
 				// Remembered even when unknown: an older snapshot still listing it must not bring it back.
 				this.forget(paneId);
 				if (!known) return;
-				this.options.emit({type: event.event === 'pane_closed' ? 'pane-closed' : 'pane-exited', paneId});
+				emit({type: event.event === 'pane_closed' ? 'pane-closed' : 'pane-exited', paneId});
 				this.paneSetChanged();
 				return;
 			}
@@ -223,7 +243,7 @@ export class HerdrEvents {
 				this.seq += 1;
 				view.agent = agent;
 				view.at = this.seq;
-				this.options.emit({type: 'agent-detected', paneId, ...(agent ? {agent} : {})});
+				emit({type: 'agent-detected', paneId, ...(agent ? {agent} : {})});
 				return;
 			}
 			case 'pane.agent_status_changed': {
@@ -234,14 +254,14 @@ export class HerdrEvents {
 				view.status = status;
 				view.at = this.seq;
 				const agent = agentOf(data);
-				this.options.emit({type: 'agent-status', paneId, status, ...(agent ? {agent} : {})});
+				emit({type: 'agent-status', paneId, status, ...(agent ? {agent} : {})});
 				return;
 			}
 			case 'pane_moved':
 			case 'tab_closed':
 			case 'workspace_closed':
 				// Panes can leave without a pane_closed here (PROTOCOL 5.3): re-read the set.
-				this.options.emit({type: 'changed'});
+				emit({type: 'changed'});
 				this.scheduleResync();
 				return;
 			default:
