@@ -141,6 +141,8 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): the supervisor keeps 
 			await down('garbage reported', /not JSON/);
 			fake.misbehave(undefined);
 			await healthy('recovered from garbage');
+			// Both streams up (the status one re-opens a moment after the pane set changed), so the drop cuts them.
+			await waitFor(() => mux.eventsLive() && fake.subscriberCount() === 2, 'both event streams open', 20_000);
 			fake.dropSubscriptions();
 			await waitFor(() => healths.some(h => !h.ok && /event stream lost/.test(h.message)), 'a dropped stream reported', 20_000);
 			await healthy('recovered from a dropped stream');

@@ -18,6 +18,13 @@ const LIFECYCLE: readonly string[] = ['pane.created', 'pane.closed', 'pane.exite
  */
 const RESTART_DELAY_MS = 250;
 
+/**
+ * A pane a snapshot no longer shows waits this long for the lifecycle event that says how it left
+ * (closed or exited), which can be queued behind others at one event per 100 ms; without one it
+ * is reported closed.
+ */
+const LEAVE_GRACE_MS = 1000;
+
 /** Failures that are part of normal life, retried at once and not reported as a problem. */
 const BENIGN_CODES = new Set([
 	// A pane we watch vanished before the status subscription reached herdr: it fails whole.
@@ -60,7 +67,8 @@ interface PaneView {
  * The first snapshot is the baseline: it emits one `changed` (listeners look once, after the
  * streams are live) instead of an event per pane, and events that arrive before it only update
  * the view. Later snapshots (a reconnect, a re-opened status
- * stream, a resync after a workspace closed) emit what they find changed. Pane listings the
+ * stream, a resync after a workspace closed) emit what they find changed; a pane one finds gone
+ * first waits briefly for the lifecycle event that says whether it was closed or exited. Pane listings the
  * backend makes for its callers do not touch this view or the streams.
  *
  * Two streams, because a protocol-20 herdr replays its ring of recent lifecycle events to every
@@ -81,6 +89,8 @@ export class HerdrEvents {
 	private readonly status: StreamLoop;
 	private resyncTimer: NodeJS.Timeout | undefined;
 	private restartTimer: NodeJS.Timeout | undefined;
+	/** Panes a snapshot found gone, waiting for the event that says how (see LEAVE_GRACE_MS). */
+	private readonly leaving = new Map<string, NodeJS.Timeout>();
 	private stopped = false;
 
 	constructor(options: HerdrEventsOptions) {
@@ -122,6 +132,8 @@ export class HerdrEvents {
 		this.stopped = true;
 		clearTimeout(this.resyncTimer);
 		clearTimeout(this.restartTimer);
+		for (const timer of this.leaving.values()) clearTimeout(timer);
+		this.leaving.clear();
 		await Promise.all([this.lifecycle.stop(), this.status.stop()]);
 	}
 
@@ -169,12 +181,21 @@ export class HerdrEvents {
 		}
 		for (const [id, view] of this.panes) {
 			if (listed.has(id) || view.at > asked) continue;
-			// Closed or exited while no stream told us which: either way it is gone.
 			this.forget(id);
-			this.options.emit({type: 'pane-closed', paneId: id});
+			if (!baseline) this.announceLeaving(id);
 		}
 		if (baseline) this.options.emit({type: 'changed'});
 		this.paneSetChanged();
+	}
+
+	/** Report a pane a snapshot found gone: as the lifecycle event says, if one comes soon, else as closed. */
+	private announceLeaving(id: string): void {
+		const timer = setTimeout(() => {
+			this.leaving.delete(id);
+			if (!this.stopped) this.options.emit({type: 'pane-closed', paneId: id});
+		}, LEAVE_GRACE_MS);
+		timer.unref();
+		this.leaving.set(id, timer);
 	}
 
 	private forget(id: string): void {
@@ -226,13 +247,22 @@ export class HerdrEvents {
 			}
 			case 'pane_closed':
 			case 'pane_exited': {
-				if (!paneId || this.gone.has(paneId)) return;
+				if (!paneId) return;
+				const type = event.event === 'pane_closed' ? 'pane-closed' : 'pane-exited';
+				const leaving = this.leaving.get(paneId);
+				if (leaving) {
+					clearTimeout(leaving);
+					this.leaving.delete(paneId);
+					emit({type, paneId});
+					return;
+				}
+				if (this.gone.has(paneId)) return;
 				this.seq += 1;
 				const known = this.panes.has(paneId);
 				// Remembered even when unknown: an older snapshot still listing it must not bring it back.
 				this.forget(paneId);
 				if (!known) return;
-				emit({type: event.event === 'pane_closed' ? 'pane-closed' : 'pane-exited', paneId});
+				emit({type, paneId});
 				this.paneSetChanged();
 				return;
 			}

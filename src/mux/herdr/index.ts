@@ -26,7 +26,7 @@ export interface HerdrMuxOptions {
 	readonly selfPid?: number;
 	/** Event-stream reconnect backoff: first wait and cap (ms). */
 	readonly backoff?: {readonly initialMs: number; readonly maxMs: number};
-	/** How long after a lifecycle event to re-check the pane set if nobody listed panes (ms). */
+	/** How long after an event that can drop panes silently (a move, a tab or workspace closed) to re-read the pane set (ms). */
 	readonly resyncMs?: number;
 	/** Shell pids kept between mam-tui processes: always saved; read back only with `readShellCache`. */
 	readonly shellCache?: ShellCache;
@@ -120,8 +120,11 @@ export class HerdrMux implements Multiplexer {
 			this.lastHealth = next;
 			return;
 		}
+		const recovered = next.ok && !this.lastHealth.ok;
 		this.lastHealth = next;
 		this.emit({type: 'health', health: next});
+		// Back after a failure: a listing that failed meanwhile may still be what listeners show.
+		if (recovered) this.emit({type: 'changed'});
 	}
 
 	private emit(event: MuxEvent): void {
