@@ -44,9 +44,13 @@
  *   line is typed, as a user would; resolves once the TUI shows its ready marker
  *   ({@link READY}). `Tui`: `{agent, paneId, shellPid, agentPid(), screen(),
  *   waitForScreen(re, timeoutMs?), typeText(text), sendKeys(...keys), prompt(text),
- *   waitForExit(timeoutMs?), processTree(), close()}`. `prompt` types the text, waits
- *   {@link SUBMIT_PAUSE_MS} (codex and gemini drop an Enter that follows typed text at once) and
- *   presses Enter.
+ *   waitForExit(timeoutMs?), quit(timeoutMs?), processTree(), close()}`. `prompt` types the
+ *   text, waits {@link SUBMIT_PAUSE_MS} (codex and gemini drop an Enter that follows typed text
+ *   at once) and presses Enter; `quit` is Ctrl+U, pause, {@link EXIT_COMMAND} as a prompt, then
+ *   waits for the CLI to end.
+ *
+ * - `attachTui(world, agent, paneId, timeoutMs?): Promise<Tui>` — the same handle for a pane
+ *   someone else opened (e.g. `mam-tui resume`); there the pane process may be the agent itself.
  *
  * - `waitForConversation(world, agent, cwd, opts?: {timeoutMs?, exclude?, containing?})` — the
  *   agent's own conversation id for `cwd` once the CLI wrote it to disk (claude
@@ -84,6 +88,14 @@ export const READY: Readonly<Record<RealAgent, RegExp>> = {
 	codex: /\? for shortcuts/,
 	opencode: /ctrl\+p commands/,
 	gemini: /Type your message/,
+};
+
+/** The command each TUI exits on (all four take both; these are the ones their help names first). */
+export const EXIT_COMMAND: Readonly<Record<RealAgent, string>> = {
+	claude: '/exit',
+	codex: '/quit',
+	opencode: '/exit',
+	gemini: '/quit',
 };
 
 /** The key claude is told, and the 20-character tail `.claude.json` approves (no key dialog). */
@@ -135,9 +147,9 @@ export interface Tui {
 	readonly world: RealWorld;
 	readonly cwd: string;
 	readonly paneId: string;
-	/** The pane's shell (tmux's `#{pane_pid}`). */
+	/** The pane's process (tmux's `#{pane_pid}`): the shell for {@link startTui}, maybe the agent itself for {@link attachTui}. */
 	readonly shellPid: number;
-	/** The CLI the shell started (the shell's child), or undefined once it exited. */
+	/** The CLI (the shell's child, or the pane process when it is no shell), or undefined once it exited. */
 	agentPid(): number | undefined;
 	/** The pane's visible text (plain capture, no escapes). */
 	screen(): Promise<string>;
@@ -153,6 +165,8 @@ export interface Tui {
 	waitForExit(timeoutMs?: number): Promise<void>;
 	/** The shell and every descendant, from /proc. */
 	processTree(): ProcessInfo[];
+	/** Leave the way a user does: Ctrl+U, the agent's {@link EXIT_COMMAND}, Enter; then {@link waitForExit}. */
+	quit(timeoutMs?: number): Promise<void>;
 	/** `kill-pane` (tmux hangs the pty up). */
 	close(): Promise<void>;
 }
@@ -445,23 +459,26 @@ async function waitForScreenOf(world: RealWorld, paneId: string, re: RegExp, tim
 	throw new Error(`${what}: the screen did not match ${re} within ${timeoutMs} ms; it showed:\n${last}`);
 }
 
-/** Open a window running a shell, type the CLI's command line, wait for its ready marker. */
-export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, args: readonly string[] = []): Promise<Tui> {
-	const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', agent, '-c', cwd, '-e', `PS1=${PROMPT_MARK}`, '--', 'bash', '--noprofile', '--norc', '-i']);
-	const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
-	if (opened.exitCode !== 0 || !/^%\d+$/.test(paneId)) throw new Error(`tmux new-window failed: ${opened.stderr.trim()}`);
-	const shellPid = Number(pid);
+const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh']);
+
+/** A {@link Tui} over a pane that already runs `agent` (a shell's child, or the pane process itself). */
+function tuiOf(world: RealWorld, agent: RealAgent, paneId: string, panePid: number, cwd: string): Tui {
 	const send = async (keys: readonly string[]) => {
 		const r = await world.tmux(['send-keys', '-t', paneId, ...keys]);
 		if (r.exitCode !== 0) throw new Error(`send-keys ${paneId}: ${r.stderr.trim()}`);
 	};
-	const agentPid = () => processTable().find(p => p.ppid === shellPid)?.pid;
+	const agentPid = () => {
+		const table = processTable();
+		const pane = table.find(p => p.pid === panePid);
+		if (!pane || pane.args === '') return undefined;
+		return SHELLS.has(pane.comm) ? table.find(p => p.ppid === panePid)?.pid : pane.pid;
+	};
 	const tui: Tui = {
 		agent,
 		world,
 		cwd,
 		paneId,
-		shellPid,
+		shellPid: panePid,
 		agentPid,
 		screen: () => capture(world, paneId),
 		waitForScreen: (re, timeoutMs = 30_000) => waitForScreenOf(world, paneId, re, timeoutMs, `${agent} in ${paneId}`),
@@ -479,15 +496,44 @@ export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, 
 				await sleep(200);
 			}
 		},
-		processTree: () => descendants(shellPid),
+		async quit(timeoutMs = 30_000) {
+			// The sequence exit-input.md measured 36 of 36: clear the composer, the command, Enter.
+			await send(['C-u']);
+			await sleep(SUBMIT_PAUSE_MS);
+			await tui.prompt(EXIT_COMMAND[agent]);
+			await tui.waitForExit(timeoutMs);
+		},
+		processTree: () => descendants(panePid),
 		async close() {
 			await world.tmux(['kill-pane', '-t', paneId]);
 		},
 	};
+	return tui;
+}
+
+/** Open a window running a shell, type the CLI's command line, wait for its ready marker. */
+export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, args: readonly string[] = []): Promise<Tui> {
+	const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', agent, '-c', cwd, '-e', `PS1=${PROMPT_MARK}`, '--', 'bash', '--noprofile', '--norc', '-i']);
+	const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
+	if (opened.exitCode !== 0 || !/^%\d+$/.test(paneId)) throw new Error(`tmux new-window failed: ${opened.stderr.trim()}`);
+	const tui = tuiOf(world, agent, paneId, Number(pid), cwd);
 	await waitForScreenOf(world, paneId, /mam-real\$/, 15_000, `the shell in ${paneId}`);
-	await send(['-l', [agent, ...args].map(shellQuote).join(' ')]);
-	await send(['Enter']);
+	await tui.typeText([agent, ...args].map(shellQuote).join(' '));
+	await tui.sendKeys('Enter');
 	await tui.waitForScreen(READY[agent], 60_000);
+	return tui;
+}
+
+/**
+ * A {@link Tui} for a pane someone else opened in the world (e.g. `mam-tui resume`), once the
+ * agent in it shows its ready marker. Throws when the pane does not exist.
+ */
+export async function attachTui(world: RealWorld, agent: RealAgent, paneId: string, timeoutMs = 60_000): Promise<Tui> {
+	const r = await world.tmux(['display-message', '-p', '-t', paneId, '#{pane_id} #{pane_pid} #{pane_current_path}']);
+	const [id = '', pid = '', ...cwd] = r.stdout.trim().split(' ');
+	if (r.exitCode !== 0 || id !== paneId) throw new Error(`no pane ${paneId} in world ${world.id}: ${r.stderr.trim()}`);
+	const tui = tuiOf(world, agent, paneId, Number(pid), cwd.join(' '));
+	await tui.waitForScreen(READY[agent], timeoutMs);
 	return tui;
 }
 
