@@ -45,8 +45,9 @@
  *   ({@link READY}). `Tui`: `{agent, paneId, shellPid, agentPid(), screen(),
  *   waitForScreen(re, timeoutMs?), typeText(text), sendKeys(...keys), prompt(text),
  *   waitForExit(timeoutMs?), quit(timeoutMs?), processTree(), close()}`. `prompt` types the
- *   text, waits {@link SUBMIT_PAUSE_MS} (codex and gemini drop an Enter that follows typed text
- *   at once) and presses Enter; `quit` is Ctrl+U, pause, {@link EXIT_COMMAND} as a prompt, then
+ *   text, waits until the TUI drew it, then {@link SUBMIT_PAUSE_MS} (codex and gemini drop an
+ *   Enter that follows typed text at once), presses Enter, and presses it once more when the
+ *   screen did not change at all within 3 s (a dropped Enter); `quit` is Ctrl+U, pause, {@link EXIT_COMMAND} as a prompt, then
  *   waits for the CLI to end.
  *
  * - `attachTui(world, agent, paneId, timeoutMs?): Promise<Tui>` — the same handle for a pane
@@ -159,7 +160,7 @@ export interface Tui {
 	typeText(text: string): Promise<void>;
 	/** tmux key names (`Enter`, `Escape`, `C-u`, `y`, …). */
 	sendKeys(...keys: string[]): Promise<void>;
-	/** Type, pause {@link SUBMIT_PAUSE_MS}, Enter: how each real TUI accepts a prompt. */
+	/** Type, wait until drawn, pause {@link SUBMIT_PAUSE_MS}, Enter (again if it was dropped): how each real TUI accepts a prompt. */
 	prompt(text: string): Promise<void>;
 	/** Wait until the shell has no child any more (the CLI exited); throws on timeout (default 30 s). */
 	waitForExit(timeoutMs?: number): Promise<void>;
@@ -387,6 +388,9 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 		OPENCODE_DISABLE_MODELS_FETCH: '1',
 		OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
 		NO_UPDATE_NOTIFIER: '1',
+		// opencode installs its plugin packages with npm at start: the registry is the model,
+		// which answers 404, so nothing leaves 127.0.0.1 (opencode carries on without them).
+		npm_config_registry: `${model.url}/npm-registry/`,
 	};
 	const tmux = async (args: readonly string[]): Promise<RunResult> => {
 		const r = await execa('tmux', ['-u', '-S', tmuxPath, '-f', '/dev/null', ...args], {env, extendEnv: false, reject: false, stdin: 'ignore', timeout: 15_000});
@@ -442,6 +446,16 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	return world;
 }
 
+/** Poll `check` every 100 ms until it holds (true) or `timeoutMs` passed (false). */
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		if (await check()) return true;
+		if (Date.now() > deadline) return false;
+		await sleep(100);
+	}
+}
+
 async function capture(world: RealWorld, paneId: string): Promise<string> {
 	const r = await world.tmux(['capture-pane', '-p', '-t', paneId]);
 	if (r.exitCode !== 0) throw new Error(`capture-pane ${paneId}: ${r.stderr.trim()}`);
@@ -486,8 +500,17 @@ function tuiOf(world: RealWorld, agent: RealAgent, paneId: string, panePid: numb
 		sendKeys: (...keys) => send(keys),
 		async prompt(text) {
 			await send(['-l', text]);
+			// The pause counts from when the TUI drew the text, not from when tmux sent it: on a
+			// loaded machine the TUI may take longer than the pause to read what was typed.
+			await waitUntil(async () => (await capture(world, paneId).catch(() => '')).includes(text.slice(-16)), 5000);
 			await sleep(SUBMIT_PAUSE_MS);
+			const before = await capture(world, paneId).catch(() => '');
 			await send(['Enter']);
+			// An Enter the TUI dropped leaves the screen exactly as it was; one more Enter submits.
+			// (A submitted prompt always redraws: spinner, transcript, or the menu it opened.)
+			// A pane that is gone (its agent exited on this Enter) counts as redrawn.
+			const redrawn = await waitUntil(async () => (await capture(world, paneId).catch(() => '\0gone')) !== before, 3000);
+			if (!redrawn) await send(['Enter']);
 		},
 		async waitForExit(timeoutMs = 30_000) {
 			const deadline = Date.now() + timeoutMs;
