@@ -13,9 +13,10 @@
  *   Result: `{claude, codex, opencode, gemini}` absolute bin paths, plus `binDir` and `cacheDir`.
  *
  * - `startModel(opts?: {slowMs?, shellCommand?, shellWorkdir?, reply?}): Promise<Model>` — the
- *   stand-in model on 127.0.0.1:<free port>: `{url, port, requests(), close()}`. Prompt words
- *   `SLOW_REPLY`, `SPAWN_SUBAGENT`, `RUN_SHELL` (exported) choose what it does; see model.ts.
- *   The test closes it (a world does not).
+ *   stand-in model on 127.0.0.1:<free port>: `{url, port, requests(), configure(opts), close()}`.
+ *   Prompt words `SLOW_REPLY`, `SPAWN_SUBAGENT`, `RUN_SHELL` (exported) choose what it does; see
+ *   model.ts. `requests()` holds every request (method, path, headers, raw and parsed body, the
+ *   last user text) from its arrival on. The test closes it (a world does not).
  *
  * - `makeWorld(model, opts?): Promise<RealWorld>` — a throwaway user: `dir` (temp root) holding
  *   `home` (HOME, XDG_CONFIG_HOME/DATA/STATE/CACHE under it), `tmpdir` (TMPDIR), projects
@@ -28,8 +29,10 @@
  *   `opencode.jsonc` (provider `standin`); gemini `.gemini/settings.json` (API-key auth) plus
  *   `GEMINI_CLI_TRUST_WORKSPACE=true`.
  *   - `env`: what a pane in this world has (PATH with the CLI bin folder first, HOME, XDG_*,
- *     TMPDIR, API keys and base URLs, and `MAM_REAL_WORLD=<id>`, which marks every process the
- *     world starts so cleanup can find it).
+ *     TMPDIR, API keys and base URLs, `npm_config_registry` pointed at the model so opencode's
+ *     start-up plugin install stays local, and `MAM_REAL_WORLD=<id>`, which marks every process
+ *     the world starts so cleanup can find it). The tmux server was started with it, so every
+ *     pane in the world (the test's or mam-tui's) has it.
  *   - `tmux(args)`: run `tmux -S <tmuxPath> -f /dev/null ...args` as a client of the world.
  *   - `mamTui(args, opts?)`: the BUILT `dist/bin/cli.js` with `--mux tmux --tmux-path <tmuxPath>
  *     --registry <registry>` in front of `args`, with the world's env (MAM_HOME under the world):
@@ -47,8 +50,9 @@
  *   waitForExit(timeoutMs?), quit(timeoutMs?), processTree(), close()}`. `prompt` types the
  *   text, waits until the TUI drew it, then {@link SUBMIT_PAUSE_MS} (codex and gemini drop an
  *   Enter that follows typed text at once), presses Enter, and presses it once more when the
- *   screen did not change at all within 3 s (a dropped Enter); `quit` is Ctrl+U, pause, {@link EXIT_COMMAND} as a prompt, then
- *   waits for the CLI to end.
+ *   screen did not change at all within 3 s (a dropped Enter). Tests that measure how a TUI
+ *   takes input use `typeText`/`sendKeys` instead. `quit` is Ctrl+U, pause,
+ *   {@link EXIT_COMMAND} as a prompt, then waits for the CLI to end.
  *
  * - `attachTui(world, agent, paneId, timeoutMs?): Promise<Tui>` — the same handle for a pane
  *   someone else opened (e.g. `mam-tui resume`); there the pane process may be the agent itself.
@@ -63,6 +67,9 @@
  *
  * - `grepHome(world, needle): Promise<string[]>` — every regular file under the world's HOME and
  *   TMPDIR whose bytes contain `needle` (like `grep -a -r -l`), sorted, for purge tests.
+ *
+ * - Helpers: `processTable()` and `descendants(pid)` (from /proc), `sleep(ms)`, `shellQuote`,
+ *   `READY` (each TUI's ready marker), `EXIT_COMMAND`, `SUBMIT_PAUSE_MS`, `MAM_TUI` (the built CLI).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
