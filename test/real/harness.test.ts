@@ -62,4 +62,12 @@ describe('real-agent harness', () => {
 		expect(parsed.mux).toMatchObject({kind: 'tmux', ok: true});
 		expect(parsed.panes.map(p => p.title)).toEqual(['keeper']);
 	});
+
+	it("a pane's PATH starts with the real CLIs and holds none of the repository's tools", async () => {
+		model = await startModel();
+		world = await makeWorld(model);
+		const entries = (world.env['PATH'] ?? '').split(':');
+		expect(entries[0]).toBe(world.clis.binDir);
+		expect(entries.filter(e => e.includes('node_modules/.bin') && e !== world?.clis.binDir)).toEqual([]);
+	});
 });

@@ -312,6 +312,15 @@ async function git(cwd: string, args: readonly string[]): Promise<void> {
 	await execa('git', ['-c', 'user.email=real@mam-tui.test', '-c', 'user.name=mam-tui real', '-c', 'init.defaultBranch=main', ...args], {cwd, stdin: 'ignore'});
 }
 
+/**
+ * The PATH a user's shell would have: ours without the `node_modules/.bin` folders npm puts in
+ * front while it runs a script (a pane must not find the repository's tools).
+ */
+function userPath(): string[] {
+	const parts = (process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin').split(':');
+	return parts.filter(part => part !== '' && !part.endsWith(`${path.sep}node_modules${path.sep}.bin`) && !part.includes(`${path.sep}node_modules${path.sep}npm${path.sep}`));
+}
+
 /** Processes of one world: its marker in their environment, or its folder in their argv. */
 function worldProcesses(id: string, dir: string): ProcessInfo[] {
 	const marker = `MAM_REAL_WORLD=${id}\0`;
@@ -371,7 +380,7 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	writeFile(path.join(beta, 'README.md'), '# beta\n');
 	configureAgents(home, model, [alpha, beta]);
 	const env: Record<string, string> = {
-		PATH: `${clis.binDir}:${process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin'}`,
+		PATH: [clis.binDir, ...userPath()].join(':'),
 		HOME: home,
 		USER: process.env['USER'] ?? 'root',
 		LOGNAME: process.env['LOGNAME'] ?? process.env['USER'] ?? 'root',
