@@ -42,10 +42,11 @@
  *     the process table, removes the temp dir and the agents' litter outside it; throws when a
  *     process survived.
  *
- * - `startTui(world, agent, cwd, args?): Promise<Tui>` — a new window in the world's tmux server
- *   running an interactive shell (`bash --noprofile --norc -i`), into which the CLI's command
- *   line is typed, as a user would; resolves once the TUI shows its ready marker
- *   ({@link READY}). `Tui`: `{agent, paneId, shellPid, agentPid(), screen(),
+ * - `startTui(world, agent, cwd, args?, opts?: {env?}): Promise<Tui>` — a new window in the
+ *   world's tmux server running an interactive shell (`bash --noprofile --norc -i`), into which
+ *   the CLI's command line is typed, as a user would (`opts.env` as `VAR=value` in front of it);
+ *   resolves once the TUI shows its ready marker ({@link READY}). `Tui`: `{agent, paneId,
+ *   shellPid, agentPid(), screen(),
  *   waitForScreen(re, timeoutMs?), typeText(text), sendKeys(...keys), prompt(text),
  *   waitForExit(timeoutMs?), quit(timeoutMs?), processTree(), close()}`. `prompt` types the
  *   text, waits until the TUI drew it, then {@link SUBMIT_PAUSE_MS} (codex and gemini drop an
@@ -550,14 +551,23 @@ function tuiOf(world: RealWorld, agent: RealAgent, paneId: string, panePid: numb
 	return tui;
 }
 
+export interface StartTuiOptions {
+	/** Variables for this CLI only, typed in front of its name (`CLAUDE_CONFIG_DIR=… claude`). */
+	readonly env?: Readonly<Record<string, string>>;
+}
+
 /** Open a window running a shell, type the CLI's command line, wait for its ready marker. */
-export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, args: readonly string[] = []): Promise<Tui> {
+export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, args: readonly string[] = [], opts: StartTuiOptions = {}): Promise<Tui> {
 	const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', agent, '-c', cwd, '-e', `PS1=${PROMPT_MARK}`, '--', 'bash', '--noprofile', '--norc', '-i']);
 	const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
 	if (opened.exitCode !== 0 || !/^%\d+$/.test(paneId)) throw new Error(`tmux new-window failed: ${opened.stderr.trim()}`);
 	const tui = tuiOf(world, agent, paneId, Number(pid), cwd);
 	await waitForScreenOf(world, paneId, /mam-real\$/, 15_000, `the shell in ${paneId}`);
-	await tui.typeText([agent, ...args].map(shellQuote).join(' '));
+	const assignments = Object.entries(opts.env ?? {}).map(([key, value]) => {
+		if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`not an environment variable name: ${JSON.stringify(key)}`);
+		return `${key}=${shellQuote(value)}`;
+	});
+	await tui.typeText([...assignments, ...[agent, ...args].map(shellQuote)].join(' '));
 	await tui.sendKeys('Enter');
 	await tui.waitForScreen(READY[agent], 60_000);
 	return tui;
