@@ -417,7 +417,10 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	const rows = opts.rows ?? 36;
 	// The server copies this client's environment: every pane, ours or mam-tui's, gets `env`.
 	const started = await tmux(['new-session', '-d', '-s', 'world', '-n', 'keeper', '-x', String(cols), '-y', String(rows), '-c', dir, '--', 'tail', '-f', '/dev/null']);
-	if (started.exitCode !== 0) throw new Error(`tmux did not start: ${started.stderr.trim()}`);
+	if (started.exitCode !== 0) {
+		fs.rmSync(dir, {recursive: true, force: true});
+		throw new Error(`tmux did not start: ${started.stderr.trim()}`);
+	}
 	await tmux(['set-option', '-g', 'default-terminal', 'tmux-256color']);
 	await tmux(['set-option', '-g', 'default-size', `${cols}x${rows}`]);
 	await tmux(['set-option', '-g', 'history-limit', '5000']);
