@@ -66,13 +66,13 @@ describe('pane output in the detail panel', () => {
 		try {
 			const registry = Registry.open(':memory:');
 			registry.insert({name: 'api', agent: 'claude', cwd: '/w', mux: 'tmux', paneId: '%1', status: 'running', epoch: 0, agentSessionId: ID});
-			registry.insert({name: 'web', agent: 'claude', cwd: '/w', mux: 'tmux', paneId: '%2', status: 'running', epoch: 0});
-			const pane = (id: string): Pane => ({id, mux: 'tmux', title: '', cwd: '/w'});
+			registry.insert({name: 'old', agent: 'claude', cwd: '/w', status: 'stopped', epoch: 0});
+			const pane = (id: string): Pane => ({id, mux: 'tmux', cwd: '/w', agentStatus: 'idle', processes: [], isSelf: false});
 			const store = createStore(
 				reducer,
 				initialState({
 					sessions: registry.list(),
-					live: {api: {liveStatus: 'idle', resumeState: {kind: 'yes'}, pane: pane('%1')}, web: {liveStatus: 'idle', resumeState: {kind: 'yes'}, pane: pane('%2')}},
+					live: {api: {liveStatus: 'idle', resumeState: {kind: 'yes'}, pane: pane('%1')}},
 				}),
 			);
 			const reads: string[] = [];
@@ -90,9 +90,12 @@ describe('pane output in the detail panel', () => {
 
 			store.dispatch({type: 'cursor/move', delta: 1});
 			await vi.advanceTimersByTimeAsync(200 + 3 * OUTPUT_REFRESH_MS);
-			// api is no longer read; only web, the row now selected
-			expect(reads.slice(2).every(id => id === '%2')).toBe(true);
-			expect(reads.filter(id => id === '%1')).toHaveLength(2);
+			// the stopped row now selected has no pane to read, and api is read no more
+			expect(store.getState().detail?.name).toBe('old');
+			expect(reads).toEqual(['%1', '%1']);
+			store.dispatch({type: 'cursor/top'});
+			await vi.advanceTimersByTimeAsync(200);
+			expect(reads).toEqual(['%1', '%1', '%1']);
 			stop();
 			const before = reads.length;
 			await vi.advanceTimersByTimeAsync(3 * OUTPUT_REFRESH_MS);
