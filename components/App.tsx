@@ -101,7 +101,7 @@ export function App({home}: AppProps): React.JSX.Element {
 	return (
 		<Box flexDirection="column" width={width} height={frameHeight}>
 			<Text bold wrap="truncate">{`mam-tui — ${TITLES[list]}`}</Text>
-			<Box flexDirection="column" height={height} overflow="hidden">
+			<Box flexDirection="column" height={height} overflowY="hidden">
 				{mode === 'help' ? (
 					<HelpOverlay keymap={keymap} width={width} height={height} />
 				) : mode === 'purge' && purge ? (

@@ -45,8 +45,8 @@ export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.
 	const registered = new Map(sessions.filter(s => s.agentSessionId).map(s => [`${s.agent}:${s.agentSessionId}`, s.name]));
 	const rows = Math.max(1, height - 2);
 	const start = windowStart(cursor, rows, conversations.length);
-	const resumeWidth = width >= 120 ? 24 : 14;
-	const cwdWidth = width >= 120 ? 24 : 16;
+	const resumeWidth = width >= 120 ? 22 : 14;
+	const cwdWidth = width >= 120 ? 20 : 16;
 	const titleWidth = Math.max(8, width - 55 - resumeWidth - cwdWidth);
 	return (
 		<Box flexDirection="column">

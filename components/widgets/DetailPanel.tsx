@@ -27,7 +27,7 @@ export const DetailPanel = React.memo(function DetailPanel({lines, scroll, heigh
 	const shown = lines.slice(first, first + room);
 	const more = lines.length > room;
 	return (
-		<Box flexDirection="column" borderStyle="single" borderDimColor paddingX={1} height={height} overflow="hidden">
+		<Box flexDirection="column" borderStyle="single" borderDimColor paddingX={1} height={height}>
 			{shown.map((line, i) => (
 				<Text key={first + i} wrap="truncate" bold={line.bold} dimColor={line.dim} color={line.color}>
 					{line.text}

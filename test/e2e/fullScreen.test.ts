@@ -93,11 +93,19 @@ describe('the built dashboard is a full-screen app (real tmux)', {timeout: 90_00
 		expect(await afterExit(screen)).toEqual(['BEFORE-resize', 'rc=0']);
 	});
 
-	it('SIGTERM also gives the terminal back (exit 1)', async () => {
-		const screen = await openDashboard('term');
+	it.each(['SIGTERM', 'SIGHUP'] as const)('%s also gives the terminal back (exit 1)', async signal => {
+		const screen = await openDashboard(signal);
 		await screen.waitFor(s => /tmux ok/.test(s), 'the dashboard');
-		process.kill(await dashboardPid(screen), 'SIGTERM');
-		expect(await afterExit(screen)).toEqual(['BEFORE-term', 'rc=1']);
+		process.kill(await dashboardPid(screen), signal);
+		expect(await afterExit(screen)).toEqual([`BEFORE-${signal}`, 'rc=1']);
+		expect(await screen.modes()).toEqual({alternate: false, cursorShown: true});
+	});
+
+	it('ctrl+c quits like q (exit 0)', async () => {
+		const screen = await openDashboard('ctrlc');
+		await screen.waitFor(s => /tmux ok/.test(s), 'the dashboard');
+		await screen.press('C-c');
+		expect(await afterExit(screen)).toEqual(['BEFORE-ctrlc', 'rc=0']);
 		expect(await screen.modes()).toEqual({alternate: false, cursorShown: true});
 	});
 
