@@ -45,20 +45,26 @@ export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.
 	const registered = new Map(sessions.filter(s => s.agentSessionId).map(s => [`${s.agent}:${s.agentSessionId}`, s.name]));
 	const rows = Math.max(1, height - 2);
 	const start = windowStart(cursor, rows, conversations.length);
-	const resumeWidth = width >= 120 ? 22 : 14;
-	const cwdWidth = width >= 120 ? 20 : 16;
-	const titleWidth = Math.max(8, width - 55 - resumeWidth - cwdWidth);
+	const wide = width >= 120;
+	const mid = width >= 100;
+	const w = {agent: 8, id: mid ? 14 : 12, registered: mid ? 14 : 10, resume: wide ? 22 : 12, age: 4, kids: 4, cwd: wide ? 20 : 12};
+	const used = 3 + Object.values(w).reduce((sum, n) => sum + n + 1, 0);
+	// What is left goes to the title; on a narrow terminal there may be none.
+	const titleWidth = Math.max(0, width - used - 1);
 	return (
 		<Box flexDirection="column">
 			{top}
-			<Text bold>{`   ${fit('AGENT', 8)} ${fit('ID', 14)} ${fit('REGISTERED', 14)} ${fit('RESUME', resumeWidth)} ${fit('AGE', 4)} KIDS ${fit('CWD', cwdWidth)} TITLE`}</Text>
+			<Text bold wrap="truncate">
+				{`   ${fit('AGENT', w.agent)} ${fit('ID', w.id)} ${fit('REGISTERED', w.registered)} ${fit('RESUME', w.resume)} ${fit('AGE', w.age)} ${fit('KIDS', w.kids)} ${fit('CWD', w.cwd)}${titleWidth > 0 ? ` ${fit('TITLE', titleWidth)}` : ''}`}
+			</Text>
 			{conversations.slice(start, start + rows).map((c, i) => {
 				const selected = start + i === cursor;
 				return (
 					<Text key={`${c.agent}:${c.id}`} inverse={selected} wrap="truncate">
-						{selected ? '> ' : '  '} {fit(c.agent, 8)} {fit(c.id, 14)} {fit(registered.get(`${c.agent}:${c.id}`) ?? EMPTY_CELL, 14)}{' '}
-						<Text color={RESUME_COLOR[c.resumeState.kind]}>{fit(resumeText(c.resumeState), resumeWidth)}</Text> {fit(age(c.updatedAt, now), 4)}{' '}
-						{fit(String(c.childCount), 4)} {fit(shortenPath(c.cwd, home), cwdWidth)} {fit(c.title ?? '', titleWidth)}
+						{selected ? '> ' : '  '} {fit(c.agent, w.agent)} {fit(c.id, w.id)} {fit(registered.get(`${c.agent}:${c.id}`) ?? EMPTY_CELL, w.registered)}{' '}
+						<Text color={RESUME_COLOR[c.resumeState.kind]}>{fit(resumeText(c.resumeState), w.resume)}</Text> {fit(age(c.updatedAt, now), w.age)}{' '}
+						{fit(String(c.childCount), w.kids)} {fit(shortenPath(c.cwd, home), w.cwd)}
+						{titleWidth > 0 ? ` ${fit(c.title ?? '', titleWidth)}` : ''}
 					</Text>
 				);
 			})}
