@@ -54,11 +54,12 @@ function filterKey(ev: KeyEvent, {store, actions}: KeyContext): Next {
 function purgeKey(ev: KeyEvent, {store, actions, viewport}: KeyContext): Next {
 	const dialog = store.getState().purge;
 	if (!dialog) return 'end';
+	const {width, height, home} = viewport();
+	const max = Math.max(0, planLines(dialog, home, width).length - purgeRoom(height));
 	const scroll = (delta: number) => {
-		const {width, height, home} = viewport();
-		const max = Math.max(0, planLines(dialog, home, width).length - purgeRoom(height));
 		const next = Math.max(0, Math.min(max, dialog.scroll + delta));
-		if (next !== dialog.scroll) store.dispatch({type: 'purge/scroll', delta: next - dialog.scroll});
+		const reached = next >= max && !dialog.readToEnd;
+		if (next !== dialog.scroll || reached) store.dispatch({type: 'purge/scroll', delta: next - dialog.scroll, readToEnd: next >= max});
 	};
 	if (ev.key.escape || isCtrlC(ev)) {
 		store.dispatch({type: 'purge/close'});
@@ -71,6 +72,11 @@ function purgeKey(ev: KeyEvent, {store, actions, viewport}: KeyContext): Next {
 		scroll(ev.key.pageDown ? 10 : 1);
 	} else if (ev.key.return) {
 		const confirmed = !dialog.loading && !dialog.refusal && dialog.typed === dialog.expected;
+		// A plan taller than the dialog is confirmed only once all of it was on screen.
+		if (confirmed && max > 0 && !dialog.readToEnd) {
+			notice(store, 'not yet: scroll to the end of the plan first (↓ or PgDn), then press enter');
+			return 'end';
+		}
 		if (confirmed) actions.confirmPurge(dialog.typed);
 		else notice(store, dialog.refusal ? 'purge refused' : 'purge cancelled: the typed text did not match');
 		store.dispatch({type: 'purge/close'});

@@ -65,7 +65,7 @@ export function PurgeDialog({dialog, home, width, height}: PurgeDialogProps): Re
 					))}
 					{lines.length > room ? (
 						<Text color={below > 0 ? 'yellow' : undefined} dimColor={below <= 0}>
-							{`lines ${scroll + 1}–${Math.min(lines.length, scroll + room)} of ${lines.length}${below > 0 ? ` · ${below} more below: ↓/PgDn to read them` : ' · ↑/PgUp scrolls back'}`}
+							{`lines ${scroll + 1}–${Math.min(lines.length, scroll + room)} of ${lines.length}${below > 0 ? ` · ${below} more below: ↓/PgDn to read them (enter waits until you have)` : ' · ↑/PgUp scrolls back'}`}
 						</Text>
 					) : null}
 					<Text>

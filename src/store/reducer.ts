@@ -40,7 +40,7 @@ export type Action =
 	| {readonly type: 'purge/open'; readonly targets: readonly string[]; readonly expected: string}
 	| {readonly type: 'purge/plans'; readonly plans: readonly PlanView[]; readonly refusal?: string}
 	| {readonly type: 'purge/type'; readonly typed: string}
-	| {readonly type: 'purge/scroll'; readonly delta: number}
+	| {readonly type: 'purge/scroll'; readonly delta: number; readonly readToEnd?: boolean}
 	| {readonly type: 'purge/close'}
 	| {readonly type: 'new/open'; readonly cwd: string}
 	| {readonly type: 'new/update'; readonly dialog: NewDialog}
@@ -216,7 +216,7 @@ function reduce(state: AppState, action: Action): AppState {
 		}
 		case 'purge/open':
 			return setMode(
-				{...state, purge: {targets: action.targets, expected: action.expected, loading: true, plans: [], typed: '', scroll: 0}},
+				{...state, purge: {targets: action.targets, expected: action.expected, loading: true, plans: [], typed: '', scroll: 0, readToEnd: false}},
 				'purge',
 			);
 		case 'purge/plans':
@@ -228,7 +228,11 @@ function reduce(state: AppState, action: Action): AppState {
 		case 'purge/type':
 			return state.purge ? {...state, purge: {...state.purge, typed: action.typed}} : state;
 		case 'purge/scroll':
-			return state.purge ? {...state, purge: {...state.purge, scroll: Math.max(0, state.purge.scroll + action.delta)}} : state;
+			if (!state.purge) return state;
+			return {
+				...state,
+				purge: {...state.purge, scroll: Math.max(0, state.purge.scroll + action.delta), readToEnd: state.purge.readToEnd || action.readToEnd === true},
+			};
 		case 'purge/close':
 			return {...state, purge: null, ui: {...state.ui, mode: state.ui.previousMode}};
 		case 'new/open':

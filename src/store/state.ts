@@ -94,6 +94,8 @@ export interface PurgeDialog {
 	readonly refusal?: string;
 	readonly typed: string;
 	readonly scroll: number;
+	/** The plan's last line has been on screen: until then enter does not confirm a plan taller than the dialog. */
+	readonly readToEnd: boolean;
 }
 
 /** One session the stop confirmation names. */

@@ -327,3 +327,26 @@ describe('the terminal size', () => {
 		for (const line of small.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
 	});
 });
+
+describe('the purge dialog shows the whole plan before it confirms', () => {
+	const lines = Array.from({length: 30}, (_, i) => ({description: `sub-agent transcript ${i + 1}`, path: `/home/u/.claude/projects/p/agent-${i + 1}.jsonl`, bytes: 100, sessionId: 'x'}));
+	const bigPlan = {target: 'docs', agent: 'claude' as const, id: '69e68769', descendants: [], lines, totalBytes: 3000};
+
+	it('a plan taller than the dialog: the right name and enter wait until PgDn brought its end on screen', async () => {
+		const {r, store, actions} = await ready();
+		store.dispatch({type: 'purge/open', targets: ['docs'], expected: 'docs'});
+		store.dispatch({type: 'purge/plans', plans: [bigPlan]});
+		const first = await waitForFrame(r, f => f.includes('more below'));
+		expect(first).toContain('agent-1.jsonl');
+		expect(first).not.toContain('agent-30.jsonl');
+		await press(r, 'docs', KEYS.enter);
+		expect(actions.confirmPurge).not.toHaveBeenCalled();
+		expect(await waitForFrame(r, f => f.includes('scroll to the end of the plan first'))).toContain('> docs');
+		expect(store.getState().purge).not.toBeNull();
+
+		await press(r, '\u001B[6~', '\u001B[6~', '\u001B[6~', '\u001B[6~', '\u001B[6~', '\u001B[6~');
+		expect(r.lastFrame()).toContain('agent-30.jsonl');
+		await press(r, KEYS.enter);
+		expect(actions.confirmPurge).toHaveBeenCalledWith('docs');
+	});
+});
