@@ -134,13 +134,16 @@ function stopKey(ev: KeyEvent, ctx: KeyContext): Next {
 		return 'end';
 	}
 	if (ev.chunked) return 'end';
+	// n cancels first, whatever the stop key was rebound to.
+	if (ev.input === 'n' || ev.input === 'N') {
+		cancel();
+		return 'end';
+	}
 	const again = resolveBinding('sessions', ev.input, ev.key, ctx.keymap)?.command === 'session.stop';
 	if (ev.input === 'y' || ev.input === 'Y' || again) {
 		store.dispatch({type: 'stop/close'});
 		store.dispatch({type: 'mark/clear'});
 		actions.stop(dialog.targets.map(t => t.name));
-	} else if (ev.input === 'n' || ev.input === 'N') {
-		cancel();
 	}
 	return 'end';
 }

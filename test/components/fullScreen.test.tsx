@@ -300,6 +300,15 @@ describe('keys from config.yaml', () => {
 		expect(r.lastFrame()).not.toMatch(/\ns +stop/);
 	});
 
+	it('n in the stop question cancels even when n is the stop key', async () => {
+		const {r, actions, store} = await ready({}, keymapWith({'session.stop': ['n'], 'session.new': ['N']}));
+		await press(r, 'n');
+		expect(store.getState().ui.mode).toBe('stop');
+		await press(r, 'n');
+		expect(actions.stop).not.toHaveBeenCalled();
+		expect(store.getState().stopDialog).toBeNull();
+	});
+
 	it('refuses ctrl+b, a key two commands would share, an unknown command or key, naming it', () => {
 		expect(() => keymapWith({'session.stop': ['ctrl+b']})).toThrow(/keys\.session\.stop: ctrl\+b is refused/);
 		expect(() => keymapWith({'session.stop': ['j']})).toThrow(/keys: j is bound to both cursor\.down and session\.stop/);
