@@ -24,6 +24,12 @@ export interface AppProps {
 }
 
 const TITLES = {sessions: 'sessions', findings: 'findings', conversations: 'conversations on disk'} as const;
+/**
+ * Modes whose screen is a dialog: only these are clipped to their room (their text may wrap past
+ * it). Clipping costs every frame a pass over its lines, and the lists, which size themselves to
+ * fit, are what a keystroke redraws (the bench's key latency).
+ */
+const DIALOG_MODES: ReadonlySet<AppState['ui']['mode']> = new Set(['help', 'purge', 'new', 'stop']);
 /** Operations shown at most; more wait their turn in the store. */
 const MAX_OPERATION_LINES = 4;
 
@@ -101,7 +107,7 @@ export function App({home}: AppProps): React.JSX.Element {
 	return (
 		<Box flexDirection="column" width={width} height={frameHeight}>
 			<Text bold wrap="truncate">{`mam-tui — ${TITLES[list]}`}</Text>
-			<Box flexDirection="column" height={height} overflowY="hidden">
+			<Box flexDirection="column" height={height} {...(DIALOG_MODES.has(mode) ? {overflowY: 'hidden' as const} : {})}>
 				{mode === 'help' ? (
 					<HelpOverlay keymap={keymap} width={width} height={height} />
 				) : mode === 'purge' && purge ? (
