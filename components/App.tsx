@@ -1,17 +1,20 @@
 import React from 'react';
-import {Box, Text, useStdout} from 'ink';
-import {shallowEqual, useStoreSelector} from './StoreContext.js';
-import {useCommands, useFilterInput} from './input/useCommands.js';
-import {useNewSessionInput, usePurgeInput} from './input/useDialogInput.js';
+import {Box, Text} from 'ink';
+import {shallowEqual, useApp, useStoreSelector} from './StoreContext.js';
+import {chordText} from './input/keymap.js';
+import {useKeyRouter} from './input/useKeyRouter.js';
 import {ConversationsScreen} from './screens/ConversationsScreen.js';
 import {FindingsScreen} from './screens/FindingsScreen.js';
 import {HelpOverlay} from './screens/HelpOverlay.js';
 import {NewSessionDialog} from './screens/NewSessionDialog.js';
 import {PurgeDialog} from './screens/PurgeDialog.js';
 import {SessionsScreen} from './screens/SessionsScreen.js';
+import {StopDialog} from './screens/StopDialog.js';
 import {anyRunning, OperationsPanel} from './widgets/OperationsPanel.js';
-import {sameStatusView, selectStatusView, StatusBar} from './widgets/StatusBar.js';
+import {sameStatusView, selectStatusView, StatusBar, statusBarLines} from './widgets/StatusBar.js';
 import {useNow} from './useNow.js';
+import {useTerminalSize} from './useTerminalSize.js';
+import {visibleConversations} from '../src/store/conversations.js';
 import {sameSessionsView, selectSessionsView} from '../src/store/selectors.js';
 import type {AppState} from '../src/store/state.js';
 
@@ -20,20 +23,36 @@ export interface AppProps {
 	readonly home: string;
 }
 
-/** Lines taken by the title and the status bar. */
-const CHROME_LINES = 5;
-
 const TITLES = {sessions: 'sessions', findings: 'findings', conversations: 'conversations on disk'} as const;
+/**
+ * Modes whose screen is a dialog: only these are clipped to their room (their text may wrap past
+ * it). Clipping costs every frame a pass over its lines, and the lists, which size themselves to
+ * fit, are what a keystroke redraws (the bench's key latency).
+ */
+const DIALOG_MODES: ReadonlySet<AppState['ui']['mode']> = new Set(['help', 'purge', 'new', 'stop']);
+/** Operations shown at most; more wait their turn in the store. */
+const MAX_OPERATION_LINES = 4;
 
 // Each part of the screen subscribes to the slice it shows (STYLE 3.2's store, read by selector):
 // a keystroke that moves the sessions cursor re-renders the sessions screen only, not App, the
 // status bar or the operations panel, and a refresh that changes nothing on screen renders nothing.
 const selectModes = (s: AppState) => ({mode: s.ui.mode, previousMode: s.ui.previousMode});
 const selectOperations = (s: AppState) => s.operations;
+const selectNotices = (s: AppState) => s.notices;
 const selectPurge = (s: AppState) => s.purge;
 const selectNewDialog = (s: AppState) => s.newDialog;
+const selectStopDialog = (s: AppState) => s.stopDialog;
+const selectDetailScroll = (s: AppState) => s.ui.detailScroll;
 const selectFindings = (s: AppState) => ({findings: s.findings, cursor: s.ui.findingsCursor});
-const selectConversations = (s: AppState) => ({conversations: s.conversations, sessions: s.sessions, cursor: s.ui.conversationsCursor});
+const selectConversations = (s: AppState) => ({
+	conversations: visibleConversations(s),
+	sessions: s.sessions,
+	cursor: s.ui.conversationsCursor,
+	scope: s.ui.conversationScope,
+	search: s.ui.conversationFilter,
+	searching: s.ui.mode === 'filter',
+	loadingAll: s.ui.conversationScope === 'all' && s.allConversations === null,
+});
 
 interface PaneProps {
 	readonly height: number;
@@ -44,7 +63,8 @@ interface PaneProps {
 
 const SessionsPane = React.memo(function SessionsPane({height, width, home, now}: PaneProps): React.JSX.Element {
 	const view = useStoreSelector(selectSessionsView, sameSessionsView);
-	return <SessionsScreen state={view} height={height} width={width} home={home} now={now} />;
+	const detailScroll = useStoreSelector(selectDetailScroll);
+	return <SessionsScreen state={view} height={height} width={width} home={home} now={now} detailScroll={detailScroll} />;
 });
 
 const FindingsPane = React.memo(function FindingsPane({height, width}: Pick<PaneProps, 'height' | 'width'>): React.JSX.Element {
@@ -53,48 +73,58 @@ const FindingsPane = React.memo(function FindingsPane({height, width}: Pick<Pane
 });
 
 const ConversationsPane = React.memo(function ConversationsPane({height, width, home, now}: PaneProps): React.JSX.Element {
-	const {conversations, sessions, cursor} = useStoreSelector(selectConversations, shallowEqual);
-	return <ConversationsScreen conversations={conversations} sessions={sessions} cursor={cursor} height={height} width={width} home={home} now={now} />;
+	const view = useStoreSelector(selectConversations, shallowEqual);
+	return <ConversationsScreen {...view} height={height} width={width} home={home} now={now} />;
 });
 
 const StatusPane = React.memo(function StatusPane(): React.JSX.Element {
 	const view = useStoreSelector(selectStatusView, sameStatusView);
-	return <StatusBar state={view} />;
+	const {keymap} = useApp();
+	return <StatusBar state={view} keymap={keymap} />;
 });
 
-/** Chooses the screen by mode. Owns no resource and does no I/O. */
+/**
+ * The whole terminal: the title, the current screen filling what is left, the operations and the
+ * status bar at the bottom. One line is left free at the foot: a frame as tall as the terminal
+ * makes Ink clear the screen on every frame. Owns no resource and does no I/O.
+ */
 export function App({home}: AppProps): React.JSX.Element {
+	const {keymap} = useApp();
 	const {mode, previousMode} = useStoreSelector(selectModes, shallowEqual);
 	const operations = useStoreSelector(selectOperations);
+	const notices = useStoreSelector(selectNotices);
 	const purge = useStoreSelector(selectPurge);
 	const newDialog = useStoreSelector(selectNewDialog);
-	const {stdout} = useStdout();
-	useCommands(mode !== 'filter' && mode !== 'purge' && mode !== 'new');
-	useFilterInput(mode === 'filter');
-	usePurgeInput(mode === 'purge');
-	useNewSessionInput(mode === 'new');
+	const stopDialog = useStoreSelector(selectStopDialog);
+	const {columns: width, rows} = useTerminalSize();
 	const now = useNow(anyRunning(operations));
-	const width = stdout.columns || 80;
-	const opLines = Object.keys(operations).length;
-	const height = Math.max(4, (stdout.rows || 24) - CHROME_LINES - Math.min(opLines, 4));
+	const opLines = Math.min(Object.keys(operations).length, MAX_OPERATION_LINES);
+	const frameHeight = Math.max(8, rows - 1);
+	const height = Math.max(4, frameHeight - 1 - opLines - statusBarLines(notices));
+	useKeyRouter({width, height, home});
 	const list = mode === 'sessions' || mode === 'findings' || mode === 'conversations' ? mode : previousMode;
+	const stopKey = keymap.find(b => b.command === 'session.stop')?.chords[0];
 	return (
-		<Box flexDirection="column" width={width}>
-			<Text bold>{`mam-tui — ${TITLES[list]}`}</Text>
-			{mode === 'help' ? (
-				<HelpOverlay />
-			) : mode === 'purge' && purge ? (
-				<PurgeDialog dialog={purge} home={home} height={height} />
-			) : mode === 'new' && newDialog ? (
-				<NewSessionDialog dialog={newDialog} />
-			) : list === 'findings' ? (
-				<FindingsPane height={height} width={width} />
-			) : list === 'conversations' ? (
-				<ConversationsPane height={height - 2} width={width} home={home} now={now} />
-			) : (
-				<SessionsPane height={height} width={width} home={home} now={now} />
-			)}
-			<OperationsPanel operations={operations} now={now} />
+		<Box flexDirection="column" width={width} height={frameHeight}>
+			<Text bold wrap="truncate">{`mam-tui — ${TITLES[list]}`}</Text>
+			<Box flexDirection="column" height={height} {...(DIALOG_MODES.has(mode) ? {overflowY: 'hidden' as const} : {})}>
+				{mode === 'help' ? (
+					<HelpOverlay keymap={keymap} width={width} height={height} />
+				) : mode === 'purge' && purge ? (
+					<PurgeDialog dialog={purge} home={home} width={width} height={height} />
+				) : mode === 'new' && newDialog ? (
+					<NewSessionDialog dialog={newDialog} />
+				) : mode === 'stop' && stopDialog ? (
+					<StopDialog dialog={stopDialog} againKey={stopKey ? chordText(stopKey) : 's'} width={width} height={height} />
+				) : list === 'findings' ? (
+					<FindingsPane height={height} width={width} />
+				) : list === 'conversations' ? (
+					<ConversationsPane height={height} width={width} home={home} now={now} />
+				) : (
+					<SessionsPane height={height} width={width} home={home} now={now} />
+				)}
+			</Box>
+			<OperationsPanel operations={operations} now={now} limit={MAX_OPERATION_LINES} />
 			<StatusPane />
 		</Box>
 	);

@@ -1,5 +1,6 @@
 import React, {createContext, useContext, useRef, useSyncExternalStore} from 'react';
 import type {UiActions} from '../src/store/uiActions.js';
+import {DEFAULT_KEYMAP, type Keymap} from './input/keymap.js';
 import type {Action} from '../src/store/reducer.js';
 import type {AppState} from '../src/store/state.js';
 import type {Store} from '../src/store/store.js';
@@ -9,6 +10,8 @@ export type {ConversationRef, UiActions} from '../src/store/uiActions.js';
 export interface AppContextValue {
 	readonly store: Store<AppState, Action>;
 	readonly actions: UiActions;
+	/** The effective keys (config.yaml's `keys:` applied). */
+	readonly keymap: Keymap;
 }
 
 const AppContext = createContext<AppContextValue | null>(null);
@@ -16,11 +19,13 @@ const AppContext = createContext<AppContextValue | null>(null);
 export interface AppProviderProps {
 	readonly store: Store<AppState, Action>;
 	readonly actions: UiActions;
+	/** @default DEFAULT_KEYMAP */
+	readonly keymap?: Keymap;
 	readonly children: React.ReactNode;
 }
 
-export function AppProvider({store, actions, children}: AppProviderProps): React.JSX.Element {
-	return <AppContext.Provider value={{store, actions}}>{children}</AppContext.Provider>;
+export function AppProvider({store, actions, keymap = DEFAULT_KEYMAP, children}: AppProviderProps): React.JSX.Element {
+	return <AppContext.Provider value={{store, actions, keymap}}>{children}</AppContext.Provider>;
 }
 
 export function useApp(): AppContextValue {

@@ -3,15 +3,19 @@ import fs from 'node:fs';
 import {render} from 'ink';
 import {App} from '../components/App.js';
 import {AppProvider} from '../components/StoreContext.js';
-import {adapterFor} from './adapters/index.js';
+import {KeymapError, keymapWith, type Keymap} from '../components/input/keymap.js';
+import {ADAPTERS, adapterFor} from './adapters/index.js';
 import {worldActions} from './actions/fromWorld.js';
 import {CliError, EXIT, type ExitCode} from './domain/exitCodes.js';
 import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
 import {superviseWhenReady} from './sync/supervisor.js';
+import {discoverAllConversations} from './ui/allConversations.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
+import {startExpiry} from './ui/expiry.js';
+import {enterFullScreen} from './ui/fullScreen.js';
 import type {World} from './cli/world.js';
 
 /**
@@ -48,6 +52,16 @@ function startRegistryWatch(world: World, store: Store<AppState, Action>): {relo
 	return {reload, stop: () => clearInterval(timer)};
 }
 
+/** The keys with config.yaml's `keys:` applied; a bad entry is a usage error naming the key (exit 2). */
+function effectiveKeymap(world: World): Keymap {
+	try {
+		return keymapWith(world.config.keys);
+	} catch (error) {
+		if (error instanceof KeymapError) throw new CliError(`config.yaml ${error.message}`, EXIT.usage);
+		throw error;
+	}
+}
+
 /** How long quitting waits for the supervisor and the mux to let go. */
 const DISPOSE_LIMIT_MS = 3000;
 /** How long the process may linger after the dashboard closed before it is ended. */
@@ -67,6 +81,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	if (!process.stdin.isTTY) {
 		throw new CliError('the dashboard needs a terminal; use `mam-tui status` in scripts', EXIT.usage);
 	}
+	const keymap = effectiveKeymap(world);
 	const registry = world.registry();
 	// The first frame comes straight from the registry; live data streams in after it.
 	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: world.now()}));
@@ -97,7 +112,11 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 			void live.refresh({rescan: true});
 		},
 		quit: () => quit(),
+		config: world.config,
+		adapterFor,
+		discoverAll: () => discoverAllConversations({adapters: ADAPTERS, context: world.adapterContext(), logger: world.logger}),
 	});
+	const stopExpiry = startExpiry(store, world.now);
 	const stopDetail = startDetailLoader({
 		store,
 		registry,
@@ -108,12 +127,21 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		logger: world.logger,
 		now: world.now,
 	});
-	const instance = render(
-		<AppProvider store={store} actions={controller}>
-			<App home={world.adapterContext().home} />
-		</AppProvider>,
-		{exitOnCtrlC: false, onRender: firstFrameHook(world.env, store)},
-	);
+	// Before the first frame: Ink then draws on the alternate screen from its first line.
+	const screen = enterFullScreen(process.stdout, () => quit());
+	let instance: ReturnType<typeof render>;
+	try {
+		instance = render(
+			<AppProvider store={store} actions={controller} keymap={keymap}>
+				<App home={world.adapterContext().home} />
+			</AppProvider>,
+			{exitOnCtrlC: false, onRender: firstFrameHook(world.env, store)},
+		);
+	} catch (error) {
+		// The error message must land on the primary screen, where the user can read it.
+		screen.leave();
+		throw error;
+	}
 	quit = () => instance.unmount();
 	// The demo ends the dashboard this way on SIGTERM/SIGHUP, so its cleanup runs after Ink let go of the terminal.
 	if (options.signal?.aborted) quit();
@@ -121,13 +149,17 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	try {
 		await instance.waitUntilExit();
 	} finally {
+		// Ink has unmounted (its last frame went to the alternate screen, which is now dropped).
+		screen.leave();
 		watch.stop();
 		stopDetail();
+		stopExpiry();
 		// Quitting must be prompt even when a refresh is stuck on a slow disk or a silent mux.
 		await settleWithin([live.dispose(), bound.dispose()], DISPOSE_LIMIT_MS);
 		// The user asked to leave: a handle something forgot to close (a watcher, a socket) must not
 		// keep the process alive. The timer is unref'd, so a clean exit never waits for it.
 		setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
 	}
-	return EXIT.ok;
+	// Ended by a signal: the caller (a script, a closing terminal) should see it was not a plain quit.
+	return screen.signalled() && !options.signal ? EXIT.failed : EXIT.ok;
 }

@@ -6,10 +6,13 @@ export type Command =
 	| 'cursor.up'
 	| 'cursor.top'
 	| 'cursor.bottom'
+	| 'detail.scrollDown'
+	| 'detail.scrollUp'
 	| 'session.focus'
 	| 'filter.start'
 	| 'view.toggleFindings'
 	| 'view.conversations'
+	| 'conversations.scope'
 	| 'session.resume'
 	| 'session.stop'
 	| 'session.purge'
@@ -21,6 +24,7 @@ export type Command =
 	| 'conversation.purge'
 	| 'app.refresh'
 	| 'help.toggle'
+	| 'notice.dismiss'
 	| 'app.back'
 	| 'app.quit';
 
@@ -28,14 +32,19 @@ export type Command =
 export interface KeyState {
 	readonly upArrow?: boolean;
 	readonly downArrow?: boolean;
+	readonly pageUp?: boolean;
+	readonly pageDown?: boolean;
 	readonly return?: boolean;
 	readonly escape?: boolean;
 	readonly tab?: boolean;
+	readonly backspace?: boolean;
+	readonly delete?: boolean;
 	readonly ctrl?: boolean;
+	readonly meta?: boolean;
 	readonly shift?: boolean;
 }
 
-export type NamedKey = 'upArrow' | 'downArrow' | 'return' | 'escape' | 'tab';
+export type NamedKey = 'upArrow' | 'downArrow' | 'pageUp' | 'pageDown' | 'return' | 'escape' | 'tab';
 
 /** One way to press a command: a named key, or a typed character (optionally with ctrl). */
 export interface Chord {
@@ -44,52 +53,87 @@ export interface Chord {
 	readonly ctrl?: boolean;
 }
 
+/**
+ * How a command treats keys that arrive in one chunk (key repeat, a busy moment, a paste: tmux
+ * `send-keys -l jjj` is one read). The chunk is handled key by key, in the mode each key finds:
+ * - `each`: runs once per key (`jjj` moves three rows; `/` then `api` types into the filter).
+ * - `once`: runs for the first key and ends the chunk; the rest is dropped. Every command that
+ *   acts (stop, purge, resume, adopt, fix, spawn, focus, quit) is `once`, so a pasted `ss` is one
+ *   stop request at most, and a chunk never answers the confirmation it opened (`sy` asks, and
+ *   waits for a `y` of its own).
+ */
+export type ChunkRule = 'each' | 'once';
+
 export interface Binding {
 	readonly command: Command;
 	readonly chords: readonly Chord[];
 	/** Modes where the binding is live. */
 	readonly modes: readonly Mode[];
-	/** For `?` and the README. */
-	readonly keys: string;
+	readonly chunk: ChunkRule;
 	readonly description: string;
+	/** Short word for the status bar's hints, in the modes listed there; absent: `?` only. */
+	readonly hint?: string;
 }
+
+/** The effective key table: the defaults with the user's `keys:` applied. */
+export type Keymap = readonly Binding[];
 
 const LISTS: readonly Mode[] = ['sessions', 'findings', 'conversations'];
 
 /**
- * The one key table: the resolver, the help overlay and the README are all generated from it.
- * Destructive commands only open something (stop shows its steps live; purge opens the typed
- * confirmation), and nothing is bound to ctrl+b, herdr's and tmux's prefix.
+ * The one key table: the resolver, the help overlay, the status bar hints and the README are
+ * generated from it. Destructive commands only open something (stop asks y/n; purge opens the
+ * typed confirmation), and nothing is bound to ctrl+b, herdr's and tmux's prefix.
  */
-export const BINDINGS: readonly Binding[] = [
-	{command: 'cursor.down', chords: [{input: 'j'}, {key: 'downArrow'}], modes: LISTS, keys: 'j / ↓', description: 'move down'},
-	{command: 'cursor.up', chords: [{input: 'k'}, {key: 'upArrow'}], modes: LISTS, keys: 'k / ↑', description: 'move up'},
-	{command: 'cursor.top', chords: [{input: 'g'}], modes: LISTS, keys: 'g', description: 'first row'},
-	{command: 'cursor.bottom', chords: [{input: 'G'}], modes: LISTS, keys: 'G', description: 'last row'},
-	{command: 'session.focus', chords: [{key: 'return'}], modes: ['sessions'], keys: 'enter', description: "focus the session's pane in herdr or tmux"},
-	{command: 'filter.start', chords: [{input: '/'}], modes: ['sessions'], keys: '/', description: 'filter by text (esc clears)'},
-	{command: 'view.toggleFindings', chords: [{key: 'tab'}], modes: ['sessions', 'findings'], keys: 'tab', description: 'switch sessions ⇄ findings'},
-	{command: 'session.resume', chords: [{input: 'r'}], modes: ['sessions'], keys: 'r', description: 'resume the selected stopped session'},
-	{command: 'session.stop', chords: [{input: 's'}], modes: ['sessions'], keys: 's', description: 'stop: /exit, then close the pane, then SIGKILL (shown live)'},
-	{command: 'session.purge', chords: [{input: 'p'}], modes: ['sessions'], keys: 'p', description: "purge: shows the plan; type the session's name to confirm"},
-	{command: 'finding.fix', chords: [{input: 'f'}], modes: ['findings'], keys: 'f', description: "apply the selected finding's safe fix"},
-	{command: 'session.new', chords: [{input: 'n'}], modes: ['sessions'], keys: 'n', description: 'new session: pick agent and cwd, spawn in a new pane'},
-	{command: 'view.conversations', chords: [{input: 'c'}], modes: ['sessions', 'conversations'], keys: 'c', description: 'conversations on disk for the known cwds (c again to leave)'},
-	{command: 'conversation.adopt', chords: [{input: 'a'}], modes: ['conversations'], keys: 'a', description: 'conversations: adopt into the registry'},
-	{command: 'conversation.resume', chords: [{input: 'r'}], modes: ['conversations'], keys: 'r', description: 'conversations: resume in a new pane'},
-	{command: 'conversation.purge', chords: [{input: 'p'}], modes: ['conversations'], keys: 'p', description: 'conversations: purge (typed confirmation)'},
-	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], keys: 'space', description: 'mark rows for a bulk stop or purge'},
-	{command: 'app.refresh', chords: [{input: 'R'}], modes: LISTS, keys: 'R', description: 'refresh now'},
-	{command: 'help.toggle', chords: [{input: '?'}], modes: [...LISTS, 'help'], keys: '?', description: 'show or hide the keys'},
-	{command: 'app.back', chords: [{key: 'escape'}], modes: ['conversations', 'findings', 'help'], keys: 'esc', description: 'back to the sessions list'},
-	{
-		command: 'app.quit',
-		chords: [{input: 'q'}, {input: 'c', ctrl: true}],
-		modes: [...LISTS, 'help'],
-		keys: 'q / ctrl+c',
-		description: 'quit (never stops or kills anything)',
-	},
+export const DEFAULT_KEYMAP: Keymap = [
+	{command: 'cursor.down', chords: [{input: 'j'}, {key: 'downArrow'}], modes: LISTS, chunk: 'each', description: 'move down'},
+	{command: 'cursor.up', chords: [{input: 'k'}, {key: 'upArrow'}], modes: LISTS, chunk: 'each', description: 'move up'},
+	{command: 'cursor.top', chords: [{input: 'g'}], modes: LISTS, chunk: 'each', description: 'first row'},
+	{command: 'cursor.bottom', chords: [{input: 'G'}], modes: LISTS, chunk: 'each', description: 'last row'},
+	{command: 'detail.scrollDown', chords: [{input: 'J'}, {key: 'pageDown'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel down'},
+	{command: 'detail.scrollUp', chords: [{input: 'K'}, {key: 'pageUp'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel up'},
+	{command: 'session.focus', chords: [{key: 'return'}], modes: ['sessions'], chunk: 'once', description: "focus the session's pane in herdr or tmux", hint: 'focus'},
+	{command: 'filter.start', chords: [{input: '/'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'filter by text (esc clears); in conversations: search titles, ids, cwd', hint: 'filter'},
+	{command: 'view.toggleFindings', chords: [{key: 'tab'}], modes: ['sessions', 'findings'], chunk: 'each', description: 'switch sessions ⇄ findings', hint: 'findings'},
+	{command: 'session.resume', chords: [{input: 'r'}], modes: ['sessions'], chunk: 'once', description: 'resume the selected stopped session', hint: 'resume'},
+	{command: 'session.stop', chords: [{input: 's'}], modes: ['sessions'], chunk: 'once', description: 'stop: shows the steps and asks y/n; then /exit, close the pane, SIGKILL (shown live)', hint: 'stop'},
+	{command: 'session.purge', chords: [{input: 'p'}], modes: ['sessions'], chunk: 'once', description: "purge: shows the plan; type the session's name to confirm", hint: 'purge'},
+	{command: 'finding.fix', chords: [{input: 'f'}], modes: ['findings'], chunk: 'once', description: "apply the selected finding's safe fix", hint: 'fix'},
+	{command: 'session.new', chords: [{input: 'n'}], modes: ['sessions'], chunk: 'once', description: 'new session: pick agent and cwd, spawn in a new pane', hint: 'new'},
+	{command: 'view.conversations', chords: [{input: 'c'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'conversations on disk (c again to leave)', hint: 'conversations'},
+	{command: 'conversations.scope', chords: [{input: 'A'}], modes: ['conversations'], chunk: 'each', description: "conversations: the registry's folders ⇄ every folder", hint: 'all folders'},
+	{command: 'conversation.adopt', chords: [{input: 'a'}], modes: ['conversations'], chunk: 'once', description: 'conversations: adopt into the registry', hint: 'adopt'},
+	{command: 'conversation.resume', chords: [{input: 'r'}], modes: ['conversations'], chunk: 'once', description: 'conversations: resume in a new pane', hint: 'resume'},
+	{command: 'conversation.purge', chords: [{input: 'p'}], modes: ['conversations'], chunk: 'once', description: 'conversations: purge (typed confirmation)', hint: 'purge'},
+	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], chunk: 'each', description: 'mark rows for a bulk stop or purge'},
+	{command: 'app.refresh', chords: [{input: 'R'}], modes: LISTS, chunk: 'once', description: 'refresh now'},
+	{command: 'help.toggle', chords: [{input: '?'}], modes: [...LISTS, 'help'], chunk: 'each', description: 'show or hide the keys', hint: 'keys'},
+	{command: 'notice.dismiss', chords: [{key: 'escape'}], modes: ['sessions'], chunk: 'each', description: 'dismiss the messages (errors stay until dismissed)'},
+	{command: 'app.back', chords: [{key: 'escape'}], modes: ['conversations', 'findings', 'help'], chunk: 'each', description: 'back to the sessions list', hint: 'back'},
+	{command: 'app.quit', chords: [{input: 'q'}, {input: 'c', ctrl: true}], modes: [...LISTS, 'help'], chunk: 'once', description: 'quit (never stops or kills anything)', hint: 'quit'},
 ];
+
+const NAMED_TEXT: Record<NamedKey, string> = {
+	upArrow: '↑',
+	downArrow: '↓',
+	pageUp: 'pgup',
+	pageDown: 'pgdn',
+	return: 'enter',
+	escape: 'esc',
+	tab: 'tab',
+};
+
+/** How a chord is written in `?`, the hints, the README and config.yaml. */
+export function chordText(chord: Chord): string {
+	if (chord.key) return NAMED_TEXT[chord.key];
+	const text = chord.input === ' ' ? 'space' : (chord.input ?? '');
+	return chord.ctrl ? `ctrl+${text}` : text;
+}
+
+/** All of a binding's chords, e.g. `j / ↓`. */
+export function keysText(binding: Binding): string {
+	return binding.chords.map(chordText).join(' / ');
+}
 
 function matches(chord: Chord, input: string, key: KeyState): boolean {
 	if (chord.key) return key[chord.key] === true && !key.ctrl;
@@ -97,17 +141,102 @@ function matches(chord: Chord, input: string, key: KeyState): boolean {
 	return input === chord.input && Boolean(key.ctrl) === Boolean(chord.ctrl);
 }
 
+/** Pure: the binding a keypress means in `mode`, or undefined. */
+export function resolveBinding(mode: Mode, input: string, key: KeyState, keymap: Keymap = DEFAULT_KEYMAP): Binding | undefined {
+	return keymap.find(binding => binding.modes.includes(mode) && binding.chords.some(chord => matches(chord, input, key)));
+}
+
 /** Pure: the command a keypress means in `mode`, or undefined. */
-export function resolveCommand(mode: Mode, input: string, key: KeyState): Command | undefined {
-	for (const binding of BINDINGS) {
-		if (!binding.modes.includes(mode)) continue;
-		if (binding.chords.some(chord => matches(chord, input, key))) return binding.command;
+export function resolveCommand(mode: Mode, input: string, key: KeyState, keymap: Keymap = DEFAULT_KEYMAP): Command | undefined {
+	return resolveBinding(mode, input, key, keymap)?.command;
+}
+
+/** A `keys:` entry that cannot be used; the message names the command and the key (exit 2). */
+export class KeymapError extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = 'KeymapError';
 	}
-	return undefined;
+}
+
+const NAMED_BY_TEXT = new Map<string, NamedKey>([
+	...Object.entries(NAMED_TEXT).map(([key, text]) => [text, key as NamedKey] as const),
+	['up', 'upArrow'],
+	['down', 'downArrow'],
+	['escape', 'escape'],
+	['return', 'return'],
+	['pageup', 'pageUp'],
+	['pagedown', 'pageDown'],
+]);
+
+/** `x`, `X`, `ctrl+x`, `space`, `enter`, `esc`, `tab`, `up`/`↑`, `down`/`↓`, `pgup`, `pgdn`. */
+export function parseChord(text: string): Chord {
+	const lower = text.toLowerCase();
+	if (lower.startsWith('ctrl+') && text.length === 6) return {input: lower.slice(5), ctrl: true};
+	if (lower === 'space') return {input: ' '};
+	const named = NAMED_BY_TEXT.get(lower);
+	if (named) return {key: named};
+	if ([...text].length === 1 && text.codePointAt(0)! > 0x20 && text !== '\u007F') return {input: text};
+	throw new KeymapError(`${JSON.stringify(text)} is not a key (one character, ctrl+<letter>, space, enter, esc, tab, up, down, pgup, pgdn)`);
+}
+
+function sameChord(a: Chord, b: Chord): boolean {
+	return a.key === b.key && a.input === b.input && Boolean(a.ctrl) === Boolean(b.ctrl);
+}
+
+/** Refuse ctrl+b anywhere, and two commands on one key in a mode they share. */
+function checkKeymap(keymap: Keymap): void {
+	for (const binding of keymap) {
+		if (binding.chords.some(c => c.ctrl && c.input === 'b')) {
+			throw new KeymapError(`keys.${binding.command}: ctrl+b is refused: it is herdr's and tmux's prefix key`);
+		}
+	}
+	for (const [i, a] of keymap.entries()) {
+		for (const b of keymap.slice(i + 1)) {
+			const mode = a.modes.find(m => b.modes.includes(m));
+			if (!mode) continue;
+			const chord = a.chords.find(ca => b.chords.some(cb => sameChord(ca, cb)));
+			if (chord) throw new KeymapError(`keys: ${chordText(chord)} is bound to both ${a.command} and ${b.command} (in the ${mode} view)`);
+		}
+	}
+}
+
+/**
+ * The defaults with `keys:` from config.yaml applied: each entry replaces the keys of one command.
+ * An unknown command, a key that is not one, ctrl+b, or a key two commands would share is refused.
+ */
+export function keymapWith(overrides: Readonly<Record<string, readonly string[]>>): Keymap {
+	const known = new Set<string>(DEFAULT_KEYMAP.map(b => b.command));
+	for (const command of Object.keys(overrides)) {
+		if (!known.has(command)) throw new KeymapError(`keys.${command}: no such command (${[...known].join(', ')})`);
+	}
+	const keymap = DEFAULT_KEYMAP.map(binding => {
+		const keys = overrides[binding.command];
+		if (!keys) return binding;
+		if (keys.length === 0) throw new KeymapError(`keys.${binding.command}: give at least one key`);
+		const chords = keys.map(text => {
+			try {
+				return parseChord(text);
+			} catch (error) {
+				throw new KeymapError(`keys.${binding.command}: ${(error as Error).message}`);
+			}
+		});
+		return {...binding, chords};
+	});
+	checkKeymap(keymap);
+	return keymap;
 }
 
 /** The keys table as Markdown, for the README (kept equal by a test). */
-export function keysMarkdown(): string {
-	const rows = BINDINGS.map(b => `| \`${b.keys.replace(/ \/ /g, '` / `')}\` | ${b.description} |`);
-	return ['| key | does |', '| --- | --- |', ...rows].join('\n');
+export function keysMarkdown(keymap: Keymap = DEFAULT_KEYMAP): string {
+	const rows = keymap.map(b => `| \`${keysText(b).replace(/ \/ /g, '` / `')}\` | \`${b.command}\` | ${b.description} |`);
+	return ['| key | command (for `keys:`) | does |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+/** The status bar's hints for `mode`: `s stop · p purge · …`. */
+export function hintsFor(mode: Mode, keymap: Keymap = DEFAULT_KEYMAP): string {
+	return keymap
+		.filter(b => b.hint && b.modes.includes(mode))
+		.map(b => `${b.chords[0] ? chordText(b.chords[0]) : ''} ${b.hint}`)
+		.join(' · ');
 }

@@ -1,41 +1,73 @@
 import React from 'react';
 import {Box, Text} from 'ink';
 import type {Conversation, SessionRecord} from '../../src/domain/types.js';
+import type {ConversationScope} from '../../src/store/state.js';
 import {age, EMPTY_CELL, fit, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
 import {windowStart} from '../widgets/SessionTable.js';
 
 export interface ConversationsScreenProps {
+	/** The rows to show: the scope and the search already applied (`visibleConversations`). */
 	readonly conversations: readonly Conversation[];
 	readonly sessions: readonly SessionRecord[];
+	readonly scope: ConversationScope;
+	/** The search text, and whether its field is open. */
+	readonly search: string;
+	readonly searching: boolean;
+	/** Every folder was asked for and has not come yet. */
+	readonly loadingAll: boolean;
 	readonly cursor: number;
+	/** Lines available for the whole screen. */
 	readonly height: number;
 	readonly width: number;
 	readonly home: string;
 	readonly now: number;
 }
 
-/** Everything the adapters find on disk for the known cwds, registered or not. */
-export function ConversationsScreen({conversations, sessions, cursor, height, width, home, now}: ConversationsScreenProps): React.JSX.Element {
+/** What the adapters find on disk, registered or not: in the registry's folders, or in every folder (`A`). */
+export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.Element {
+	const {conversations, sessions, scope, search, searching, loadingAll, cursor, height, width, home, now} = props;
+	const where = scope === 'all' ? `every folder${loadingAll ? ' (reading…)' : ''}` : "the registry's folders";
+	const searchLine = searching || search ? `search: ${search}${searching ? '▏' : ''}` : '/ searches titles, ids and folders';
+	const top = (
+		<Text wrap="truncate">
+			<Text bold>{`${conversations.length} in ${where}`}</Text>
+			{` · A ${scope === 'all' ? "registry's folders" : 'every folder'} · ${searchLine}`}
+		</Text>
+	);
 	if (conversations.length === 0) {
-		return <Text>No conversations found on disk for the sessions' folders yet. c or esc goes back.</Text>;
+		return (
+			<Box flexDirection="column">
+				{top}
+				<Text>{search ? 'No conversation matches the search (/ then esc clears it).' : 'No conversations found on disk here yet. A switches folders; c or esc goes back.'}</Text>
+			</Box>
+		);
 	}
 	const registered = new Map(sessions.filter(s => s.agentSessionId).map(s => [`${s.agent}:${s.agentSessionId}`, s.name]));
-	const start = windowStart(cursor, height, conversations.length);
-	const titleWidth = Math.max(8, width - 90);
+	const rows = Math.max(1, height - 2);
+	const start = windowStart(cursor, rows, conversations.length);
+	const wide = width >= 120;
+	const mid = width >= 100;
+	const w = {agent: 8, id: mid ? 14 : 12, registered: mid ? 14 : 10, resume: wide ? 22 : 12, age: 4, kids: 4, cwd: wide ? 20 : 12};
+	const used = 3 + Object.values(w).reduce((sum, n) => sum + n + 1, 0);
+	// What is left goes to the title; on a narrow terminal there may be none.
+	const titleWidth = Math.max(0, width - used - 1);
 	return (
 		<Box flexDirection="column">
-			<Text bold>{`   ${fit('AGENT', 8)} ${fit('ID', 14)} ${fit('REGISTERED', 14)} ${fit('RESUME', 14)} ${fit('AGE', 4)} KIDS ${fit('CWD', 20)} TITLE`}</Text>
-			{conversations.slice(start, start + height).map((c, i) => {
+			{top}
+			<Text bold wrap="truncate">
+				{`   ${fit('AGENT', w.agent)} ${fit('ID', w.id)} ${fit('REGISTERED', w.registered)} ${fit('RESUME', w.resume)} ${fit('AGE', w.age)} ${fit('KIDS', w.kids)} ${fit('CWD', w.cwd)}${titleWidth > 0 ? ` ${fit('TITLE', titleWidth)}` : ''}`}
+			</Text>
+			{conversations.slice(start, start + rows).map((c, i) => {
 				const selected = start + i === cursor;
 				return (
 					<Text key={`${c.agent}:${c.id}`} inverse={selected} wrap="truncate">
-						{selected ? '> ' : '  '} {fit(c.agent, 8)} {fit(c.id, 14)} {fit(registered.get(`${c.agent}:${c.id}`) ?? EMPTY_CELL, 14)}{' '}
-						<Text color={RESUME_COLOR[c.resumeState.kind]}>{fit(resumeText(c.resumeState), 14)}</Text> {fit(age(c.updatedAt, now), 4)}{' '}
-						{fit(String(c.childCount), 4)} {fit(shortenPath(c.cwd, home), 20)} {fit(c.title ?? '', titleWidth)}
+						{selected ? '> ' : '  '} {fit(c.agent, w.agent)} {fit(c.id, w.id)} {fit(registered.get(`${c.agent}:${c.id}`) ?? EMPTY_CELL, w.registered)}{' '}
+						<Text color={RESUME_COLOR[c.resumeState.kind]}>{fit(resumeText(c.resumeState), w.resume)}</Text> {fit(age(c.updatedAt, now), w.age)}{' '}
+						{fit(String(c.childCount), w.kids)} {fit(shortenPath(c.cwd, home), w.cwd)}
+						{titleWidth > 0 ? ` ${fit(c.title ?? '', titleWidth)}` : ''}
 					</Text>
 				);
 			})}
-			<Text dimColor>a adopt · r resume · p purge · c/esc back</Text>
 		</Box>
 	);
 }

@@ -3,7 +3,9 @@ import {Box, Text} from 'ink';
 import type {Finding} from '../../src/domain/types.js';
 import {findingsFor, visibleSessions, type SessionsView} from '../../src/store/selectors.js';
 import {DetailPanel} from '../widgets/DetailPanel.js';
+import {detailLines} from '../widgets/detailLines.js';
 import {SessionTable, type SessionRow} from '../widgets/SessionTable.js';
+import {detailTextWidth, sessionsLayout} from './sessionsLayout.js';
 
 export interface SessionsScreenProps {
 	/** The slice this screen reads (an AppState will do); App passes `selectSessionsView`'s. */
@@ -12,6 +14,8 @@ export interface SessionsScreenProps {
 	readonly width: number;
 	readonly home: string;
 	readonly now: number;
+	/** The detail panel's first line (J/K). */
+	readonly detailScroll?: number;
 }
 
 function EmptyState({filtered}: {readonly filtered: boolean}): React.JSX.Element {
@@ -28,14 +32,9 @@ function EmptyState({filtered}: {readonly filtered: boolean}): React.JSX.Element
 	);
 }
 
-/** Width from which the detail panel sits beside the list instead of under it. */
-const SIDE_BY_SIDE_WIDTH = 170;
-/** Lines the detail panel takes under the list on narrow terminals (with its border). */
-const DETAIL_LINES = 8;
-
 const NO_FINDINGS: readonly Finding[] = [];
 
-export function SessionsScreen({state, height, width, home, now}: SessionsScreenProps): React.JSX.Element {
+export function SessionsScreen({state, height, width, home, now, detailScroll = 0}: SessionsScreenProps): React.JSX.Element {
 	// Remembered per (sessions, filter) in the selector: no sort per keystroke.
 	const records = visibleSessions(state);
 	// Row records change only when the list, the live data or the findings do, never on a keystroke.
@@ -51,6 +50,13 @@ export function SessionsScreen({state, height, width, home, now}: SessionsScreen
 		[selected?.record, state.findings], // eslint-disable-line react-hooks/exhaustive-deps
 	);
 	const filtering = state.ui.mode === 'filter' || state.ui.filter !== '';
+	const layout = sessionsLayout(width, height, filtering, rows.length);
+	const textWidth = detailTextWidth(layout);
+	// Rebuilt only when what the panel shows changes, never on a keystroke elsewhere.
+	const lines = useMemo(
+		() => (selected ? detailLines({session: selected.record, live: selected.live, detail: state.detail, findings: selectedFindings, home}, textWidth) : []),
+		[selected?.record, selected?.live, state.detail, selectedFindings, home, textWidth], // eslint-disable-line react-hooks/exhaustive-deps
+	);
 	const filterLine = filtering ? (
 		<Text>
 			filter: {state.ui.filter}
@@ -65,21 +71,10 @@ export function SessionsScreen({state, height, width, home, now}: SessionsScreen
 			</Box>
 		);
 	}
-	const side = width >= SIDE_BY_SIDE_WIDTH;
-	const listWidth = side ? Math.floor(width * 0.6) : width;
-	const listHeight = Math.max(3, height - (filtering ? 1 : 0) - (side ? 0 : DETAIL_LINES) - 1);
-	const detail = selected ? (
-		<DetailPanel
-			session={selected.record}
-			live={selected.live}
-			detail={state.detail}
-			findings={selectedFindings}
-			home={home}
-			height={side ? height : DETAIL_LINES}
-		/>
-	) : null;
+	const {side, listWidth} = layout;
+	const detail = selected ? <DetailPanel lines={lines} scroll={detailScroll} height={layout.detailHeight} /> : null;
 	const table = (
-		<SessionTable rows={rows} cursor={cursor} height={listHeight} width={listWidth} home={home} marked={state.ui.marked} now={now} />
+		<SessionTable rows={rows} cursor={cursor} height={layout.listRows} width={listWidth} home={home} marked={state.ui.marked} now={now} />
 	);
 	return (
 		<Box flexDirection="column">
@@ -89,7 +84,7 @@ export function SessionsScreen({state, height, width, home, now}: SessionsScreen
 					<Box width={listWidth} flexDirection="column">
 						{table}
 					</Box>
-					<Box width={width - listWidth} flexDirection="column">
+					<Box width={layout.detailWidth} flexDirection="column">
 						{detail}
 					</Box>
 				</Box>

@@ -4,12 +4,12 @@ import type {OperationView, StepView} from '../../src/store/state.js';
 import {seconds} from '../format.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-/** How long a finished operation stays on screen. */
-export const OPERATION_LINGER_MS = 15_000;
 
 export interface OperationsPanelProps {
 	readonly operations: Readonly<Record<string, OperationView>>;
 	readonly now: number;
+	/** Lines at most: the newest operations. */
+	readonly limit?: number;
 }
 
 function stepMark(step: StepView, now: number): string {
@@ -34,20 +34,36 @@ function stepText(step: StepView, now: number): string {
 	return `${stepMark(step, now)} ${step.label}${elapsed}${detail}`;
 }
 
-/** Live progress of stops and other actions: one line per operation, its steps side by side. */
-export function OperationsPanel({operations, now}: OperationsPanelProps): React.JSX.Element | null {
-	const shown = Object.values(operations).filter(op => !op.endedAt || now - op.endedAt < OPERATION_LINGER_MS);
+/** A finished operation in one line: its outcome, each step's mark and number, the time it took. */
+function outcomeLine(op: OperationView, outcome: NonNullable<OperationView['outcome']>): string {
+	const marks = op.steps.filter(s => s.id !== 'capture').map(s => `${stepMark(s, 0)}${s.label.split(' ')[0] ?? ''}`);
+	const took = seconds(Math.max(0, (op.endedAt ?? op.startedAt) - op.startedAt));
+	return `${outcome.ok ? '✓' : '✗'} ${op.kind} ${op.session}: ${outcome.text}${marks.length ? ` (${marks.join(' ')})` : ''} in ${took}${outcome.ok ? '' : ' (esc dismisses)'}`;
+}
+
+/**
+ * Live progress of stops and other actions: one line per operation, its steps side by side while
+ * it runs; once it ended, one line with its outcome (gone after a while; a failure stays until
+ * dismissed — the reducer's `clock/expire` and `notice/dismiss`).
+ */
+export function OperationsPanel({operations, now, limit = Number.MAX_SAFE_INTEGER}: OperationsPanelProps): React.JSX.Element | null {
+	const shown = Object.values(operations).slice(-limit);
 	if (shown.length === 0) return null;
 	return (
 		<Box flexDirection="column">
-			{shown.map(op => (
-				<Text key={op.session} wrap="truncate">
-					<Text bold>{`${op.kind} ${op.session}`}</Text>
-					{` ${seconds(Math.max(0, (op.endedAt ?? now) - op.startedAt))} │ `}
-					{op.steps.map(s => stepText(s, now)).join(' → ')}
-					{op.outcome ? <Text color={op.outcome.ok ? 'green' : 'red'}>{` │ ${op.outcome.text}`}</Text> : null}
-				</Text>
-			))}
+			{shown.map(op =>
+				op.outcome ? (
+					<Text key={op.session} wrap="truncate" color={op.outcome.ok ? 'green' : 'red'}>
+						{outcomeLine(op, op.outcome)}
+					</Text>
+				) : (
+					<Text key={op.session} wrap="truncate">
+						<Text bold>{`${op.kind} ${op.session}`}</Text>
+						{` ${seconds(Math.max(0, now - op.startedAt))} │ `}
+						{op.steps.map(s => stepText(s, now)).join(' → ')}
+					</Text>
+				),
+			)}
 		</Box>
 	);
 }

@@ -2,6 +2,7 @@ import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {AppState} from '../../src/store/state.js';
 import {countsByStatus} from '../../src/store/selectors.js';
+import {hintsFor, type Keymap} from '../input/keymap.js';
 
 /** The fields the status bar reads (an AppState will do). */
 export interface StatusView {
@@ -9,21 +10,23 @@ export interface StatusView {
 	readonly sessions: AppState['sessions'];
 	readonly findings: AppState['findings'];
 	readonly lastRefresh: AppState['lastRefresh'];
-	readonly notice: AppState['notice'];
+	readonly notices: AppState['notices'];
 	readonly ui: {readonly mode: AppState['ui']['mode']};
 }
 
 export interface StatusBarProps {
 	readonly state: StatusView;
+	/** The effective keys, for the hints line. */
+	readonly keymap: Keymap;
 }
 
 /** The status bar's slice; compare with `sameStatusView` (a keystroke that moves the cursor leaves it alone). */
 export function selectStatusView(state: AppState): StatusView {
-	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notice: state.notice, ui: {mode: state.ui.mode}};
+	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notices: state.notices, ui: {mode: state.ui.mode}};
 }
 
 export function sameStatusView(a: StatusView, b: StatusView): boolean {
-	return a.mux === b.mux && a.sessions === b.sessions && a.findings.length === b.findings.length && a.lastRefresh === b.lastRefresh && a.notice === b.notice && a.ui.mode === b.ui.mode;
+	return a.mux === b.mux && a.sessions === b.sessions && a.findings.length === b.findings.length && a.lastRefresh === b.lastRefresh && a.notices === b.notices && a.ui.mode === b.ui.mode;
 }
 
 function clock(ms: number | null): string {
@@ -31,18 +34,21 @@ function clock(ms: number | null): string {
 	return new Date(ms).toTimeString().slice(0, 8);
 }
 
-const HINTS: Record<string, string> = {
-	sessions: 'enter focus · r resume · s stop · p purge · n new · c conversations · tab findings · / filter · ? keys · q quit',
-	findings: 'f fix · tab sessions · ? keys · q quit',
-	conversations: 'a adopt · r resume · p purge · c back · ? keys · q quit',
-	help: 'esc or ? closes',
+/** Dialogs and fields answer fixed keys; the lists' hints come from the keymap. */
+const DIALOG_HINTS: Partial<Record<AppState['ui']['mode'], string>> = {
 	filter: 'type to filter · enter keeps · esc clears',
-	purge: "type the name · enter confirms · esc cancels",
+	purge: 'type the name · enter confirms · esc cancels · ↑/↓ PgUp/PgDn scroll',
 	new: 'tab field · ↑/↓ agent · enter spawn · esc cancel',
+	stop: 'y stops · n or esc cancels',
 };
 
 /** Mux backend and health, counts by status, findings, last refresh, the last action's outcome, key hints. */
-export function StatusBar({state}: StatusBarProps): React.JSX.Element {
+/** Lines the status bar takes: the counts line, one per notice, the hints line. */
+export function statusBarLines(notices: AppState['notices']): number {
+	return 2 + notices.length;
+}
+
+export function StatusBar({state, keymap}: StatusBarProps): React.JSX.Element {
 	const counts = useMemo(() => countsByStatus(state.sessions), [state.sessions]);
 	const mux = state.mux ? `${state.mux.kind} ${state.mux.ok ? 'ok' : `down: ${state.mux.message}`}` : 'mux —';
 	return (
@@ -51,12 +57,12 @@ export function StatusBar({state}: StatusBarProps): React.JSX.Element {
 				<Text color={state.mux && !state.mux.ok ? 'red' : 'green'}>{mux}</Text>
 				{` │ ${counts.running} running, ${counts.stopped} stopped, ${counts.purged} purged │ ${state.findings.length} findings │ refreshed ${clock(state.lastRefresh)}`}
 			</Text>
-			{state.notice ? (
-				<Text wrap="truncate" color={state.notice.level === 'error' ? 'red' : state.notice.level === 'ok' ? 'green' : undefined}>
-					{state.notice.text}
+			{state.notices.map(n => (
+				<Text key={`${n.at}:${n.text}`} wrap="truncate" color={n.level === 'error' ? 'red' : n.level === 'ok' ? 'green' : undefined}>
+					{n.level === 'error' ? `✗ ${n.text} (esc dismisses)` : n.text}
 				</Text>
-			) : null}
-			<Text dimColor wrap="truncate">{HINTS[state.ui.mode] ?? ''}</Text>
+			))}
+			<Text dimColor wrap="truncate">{DIALOG_HINTS[state.ui.mode] ?? hintsFor(state.ui.mode, keymap)}</Text>
 		</Box>
 	);
 }

@@ -13,6 +13,11 @@ export interface Config {
 	readonly agents: Readonly<Partial<Record<AgentId, AgentOverride>>>;
 	readonly stop: {readonly graceSeconds: number; readonly killWaitSeconds: number};
 	readonly refresh: {readonly discoverySeconds: number; readonly pollMs: number};
+	/**
+	 * Dashboard key overrides: command (e.g. `session.stop`) → its keys. Checked here for shape
+	 * only; the dashboard checks commands, key names and collisions against its keymap.
+	 */
+	readonly keys: Readonly<Record<string, readonly string[]>>;
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -20,6 +25,7 @@ export const DEFAULT_CONFIG: Config = {
 	stop: {graceSeconds: 10, killWaitSeconds: 3},
 	// Discovery is cached by mtime, so 5 s is cheap; 1 s tmux polling feels live without burning CPU.
 	refresh: {discoverySeconds: 5, pollMs: 1000},
+	keys: {},
 };
 
 /** A bad config value; the message names the key and the file (exit 2). */
@@ -75,11 +81,26 @@ function parseAgents(value: unknown, file: string): Config['agents'] {
 	return out;
 }
 
+/** `keys:` — each command maps to one key or a list of keys, all plain one-line strings. */
+function parseKeys(value: unknown, file: string): Config['keys'] {
+	if (value === undefined || value === null) return {};
+	if (!isObject(value)) throw new ConfigError(`${file}: keys must be a mapping of command to key (e.g. session.stop: x)`);
+	const out: Record<string, readonly string[]> = {};
+	for (const [command, raw] of Object.entries(value)) {
+		const keys = typeof raw === 'string' ? [raw] : raw;
+		if (!Array.isArray(keys) || !keys.every(k => typeof k === 'string' && k.length > 0 && !/[\r\n\0]/.test(k))) {
+			throw new ConfigError(`${file}: keys.${command} must be a key or a list of keys (got ${JSON.stringify(raw)})`);
+		}
+		out[command] = keys as string[];
+	}
+	return out;
+}
+
 /** Validate parsed YAML into a Config; every error names the key and the file. */
 export function parseConfig(raw: unknown, file: string): Config {
 	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
 	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
-	checkKeys(raw, ['agents', 'stop', 'refresh'], '', file);
+	checkKeys(raw, ['agents', 'stop', 'refresh', 'keys'], '', file);
 	const stop = raw['stop'] ?? {};
 	const refresh = raw['refresh'] ?? {};
 	if (!isObject(stop)) throw new ConfigError(`${file}: stop must be a mapping`);
@@ -96,6 +117,7 @@ export function parseConfig(raw: unknown, file: string): Config {
 			discoverySeconds: positiveNumber(refresh, 'discoverySeconds', 'refresh.', file, DEFAULT_CONFIG.refresh.discoverySeconds, 3600),
 			pollMs: positiveNumber(refresh, 'pollMs', 'refresh.', file, DEFAULT_CONFIG.refresh.pollMs, 60_000),
 		},
+		keys: parseKeys(raw['keys'], file),
 	};
 }
 

@@ -1,8 +1,9 @@
 import type {Conversation, Finding, Pane, SessionRecord} from '../domain/types.js';
 import {assertNever} from '../domain/result.js';
 import type {MuxHealth} from '../mux/types.js';
-import {visibleSessions} from './selectors.js';
-import type {AppState, ListMode, Mode, NewDialog, Notice, OperationView, PlanView, SessionDetail, SessionLive, StepView} from './state.js';
+import {visibleConversations} from './conversations.js';
+import {selectedSession, visibleSessions} from './selectors.js';
+import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type SessionDetail, type SessionLive, type StepView, type StopDialog} from './state.js';
 
 export type Action =
 	| {readonly type: 'registry/loaded'; readonly sessions: readonly SessionRecord[]; readonly at: number}
@@ -22,14 +23,24 @@ export type Action =
 	| {readonly type: 'filter/set'; readonly text: string}
 	| {readonly type: 'mark/toggle'; readonly name: string}
 	| {readonly type: 'mark/clear'}
+	/** Show a notice (null: dismiss them all). A new one replaces the last info/ok notice; errors pile up. */
 	| {readonly type: 'notice/set'; readonly notice: Notice | null}
+	/** Dismiss every notice and every finished operation, errors included. */
+	| {readonly type: 'notice/dismiss'}
+	/** Drop what has expired by `now`: info/ok notices and operations that ended well. */
+	| {readonly type: 'clock/expire'; readonly now: number}
+	| {readonly type: 'detail/scroll'; readonly delta: number}
+	| {readonly type: 'conversations/scope'}
+	| {readonly type: 'conversations/all'; readonly conversations: readonly Conversation[]}
+	| {readonly type: 'stop/open'; readonly dialog: StopDialog}
+	| {readonly type: 'stop/close'}
 	| {readonly type: 'operation/started'; readonly operation: OperationView}
 	| {readonly type: 'operation/step'; readonly session: string; readonly step: StepView}
 	| {readonly type: 'operation/ended'; readonly session: string; readonly at: number; readonly ok: boolean; readonly text: string}
 	| {readonly type: 'purge/open'; readonly targets: readonly string[]; readonly expected: string}
 	| {readonly type: 'purge/plans'; readonly plans: readonly PlanView[]; readonly refusal?: string}
 	| {readonly type: 'purge/type'; readonly typed: string}
-	| {readonly type: 'purge/scroll'; readonly delta: number}
+	| {readonly type: 'purge/scroll'; readonly delta: number; readonly readToEnd?: boolean}
 	| {readonly type: 'purge/close'}
 	| {readonly type: 'new/open'; readonly cwd: string}
 	| {readonly type: 'new/update'; readonly dialog: NewDialog}
@@ -54,7 +65,7 @@ function listLength(state: AppState, list: ListMode): number {
 		case 'findings':
 			return state.findings.length;
 		case 'conversations':
-			return state.conversations.length;
+			return visibleConversations(state).length;
 		default:
 			return assertNever(list);
 	}
@@ -89,7 +100,7 @@ function clampAll(state: AppState, before: AppState = state): AppState {
 		...state.ui,
 		cursor: followSelection(before, state),
 		findingsCursor: clamp(state.ui.findingsCursor, state.findings.length),
-		conversationsCursor: clamp(state.ui.conversationsCursor, state.conversations.length),
+		conversationsCursor: clamp(state.ui.conversationsCursor, visibleConversations(state).length),
 	};
 	return {...state, ui};
 }
@@ -105,8 +116,43 @@ function upsertStep(steps: readonly StepView[], step: StepView): StepView[] {
 	return steps.map((s, i) => (i === index ? step : s));
 }
 
+function addNotice(notices: readonly Notice[], notice: Notice): readonly Notice[] {
+	const errors = notices.filter(n => n.level === 'error');
+	const kept = notice.level === 'error' ? errors.slice(-(MAX_ERRORS - 1)) : errors.slice(-MAX_ERRORS);
+	return [...kept, notice];
+}
+
+/** Errors and operations that failed stay until dismissed; the rest goes after NOTICE_TTL_MS. */
+function expire(state: AppState, now: number): AppState {
+	const notices = state.notices.filter(n => n.level === 'error' || now - n.at < NOTICE_TTL_MS);
+	const ended = Object.entries(state.operations).filter(([, op]) => op.endedAt !== undefined && op.outcome?.ok !== false && now - op.endedAt >= NOTICE_TTL_MS);
+	if (notices.length === state.notices.length && ended.length === 0) return state;
+	const operations = Object.fromEntries(Object.entries(state.operations).filter(([name]) => !ended.some(([gone]) => gone === name)));
+	return {...state, notices, operations};
+}
+
+function dismiss(state: AppState): AppState {
+	const operations = Object.fromEntries(Object.entries(state.operations).filter(([, op]) => op.endedAt === undefined));
+	return {...state, notices: [], operations};
+}
+
+/** The filter field edits the filter of the list it was opened from. */
+function setFilter(state: AppState, text: string): AppState {
+	if (activeList(state) === 'conversations') return {...state, ui: {...state.ui, conversationFilter: text, conversationsCursor: 0}};
+	return {...state, ui: {...state.ui, filter: text, cursor: 0}};
+}
+
 /** The pure reducer: every state change of the dashboard goes through here. */
 export function reducer(state: AppState, action: Action): AppState {
+	const next = reduce(state, action);
+	// The detail panel starts at its top for every session: a scroll kept from the last row would hide the new one's ids.
+	if (next !== state && next.ui.detailScroll !== 0 && selectedSession(next)?.name !== selectedSession(state)?.name) {
+		return {...next, ui: {...next.ui, detailScroll: 0}};
+	}
+	return next;
+}
+
+function reduce(state: AppState, action: Action): AppState {
 	switch (action.type) {
 		case 'registry/loaded':
 			return clampAll({...state, sessions: action.sessions, lastRefresh: action.at}, state);
@@ -130,7 +176,7 @@ export function reducer(state: AppState, action: Action): AppState {
 		case 'mode/back':
 			return state.ui.mode === state.ui.previousMode ? state : {...state, ui: {...state.ui, mode: state.ui.previousMode}};
 		case 'filter/set':
-			return {...state, ui: {...state.ui, filter: action.text, cursor: 0}};
+			return setFilter(state, action.text);
 		case 'mark/toggle': {
 			const marked = new Set(state.ui.marked);
 			if (marked.has(action.name)) marked.delete(action.name);
@@ -140,7 +186,21 @@ export function reducer(state: AppState, action: Action): AppState {
 		case 'mark/clear':
 			return state.ui.marked.size === 0 ? state : {...state, ui: {...state.ui, marked: new Set()}};
 		case 'notice/set':
-			return {...state, notice: action.notice};
+			return {...state, notices: action.notice ? addNotice(state.notices, action.notice) : []};
+		case 'notice/dismiss':
+			return dismiss(state);
+		case 'clock/expire':
+			return expire(state, action.now);
+		case 'detail/scroll':
+			return {...state, ui: {...state.ui, detailScroll: Math.max(0, state.ui.detailScroll + action.delta)}};
+		case 'conversations/scope':
+			return {...state, ui: {...state.ui, conversationScope: state.ui.conversationScope === 'all' ? 'registry' : 'all', conversationsCursor: 0}};
+		case 'conversations/all':
+			return clampAll({...state, allConversations: action.conversations}, state);
+		case 'stop/open':
+			return setMode({...state, stopDialog: action.dialog}, 'stop');
+		case 'stop/close':
+			return {...state, stopDialog: null, ui: {...state.ui, mode: state.ui.previousMode}};
 		case 'operation/started':
 			return {...state, operations: {...state.operations, [action.operation.session]: action.operation}};
 		case 'operation/step': {
@@ -156,7 +216,7 @@ export function reducer(state: AppState, action: Action): AppState {
 		}
 		case 'purge/open':
 			return setMode(
-				{...state, purge: {targets: action.targets, expected: action.expected, loading: true, plans: [], typed: '', scroll: 0}},
+				{...state, purge: {targets: action.targets, expected: action.expected, loading: true, plans: [], typed: '', scroll: 0, readToEnd: false}},
 				'purge',
 			);
 		case 'purge/plans':
@@ -168,7 +228,11 @@ export function reducer(state: AppState, action: Action): AppState {
 		case 'purge/type':
 			return state.purge ? {...state, purge: {...state.purge, typed: action.typed}} : state;
 		case 'purge/scroll':
-			return state.purge ? {...state, purge: {...state.purge, scroll: Math.max(0, state.purge.scroll + action.delta)}} : state;
+			if (!state.purge) return state;
+			return {
+				...state,
+				purge: {...state.purge, scroll: Math.max(0, state.purge.scroll + action.delta), readToEnd: state.purge.readToEnd || action.readToEnd === true},
+			};
 		case 'purge/close':
 			return {...state, purge: null, ui: {...state.ui, mode: state.ui.previousMode}};
 		case 'new/open':

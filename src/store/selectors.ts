@@ -1,4 +1,5 @@
 import type {SessionRecord} from '../domain/types.js';
+import {visibleConversations} from './conversations.js';
 import type {AppState, UiState} from './state.js';
 
 const STATUS_ORDER: Record<SessionRecord['status'], number> = {running: 0, stopped: 1, purged: 2};
@@ -43,7 +44,8 @@ export function countsByStatus(sessions: readonly SessionRecord[]): Record<Sessi
 
 /** The conversation under the conversations cursor. */
 export function selectedConversation(state: AppState): AppState['conversations'][number] | undefined {
-	return state.conversations[Math.min(state.ui.conversationsCursor, state.conversations.length - 1)];
+	const rows = visibleConversations(state);
+	return rows[Math.min(state.ui.conversationsCursor, rows.length - 1)];
 }
 
 /** The finding under the findings cursor. */

@@ -1,8 +1,11 @@
-import type {AgentId, AuditRecord, Conversation, Finding, LiveStatus, Pane, ProcessRef, ResumeState, SessionRecord} from '../domain/types.js';
+import type {AgentId, AuditRecord, Conversation, Finding, LiveStatus, Pane, ResumeState, SessionRecord} from '../domain/types.js';
 import type {MuxHealth} from '../mux/types.js';
 
 export type ListMode = 'sessions' | 'findings' | 'conversations';
-export type Mode = ListMode | 'help' | 'filter' | 'purge' | 'new';
+export type Mode = ListMode | 'help' | 'filter' | 'purge' | 'new' | 'stop';
+
+/** Which conversations the conversations view lists: those in the registry's folders, or every folder. */
+export type ConversationScope = 'registry' | 'all';
 
 export interface UiState {
 	readonly mode: Mode;
@@ -13,14 +16,24 @@ export interface UiState {
 	readonly conversationsCursor: number;
 	readonly filter: string;
 	readonly marked: ReadonlySet<string>;
+	/** First line of the detail panel shown; back to 0 when the selection changes. */
+	readonly detailScroll: number;
+	/** The conversations view's search text (`/` there). */
+	readonly conversationFilter: string;
+	readonly conversationScope: ConversationScope;
 }
 
-/** The last action's outcome, for the status bar. */
+/** An action's outcome, for the status bar. Info and ok expire (NOTICE_TTL_MS); errors stay until dismissed. */
 export interface Notice {
 	readonly level: 'info' | 'ok' | 'error';
 	readonly text: string;
 	readonly at: number;
 }
+
+/** How long an info or ok notice, or a finished operation that went well, stays on screen. */
+export const NOTICE_TTL_MS = 8000;
+/** At most this many errors wait to be dismissed; older ones give way. */
+export const MAX_ERRORS = 3;
 
 /** What the live snapshot knows about one registry row, keyed by session name. */
 export interface SessionLive {
@@ -81,6 +94,25 @@ export interface PurgeDialog {
 	readonly refusal?: string;
 	readonly typed: string;
 	readonly scroll: number;
+	/** The plan's last line has been on screen: until then enter does not confirm a plan taller than the dialog. */
+	readonly readToEnd: boolean;
+}
+
+/** One session the stop confirmation names. */
+export interface StopTarget {
+	readonly name: string;
+	readonly agent: string;
+	readonly pane: string | null;
+	/** What step 1 types into the pane, e.g. `/exit`. */
+	readonly exitText: string;
+}
+
+/** The y/n confirmation `s` opens: what the stop will do, before it does it (SPEC 3). */
+export interface StopDialog {
+	readonly targets: readonly StopTarget[];
+	/** Step 1's wait for the agent to exit, then step 2's wait after the pane closed. */
+	readonly graceSeconds: number;
+	readonly killWaitSeconds: number;
 }
 
 export interface NewDialog {
@@ -89,10 +121,20 @@ export interface NewDialog {
 	readonly field: 'agent' | 'cwd';
 }
 
+/** One process of the selected pane's tree, as the detail panel lists it. */
+export interface DetailProcess {
+	readonly pid: number;
+	/** 0 for the pane's own process, 1 for its children, … */
+	readonly depth: number;
+	/** Wall-clock start (ms), when the process table could tell. */
+	readonly startedAt?: number;
+	readonly command: string;
+}
+
 /** What the detail panel shows for the selected session, loaded by a src/ service. */
 export interface SessionDetail {
 	readonly name: string;
-	readonly processes: readonly ProcessRef[];
+	readonly processes: readonly DetailProcess[];
 	readonly plan?: PlanView;
 	readonly resumeCommand?: readonly string[];
 	readonly output?: string;
@@ -111,11 +153,15 @@ export interface AppState {
 	readonly mux: MuxHealth | null;
 	/** When the registry was last read (ms), null before the first load. */
 	readonly lastRefresh: number | null;
-	readonly notice: Notice | null;
+	/** Newest last: the errors not yet dismissed, then at most one info/ok notice. */
+	readonly notices: readonly Notice[];
 	readonly operations: Readonly<Record<string, OperationView>>;
 	readonly purge: PurgeDialog | null;
 	readonly newDialog: NewDialog | null;
+	readonly stopDialog: StopDialog | null;
 	readonly detail: SessionDetail | null;
+	/** Every folder's conversations, loaded when the view is switched to all folders; null before. */
+	readonly allConversations: readonly Conversation[] | null;
 	readonly ui: UiState;
 }
 
@@ -127,6 +173,9 @@ export const initialUi: UiState = {
 	conversationsCursor: 0,
 	filter: '',
 	marked: new Set(),
+	detailScroll: 0,
+	conversationFilter: '',
+	conversationScope: 'registry',
 };
 
 export function initialState(overrides: Partial<AppState> = {}): AppState {
@@ -138,11 +187,13 @@ export function initialState(overrides: Partial<AppState> = {}): AppState {
 		findings: [],
 		mux: null,
 		lastRefresh: null,
-		notice: null,
+		notices: [],
 		operations: {},
 		purge: null,
 		newDialog: null,
+		stopDialog: null,
 		detail: null,
+		allConversations: null,
 		ui: initialUi,
 		...overrides,
 	};

@@ -19,6 +19,8 @@ export interface UiActions {
 	/** Bring the session's pane to the front in herdr or tmux. */
 	focus(name: string): void;
 	resume(name: string): void;
+	/** Ask before stopping: put what the stop will do (sessions, panes, steps, waits) in `state.stopDialog`. */
+	openStop(names: readonly string[]): void;
 	/** Run the three-step stop on each session; progress is rendered from `state.operations`. */
 	stop(names: readonly string[]): void;
 	/** Open the purge dialog for these sessions: loads the plans (or the refusal) into `state.purge`. */
@@ -31,4 +33,6 @@ export interface UiActions {
 	adopt(conversation: ConversationRef): void;
 	resumeConversation(conversation: ConversationRef): void;
 	openPurgeConversation(conversation: ConversationRef): void;
+	/** Read every folder's conversations (the view's `A`) into `state.allConversations`. */
+	loadAllConversations(): void;
 }

@@ -1,10 +1,13 @@
 import type {Actions, PurgePlanView, StopProgress} from '../actions/index.js';
+import type {AgentAdapter} from '../adapters/types.js';
+import type {Config} from '../config/config.js';
+import type {Conversation} from '../domain/types.js';
 import {applyFix} from '../drift/fix.js';
 import {messageOf} from '../domain/result.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {Registry} from '../registry/registry.js';
 import type {Action} from '../store/reducer.js';
-import type {AppState, PlanView, StepView} from '../store/state.js';
+import type {AppState, PlanView, StepView, StopTarget} from '../store/state.js';
 import type {Store} from '../store/store.js';
 import type {ConversationRef, UiActions} from '../store/uiActions.js';
 import type {Logger} from '../system/logger.js';
@@ -19,6 +22,11 @@ export interface ControllerDeps {
 	/** Re-read the registry and live data (the supervisor's refresh). */
 	readonly refresh: () => void;
 	readonly quit: () => void;
+	/** The stop's waits and the agents' exit texts, for the confirmation. */
+	readonly config: Pick<Config, 'stop' | 'agents'>;
+	readonly adapterFor: (agent: string) => AgentAdapter | undefined;
+	/** Every folder's conversations (the conversations view's `A`). */
+	readonly discoverAll: () => Promise<Conversation[]>;
 }
 
 const STOP_LABELS: Record<StopProgress['step'], string> = {
@@ -88,8 +96,8 @@ export function createUiController(deps: ControllerDeps): UiActions {
 				? `ended by ${result.value.endedBy}`
 				: `survivors: ${result.value.survivors.map(s => s.pid).join(', ')}`
 			: result.error.message;
+		// The operation's own line becomes the one-line outcome; no second notice repeats it.
 		store.dispatch({type: 'operation/ended', session: name, at: deps.now(), ok: result.ok && result.value.ok, text});
-		notice(result.ok && result.value.ok ? 'ok' : 'error', `stop ${name}: ${text}`);
 		deps.refresh();
 	};
 
@@ -111,9 +119,33 @@ export function createUiController(deps: ControllerDeps): UiActions {
 		store.dispatch({type: 'purge/plans', plans: views.map(toPlanView)});
 	};
 
+	/** What step 1 of a stop will type: the config's override, else the adapter's. */
+	const stopTarget = (name: string): StopTarget => {
+		const session = deps.registry.get(name);
+		const agent = session?.agent ?? '?';
+		const adapter = deps.adapterFor(agent);
+		const override = adapter ? deps.config.agents[adapter.id]?.exitInput : undefined;
+		return {name, agent, pane: session?.paneId ?? null, exitText: override ?? adapter?.exitInput.text ?? 'the exit command'};
+	};
+
+	const loadAll = () =>
+		background('conversations in every folder', async () => {
+			const conversations = await deps.discoverAll();
+			store.dispatch({type: 'conversations/all', conversations});
+		});
+
 	return {
 		quit: () => deps.quit(),
-		refresh: () => deps.refresh(),
+		refresh: () => {
+			deps.refresh();
+			if (store.getState().ui.conversationScope === 'all') loadAll();
+		},
+		openStop: names =>
+			store.dispatch({
+				type: 'stop/open',
+				dialog: {targets: names.map(stopTarget), graceSeconds: deps.config.stop.graceSeconds, killWaitSeconds: deps.config.stop.killWaitSeconds},
+			}),
+		loadAllConversations: loadAll,
 		focus: name =>
 			background('focus', async () => {
 				const session = deps.registry.get(name);

@@ -1,11 +1,12 @@
+import fs from 'node:fs';
 import type {AgentAdapter, AdapterContext} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import type {SessionRecord} from '../domain/types.js';
+import type {ProcessRef, SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {Registry} from '../registry/registry.js';
 import type {Action} from '../store/reducer.js';
 import {selectedSession} from '../store/selectors.js';
-import type {AppState, PlanView, SessionDetail} from '../store/state.js';
+import type {AppState, DetailProcess, PlanView, SessionDetail} from '../store/state.js';
 import type {Store} from '../store/store.js';
 import type {Logger} from '../system/logger.js';
 import {processTree, type ProcessTable} from '../system/processes.js';
@@ -24,6 +25,35 @@ export interface DetailDeps {
 /** Moving the cursor quickly should load the row it stops on, not every row it passes. */
 const SETTLE_MS = 150;
 const OUTPUT_LINES = 20;
+/** While a running row stays selected, its pane's last lines are read again this often (and only then). */
+export const OUTPUT_REFRESH_MS = 2000;
+/** Linux's USER_HZ: /proc/<pid>/stat counts start times in these ticks since boot. */
+const TICKS_PER_SECOND = 100;
+
+/** When the machine booted (ms), from /proc/stat; undefined where there is none. */
+function bootTimeMs(): number | undefined {
+	try {
+		const line = /^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'));
+		return line?.[1] ? Number(line[1]) * 1000 : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The pane's tree, root first, each with its depth and wall-clock start. */
+export function detailProcesses(tree: readonly ProcessRef[], bootMs: number | undefined): DetailProcess[] {
+	const depth = new Map<number, number>();
+	return tree.map(p => {
+		const d = depth.has(p.ppid) ? (depth.get(p.ppid) ?? 0) + 1 : 0;
+		depth.set(p.pid, d);
+		return {
+			pid: p.pid,
+			depth: d,
+			...(bootMs === undefined ? {} : {startedAt: bootMs + (p.startTime / TICKS_PER_SECOND) * 1000}),
+			command: p.argv.join(' ') || p.name,
+		};
+	});
+}
 
 async function planFor(adapter: AgentAdapter, ctx: AdapterContext, session: SessionRecord): Promise<PlanView | undefined> {
 	if (!session.agentSessionId || !adapter.idPattern.test(session.agentSessionId)) return undefined;
@@ -53,7 +83,7 @@ async function load(deps: DetailDeps, session: SessionRecord): Promise<SessionDe
 		}
 		detail.plan = await planFor(adapter, deps.context, session);
 		const pane = deps.store.getState().live[session.name]?.pane;
-		if (pane?.shellPid) detail.processes = processTree(await deps.processes.list(), pane.shellPid);
+		if (pane?.shellPid) detail.processes = detailProcesses(processTree(await deps.processes.list(), pane.shellPid), bootTimeMs());
 		if (pane && session.status === 'running') {
 			const mux = await deps.mux();
 			detail.output = await mux.readOutput(pane.id, OUTPUT_LINES);
@@ -70,8 +100,30 @@ async function load(deps: DetailDeps, session: SessionRecord): Promise<SessionDe
  */
 export function startDetailLoader(deps: DetailDeps): () => void {
 	let timer: NodeJS.Timeout | undefined;
+	let outputTimer: NodeJS.Timeout | undefined;
 	let wanted: string | undefined;
 	let lastKey = '';
+	/** Re-read the selected pane's last lines while it stays selected; nothing for other rows. */
+	const followOutput = (name: string) => {
+		clearInterval(outputTimer);
+		outputTimer = setInterval(() => {
+			const state = deps.store.getState();
+			const detail = state.detail;
+			const pane = state.live[name]?.pane;
+			if (wanted !== name || !detail || detail.name !== name || !pane) return;
+			deps
+				.mux()
+				.then(mux => mux.readOutput(pane.id, OUTPUT_LINES))
+				.then(output => {
+					const current = deps.store.getState().detail;
+					if (wanted === name && current?.name === name && current.output !== output) {
+						deps.store.dispatch({type: 'detail/loaded', detail: {...current, output}});
+					}
+				})
+				.catch((error: unknown) => deps.logger.debug('pane output refresh failed', error));
+		}, OUTPUT_REFRESH_MS);
+		outputTimer.unref();
+	};
 	const schedule = () => {
 		const state = deps.store.getState();
 		const session = selectedSession(state);
@@ -81,11 +133,14 @@ export function startDetailLoader(deps: DetailDeps): () => void {
 		lastKey = key;
 		wanted = session?.name;
 		clearTimeout(timer);
+		clearInterval(outputTimer);
 		if (!session) return deps.store.dispatch({type: 'detail/loaded', detail: null});
 		timer = setTimeout(() => {
 			load(deps, session)
 				.then(detail => {
-					if (wanted === session.name) deps.store.dispatch({type: 'detail/loaded', detail});
+					if (wanted !== session.name) return;
+					deps.store.dispatch({type: 'detail/loaded', detail});
+					if (detail.output !== undefined) followOutput(session.name);
 				})
 				.catch((error: unknown) => deps.logger.warn('detail load failed', error));
 		}, SETTLE_MS);
@@ -95,5 +150,6 @@ export function startDetailLoader(deps: DetailDeps): () => void {
 	return () => {
 		unsubscribe();
 		clearTimeout(timer);
+		clearInterval(outputTimer);
 	};
 }

@@ -230,6 +230,8 @@ const NO_ACTIONS: UiActions = {
 	adopt: noop,
 	resumeConversation: noop,
 	openPurgeConversation: noop,
+	openStop: noop,
+	loadAllConversations: noop,
 };
 
 const ANSI = /\u001B\[[0-9;?]*[A-Za-z]/g;

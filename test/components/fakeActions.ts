@@ -10,6 +10,7 @@ export function fakeActions(): FakeActions {
 		refresh: vi.fn<UiActions['refresh']>(),
 		focus: vi.fn<UiActions['focus']>(),
 		resume: vi.fn<UiActions['resume']>(),
+		openStop: vi.fn<UiActions['openStop']>(),
 		stop: vi.fn<UiActions['stop']>(),
 		openPurge: vi.fn<UiActions['openPurge']>(),
 		confirmPurge: vi.fn<UiActions['confirmPurge']>(),
@@ -18,5 +19,6 @@ export function fakeActions(): FakeActions {
 		adopt: vi.fn<UiActions['adopt']>(),
 		resumeConversation: vi.fn<UiActions['resumeConversation']>(),
 		openPurgeConversation: vi.fn<UiActions['openPurgeConversation']>(),
+		loadAllConversations: vi.fn<UiActions['loadAllConversations']>(),
 	};
 }

@@ -39,7 +39,7 @@ describe('session list layout', () => {
 		expect(header).not.toContain('PIN');
 		expect(first).toMatch(/^>\s+refactor-paym~\s+codex\s+%\d+\s+working\s+no: sessio~\s+1h\s+~\/src\/very\/long\/p~$/);
 		expect(second).toMatch(/docs\s+claude\s+-\s+stopped\s+yes\s+1h\s+~\/src\/app/);
-		expect(frame).toMatch(/┌─+┐\n│ refactor-payment-service-v2 · codex +│\n│ id 01a22b1d-8e49-79f2-a157-8e33808531cf +│/);
+		expect(frame).toMatch(/┌─+┐\n│ refactor-payment-service-v2 · codex · running +│\n│ id 01a22b1d-8e49-79f2-a157-8e33808531cf +│/);
 	});
 
 	it('uses 140 columns: the pin column, full resume text and the whole name', () => {

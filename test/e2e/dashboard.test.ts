@@ -78,9 +78,13 @@ describe('the built dashboard in tmux, driven by keys', {timeout: 90_000}, () =>
 	it('s on a stand-in that ignores /exit, SIGTERM and SIGHUP escalates to SIGKILL: shown live, and the process is really gone', async () => {
 		await screen.selectSession('immortal');
 		await screen.press('s');
+		const asked = await screen.waitFor('Stop immortal?', 'the stop confirmation');
+		expect(asked).toContain('wait up to 2s');
+		expect(processesWithin(path.join(bin, 'claude')).length).toBe(1);
+		await screen.press('y');
 		await screen.waitFor(/stop immortal .*1 exit input/, 'step 1 shown live');
 		const done = await screen.waitFor('stop immortal: ended by sigkill', 'the stop to end by SIGKILL', {timeoutMs: 40_000});
-		expect(done).toMatch(/✗ 1 exit input .*✗ 2 close pane .*✓ 3 SIGKILL/);
+		expect(done).toMatch(/✓ stop immortal: ended by sigkill \(✗1 ✗2 ✓3\)/);
 
 		expect(alive(immortal.pid, immortal.startTime)).toBe(false);
 		expect(processesWithin(path.join(bin, 'claude'))).toEqual([]);
@@ -106,7 +110,8 @@ describe('the built dashboard in tmux, driven by keys', {timeout: 90_000}, () =>
 		await screen.press('p');
 		const plan = await screen.waitFor('Type old-claude and press enter', 'the purge plan');
 		expect(plan).toContain('2 child session(s)');
-		expect(plan).toMatch(/transcript: ~\/\.claude\/projects\//);
+		// the description with its size, the whole path on the line under it
+		expect(plan).toMatch(/transcript [\d.]+ KiB\s*║\n║\s+~\/\.claude\/projects\//);
 		await screen.type('old-claud');
 		await screen.press('Enter');
 		await screen.waitFor('purge cancelled', 'a wrong name to cancel');

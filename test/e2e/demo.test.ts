@@ -43,7 +43,8 @@ async function startDemo(label: string): Promise<RunningDemo> {
 	const entries = fs.readdirSync(tmpdir).filter(name => name.startsWith('mam-demo-'));
 	expect(entries).toHaveLength(1);
 	const sandbox = path.join(tmpdir, entries[0] ?? '');
-	expect(await screen.text(100, true)).toContain(`watch the agents with \`tmux -L mam-demo-${pid} attach\``);
+	// Printed before the dashboard took the alternate screen: it waits on the primary one.
+	expect(await screen.primary(true)).toContain(`watch the agents with \`tmux -L mam-demo-${pid} attach\``);
 	// Seven panes of stand-ins and shells, the stray stand-in and the demo's tmux server.
 	const processes = await pollUntil('the stand-ins to run', () => {
 		const found = processesWithin(sandbox);
@@ -95,6 +96,8 @@ describe('mam-tui demo in a tmux window', {timeout: 120_000}, () => {
 		expect(claude).toHaveLength(1);
 		await screen.selectSession('claude-live');
 		await screen.press('s');
+		await screen.waitFor('Stop claude-live?', 'the stop confirmation');
+		await screen.press('y');
 		await screen.waitFor('stop claude-live: ended by exit-input', 'claude-live to obey /exit');
 		expect(claude.filter(p => alive(p.pid, p.startTime))).toEqual([]);
 

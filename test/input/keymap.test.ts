@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest';
-import {BINDINGS, resolveCommand} from '../../components/input/keymap.js';
+import {DEFAULT_KEYMAP as BINDINGS, resolveCommand} from '../../components/input/keymap.js';
 
 describe('keymap', () => {
 	it('resolves vim keys and arrows to the same commands', () => {

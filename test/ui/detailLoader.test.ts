@@ -1,4 +1,4 @@
-import {describe, expect, it} from 'vitest';
+import {describe, expect, it, vi} from 'vitest';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AgentAdapter, AdapterContext} from '../../src/adapters/types.js';
 import {Registry} from '../../src/registry/registry.js';
@@ -7,7 +7,9 @@ import {initialState} from '../../src/store/state.js';
 import {createStore} from '../../src/store/store.js';
 import {silentLogger} from '../../src/system/logger.js';
 import type {ProcessTable} from '../../src/system/processes.js';
-import {startDetailLoader} from '../../src/ui/detailLoader.js';
+import {OUTPUT_REFRESH_MS, startDetailLoader} from '../../src/ui/detailLoader.js';
+import type {Pane} from '../../src/domain/types.js';
+import type {Multiplexer} from '../../src/mux/types.js';
 
 const ID = '69e68769-2dbb-4664-996b-bc39e1d62900';
 
@@ -55,5 +57,52 @@ describe('detail loader', () => {
 		expect(detail?.audit.map(a => `${a.action}/${a.step}`)).toEqual(['stop/close-pane']);
 		stop();
 		registry.close();
+	});
+});
+
+describe('pane output in the detail panel', () => {
+	it('reads the last lines of the selected pane only, again while it stays selected, and stops once it is not', async () => {
+		vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval']});
+		try {
+			const registry = Registry.open(':memory:');
+			registry.insert({name: 'api', agent: 'claude', cwd: '/w', mux: 'tmux', paneId: '%1', status: 'running', epoch: 0, agentSessionId: ID});
+			registry.insert({name: 'old', agent: 'claude', cwd: '/w', status: 'stopped', epoch: 0});
+			const pane = (id: string): Pane => ({id, mux: 'tmux', cwd: '/w', agentStatus: 'idle', processes: [], isSelf: false});
+			const store = createStore(
+				reducer,
+				initialState({
+					sessions: registry.list(),
+					live: {api: {liveStatus: 'idle', resumeState: {kind: 'yes'}, pane: pane('%1')}},
+				}),
+			);
+			const reads: string[] = [];
+			let text = 'first';
+			const mux = {readOutput: async (id: string) => (reads.push(id), `${id} ${text}`)} as unknown as Multiplexer;
+			const stop = startDetailLoader({store, registry, adapterFor: () => adapter, context: {} as AdapterContext, processes, mux: async () => mux, logger: silentLogger, now: () => 1});
+			await vi.advanceTimersByTimeAsync(200);
+			expect(reads).toEqual(['%1']);
+			expect(store.getState().detail?.output).toBe('%1 first');
+
+			text = 'second';
+			await vi.advanceTimersByTimeAsync(OUTPUT_REFRESH_MS);
+			expect(reads).toEqual(['%1', '%1']);
+			expect(store.getState().detail?.output).toBe('%1 second');
+
+			store.dispatch({type: 'cursor/move', delta: 1});
+			await vi.advanceTimersByTimeAsync(200 + 3 * OUTPUT_REFRESH_MS);
+			// the stopped row now selected has no pane to read, and api is read no more
+			expect(store.getState().detail?.name).toBe('old');
+			expect(reads).toEqual(['%1', '%1']);
+			store.dispatch({type: 'cursor/top'});
+			await vi.advanceTimersByTimeAsync(200);
+			expect(reads).toEqual(['%1', '%1', '%1']);
+			stop();
+			const before = reads.length;
+			await vi.advanceTimersByTimeAsync(3 * OUTPUT_REFRESH_MS);
+			expect(reads).toHaveLength(before);
+			registry.close();
+		} finally {
+			vi.useRealTimers();
+		}
 	});
 });

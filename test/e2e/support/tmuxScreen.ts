@@ -132,6 +132,20 @@ export class Screen {
 	}
 
 	/**
+	 * The primary screen while the dashboard holds the alternate one (`capture-pane -a`): what the
+	 * shell showed before, which the dashboard must leave alone. Fails when no alternate screen is on.
+	 */
+	async primary(joined = false): Promise<string> {
+		return this.tmux.runOk(['capture-pane', '-p', '-a', ...(joined ? ['-J'] : []), '-t', this.paneId]);
+	}
+
+	/** tmux's flags for the pane: the alternate screen on, the cursor shown. */
+	async modes(): Promise<{alternate: boolean; cursorShown: boolean}> {
+		const [alternate, cursor] = (await this.tmux.runOk(['display-message', '-p', '-t', this.paneId, '#{alternate_on} #{cursor_flag}'])).trim().split(' ');
+		return {alternate: alternate === '1', cursorShown: cursor === '1'};
+	}
+
+	/**
 	 * Wait until the visible screen (plus `history` lines of scrollback) matches; returns it. The
 	 * error shows the last screen seen.
 	 */

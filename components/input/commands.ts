@@ -1,13 +1,24 @@
-import {useInput} from 'ink';
-import {useApp, type UiActions} from '../StoreContext.js';
-import {resolveCommand, type Command} from './keymap.js';
-import {typedChunk} from './typedChunk.js';
+import type {UiActions} from '../../src/store/uiActions.js';
 import type {Action} from '../../src/store/reducer.js';
 import {selectedConversation, selectedSession, visibleSessions} from '../../src/store/selectors.js';
 import type {AppState} from '../../src/store/state.js';
 import type {Store} from '../../src/store/store.js';
+import {maxDetailScroll} from '../screens/sessionsLayout.js';
+import type {Command, Keymap} from './keymap.js';
 
-type AppStore = Store<AppState, Action>;
+export type AppStore = Store<AppState, Action>;
+
+/** What a key handler may use: the store (read at call time), the actions, the keys, the screen size. */
+export interface KeyContext {
+	readonly store: AppStore;
+	readonly actions: UiActions;
+	readonly keymap: Keymap;
+	/** The sessions pane's size and the home shown as `~`, for the detail panel's last page. */
+	readonly viewport: () => {readonly width: number; readonly height: number; readonly home: string};
+}
+
+/** J/K move the detail panel by this many lines. */
+const DETAIL_STEP = 5;
 
 /** Marked rows when there are any (bulk), else the selected one. */
 function targets(state: AppState): string[] {
@@ -19,13 +30,13 @@ function targets(state: AppState): string[] {
 	return selected ? [selected.name] : [];
 }
 
-function notice(store: AppStore, text: string): void {
+export function notice(store: AppStore, text: string): void {
 	store.dispatch({type: 'notice/set', notice: {level: 'info', text, at: Date.now()}});
 }
 
 type SessionCommand = Extract<Command, 'session.focus' | 'session.resume' | 'session.stop' | 'session.purge' | 'session.new' | 'row.mark'>;
 
-function sessionCommand(command: SessionCommand, store: AppStore, actions: UiActions): void {
+function sessionCommand(command: SessionCommand, {store, actions}: KeyContext): void {
 	const state = store.getState();
 	const selected = selectedSession(state);
 	switch (command) {
@@ -36,9 +47,9 @@ function sessionCommand(command: SessionCommand, store: AppStore, actions: UiAct
 			if (selected) actions.resume(selected.name);
 			return;
 		case 'session.stop': {
+			// Only asks: the stop runs when the confirmation is answered.
 			const names = targets(state);
-			if (names.length > 0) actions.stop(names);
-			store.dispatch({type: 'mark/clear'});
+			if (names.length > 0) actions.openStop(names);
 			return;
 		}
 		case 'session.purge': {
@@ -55,7 +66,7 @@ function sessionCommand(command: SessionCommand, store: AppStore, actions: UiAct
 	}
 }
 
-function conversationCommand(command: Extract<Command, `conversation.${string}`>, store: AppStore, actions: UiActions): void {
+function conversationCommand(command: Extract<Command, `conversation.${string}`>, {store, actions}: KeyContext): void {
 	const conversation = selectedConversation(store.getState());
 	if (!conversation) return notice(store, 'no conversation selected');
 	const ref = {agent: conversation.agent, id: conversation.id};
@@ -64,8 +75,17 @@ function conversationCommand(command: Extract<Command, `conversation.${string}`>
 	else if (command === 'conversation.purge') actions.openPurgeConversation(ref);
 }
 
+function scrollDetail(delta: number, ctx: KeyContext): void {
+	const state = ctx.store.getState();
+	const {width, height, home} = ctx.viewport();
+	const max = maxDetailScroll(state, width, height, home);
+	const next = Math.max(0, Math.min(max, state.ui.detailScroll + delta));
+	if (next !== state.ui.detailScroll) ctx.store.dispatch({type: 'detail/scroll', delta: next - state.ui.detailScroll});
+}
+
 /** Carry out a command. Reads the store at call time, never a value captured at render (STYLE 4.4). */
-export function runCommand(command: Command, store: AppStore, actions: UiActions): void {
+export function runCommand(command: Command, ctx: KeyContext): void {
+	const {store, actions} = ctx;
 	const {mode} = store.getState().ui;
 	switch (command) {
 		case 'cursor.down':
@@ -76,14 +96,24 @@ export function runCommand(command: Command, store: AppStore, actions: UiActions
 			return store.dispatch({type: 'cursor/top'});
 		case 'cursor.bottom':
 			return store.dispatch({type: 'cursor/bottom'});
+		case 'detail.scrollDown':
+			return scrollDetail(DETAIL_STEP, ctx);
+		case 'detail.scrollUp':
+			return scrollDetail(-DETAIL_STEP, ctx);
 		case 'filter.start':
 			return store.dispatch({type: 'mode/set', mode: 'filter'});
 		case 'view.toggleFindings':
 			return store.dispatch({type: 'mode/set', mode: mode === 'findings' ? 'sessions' : 'findings'});
 		case 'view.conversations':
 			return store.dispatch({type: 'mode/set', mode: mode === 'conversations' ? 'sessions' : 'conversations'});
+		case 'conversations.scope':
+			store.dispatch({type: 'conversations/scope'});
+			if (store.getState().ui.conversationScope === 'all') actions.loadAllConversations();
+			return;
 		case 'help.toggle':
 			return store.dispatch(mode === 'help' ? {type: 'mode/back'} : {type: 'mode/set', mode: 'help'});
+		case 'notice.dismiss':
+			return store.dispatch({type: 'notice/dismiss'});
 		case 'app.back':
 			return store.dispatch(mode === 'help' ? {type: 'mode/back'} : {type: 'mode/set', mode: 'sessions'});
 		case 'app.refresh':
@@ -95,55 +125,13 @@ export function runCommand(command: Command, store: AppStore, actions: UiActions
 		case 'conversation.adopt':
 		case 'conversation.resume':
 		case 'conversation.purge':
-			return conversationCommand(command, store, actions);
+			return conversationCommand(command, ctx);
 		case 'session.focus':
 		case 'session.resume':
 		case 'session.stop':
 		case 'session.purge':
 		case 'session.new':
 		case 'row.mark':
-			return sessionCommand(command, store, actions);
+			return sessionCommand(command, ctx);
 	}
-}
-
-const TEXT_MODES = new Set(['filter', 'purge', 'new']);
-
-/** The list/help key handler. Inactive while a text field or dialog owns the keyboard. */
-export function useCommands(isActive: boolean): void {
-	const {store, actions} = useApp();
-	useInput(
-		(input, key) => {
-			const state = store.getState();
-			if (TEXT_MODES.has(state.ui.mode)) return;
-			const command = resolveCommand(state.ui.mode, input, key);
-			if (command) runCommand(command, store, actions);
-		},
-		{isActive},
-	);
-}
-
-/** The filter field's key handler: typing edits the filter, enter keeps it, esc clears it. */
-export function useFilterInput(isActive: boolean): void {
-	const {store, actions} = useApp();
-	useInput(
-		(input, key) => {
-			const {filter} = store.getState().ui;
-			if (key.escape) {
-				store.dispatch({type: 'filter/set', text: ''});
-				store.dispatch({type: 'mode/back'});
-			} else if (key.return) {
-				store.dispatch({type: 'mode/back'});
-			} else if (key.backspace || key.delete) {
-				store.dispatch({type: 'filter/set', text: filter.slice(0, -1)});
-			} else if (key.ctrl && input === 'c') {
-				actions.quit();
-			} else if (input && !key.ctrl && !key.meta) {
-				// An Enter in the chunk keeps the filter, as a lone Enter does.
-				const {text, entered} = typedChunk(input);
-				store.dispatch({type: 'filter/set', text: filter + text});
-				if (entered) store.dispatch({type: 'mode/back'});
-			}
-		},
-		{isActive},
-	);
 }

@@ -1,0 +1,90 @@
+import type {Finding, SessionRecord} from '../../src/domain/types.js';
+import type {SessionDetail, SessionLive} from '../../src/store/state.js';
+import {bytes, resumeText, shortenPath} from '../format.js';
+
+/** One screen line of a panel, already cut to the panel's width. */
+export interface PanelLine {
+	readonly text: string;
+	readonly color?: string;
+	readonly bold?: boolean;
+	readonly dim?: boolean;
+}
+
+type Style = Omit<PanelLine, 'text'>;
+
+/**
+ * Hard-wrap `text` to `width` columns, continuation lines indented: a long path is shown in full
+ * over several lines, never cut at the panel edge.
+ */
+export function wrapLine(text: string, width: number, style: Style = {}, indent = '    '): PanelLine[] {
+	const room = Math.max(8, width);
+	if (text.length <= room) return [{text, ...style}];
+	const lines: PanelLine[] = [{text: text.slice(0, room), ...style}];
+	const rest = Math.max(4, room - indent.length);
+	for (let i = room; i < text.length; i += rest) lines.push({text: indent + text.slice(i, i + rest), ...style});
+	return lines;
+}
+
+function clock(ms: number): string {
+	return new Date(ms).toTimeString().slice(0, 8);
+}
+
+export interface DetailInput {
+	readonly session: SessionRecord;
+	readonly live?: SessionLive;
+	/** The loaded detail, when it is this session's. */
+	readonly detail: SessionDetail | null;
+	readonly findings: readonly Finding[];
+	readonly home: string;
+}
+
+/** Every line of the detail panel at `width`: ids, pane, resume, findings, processes, artifacts, output, history. */
+export function detailLines({session, live, detail, findings, home}: DetailInput, width: number): PanelLine[] {
+	const current = detail && detail.name === session.name ? detail : null;
+	const out: PanelLine[] = [];
+	const add = (text: string, style: Style = {}) => out.push(...wrapLine(text, width, style));
+	const heading = (text: string) => out.push({text, bold: true});
+	add(`${session.name} · ${session.agent} · ${session.status}`, {bold: true});
+	add(`id ${session.agentSessionId ?? '(not pinned yet)'}`);
+	add(`cwd ${shortenPath(session.cwd, home)}`);
+	add(`pane ${session.paneId ?? '—'}${session.mux ? ` (${session.mux})` : ''}`);
+	add(`resume: ${resumeText(live?.resumeState)}`);
+	if (current?.resumeCommand) add(`  $ ${current.resumeCommand.join(' ')}`, {dim: true});
+	if (!current) add('loading…', {dim: true});
+	if (current?.error) add(current.error, {color: 'red'});
+	if (findings.length > 0) {
+		heading(`findings (${findings.length})`);
+		for (const f of findings) add(`  ! ${f.kind}: ${f.message}`, {color: 'red'});
+	}
+	if (current && current.processes.length > 0) {
+		heading(`processes (${current.processes.length})`);
+		for (const p of current.processes) {
+			const start = p.startedAt === undefined ? '--:--:--' : clock(p.startedAt);
+			add(`  ${'  '.repeat(Math.min(p.depth, 6))}${p.pid} ${start} ${p.command}`);
+		}
+	}
+	if (current?.plan) {
+		heading(`artifacts (${current.plan.lines.length}, ${bytes(current.plan.totalBytes)})`);
+		for (const line of current.plan.lines) {
+			const table = line.table ? ` [${line.table}${line.count === undefined ? '' : ` ×${line.count}`}]` : '';
+			add(`  ${line.description} ${bytes(line.bytes)}${table}`);
+			add(`    ${shortenPath(line.path, home)}`, {dim: true});
+		}
+		if (current.plan.descendants.length > 0) add(`  + ${current.plan.descendants.length} child session(s): ${current.plan.descendants.join(', ')}`);
+	}
+	if (current?.output !== undefined) {
+		const lines = current.output.replace(/\s+$/, '').split('\n');
+		heading(`recent output (last ${lines.length} lines)`);
+		for (const line of lines) add(`  ${line}`, {dim: true});
+	}
+	if (current && current.audit.length > 0) {
+		heading(`history (${current.audit.length})`);
+		for (const a of current.audit) add(`  ${clock(a.at)} ${a.action}${a.step ? `/${a.step}` : ''} ${a.outcome}`);
+	}
+	return out;
+}
+
+/** The first line shown: the asked scroll, kept so the last page is full. */
+export function clampScroll(scroll: number, total: number, room: number): number {
+	return Math.max(0, Math.min(scroll, total - room));
+}

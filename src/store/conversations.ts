@@ -1,0 +1,41 @@
+import type {Conversation} from '../domain/types.js';
+import type {AppState} from './state.js';
+
+type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations'> & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter'>};
+
+const key = (c: Conversation) => `${c.agent}:${c.id}`;
+
+/**
+ * Every folder's list, with each conversation the live snapshot also knows taken from the
+ * snapshot: both lists then show one resume state for it (the snapshot's, the sessions view's),
+ * however fresh the all-folders scan is.
+ */
+function allFolders(state: ConversationsSlice): readonly Conversation[] {
+	if (!state.allConversations) return state.conversations;
+	const live = new Map(state.conversations.map(c => [key(c), c]));
+	const merged = state.allConversations.map(c => live.get(key(c)) ?? c);
+	const seen = new Set(merged.map(key));
+	return [...merged, ...state.conversations.filter(c => !seen.has(key(c)))];
+}
+
+/** The text `/` searches: agent, id, cwd and the title (the summary, else the first prompt, as discovery read it). */
+function haystack(c: Conversation): string {
+	return `${c.agent}\n${c.id}\n${c.cwd}\n${c.title ?? ''}`.toLowerCase();
+}
+
+const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conversation[] | null; readonly scope: string; readonly filter: string; readonly rows: readonly Conversation[]}>();
+
+/**
+ * The conversations view's rows: the scope (the registry's folders, or every folder), then the
+ * search. Pure; remembered per input arrays, so a keystroke that does not change them costs nothing.
+ */
+export function visibleConversations(state: ConversationsSlice): readonly Conversation[] {
+	const {conversationScope: scope, conversationFilter: filter} = state.ui;
+	const hit = cache.get(state.conversations);
+	if (hit && hit.all === state.allConversations && hit.scope === scope && hit.filter === filter) return hit.rows;
+	const base = scope === 'all' ? allFolders(state) : state.conversations;
+	const needle = filter.trim().toLowerCase();
+	const rows = needle ? base.filter(c => haystack(c).includes(needle)) : base;
+	cache.set(state.conversations, {all: state.allConversations, scope, filter, rows});
+	return rows;
+}
