@@ -7,6 +7,7 @@ import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import {snapshotTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
+import {withUse} from './conversationUse.js';
 import {FolderWatch} from './folderWatch.js';
 
 /** What one `discover(cwd)` found (parents only, every age), or why it failed. */
@@ -295,6 +296,7 @@ export class DiscoveryCache {
 	private processList: readonly ProcessRef[] | undefined;
 	private readonly watch: FolderWatch | undefined;
 	private lastMerge: Merge | undefined;
+	private lastUse: {readonly merged: readonly Conversation[]; readonly key: string | undefined; readonly out: readonly Conversation[]} | undefined;
 	private readonly once: boolean;
 	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
 	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
@@ -420,17 +422,36 @@ export class DiscoveryCache {
 			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
 			const verified = await this.refreshPins(ctx, checked, look, signature);
 			await this.refreshUse(ctx, checked, verified, options);
-			return {byCwd, verified};
+			const conversations = await this.withUse(ctx, this.merged([...byCwd.values()].map(e => e.value)), options);
+			return {byCwd, verified, conversations};
 		};
 		// Each store a call reads stays open for the refresh's other calls (keepingReadConnections).
 		const kept = () => keepingReadConnections(read);
-		const {byCwd, verified} = this.watch && !look.full ? await vouching.run(this.watch.vouch(), kept) : await kept();
+		const {byCwd, verified, conversations} = this.watch && !look.full ? await vouching.run(this.watch.vouch(), kept) : await kept();
 		return {
 			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
 			verify: new Map([...verified].map(([k, e]) => [k, e.value])),
 			inUse: new Map(this.used),
-			conversations: this.merged([...byCwd.values()].map(e => e.value)),
+			conversations,
 		};
+	}
+
+	/**
+	 * The merged list with the in-use rule applied (a live TUI's conversations read `no: in use`),
+	 * asked again only when the list or the set of processes changed.
+	 */
+	private async withUse(ctx: AdapterContext, merged: readonly Conversation[], options: RefreshOptions): Promise<readonly Conversation[]> {
+		const key = options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
+		const last = this.lastUse;
+		if (last && last.merged === merged && key !== undefined && last.key === key) return last.out;
+		let out: readonly Conversation[];
+		try {
+			out = await withUse(ctx, merged, this.adapters);
+		} catch {
+			out = merged; // the list still shows; purge and resume ask the rule themselves
+		}
+		this.lastUse = {merged, key, out};
+		return out;
 	}
 
 	/**

@@ -20,6 +20,7 @@ import type {Multiplexer, MuxHealth} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import {monotonicMs} from '../system/clock.js';
 import type {ProcessTable} from '../system/processes.js';
+import {inUseText} from './conversationUse.js';
 import {cwdKey, pinKey, inUseKey, type DiscoveryCache, type DiscoveryResult} from './discovery.js';
 
 /** The live picture of registry, panes and disk at one moment: plain data, no handles. */
@@ -104,12 +105,6 @@ function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean,
 	return reachable ? 'exited' : 'unknown';
 }
 
-function holdersText(holders: readonly {pid: number; command: string; reason: string}[]): string {
-	const first = holders[0];
-	if (!first) return '';
-	const more = holders.length > 1 ? ` and ${holders.length - 1} more` : '';
-	return `in use by pid ${first.pid} (${first.command.slice(0, 60)}: ${first.reason})${more}`;
-}
 
 /** SPEC 6.1: resumable = pinned, on disk with a real message, cwd present, nobody using it. */
 function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | undefined, runs: boolean): ResumeState {
@@ -125,7 +120,7 @@ function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | unde
 	const use = inputs.discovery.inUse.get(inUseKey(row.agent, row.agentSessionId));
 	if (!use) return {kind: 'unknown', reason: 'use not checked yet'};
 	if (!use.ok) return {kind: 'unknown', reason: use.error};
-	if (use.holders.length > 0) return {kind: 'no', reason: holdersText(use.holders)};
+	if (use.holders.length > 0) return {kind: 'no', reason: inUseText(use.holders)};
 	return {kind: 'yes'};
 }
 
