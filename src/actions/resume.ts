@@ -6,6 +6,8 @@ import type {Multiplexer} from '../mux/types.js';
 import {ConflictError} from '../registry/registry.js';
 import {adapterOf, audit, validId, withExtraArgs} from './session.js';
 import {describeHolders, refusal, type ActionDeps, type ActionResult, type Refusal} from './types.js';
+import {withPaneServer} from '../registry/paneJoin.js';
+import {serverOfPane} from './paneServer.js';
 
 export interface ResumeOutcome {
 	readonly session: SessionRecord;
@@ -130,10 +132,11 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord): Pro
 		audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'failed', detail: {message: messageOf(error)}});
 		return refusal('failed', `could not open a ${mux.kind} pane for ${session.name}: ${messageOf(error)}`);
 	}
+	const server = await serverOfPane(mux, paneId);
 	const updated = deps.registry.transaction(() => {
 		const current = deps.registry.getById(session.id) ?? claimed.value;
 		const claim = claimOf(current);
-		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: {...current.extra, ...(claim ? {resume: {...claim, paneId}} : {})}});
+		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: {...withPaneServer(current.extra, server), ...(claim ? {resume: {...claim, paneId}} : {})}});
 	});
 	audit(deps, {session: session.name, action: 'resume', outcome: 'ok', detail: {paneId, argv, cwd: session.cwd}});
 	return {ok: true, value: {session: updated, paneId, argv, cwd: session.cwd}};

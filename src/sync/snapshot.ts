@@ -17,6 +17,7 @@ import {
 import {detectDrift, type DriftMemo} from '../drift/detect.js';
 import type {DriftInput, SessionFacts} from '../drift/input.js';
 import type {Multiplexer, MuxHealth} from '../mux/types.js';
+import {ownPane, type PaneFacts} from '../registry/paneJoin.js';
 import type {SessionLive} from '../store/state.js';
 import {monotonicMs} from '../system/clock.js';
 import type {ProcessTable} from '../system/processes.js';
@@ -84,13 +85,27 @@ function paneAgent(adapters: Adapters, pane: Pane): AgentId | undefined {
 	return undefined;
 }
 
+/** The join's view of agents (the same questions drift asks its world). */
+function joinFacts(adapters: Adapters): PaneFacts {
+	return {
+		runs: (pane, agent) => {
+			const a = agentOf(adapters, agent);
+			return a !== undefined && runsAgent(adapters, pane, a);
+		},
+		runsOther: (pane, agent) => {
+			const other = paneAgent(adapters, pane);
+			return other !== undefined && other !== agent;
+		},
+		reported: (pane, agent) => (pane.agentSessionId && (pane.agent === undefined || pane.agent === agent) ? pane.agentSessionId : undefined),
+	};
+}
+
 /**
  * The pane a row lives in: its recorded pane (when the row belongs to this backend), else a pane
  * that reports the row's pinned conversation (a herdr pane moved to another workspace gets a new id).
  */
-function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'panes'>, byId: ReadonlyMap<string, Pane>): Pane | undefined {
-	const sameMux = row.mux === null || row.mux === inputs.muxKind;
-	const recorded = sameMux && row.paneId !== null ? byId.get(row.paneId) : undefined;
+function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'panes' | 'adapters'>, byId: ReadonlyMap<string, Pane>): Pane | undefined {
+	const recorded = ownPane(row, byId, inputs.muxKind, joinFacts(inputs.adapters ?? ADAPTERS));
 	if (recorded) return recorded;
 	if (row.agentSessionId === null || row.status === 'purged') return undefined;
 	return inputs.panes?.find(p => !p.isSelf && p.agentSessionId === row.agentSessionId && (p.agent === undefined || p.agent === row.agent));
@@ -155,7 +170,7 @@ export function liveRowIds(sessions: readonly SessionRecord[], panes: readonly P
 	const live = new Set<number>();
 	for (const row of sessions) {
 		if (row.status === 'purged') continue;
-		const pane = paneOf(row, {muxKind, panes}, byId);
+		const pane = paneOf(row, {muxKind, panes, adapters}, byId);
 		const agent = agentOf(adapters, row.agent);
 		if (pane && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent)) live.add(row.id);
 	}
