@@ -7,7 +7,10 @@ import {createScanMemo} from '../../src/adapters/common/memo.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {parseStat, snapshotTable} from '../../src/system/processes.js';
 import {spawnFileHolder, type HeldProcess} from '../support/holders.js';
-import {FIXTURE_BUILDERS} from './fixtures/index.js';
+import {buildClaudeFixture} from './fixtures/claude.js';
+import {buildCodexFixture} from './fixtures/codex.js';
+import {buildGeminiFixture} from './fixtures/gemini.js';
+import {buildOpencodeFixture} from './fixtures/opencode.js';
 import type {FixtureWorld} from './fixtures/types.js';
 
 // README "In use": one rule, per agent. A process of the agent that keeps no evidence of which
@@ -19,8 +22,10 @@ afterEach(async () => {
 	cleanups = [];
 });
 
-function world(agent: 'claude' | 'codex' | 'opencode' | 'gemini'): FixtureWorld {
-	const w = FIXTURE_BUILDERS[agent]();
+const BUILDERS = {claude: buildClaudeFixture, codex: buildCodexFixture, opencode: buildOpencodeFixture, gemini: buildGeminiFixture};
+
+function world(agent: keyof typeof BUILDERS): FixtureWorld {
+	const w = BUILDERS[agent]();
 	cleanups.push(() => w.cleanup());
 	return w;
 }
