@@ -48,19 +48,25 @@ function ownerOf(deps: ActionDeps, mux: Multiplexer, pane: Pane): SessionRecord 
 	return deps.registry.list().find(r => r.status === 'running' && isRecordedPane(r, pane, mux.kind));
 }
 
-/** The live pane (not mam-tui's own) whose agent process the evidence puts on `id`. */
+/**
+ * The live pane (not mam-tui's own) whose agent process is on `id`: the mux or the agent's
+ * evidence names it; else the one pane whose agent, keeping no such evidence, runs in the
+ * conversation's folder and wrote `id` since it started (two such panes: neither).
+ */
 async function paneRunning(deps: ActionDeps, adapter: AgentAdapter, panes: readonly Pane[], id: string): Promise<{pane: Pane; evidence: PaneEvidence} | undefined> {
+	const recent: {pane: Pane; evidence: PaneEvidence}[] = [];
 	for (const pane of panes) {
 		if (pane.isSelf) continue;
 		if (!pane.processes.some(p => adapter.matchesProcess(p)) && pane.agent !== adapter.id) continue;
+		const evidence = await paneEvidence(pane, {[adapter.id]: adapter}, deps.context);
 		if (pane.agentSessionId === id && (pane.agent === undefined || pane.agent === adapter.id)) {
-			const evidence = await paneEvidence(pane, {[adapter.id]: adapter}, deps.context);
 			return {pane, evidence: evidence ?? {agent: adapter.id, ids: [id], seen: [`the mux reports ${id} in pane ${pane.id}`]}};
 		}
-		const evidence = await paneEvidence(pane, {[adapter.id]: adapter}, deps.context);
-		if (evidence?.agent === adapter.id && evidence.ids.length === 1 && evidence.ids[0] === id) return {pane, evidence};
+		if (evidence?.agent !== adapter.id) continue;
+		if (evidence.ids.length === 1 && evidence.ids[0] === id) return {pane, evidence};
+		if (evidence.ids.length === 0 && evidence.recent?.includes(id)) recent.push({pane, evidence});
 	}
-	return undefined;
+	return recent.length === 1 ? recent[0] : undefined;
 }
 
 /** Link `row` to the live `pane` it runs in: running, with the pane's backend and server. */
