@@ -340,6 +340,7 @@ interface Core {
 	readonly panes: readonly Pane[] | null;
 	readonly processes: DriftInput['processes'];
 	readonly mux: DriftInput['mux'];
+	readonly paneEvidence: DriftInput['paneEvidence'];
 	readonly agents: AgentKnowledge;
 	readonly sorted: readonly SessionRecord[];
 	readonly world: DriftWorld;
@@ -358,7 +359,17 @@ function rowMemo(core: Core, row: SessionRecord): RowMemo {
 
 function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | undefined): Core | undefined {
 	const last = memo?.last;
-	if (last && last.sessions === input.sessions && last.panes === input.panes && last.processes === input.processes && last.mux === input.mux && last.agents === agents) return last;
+	if (
+		last &&
+		last.sessions === input.sessions &&
+		last.panes === input.panes &&
+		last.processes === input.processes &&
+		last.mux === input.mux &&
+		last.agents === agents &&
+		last.paneEvidence === input.paneEvidence
+	) {
+		return last;
+	}
 	if (!memo) return undefined;
 	const sorted = [...input.sessions].sort((a, b) => a.id - b.id);
 	const core: Core = {
@@ -366,6 +377,7 @@ function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | und
 		panes: input.panes,
 		processes: input.processes,
 		mux: input.mux,
+		paneEvidence: input.paneEvidence,
 		agents,
 		sorted,
 		world: buildWorld({...input, sessions: sorted}, agents),

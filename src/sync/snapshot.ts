@@ -161,6 +161,7 @@ function driftInputOf(inputs: JoinInputs): DriftInput {
 		...(inputs.panes === null ? {muxProblem: inputs.muxProblem ?? inputs.health?.message ?? 'no multiplexer'} : {}),
 		facts,
 		processes: inputs.processes,
+		...(inputs.discovery.paneEvidence ? {paneEvidence: inputs.discovery.paneEvidence} : {}),
 	};
 }
 
@@ -316,6 +317,7 @@ export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
 		...(deps.full ? {full: true} : {}),
 		...(deps.conversations === false ? {conversations: false} : {}),
 		...(processes ? {processes} : {}),
+		...(deps.conversations === false ? {} : {panes}),
 	});
 	let health = deps.mux ? deps.mux.health() : null;
 	// A refused listing (not a transport failure) leaves the backend "ok"; the listing still failed.
