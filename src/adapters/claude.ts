@@ -20,7 +20,7 @@ const SLUG_LIMIT = 200;
 const PASTE_HASH = /^[0-9A-Za-z_-]+$/;
 
 /** `CLAUDE_CONFIG_DIR` (only for the caller's own home), else `<home>/.claude`. */
-function claudeRoot(ctx: AdapterContext): string {
+function claudeRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const override = ctx.ownHome ? ctx.env['CLAUDE_CONFIG_DIR'] : undefined;
 	return override ? path.resolve(override) : path.join(ctx.home, '.claude');
 }
@@ -337,7 +337,7 @@ async function claudeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]
 		return record !== undefined && (record.procStart === undefined || record.procStart === String(proc.startTime));
 	};
 	// A process its live record names is claude whatever its name looks like (pid and start time match).
-	const mine = (await agentProcessesOf(ctx, p => claudeAdapter.matchesProcess(p) || recorded(p), procs)).filter(p => !isClaudeService(p.argv));
+	const mine = (await agentProcessesOf(ctx, claudeAdapter.matchesProcess, procs, {root: claudeRoot(ctx), rootOf: claudeRoot}, recorded)).filter(p => !isClaudeService(p.argv));
 	if (mine.length === 0) return [];
 	const open = await openFilesOf(ctx, mine.map(p => p.pid));
 	const projects = path.join(realpathOrUndefined(root) ?? root, 'projects') + path.sep;

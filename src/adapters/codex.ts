@@ -25,7 +25,7 @@ const GENERATION_DB = /^[a-z][a-z_]*_\d+\.sqlite$/;
 const INJECTED = /^\s*<(environment_context|user_instructions|skills_instructions|turn_aborted|permissions|user_shell_command)\b/;
 
 /** `CODEX_HOME` (only for the caller's own home), else `<home>/.codex`. */
-function codexRoot(ctx: AdapterContext): string {
+function codexRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const override = ctx.ownHome ? ctx.env['CODEX_HOME'] : undefined;
 	return override ? path.resolve(override) : path.join(ctx.home, '.codex');
 }
@@ -369,7 +369,7 @@ function isCodexService(argv: readonly string[]): boolean {
  * databases say nothing), else its project folder. The app-server daemon gets no entry.
  */
 async function codexLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
-	const mine = (await agentProcessesOf(ctx, codexAdapter.matchesProcess, procs)).filter(p => !isCodexService(p.argv));
+	const mine = (await agentProcessesOf(ctx, codexAdapter.matchesProcess, procs, {root: codexRoot(ctx), rootOf: codexRoot})).filter(p => !isCodexService(p.argv));
 	if (mine.length === 0) return [];
 	const open = await openFilesOf(ctx, mine.map(p => p.pid));
 	return mine.map(proc => {

@@ -28,7 +28,7 @@ const SESSION_CONTEXT = '<session_context>';
 const PROGRAMS = ['gemini'];
 
 /** `GEMINI_CLI_HOME` replaces the home directory (own home only); the tree is `<home>/.gemini`. */
-function geminiRoot(ctx: AdapterContext): string {
+function geminiRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const override = ctx.ownHome ? ctx.env['GEMINI_CLI_HOME'] : undefined;
 	return path.join(override ? path.resolve(override) : ctx.home, '.gemini');
 }
@@ -453,7 +453,7 @@ const ANY_FOLDER = '\0any';
  * record of which session it is on, and does not hold its chat file open between writes.
  */
 async function geminiLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
-	const mine = await agentProcessesOf(ctx, geminiAdapter.matchesProcess, procs);
+	const mine = await agentProcessesOf(ctx, geminiAdapter.matchesProcess, procs, {root: geminiRoot(ctx), rootOf: geminiRoot});
 	return mine.map(proc => {
 		const named = flagValue(proc.argv, ['--resume', '-r', '--session-id'], SESSION_UUID);
 		return named ? idsUse(proc, [named], `argv names ${named}`) : projectUse(proc, 'gemini');

@@ -23,7 +23,7 @@ const MESSAGE_ID = /^msg_[0-9A-Za-z]+$/;
 const DELETE_TIMEOUT_MS = 30_000;
 
 /** `$XDG_DATA_HOME/opencode` (only for the caller's own home), else `<home>/.local/share/opencode`. */
-function dataDir(ctx: AdapterContext): string {
+function dataDir(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const xdg = ctx.ownHome ? ctx.env['XDG_DATA_HOME'] : undefined;
 	return xdg ? path.join(path.resolve(xdg), 'opencode') : path.join(ctx.home, '.local', 'share', 'opencode');
 }
@@ -418,7 +418,7 @@ const SESSION_ARG = /^ses_[0-9A-Za-z]+$/;
  * session; the background service (`serve --service`) gets no entry.
  */
 async function opencodeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
-	const mine = (await agentProcessesOf(ctx, opencodeAdapter.matchesProcess, procs)).filter(p => !isBackgroundService(p.argv));
+	const mine = (await agentProcessesOf(ctx, opencodeAdapter.matchesProcess, procs, {root: dataDir(ctx), rootOf: dataDir})).filter(p => !isBackgroundService(p.argv));
 	return mine.map(proc => {
 		const named = flagValue(proc.argv, ['--session', '-s'], SESSION_ARG);
 		if (named) return idsUse(proc, [named], `argv names ${named}`);

@@ -6,7 +6,7 @@ import {flagValue, usersOf, wordAfter, type LiveUse} from '../../src/adapters/co
 import {createScanMemo} from '../../src/adapters/common/memo.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {parseStat, snapshotTable} from '../../src/system/processes.js';
-import {spawnFileHolder, type HeldProcess} from '../support/holders.js';
+import {asUserOf, spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {buildClaudeFixture} from './fixtures/claude.js';
 import {buildCodexFixture} from './fixtures/codex.js';
 import {buildGeminiFixture} from './fixtures/gemini.js';
@@ -46,10 +46,13 @@ describe.each(['claude', 'codex', 'opencode', 'gemini'] as const)('in use by pro
 	it("a TUI of the agent with no evidence uses every conversation of its folder, none of another's", {timeout: 30_000}, async () => {
 		const w = world(agent);
 		const [alpha, beta] = w.cwds as [string, string];
-		const tui = await hold(spawnFileHolder([], agent, [], beta));
+		const tui = await hold(spawnFileHolder([], agent, [], beta, asUserOf(w)));
 		expect(await pids(agent, w.ctx, w.ids.foreign)).toEqual([tui.pid]);
 		expect(await pids(agent, w.ctx, w.ids.target)).toEqual([]);
-		const inAlpha = await hold(spawnFileHolder([], agent, [], alpha));
+		// A TUI of another user's store (another HOME) in the same folder keeps its conversations elsewhere.
+		const stranger = await hold(spawnFileHolder([], agent, [], alpha, {PATH: process.env['PATH'] ?? '/usr/bin', HOME: path.join(w.home, '..', 'someone-else')}));
+		expect(await pids(agent, w.ctx, w.ids.target)).not.toContain(stranger.pid);
+		const inAlpha = await hold(spawnFileHolder([], agent, [], alpha, asUserOf(w)));
 		for (const id of [w.ids.target, w.ids.sibling]) expect(await pids(agent, w.ctx, id)).toEqual([inAlpha.pid]);
 		// Inside a refresh (one memo, one table) the answer is the same.
 		const refresh: AdapterContext = {...w.ctx, memo: createScanMemo(), processes: snapshotTable(w.ctx.processes)};
@@ -61,7 +64,7 @@ describe('exact evidence narrows it to one conversation', () => {
 	it("claude: the live record names the conversation (pid and start time must match); a record of a reused pid does not count", {timeout: 30_000}, async () => {
 		const w = world('claude');
 		const [alpha] = w.cwds as [string, string];
-		const tui = await hold(spawnFileHolder([], 'claude', [], alpha));
+		const tui = await hold(spawnFileHolder([], 'claude', [], alpha, asUserOf(w)));
 		const sessions = path.join(w.home, '.claude', 'sessions');
 		fs.mkdirSync(sessions, {recursive: true});
 		const record = path.join(sessions, `${tui.pid}.json`);
@@ -82,19 +85,19 @@ describe('exact evidence narrows it to one conversation', () => {
 	it('gemini: `-r ID` is that session only; `-r latest` could be any of its project', {timeout: 30_000}, async () => {
 		const w = world('gemini');
 		const [alpha] = w.cwds as [string, string];
-		const named = await hold(spawnFileHolder([], 'gemini', ['-r', w.ids.target], alpha));
+		const named = await hold(spawnFileHolder([], 'gemini', ['-r', w.ids.target], alpha, asUserOf(w)));
 		expect(await pids('gemini', w.ctx, w.ids.target)).toEqual([named.pid]);
 		expect(await pids('gemini', w.ctx, w.ids.sibling)).toEqual([]);
-		const latest = await hold(spawnFileHolder([], 'gemini', ['-r', 'latest'], alpha));
+		const latest = await hold(spawnFileHolder([], 'gemini', ['-r', 'latest'], alpha, asUserOf(w)));
 		expect(await pids('gemini', w.ctx, w.ids.sibling)).toEqual([latest.pid]);
 	});
 
 	it("codex: the app-server daemon is on no conversation; `resume ID` is on that one", {timeout: 30_000}, async () => {
 		const w = world('codex');
 		const [alpha] = w.cwds as [string, string];
-		await hold(spawnFileHolder([], 'codex', ['app-server', '--listen', 'unix://'], alpha));
+		await hold(spawnFileHolder([], 'codex', ['app-server', '--listen', 'unix://'], alpha, asUserOf(w)));
 		expect(await pids('codex', w.ctx, w.ids.target)).toEqual([]);
-		const resumed = await hold(spawnFileHolder([], 'codex', ['resume', w.ids.sibling], alpha));
+		const resumed = await hold(spawnFileHolder([], 'codex', ['resume', w.ids.sibling], alpha, asUserOf(w)));
 		expect(await pids('codex', w.ctx, w.ids.sibling)).toEqual([resumed.pid]);
 		expect(await pids('codex', w.ctx, w.ids.target)).toEqual([]);
 	});

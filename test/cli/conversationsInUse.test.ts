@@ -5,7 +5,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest';
 import type {ConversationsJson} from '../../src/cli/conversationsCommand.js';
 import {buildGeminiFixture} from '../adapters/fixtures/gemini.js';
 import type {FixtureWorld} from '../adapters/fixtures/types.js';
-import {spawnFileHolder, type HeldProcess} from '../support/holders.js';
+import {asUserOf, spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {runCli} from '../helpers/cli.js';
 
 // Issue 18 item 7: `conversations --json` said `yes` for a conversation a live TUI is on.
@@ -39,7 +39,7 @@ describe('conversations and the in-use rule', {timeout: 60_000}, () => {
 	it("a plain gemini TUI's project reads `no: in use`, another project's does not", async () => {
 		const [alpha] = w.cwds as [string, string];
 		expect((await states()).get(w.ids.target)).toBe('yes');
-		const tui = await spawnFileHolder([], 'gemini', [], alpha);
+		const tui = await spawnFileHolder([], 'gemini', [], alpha, asUserOf(w));
 		held.push(tui);
 		const now = await states();
 		for (const id of [w.ids.target, w.ids.sibling]) expect(now.get(id)).toMatch(new RegExp(`^no: in use by pid ${tui.pid} \\(.*keeps no record of which conversation`));

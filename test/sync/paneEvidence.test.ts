@@ -6,7 +6,7 @@ import {DiscoveryCache} from '../../src/sync/discovery.js';
 import {joinSnapshot} from '../../src/sync/snapshot.js';
 import {createProcessTable, parseStat} from '../../src/system/processes.js';
 import {buildClaudeFixture} from '../adapters/fixtures/claude.js';
-import {spawnFileHolder, type HeldProcess} from '../support/holders.js';
+import {asUserOf, spawnFileHolder, type HeldProcess} from '../support/holders.js';
 
 // The dashboard's drift (the live snapshot) adopts a pane from the same evidence as `drift --fix`.
 
@@ -27,7 +27,7 @@ describe('live snapshot: pane evidence', () => {
 		const w = buildClaudeFixture();
 		cleanups.push(() => w.cleanup());
 		const [alpha] = w.cwds as [string, string];
-		const tui = await spawnFileHolder([], 'claude', [], alpha);
+		const tui = await spawnFileHolder([], 'claude', [], alpha, asUserOf(w));
 		cleanups.push(() => tui.stop());
 		const proc = procOf(tui);
 		const sessions = path.join(w.home, '.claude', 'sessions');

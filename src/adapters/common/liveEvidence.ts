@@ -81,10 +81,54 @@ export function needsFolders(uses: readonly LiveUse[]): boolean {
 	return uses.some(u => u.claim.kind !== 'ids');
 }
 
-/** The processes of this table that `matches` (the agent's), our own process excluded. */
-export async function agentProcessesOf(ctx: AdapterContext, matches: (proc: ProcessRef) => boolean, procs?: readonly ProcessRef[]): Promise<ProcessRef[]> {
+/** A process's environment (`/proc/<pid>/environ`), or undefined when it cannot be read (another user's). */
+export function environOf(pid: number): Record<string, string> | undefined {
+	let text: string;
+	try {
+		text = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+	} catch {
+		return undefined;
+	}
+	const env: Record<string, string> = {};
+	for (const pair of text.split('\0')) {
+		const at = pair.indexOf('=');
+		if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
+	}
+	return env;
+}
+
+/**
+ * The agent's data root a process with this environment uses: the adapter's own root rule run
+ * on the process's HOME and override variables (as if it were the caller's own home).
+ */
+export function rootForEnv(env: Record<string, string>, rootOf: (ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>) => string): string | undefined {
+	const home = env['HOME'];
+	return home ? rootOf({home, ownHome: true, env}) : undefined;
+}
+
+/**
+ * The processes of this table that `matches` (the agent's), our own process excluded — and only
+ * those that use the store at `root`: a TUI with another HOME (or `CLAUDE_CONFIG_DIR`,
+ * `XDG_DATA_HOME`, …) keeps its conversations elsewhere and cannot be on one of these. A process
+ * whose environment cannot be read counts (fail safe).
+ */
+export async function agentProcessesOf(
+	ctx: AdapterContext,
+	matches: (proc: ProcessRef) => boolean,
+	procs: readonly ProcessRef[] | undefined,
+	store: {readonly root: string; readonly rootOf: (ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>) => string},
+	/** Processes the store itself names (claude's live record): theirs whatever their environment says. */
+	named: (proc: ProcessRef) => boolean = () => false,
+): Promise<ProcessRef[]> {
 	const all = procs ?? (await ctx.processes.list());
-	return all.filter(p => p.pid !== process.pid && matches(p));
+	return all.filter(p => {
+		if (p.pid === process.pid) return false;
+		if (named(p)) return true;
+		if (!matches(p)) return false;
+		const env = environOf(p.pid);
+		const theirs = env ? rootForEnv(env, store.rootOf) : undefined;
+		return theirs === undefined || sameFolder(theirs, store.root);
+	});
 }
 
 export function commandOf(proc: Pick<ProcessRef, 'argv' | 'name'>): string {
