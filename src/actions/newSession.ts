@@ -4,6 +4,8 @@ import {messageOf} from '../domain/result.js';
 import type {SessionRecord} from '../domain/types.js';
 import {adapterOf, audit, withExtraArgs} from './session.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
+import {withPaneServer} from '../registry/paneJoin.js';
+import {serverOfPane} from './paneServer.js';
 
 export interface NewSessionRequest {
 	readonly agent: string;
@@ -63,7 +65,8 @@ export async function newSession(deps: ActionDeps, request: NewSessionRequest): 
 		audit(deps, {session: name.value, action: 'new', outcome: 'failed', detail: {argv, cwd: cwd.value, message: messageOf(error)}});
 		return refusal('failed', `could not open a ${mux.kind} pane: ${messageOf(error)}`);
 	}
-	const session = deps.registry.insert({name: name.value, agent: adapter.value.id, cwd: cwd.value, mux: mux.kind, paneId, status: 'running', epoch});
+	const server = await serverOfPane(mux, paneId);
+	const session = deps.registry.insert({name: name.value, agent: adapter.value.id, cwd: cwd.value, mux: mux.kind, paneId, status: 'running', epoch, extra: withPaneServer({}, server)});
 	audit(deps, {session: session.name, action: 'new', outcome: 'ok', detail: {argv, cwd: cwd.value, paneId, mux: mux.kind}});
 	return {ok: true, value: session};
 }

@@ -85,10 +85,12 @@ function resolve(deps: ActionDeps, ref: SessionRef): ActionResult<{adapter: Agen
 /** Refuse while the conversation runs in a registered pane or any process uses it (SPEC 6.3 steps 1–2). */
 async function checkNotInUse(deps: ActionDeps, adapter: AgentAdapter, id: string): Promise<ActionResult<true>> {
 	const running = deps.registry.findByPin(adapter.id, id).find(r => r.status === 'running');
-	if (running) {
-		return refusal('running', `session ${running.name} is running${running.paneId ? ` in pane ${running.paneId}` : ''}; stop it first (mam-tui stop ${running.name})`);
-	}
 	const holders = await adapter.inUse(deps.context, id);
+	if (running) {
+		// In use (exit 4), like any other user of the conversation: the pane and the pids say where.
+		const pids = holders.length > 0 ? ` (pid ${holders.map(h => h.pid).join(', ')})` : '';
+		return refusal('in-use', `session ${running.name} is running${running.paneId ? ` in pane ${running.paneId}` : ''}${pids}; stop it first (mam-tui stop ${running.name}); nothing was deleted`, holders);
+	}
 	if (holders.length > 0) return refusal('in-use', `conversation ${id} is in use by ${describeHolders(holders)}; nothing was deleted`, holders);
 	return {ok: true, value: true};
 }

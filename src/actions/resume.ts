@@ -6,6 +6,8 @@ import type {Multiplexer} from '../mux/types.js';
 import {ConflictError} from '../registry/registry.js';
 import {adapterOf, audit, validId, withExtraArgs} from './session.js';
 import {describeHolders, refusal, type ActionDeps, type ActionResult, type Refusal} from './types.js';
+import {isRecordedPane, withPaneServer} from '../registry/paneJoin.js';
+import {serverOfPane} from './paneServer.js';
 
 export interface ResumeOutcome {
 	readonly session: SessionRecord;
@@ -14,10 +16,10 @@ export interface ResumeOutcome {
 	readonly cwd: string;
 }
 
-/** The pane the row points at, when it still runs this agent: the session is live. */
-function liveAgentPane(panes: readonly Pane[], adapter: AgentAdapter, paneId: string | null): Pane | undefined {
-	if (!paneId) return undefined;
-	const pane = panes.find(p => p.id === paneId);
+/** The pane the row points at (same id and server), when it still runs this agent: the session is live. */
+function liveAgentPane(panes: readonly Pane[], adapter: AgentAdapter, row: SessionRecord, muxKind: Multiplexer['kind']): Pane | undefined {
+	if (!row.paneId) return undefined;
+	const pane = panes.find(p => isRecordedPane(row, p, muxKind));
 	return pane && pane.processes.some(p => adapter.matchesProcess(p)) ? pane : undefined;
 }
 
@@ -38,13 +40,13 @@ async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Mult
 	const id = validId(adapter, session.agentSessionId);
 	if (!id.ok) return id;
 	const panes = await mux.listPanes();
-	const live = liveAgentPane(panes, adapter, session.paneId);
+	const live = liveAgentPane(panes, adapter, session, mux.kind);
 	if (live && (session.mux === null || session.mux === mux.kind)) {
 		return refusal('live', `session ${session.name} is live in pane ${live.id}; focus it instead of resuming`);
 	}
 	for (const other of deps.registry.findByPin(adapter.id, id.value)) {
 		if (other.id === session.id) continue;
-		const otherPane = liveAgentPane(panes, adapter, other.paneId);
+		const otherPane = liveAgentPane(panes, adapter, other, mux.kind);
 		if (otherPane) return refusal('in-use', `conversation ${id.value} is live in session ${other.name} (pane ${otherPane.id})`);
 	}
 	if (!isDirectory(session.cwd)) return refusal('cwd-missing', `the session's folder ${session.cwd} does not exist any more; resume runs only there`);
@@ -130,10 +132,11 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord): Pro
 		audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'failed', detail: {message: messageOf(error)}});
 		return refusal('failed', `could not open a ${mux.kind} pane for ${session.name}: ${messageOf(error)}`);
 	}
+	const server = await serverOfPane(mux, paneId);
 	const updated = deps.registry.transaction(() => {
 		const current = deps.registry.getById(session.id) ?? claimed.value;
 		const claim = claimOf(current);
-		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: {...current.extra, ...(claim ? {resume: {...claim, paneId}} : {})}});
+		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: {...withPaneServer(current.extra, server), ...(claim ? {resume: {...claim, paneId}} : {})}});
 	});
 	audit(deps, {session: session.name, action: 'resume', outcome: 'ok', detail: {paneId, argv, cwd: session.cwd}});
 	return {ok: true, value: {session: updated, paneId, argv, cwd: session.cwd}};

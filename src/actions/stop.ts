@@ -5,6 +5,7 @@ import type {Multiplexer} from '../mux/types.js';
 import {pidIndex, processTree} from '../system/processes.js';
 import {adapterOf, audit} from './session.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
+import {isRecordedPane} from '../registry/paneJoin.js';
 
 /** The steps of SPEC 6.2, in order. */
 export const STOP_STEPS = ['capture', 'exit-input', 'close-pane', 'sigkill'] as const;
@@ -355,6 +356,8 @@ export async function stopSession(deps: ActionDeps, session: SessionRecord, opti
 			return refusal('mux-mismatch', `session ${session.name} lives in ${session.mux} but mam-tui is using ${mux.kind}; rerun with --mux ${session.mux}`);
 		}
 		pane = await currentPane(mux, session.paneId);
+		// The same id in another (or a restarted) server is another pane: never this session's to stop.
+		if (pane && !isRecordedPane(session, pane, mux.kind)) pane = undefined;
 		if (pane?.isSelf) return refusal('self-pane', `pane ${pane.id} is the one mam-tui runs in; it is never stopped from here`);
 	}
 	const run = new StopRun(deps, session, options);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {agentProcessesOf, flagValue, idsUse, needsFolders, openFilesOf, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
@@ -19,7 +20,7 @@ const SLUG_LIMIT = 200;
 const PASTE_HASH = /^[0-9A-Za-z_-]+$/;
 
 /** `CLAUDE_CONFIG_DIR` (only for the caller's own home), else `<home>/.claude`. */
-function claudeRoot(ctx: AdapterContext): string {
+function claudeRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const override = ctx.ownHome ? ctx.env['CLAUDE_CONFIG_DIR'] : undefined;
 	return override ? path.resolve(override) : path.join(ctx.home, '.claude');
 }
@@ -314,6 +315,48 @@ async function liveProcess(ctx: AdapterContext, record: LiveRecord): Promise<Pro
 	return proc;
 }
 
+const UUID_ARG = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const TRANSCRIPT_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/;
+
+/** claude's background daemon and its spare workers (`claude --bg`): not on any one conversation. */
+function isClaudeService(argv: readonly string[]): boolean {
+	return argv.includes('--bg-pty-host') || argv.includes('--bg-spare') || (argv.includes('daemon') && !argv.includes('--session-id'));
+}
+
+/**
+ * Which conversation each live claude process is on: its live record `sessions/<pid>.json` (same
+ * pid and start time), else argv (`--resume ID`, `-r ID`, `--session-id ID`), else a transcript it
+ * holds open, else its project folder (nothing says which of its conversations: all of them).
+ */
+async function claudeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
+	const root = claudeRoot(ctx);
+	const records = new Map<number, LiveRecord>();
+	for (const record of memo(ctx, `claude:live:${root}`, () => liveRecords(root))) records.set(record.pid, record);
+	const recorded = (proc: ProcessRef) => {
+		const record = records.get(proc.pid);
+		return record !== undefined && (record.procStart === undefined || record.procStart === String(proc.startTime));
+	};
+	// A process its live record names is claude whatever its name looks like (pid and start time match).
+	const mine = (await agentProcessesOf(ctx, claudeAdapter.matchesProcess, procs, {root: claudeRoot(ctx), rootOf: claudeRoot}, recorded)).filter(p => !isClaudeService(p.argv));
+	if (mine.length === 0) return [];
+	const open = await openFilesOf(ctx, mine.map(p => p.pid));
+	const projects = path.join(realpathOrUndefined(root) ?? root, 'projects') + path.sep;
+	return mine.map(proc => {
+		const record = records.get(proc.pid);
+		if (record && recorded(proc)) return idsUse(proc, [record.sessionId], `live session record ${record.file}`);
+		const named = flagValue(proc.argv, ['--resume', '-r', '--session-id'], UUID_ARG);
+		if (named) return idsUse(proc, [named], `argv names ${named}`);
+		const held = (open.get(proc.pid) ?? []).filter(f => f.startsWith(projects)).flatMap(f => TRANSCRIPT_NAME.exec(path.basename(f))?.[1] ?? []);
+		if (held.length > 0) return idsUse(proc, held, `holds its transcript open`);
+		return projectUse(proc, 'claude');
+	});
+}
+
+/** The folders a conversation's transcripts record (for the project rule). */
+function transcriptCwds(files: readonly string[], id: string): string[] {
+	return [...new Set(files.flatMap(f => readTranscript(f, id).cwd ?? []))];
+}
+
 /** Hashes of pasted contents referenced by history lines that `match` selects (or does not). */
 function pasteHashes(historyFile: string, wanted: (line: string) => boolean): Set<string> {
 	const out = new Set<string>();
@@ -523,17 +566,15 @@ export const claudeAdapter: AgentAdapter = {
 		assertValidId(claudeAdapter, id);
 		const root = claudeRoot(ctx);
 		const agents = subAgentsIn(ctx, root, id);
-		const holders: InUseHolder[] = [];
-		for (const record of memo(ctx, `claude:live:${root}`, () => liveRecords(root))) {
-			if (record.sessionId !== id) continue;
-			const proc = await liveProcess(ctx, record);
-			if (proc) {
-				holders.push({pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, reason: `live session record ${record.file}`});
-			}
-		}
+		const transcripts = transcriptsIn(ctx, root, id);
+		const uses = await memo(ctx, `claude:uses:${root}`, () => claudeLiveUses(ctx));
+		const cwds = needsFolders(uses) ? transcriptCwds(transcripts, id) : [];
+		const holders: InUseHolder[] = usersOf(uses, {ids: [id, ...agents.map(a => a.id)], cwds});
 		holders.push(...(await argvUsers(ctx, [id, ...agents.map(a => a.id)])));
-		const files = [...transcriptsIn(ctx, root, id), ...agents.map(a => a.file)].map(f => realpathOrUndefined(f)).filter((f): f is string => f !== undefined);
+		const files = [...transcripts, ...agents.map(a => a.file)].map(f => realpathOrUndefined(f)).filter((f): f is string => f !== undefined);
 		holders.push(...(await fileUsers(ctx, files)));
 		return uniqueHolders(holders);
 	},
+
+	liveUses: (ctx, procs) => claudeLiveUses(ctx, procs),
 };

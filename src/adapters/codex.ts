@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type {Conversation, ResumeState} from '../domain/types.js';
+import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {agentProcessesOf, hasFlag, idsUse, needsFolders, openFilesOf, projectUse, usersOf, wordAfter, type LiveUse} from './common/liveEvidence.js';
 import {isoMs, obj, oneLine, readFirstJsonLine, readJsonl, str} from './common/jsonl.js';
 import {countLines, jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
@@ -24,7 +25,7 @@ const GENERATION_DB = /^[a-z][a-z_]*_\d+\.sqlite$/;
 const INJECTED = /^\s*<(environment_context|user_instructions|skills_instructions|turn_aborted|permissions|user_shell_command)\b/;
 
 /** `CODEX_HOME` (only for the caller's own home), else `<home>/.codex`. */
-function codexRoot(ctx: AdapterContext): string {
+function codexRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const override = ctx.ownHome ? ctx.env['CODEX_HOME'] : undefined;
 	return override ? path.resolve(override) : path.join(ctx.home, '.codex');
 }
@@ -357,6 +358,34 @@ function threadsNamedByProcesses(ctx: AdapterContext): Promise<ReadonlySet<strin
 	});
 }
 
+/** codex's app-server daemon (and its pid-update loop) serves every TUI: it is on no one conversation. */
+function isCodexService(argv: readonly string[]): boolean {
+	return argv.includes('app-server');
+}
+
+/**
+ * Which thread each live codex process is on: argv (`resume ID`, `fork ID`, `exec resume ID`),
+ * else a rollout it holds open (the recorder keeps its own rollout open; the shared state
+ * databases say nothing), else its project folder. The app-server daemon gets no entry.
+ */
+async function codexLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
+	const mine = (await agentProcessesOf(ctx, codexAdapter.matchesProcess, procs, {root: codexRoot(ctx), rootOf: codexRoot})).filter(p => !isCodexService(p.argv));
+	if (mine.length === 0) return [];
+	const open = await openFilesOf(ctx, mine.map(p => p.pid));
+	return mine.map(proc => {
+		const named = hasFlag(proc.argv, ['--last']) ? undefined : wordAfter(proc.argv, ['resume', 'fork'], THREAD_ID);
+		if (named) return idsUse(proc, [named], `argv names ${named}`);
+		const held = (open.get(proc.pid) ?? []).flatMap(f => ROLLOUT_FILE.exec(path.basename(f))?.[1] ?? []);
+		if (held.length > 0) return idsUse(proc, [...new Set(held)], 'holds its rollout open');
+		return projectUse(proc, 'codex');
+	});
+}
+
+/** The folders a thread's rollouts record (for the project rule). */
+function threadCwds(ctx: AdapterContext, id: string): string[] {
+	return [...new Set(rolloutsOf(ctx, id).flatMap(r => readRollout(r)?.cwd ?? []))];
+}
+
 /**
  * The rollouts verify reads. While the refresh holds no index of every rollout, the few date
  * folders of the id (`rolloutsByDate`) are looked in first: globbing every folder was most of a
@@ -619,8 +648,11 @@ export const codexAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(codexAdapter, id);
+		const uses = await memo(ctx, `codex:uses:${codexRoot(ctx)}`, () => codexLiveUses(ctx));
+		// A TUI that keeps no evidence of its thread uses every thread of its folder (fail safe).
+		const vague = needsFolders(uses) ? usersOf(uses.filter(u => u.claim.kind !== 'ids'), {ids: [id], cwds: threadCwds(ctx, id)}) : [];
 		const named = await threadsNamedByProcesses(ctx);
-		if (named && !named.has(id)) return [];
+		if (named && !named.has(id)) return uniqueHolders(vague);
 		const ids = [id, ...descendantsOf(id, parentMap(ctx, readThreadIndex(ctx)))];
 		// The recorder keeps the rollout open for the thread's lifetime; the databases are shared
 		// by every codex process (and the app-server daemon), so holding them says nothing.
@@ -628,6 +660,8 @@ export const codexAdapter: AgentAdapter = {
 			.flatMap(owner => rolloutsOf(ctx, owner))
 			.map(r => realpathOrUndefined(r.file))
 			.filter((f): f is string => f !== undefined);
-		return uniqueHolders([...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
+		return uniqueHolders([...usersOf(uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
+
+	liveUses: (ctx, procs) => codexLiveUses(ctx, procs),
 };

@@ -1,7 +1,8 @@
 import path from 'node:path';
-import type {Conversation, ResumeState} from '../domain/types.js';
+import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameFolder, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
 import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
@@ -27,7 +28,7 @@ const SESSION_CONTEXT = '<session_context>';
 const PROGRAMS = ['gemini'];
 
 /** `GEMINI_CLI_HOME` replaces the home directory (own home only); the tree is `<home>/.gemini`. */
-function geminiRoot(ctx: AdapterContext): string {
+function geminiRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const override = ctx.ownHome ? ctx.env['GEMINI_CLI_HOME'] : undefined;
 	return path.join(override ? path.resolve(override) : ctx.home, '.gemini');
 }
@@ -441,6 +442,24 @@ function stillNames(item: PlanItem, ids: readonly string[]): boolean {
 	return typeof header?.['sessionId'] === 'string' && ids.includes(header['sessionId']);
 }
 
+/** Only a full session id in argv names one session: `-r latest` and `-r 3` depend on the project's list. */
+const SESSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A session whose project folder is unknown: every project claim reaches it (fail safe). */
+const ANY_FOLDER = '\0any';
+
+/**
+ * Which session each live gemini process (the wrapper and its node child) is on: argv
+ * (`--resume ID`, `-r ID`, `--session-id ID`), else its project: a plain `gemini` TUI keeps no
+ * record of which session it is on, and does not hold its chat file open between writes.
+ */
+async function geminiLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
+	const mine = await agentProcessesOf(ctx, geminiAdapter.matchesProcess, procs, {root: geminiRoot(ctx), rootOf: geminiRoot});
+	return mine.map(proc => {
+		const named = flagValue(proc.argv, ['--resume', '-r', '--session-id'], SESSION_UUID);
+		return named ? idsUse(proc, [named], `argv names ${named}`) : projectUse(proc, 'gemini');
+	});
+}
+
 export const geminiAdapter: AgentAdapter = {
 	id: 'gemini',
 	label: 'Gemini CLI',
@@ -556,6 +575,11 @@ export const geminiAdapter: AgentAdapter = {
 		const family = [...own, ...own.flatMap(s => descendantsOf(subAgentsBelow(s.project, id), id))];
 		const ids = [...new Set([id, ...family.map(s => s.id)])];
 		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
-		return uniqueHolders([...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
+		const uses = await memo(ctx, `gemini:uses:${geminiRoot(ctx)}`, () => geminiLiveUses(ctx));
+		const cwds = needsFolders(uses) ? [...new Set(own.map(s => s.project.cwd ?? ANY_FOLDER))] : [];
+		const byProject = usersOf(uses, {ids, cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameFolder(claim, cwd));
+		return uniqueHolders([...byProject, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
+
+	liveUses: (ctx, procs) => geminiLiveUses(ctx, procs),
 };

@@ -2,10 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
-import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {argvUsers, uniqueHolders} from './common/inUse.js';
+import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameTree, usersOf, type LiveUse} from './common/liveEvidence.js';
+import {subcommand as subcommandOf} from './common/programs.js';
 import {obj, str} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
-import {canonicalCwd, isPlainName, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {canonicalCwd, isPlainName, joinNames, listDir, lstatOrUndefined} from './common/paths.js';
 import {indexAfter, memo} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -21,7 +23,7 @@ const MESSAGE_ID = /^msg_[0-9A-Za-z]+$/;
 const DELETE_TIMEOUT_MS = 30_000;
 
 /** `$XDG_DATA_HOME/opencode` (only for the caller's own home), else `<home>/.local/share/opencode`. */
-function dataDir(ctx: AdapterContext): string {
+function dataDir(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const xdg = ctx.ownHome ? ctx.env['XDG_DATA_HOME'] : undefined;
 	return xdg ? path.join(path.resolve(xdg), 'opencode') : path.join(ctx.home, '.local', 'share', 'opencode');
 }
@@ -407,6 +409,34 @@ export function isBackgroundService(argv: readonly string[]): boolean {
 	return argvNames(proc, opencodeAdapter.processNames) && argv.includes('serve') && argv.includes('--service');
 }
 
+const SESSION_ARG = /^ses_[0-9A-Za-z]+$/;
+
+/**
+ * Which session each live opencode process is on: argv (`--session ID`, `-s ID`), else its
+ * project (the TUI keeps no per-session evidence, and the one database every process holds open
+ * says nothing about which session). A server the user started (`serve`, `web`) may act on any
+ * session; the background service (`serve --service`) gets no entry.
+ */
+async function opencodeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
+	const mine = (await agentProcessesOf(ctx, opencodeAdapter.matchesProcess, procs, {root: dataDir(ctx), rootOf: dataDir})).filter(p => !isBackgroundService(p.argv));
+	return mine.map(proc => {
+		const named = flagValue(proc.argv, ['--session', '-s'], SESSION_ARG);
+		if (named) return idsUse(proc, [named], `argv names ${named}`);
+		const sub = subcommandOf(proc.argv);
+		if (sub === 'serve' || sub === 'web') {
+			return {pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' '), claim: {kind: 'any'}, reason: `an opencode ${sub} may act on any session`};
+		}
+		return projectUse(proc, 'opencode');
+	});
+}
+
+/** The folder a session records, or '/' (every project) when the store cannot say: fail safe. */
+function sessionFolder(ctx: AdapterContext, id: string): string {
+	const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => sessionByQuery(open, id)) : undefined;
+	const session = direct ? direct.value : readStores(ctx).stores.map(s => s.sessions.get(id)).find(s => s !== undefined);
+	return session?.directory || '/';
+}
+
 export const opencodeAdapter: AgentAdapter = {
 	id: 'opencode',
 	label: 'opencode',
@@ -519,13 +549,10 @@ export const opencodeAdapter: AgentAdapter = {
 			descendants = descendantsOf(id, parents);
 		}
 		const ids = [id, ...descendants];
-		// Every opencode process holds the one shared database; only the background service that
-		// holds it for everyone is not a user of this conversation.
-		const files = dbFiles(ctx)
-			.flatMap(db => [db, `${db}-wal`])
-			.map(f => realpathOrUndefined(f))
-			.filter((f): f is string => f !== undefined);
-		const holders = await fileUsers(ctx, files, h => isBackgroundService(h.argv));
-		return uniqueHolders([...(await argvUsers(ctx, ids)), ...holders]);
+		const uses = await memo(ctx, `opencode:uses:${dataDir(ctx)}`, () => opencodeLiveUses(ctx));
+		const cwds = needsFolders(uses) ? [sessionFolder(ctx, id)] : [];
+		return uniqueHolders([...usersOf(uses, {ids, cwds}, sameTree), ...(await argvUsers(ctx, ids))]);
 	},
+
+	liveUses: (ctx, procs) => opencodeLiveUses(ctx, procs),
 };

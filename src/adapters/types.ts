@@ -1,4 +1,5 @@
 import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
+import type {LiveUse} from './common/liveEvidence.js';
 import type {Exec} from '../system/exec.js';
 import type {ProcessTable} from '../system/processes.js';
 
@@ -188,6 +189,12 @@ export interface AgentAdapter {
 	 * except the agent's known background service. Empty when nobody uses it.
 	 */
 	inUse(ctx: AdapterContext, id: string): Promise<readonly InUseHolder[]>;
+	/**
+	 * Optional. Which conversation each live process of this agent is on, with the evidence
+	 * (README "In use"): of `procs` (a pane's tree, for adopt), else of every process of the
+	 * agent. The agent's background service gets no entry. `inUse` answers from the same claims.
+	 */
+	liveUses?(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<readonly LiveUse[]>;
 }
 
 /** Throw InvalidIdError unless `id` matches `adapter.idPattern`. Call first in every id-taking method. */

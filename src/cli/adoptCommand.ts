@@ -8,24 +8,35 @@ import {errOut, out, outJson} from './output.js';
 export function createAdoptCommand(makeActions: ActionsFactory): Command {
 	return {
 		name: 'adopt',
-		summary: 'register a conversation found on disk as a stopped session',
-		usage: 'mam-tui adopt --agent A --id ID [--name N]',
-		options: {agent: {type: 'string'}, id: {type: 'string'}, name: {type: 'string'}},
+		summary: 'register a conversation (or the agent running in a pane), pinned from the agent\'s own evidence',
+		usage: 'mam-tui adopt --agent A --id ID [--name N] | --pane P [--agent A] [--id ID] [--name N]',
+		options: {agent: {type: 'string'}, id: {type: 'string'}, name: {type: 'string'}, pane: {type: 'string'}},
 		async run(world, values) {
-			const agent = requiredOption(values, 'agent', 'adopt');
-			const id = requiredOption(values, 'id', 'adopt');
+			const pane = optionalOption(values, 'pane');
+			const agent = pane === undefined ? requiredOption(values, 'agent', 'adopt') : optionalOption(values, 'agent');
+			const id = pane === undefined ? requiredOption(values, 'id', 'adopt') : optionalOption(values, 'id');
 			const name = optionalOption(values, 'name');
 			const {actions, dispose} = makeActions(world);
 			try {
-				const result = await actions.adopt({agent, id, ...(name !== undefined ? {name} : {})});
+				const result = await actions.adopt({
+					...(agent !== undefined ? {agent} : {}),
+					...(id !== undefined ? {id} : {}),
+					...(name !== undefined ? {name} : {}),
+					...(pane !== undefined ? {pane} : {}),
+				});
 				if (!result.ok) {
 					if (world.options.json) outJson({ok: false, refused: result.error.kind, message: result.error.message});
 					else errOut(`mam-tui: ${result.error.message}`);
 					return exitCodeFor(result.error);
 				}
-				const {session, created} = result.value;
-				if (world.options.json) outJson({ok: true, created, session: session.name, agent: session.agent, id: session.agentSessionId, cwd: session.cwd});
-				else out(created ? `adopted ${session.agent} conversation ${session.agentSessionId ?? ''} as ${session.name} (stopped, in ${session.cwd})` : `already registered as ${session.name}`);
+				const {session, created, paneId, evidence} = result.value;
+				if (world.options.json) {
+					outJson({ok: true, created, session: session.name, agent: session.agent, id: session.agentSessionId, cwd: session.cwd, status: session.status, paneId: session.paneId, epoch: new Date(session.epoch).toISOString(), evidence: evidence ?? []});
+				} else {
+					const where = paneId ? `running in pane ${paneId}` : 'stopped';
+					const what = session.agentSessionId ? `${session.agent} conversation ${session.agentSessionId}` : `${session.agent} in pane ${paneId ?? '?'} (not pinned yet)`;
+					out(created ? `adopted ${what} as ${session.name} (${where}, in ${session.cwd})` : paneId ? `${session.name}: linked to pane ${paneId}, running` : `already registered as ${session.name}`);
+				}
 				return EXIT.ok;
 			} finally {
 				await dispose();

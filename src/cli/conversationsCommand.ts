@@ -1,5 +1,8 @@
 import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
+import {createScanMemo} from '../adapters/common/memo.js';
+import {withUse} from '../sync/conversationUse.js';
+import {snapshotTable} from '../system/processes.js';
 import {AGENT_IDS, formatResumeState, isAgentId, type AgentId, type Conversation} from '../domain/types.js';
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import {messageOf} from '../domain/result.js';
@@ -93,7 +96,10 @@ export const conversationsCommand: Command = {
 		const cwd = parseCwd(values['cwd']);
 		const agents = agent ? [agent] : [...AGENT_IDS];
 		const results = await Promise.all(agents.map(a => discoverAgent(world, a, cwd)));
-		const conversations = results.flatMap(r => r.conversations).sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+		const found = results.flatMap(r => r.conversations).sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+		// The in-use rule, as purge and resume apply it: one process table and one scan memo for all.
+		const ctx = world.adapterContext();
+		const conversations = await withUse({...ctx, memo: createScanMemo(), processes: snapshotTable(ctx.processes)}, found);
 		const home = world.adapterContext().home;
 		if (world.options.json) {
 			const body: ConversationsJson = {

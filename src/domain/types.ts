@@ -62,6 +62,12 @@ export interface Pane {
 	readonly processes: readonly ProcessRef[];
 	/** True for the pane mam-tui itself runs in: never a target of stop, close or typed input. */
 	readonly isSelf: boolean;
+	/**
+	 * Which mux server the pane lives in (tmux: socket, server pid and start time; herdr: socket and
+	 * the server process): pane ids repeat across servers, so a row is joined only to a pane of the
+	 * server it recorded. Absent when the backend cannot tell.
+	 */
+	readonly server?: string;
 }
 
 export type ResumeState =
@@ -113,6 +119,8 @@ export type Fix =
 			readonly paneId: string;
 			/** The backend the pane lives in, when the row should record it. */
 			readonly mux?: MuxKind;
+			/** The mux server the pane lives in (`Pane.server`), recorded on the row. */
+			readonly server?: string;
 	  }
 	| {readonly type: 'pin'; readonly sessionId: number; readonly agentSessionId: string}
 	| {readonly type: 'repin'; readonly sessionId: number; readonly from: string; readonly to: string}
@@ -124,6 +132,10 @@ export type Fix =
 			readonly agentSessionId?: string;
 			/** The backend the pane lives in, recorded on the new row. */
 			readonly mux?: MuxKind;
+			/** When the pane's agent process started (ms): the new row's epoch (else the adoption time). */
+			readonly epoch?: number;
+			/** The mux server the pane lives in (`Pane.server`), recorded on the new row. */
+			readonly server?: string;
 	  };
 
 /** One drift between registry, mux and disk (SPEC 5). */

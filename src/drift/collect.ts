@@ -4,6 +4,8 @@ import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {err, messageOf, ok, type Result} from '../domain/result.js';
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
+import {snapshotTable} from '../system/processes.js';
+import {collectPaneEvidence} from './evidence.js';
 import type {CandidateFacts, DriftInput, SessionFacts} from './input.js';
 
 /** Where collection gets its world from; everything is injected so tests use fakes and temp homes. */
@@ -121,6 +123,11 @@ export async function collectDriftInput(sources: CollectSources): Promise<DriftI
 		discoverCandidates(sessions, adapters, sources.ctx),
 		verifyPins(sessions, adapters, sources.ctx),
 	]);
+	// Panes an active pinned row already accounts for need no evidence of what they run.
+	const accounted = new Set(sessions.filter(r => r.status === 'running' && r.agentSessionId !== null && r.paneId !== null).map(r => r.paneId as string));
+	const wanted = live.panes?.filter(p => !accounted.has(p.id)) ?? null;
+	// One pass over /proc (and its open files) for every pane's evidence.
+	const paneEvidence = await collectPaneEvidence(wanted, adapters, {...sources.ctx, processes: snapshotTable(sources.ctx.processes)});
 	const facts = new Map<number, SessionFacts>();
 	for (const row of sessions) {
 		const real = realCwd(row.cwd);
@@ -139,5 +146,6 @@ export async function collectDriftInput(sources: CollectSources): Promise<DriftI
 		...(live.problem ? {muxProblem: live.problem} : {}),
 		facts,
 		processes,
+		paneEvidence,
 	};
 }

@@ -1,6 +1,6 @@
 import {ADAPTERS} from '../adapters/index.js';
 import {FINDING_KINDS, type AgentId, type Finding, type Pane, type SessionRecord} from '../domain/types.js';
-import type {AgentKnowledge, DriftInput, SessionFacts} from './input.js';
+import type {AgentKnowledge, DriftInput, PaneEvidence, SessionFacts} from './input.js';
 import {staleProcesses} from './stale.js';
 import {candidatesFor, contestedIds, isUnpinnedLive, unpinnedFinding, type CandidateVerdict} from './unpinned.js';
 import {
@@ -19,13 +19,14 @@ import {
 	pinHolders,
 	paneAgentCwd,
 	rowAgent,
+	rowPane,
 	runsAgent,
 	sameMux,
 	validId,
 	type DriftWorld,
 } from './world.js';
 
-export type {AgentKnowledge, CandidateFacts, DriftInput, SessionFacts} from './input.js';
+export type {AgentKnowledge, CandidateFacts, DriftInput, PaneEvidence, SessionFacts} from './input.js';
 
 /** Where a running row's pane stands. `unknown`: not ours to judge (mux unreachable, another mux, our own pane). */
 type PaneState =
@@ -36,7 +37,7 @@ type PaneState =
 
 function paneState(world: DriftWorld, row: SessionRecord, agent: AgentId): PaneState {
 	if (world.panes === null || !sameMux(world, row)) return {kind: 'unknown'};
-	const pane = row.paneId === null ? undefined : world.panes.get(row.paneId);
+	const pane = rowPane(world, row);
 	if (!pane) return {kind: 'gone'};
 	if (pane.isSelf) return {kind: 'unknown'};
 	return runsAgent(world, pane, agent) ? {kind: 'live', pane} : {kind: 'exited', pane};
@@ -136,11 +137,8 @@ function runningFindings(world: DriftWorld, row: SessionRecord, agent: AgentId, 
 /** The live pane a stopped row's agent runs in: its own pane (unless it runs another conversation), or one carrying its pin. */
 function livePaneOf(world: DriftWorld, row: SessionRecord, agent: AgentId): Pane | undefined {
 	if (world.panes === null) return undefined;
-	const own = row.paneId !== null && sameMux(world, row) ? world.panes.get(row.paneId) : undefined;
-	if (own && !own.isSelf && runsAgent(world, own, agent)) {
-		const reported = nativeId(own, agent);
-		if (row.agentSessionId === null || reported === undefined || reported === row.agentSessionId) return own;
-	}
+	const own = sameMux(world, row) ? rowPane(world, row) : undefined;
+	if (own && !own.isSelf && runsAgent(world, own, agent)) return own;
 	const pin = row.agentSessionId;
 	if (pin === null) return undefined;
 	// A pin held twice (duplicate-pin) does not say which row the pane is: leave it to the user.
@@ -158,7 +156,7 @@ function stoppedFindings(world: DriftWorld, row: SessionRecord, agent: AgentId):
 				paneId: pane.id,
 				message: `${row.name} is marked stopped, but ${world.agents[agent].label} runs in pane ${pane.id}`,
 				evidence: [describeRow(row), describePane(world, pane)],
-				fix: {type: 'mark-running', sessionId: row.id, paneId: pane.id, ...(world.input.mux ? {mux: world.input.mux} : {})},
+				fix: {type: 'mark-running', sessionId: row.id, paneId: pane.id, ...(world.input.mux ? {mux: world.input.mux} : {}), ...(pane.server ? {server: pane.server} : {})},
 			},
 		];
 	}
@@ -206,13 +204,8 @@ function tracked(world: DriftWorld, pane: Pane, agent: AgentId): boolean {
 	// By index (pins of the agent's rows; rows recorded on this pane), not a scan of every row per pane.
 	const pins = activePinsOf(world, agent);
 	for (const id of carriedIds(world, pane, agent) ?? []) if (pins.has(id)) return true;
-	return (world.rowsByPane.get(pane.id) ?? []).some(row => {
-		if (row.agent !== agent) return false;
-		if (!sameMux(world, row)) return false;
-		const reported = nativeId(pane, agent);
-		// A stopped row's old pane now running another conversation is not that row's any more.
-		return !(row.status === 'stopped' && row.agentSessionId !== null && reported !== undefined && reported !== row.agentSessionId);
-	});
+	// The one join: a row of another server, or a stopped row whose old pane runs something else now, is not this pane's.
+	return (world.rowsByPane.get(pane.id) ?? []).some(row => row.agent === agent && rowPane(world, row) === pane);
 }
 
 function untrackedPane(world: DriftWorld, pane: Pane): Finding | undefined {
@@ -220,25 +213,57 @@ function untrackedPane(world: DriftWorld, pane: Pane): Finding | undefined {
 	if (pane.isSelf || agent === undefined || tracked(world, pane, agent)) return undefined;
 	const cwd = paneAgentCwd(world, pane, agent);
 	const reported = nativeId(pane, agent);
-	const pin = reported !== undefined && validId(world, agent, reported) ? reported : undefined;
+	const evidence = world.input.paneEvidence?.get(pane.id);
+	const own = evidence?.agent === agent ? evidence : undefined;
+	const label = world.agents[agent].label;
 	const base: Finding = {
 		kind: 'untracked-pane',
 		paneId: pane.id,
-		message: `${muxName(world)} pane ${pane.id} runs ${world.agents[agent].label}, but no session row references it`,
-		evidence: [describePane(world, pane), ...(cwd ? [] : ['no cwd known for the pane: cannot adopt it'])],
+		message: `${muxName(world)} pane ${pane.id} runs ${label}, but no session row references it`,
+		evidence: [describePane(world, pane), ...(own?.seen ?? []).map(line => `${agent} evidence: ${line}`), ...(cwd ? [] : ['no cwd known for the pane: cannot adopt it'])],
 	};
 	if (cwd === undefined) return base;
+	const pick = adoptedPin(world, agent, reported, own);
+	const claimedBy = (id: string) => world.input.sessions.find(r => isActive(r) && r.agent === agent && r.agentSessionId === id)?.name;
+	if (pick.kind === 'several') {
+		const free = pick.ids.filter(id => claimedBy(id) === undefined);
+		return {
+			...base,
+			message: `${muxName(world)} pane ${pane.id} runs ${label} on one of ${listSome(free)}; pick which`,
+			candidates: free,
+			offer: `mam-tui adopt --pane ${pane.id} --agent ${agent} --id <one of the candidates>`,
+		};
+	}
+	const waits = pick.kind === 'none' ? ` (it is pinned once ${label} writes its conversation in ${cwd})` : '';
 	return {
 		...base,
+		...(waits ? {message: `${base.message}${waits}`} : {}),
+		...(pick.kind === 'one' ? {candidates: [pick.id]} : {}),
 		fix: {
 			type: 'adopt-pane',
 			paneId: pane.id,
 			agent,
 			cwd,
-			...(pin ? {agentSessionId: pin} : {}),
+			...(pick.kind === 'one' ? {agentSessionId: pick.id} : {}),
 			...(world.input.mux ? {mux: world.input.mux} : {}),
+			...(own?.startedAt !== undefined ? {epoch: own.startedAt} : {}),
+			...(pane.server ? {server: pane.server} : {}),
 		},
 	};
+}
+
+type AdoptedPin = {readonly kind: 'one'; readonly id: string} | {readonly kind: 'several'; readonly ids: readonly string[]} | {readonly kind: 'none'};
+
+/** The conversation an adopted pane is pinned to: the mux's word, else the agent's evidence, else the only one written since it started. */
+function adoptedPin(world: DriftWorld, agent: AgentId, reported: string | undefined, evidence: PaneEvidence | undefined): AdoptedPin {
+	if (reported !== undefined && validId(world, agent, reported)) return {kind: 'one', id: reported};
+	const named = (evidence?.ids ?? []).filter(id => validId(world, agent, id));
+	const pool = named.length > 0 ? named : (evidence?.recent ?? []).filter(id => validId(world, agent, id));
+	// A conversation another row owns is not this pane's (unless the evidence names it: then the pane is tracked).
+	const free = named.length > 0 ? pool : pool.filter(id => !activePinsOf(world, agent).has(id));
+	if (free.length === 1) return {kind: 'one', id: free[0] as string};
+	if (free.length > 1) return {kind: 'several', ids: free};
+	return {kind: 'none'};
 }
 
 function byPaneId(a: Pane, b: Pane): number {
@@ -315,6 +340,7 @@ interface Core {
 	readonly panes: readonly Pane[] | null;
 	readonly processes: DriftInput['processes'];
 	readonly mux: DriftInput['mux'];
+	readonly paneEvidence: DriftInput['paneEvidence'];
 	readonly agents: AgentKnowledge;
 	readonly sorted: readonly SessionRecord[];
 	readonly world: DriftWorld;
@@ -333,7 +359,17 @@ function rowMemo(core: Core, row: SessionRecord): RowMemo {
 
 function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | undefined): Core | undefined {
 	const last = memo?.last;
-	if (last && last.sessions === input.sessions && last.panes === input.panes && last.processes === input.processes && last.mux === input.mux && last.agents === agents) return last;
+	if (
+		last &&
+		last.sessions === input.sessions &&
+		last.panes === input.panes &&
+		last.processes === input.processes &&
+		last.mux === input.mux &&
+		last.agents === agents &&
+		last.paneEvidence === input.paneEvidence
+	) {
+		return last;
+	}
 	if (!memo) return undefined;
 	const sorted = [...input.sessions].sort((a, b) => a.id - b.id);
 	const core: Core = {
@@ -341,6 +377,7 @@ function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | und
 		panes: input.panes,
 		processes: input.processes,
 		mux: input.mux,
+		paneEvidence: input.paneEvidence,
 		agents,
 		sorted,
 		world: buildWorld({...input, sessions: sorted}, agents),

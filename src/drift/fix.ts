@@ -2,6 +2,7 @@ import path from 'node:path';
 import {adapterFor} from '../adapters/index.js';
 import {messageOf} from '../domain/result.js';
 import type {Finding, Fix, SessionRecord} from '../domain/types.js';
+import {isRecordedPane, withPaneServer} from '../registry/paneJoin.js';
 import {ConflictError, type Registry, type SessionPatch} from '../registry/registry.js';
 import {collectDriftInput, type CollectSources} from './collect.js';
 import {detectDrift} from './detect.js';
@@ -40,7 +41,7 @@ function patchFor(fix: Exclude<Fix, {type: 'adopt-pane'}>, row: SessionRecord): 
 			return {status: 'stopped', ...(fix.clearPane ? {paneId: null} : {})};
 		case 'mark-running':
 			if (row.status !== 'stopped') throw new Refusal(`${row.name} is ${row.status} now, not stopped`);
-			return {status: 'running', paneId: fix.paneId, ...(fix.mux ? {mux: fix.mux} : {})};
+			return {status: 'running', paneId: fix.paneId, ...(fix.mux ? {mux: fix.mux} : {}), ...(fix.server ? {extra: withPaneServer(row.extra, fix.server)} : {})};
 		case 'pin':
 			if (row.agentSessionId !== null) throw new Refusal(`${row.name} was pinned to ${row.agentSessionId} meanwhile`);
 			return {agentSessionId: fix.agentSessionId};
@@ -97,8 +98,10 @@ function describeChange(name: string, diff: {old: Record<string, unknown>; new: 
 function adoptPane(registry: FixRegistry, finding: Finding, fix: Extract<Fix, {type: 'adopt-pane'}>, now: () => number): FixOutcome {
 	if (!path.isAbsolute(fix.cwd)) throw new Refusal(`pane cwd ${JSON.stringify(fix.cwd)} is not an absolute path`);
 	if (fix.agentSessionId !== undefined) assertPinnable(registry, fix.agent, fix.agentSessionId);
-	// A stopped row may still name the pane it once ran in; only a running row owns it now.
-	const taken = registry.list().find(r => r.status === 'running' && r.agent === fix.agent && r.paneId === fix.paneId && (r.mux === null || fix.mux === undefined || r.mux === fix.mux));
+	// A stopped row may still name the pane it once ran in; only a running row owns it now, and
+	// two rows never claim one pane (of the same server: a restarted server's %1 is another pane).
+	const pane = {id: fix.paneId, ...(fix.server ? {server: fix.server} : {})};
+	const taken = registry.list().find(r => r.status === 'running' && isRecordedPane(r, pane, fix.mux ?? null));
 	if (taken) throw new Refusal(`pane ${fix.paneId} is already ${taken.name}'s`);
 	const name = registry.uniqueName(`${fix.agent}-${path.basename(fix.cwd) || 'root'}`);
 	const row = registry.insert({
@@ -109,8 +112,9 @@ function adoptPane(registry: FixRegistry, finding: Finding, fix: Extract<Fix, {t
 		paneId: fix.paneId,
 		agentSessionId: fix.agentSessionId ?? null,
 		status: 'running',
-		epoch: now(),
-		extra: {adoptedBy: 'drift'},
+		// The agent process's start: a conversation it wrote before the adoption is still its own.
+		epoch: fix.epoch ?? now(),
+		extra: withPaneServer({adoptedBy: 'drift'}, fix.server),
 	});
 	const created = {name, agent: row.agent, cwd: row.cwd, mux: row.mux, paneId: row.paneId, agentSessionId: row.agentSessionId, status: row.status};
 	registry.audit({

@@ -19,6 +19,25 @@ export interface SessionFacts {
 	readonly verify?: ResumeState;
 }
 
+/**
+ * What the agent's own evidence says about the agent process of a pane (README "In use"):
+ * gathered by collection, so detection stays a pure function of its input.
+ */
+export interface PaneEvidence {
+	readonly agent: AgentId;
+	/** When the pane's agent process started (ms): the epoch of a row adopted from the pane. */
+	readonly startedAt?: number;
+	/** Conversations the evidence names (the agent's live record, argv, its own file held open), parents only. */
+	readonly ids: readonly string[];
+	/**
+	 * Only when nothing names one: the agent's conversations in the pane's folder written since
+	 * the process started (one is the pane's; several, the user picks).
+	 */
+	readonly recent?: readonly string[];
+	/** What was seen, one line each. */
+	readonly seen: readonly string[];
+}
+
 /** Everything the drift engine looks at. Plain data, so detection is a pure function of it. */
 export interface DriftInput {
 	readonly sessions: readonly SessionRecord[];
@@ -32,6 +51,8 @@ export interface DriftInput {
 	readonly facts: ReadonlyMap<number, SessionFacts>;
 	/** The live process table, or null when it could not be read (stale-process is then not raised). */
 	readonly processes: readonly ProcessRef[] | null;
+	/** By pane id: what the agent's evidence says its process is on (absent: not gathered). */
+	readonly paneEvidence?: ReadonlyMap<string, PaneEvidence>;
 }
 
 /** The pure parts of an adapter the engine needs: how to recognise its processes and ids. */

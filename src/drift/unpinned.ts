@@ -123,6 +123,22 @@ function fromMux(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pa
 	};
 }
 
+/** A pin the agent's own evidence gives for the row's pane (its live record, argv, its own file held open). */
+function fromEvidence(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pane | undefined): Finding | undefined {
+	const evidence = pane ? world.input.paneEvidence?.get(pane.id) : undefined;
+	if (!pane || evidence?.agent !== agent) return undefined;
+	const ids = evidence.ids.filter(id => validId(world, agent, id) && !claimedElsewhere(world, row).has(id));
+	if (ids.length !== 1) return undefined;
+	const id = ids[0] as string;
+	return {
+		...base(row, pane),
+		message: `${row.name} has no pinned conversation; its ${world.agents[agent].label} process is on ${id}`,
+		evidence: [describeRow(row), ...evidence.seen.map(line => `${agent} evidence: ${line}`)],
+		candidates: [id],
+		fix: {type: 'pin', sessionId: row.id, agentSessionId: id},
+	};
+}
+
 /** The `unpinned` finding for a running row with no pin (SPEC 5): pin one, list several, inform on none. */
 export function unpinnedFinding(
 	world: DriftWorld,
@@ -132,7 +148,7 @@ export function unpinnedFinding(
 	verdict: CandidateVerdict,
 	contested: ReadonlyMap<string, readonly string[]>,
 ): Finding {
-	const muxPin = fromMux(world, row, agent, pane);
+	const muxPin = fromMux(world, row, agent, pane) ?? fromEvidence(world, row, agent, pane);
 	if (muxPin) return muxPin;
 	const head = describeRow(row);
 	if (verdict.kind === 'unknown') {

@@ -1,4 +1,5 @@
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type SessionRecord} from '../domain/types.js';
+import {ownPane, type PaneFacts} from '../registry/paneJoin.js';
 import type {AgentKnowledge, DriftInput} from './input.js';
 
 /** The input plus the indexes every rule needs; built once per detection. */
@@ -106,7 +107,10 @@ export function carriedIds(world: DriftWorld, pane: Pane, agent: AgentId): Reado
 		const reported = nativeId(pane, agent);
 		// The agent's processes once (runsAgent would match every process against the agent again).
 		const procs = agentProcesses(world, pane, agent);
-		ids = pane.agent === agent || procs.length > 0 ? new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv)]) : null;
+		// The agent's own evidence (its live record, a file it holds open) names a conversation as surely as argv.
+		const evidence = world.input.paneEvidence?.get(pane.id);
+		const evident = evidence?.agent === agent ? evidence.ids : [];
+		ids = pane.agent === agent || procs.length > 0 ? new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv), ...evident]) : null;
 		perAgent.set(agent, ids);
 	}
 	return ids;
@@ -186,4 +190,28 @@ export function describePane(world: DriftWorld, pane: Pane): string {
 	const session = pane.agentSessionId === undefined ? '' : `, session ${pane.agentSessionId}`;
 	const procs = pane.processes.length === 0 ? 'no process tree' : `processes ${listSome(pane.processes.map(p => `${p.name}(${p.pid})`))}`;
 	return `${mux}: pane ${pane.id} has ${agent}${session}, ${procs}`;
+}
+
+/** The join's view of agents, from the world's knowledge. */
+function paneFacts(world: DriftWorld): PaneFacts {
+	const known = (agent: string): AgentId | undefined => (isAgentId(agent) && Object.hasOwn(world.agents, agent) ? agent : undefined);
+	return {
+		runs: (pane, agent) => {
+			const a = known(agent);
+			return a !== undefined && runsAgent(world, pane, a);
+		},
+		runsOther: (pane, agent) => {
+			const other = paneAgent(world, pane);
+			return other !== undefined && other !== agent;
+		},
+		reported: (pane, agent) => {
+			const a = known(agent);
+			return a === undefined ? undefined : nativeId(pane, a);
+		},
+	};
+}
+
+/** The row's own pane by the one join (registry/paneJoin.ts): same id, backend and server. */
+export function rowPane(world: DriftWorld, row: SessionRecord): Pane | undefined {
+	return world.panes === null ? undefined : ownPane(row, world.panes, world.input.mux, paneFacts(world));
 }

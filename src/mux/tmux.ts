@@ -51,6 +51,9 @@ const FIELDS = [
 	'window_index',
 	'window_name',
 	'socket_path',
+	// The server's pid and start time: with the socket, which server (pane ids restart at %0 in each).
+	'pid',
+	'start_time',
 	'pane_title',
 ] as const;
 const FORMAT = FIELDS.map(f => `#{${f}}`).join(SEP);
@@ -65,6 +68,8 @@ interface PaneRow {
 	readonly windowIndex: string;
 	readonly windowName: string;
 	readonly socketPath: string;
+	readonly serverPid: string;
+	readonly serverStart: string;
 	readonly title: string;
 }
 
@@ -73,7 +78,7 @@ export function parsePaneRows(stdout: string): PaneRow[] {
 	for (const line of stdout.split('\n')) {
 		if (line.length === 0) continue;
 		const cells = line.split(SEP);
-		const [id = '', pid = '', dead = '', command = '', cwd = '', session = '', windowIndex = '', windowName = '', socketPath = ''] = cells;
+		const [id = '', pid = '', dead = '', command = '', cwd = '', session = '', windowIndex = '', windowName = '', socketPath = '', serverPid = '', serverStart = ''] = cells;
 		if (!/^%\d+$/.test(id)) continue;
 		rows.push({
 			id,
@@ -85,6 +90,8 @@ export function parsePaneRows(stdout: string): PaneRow[] {
 			windowIndex,
 			windowName,
 			socketPath,
+			serverPid,
+			serverStart,
 			title: cells.slice(FIELDS.length - 1).join(SEP),
 		});
 	}
@@ -260,6 +267,7 @@ export class TmuxMux implements Multiplexer {
 			...(row.pid > 0 && !row.dead ? {shellPid: row.pid} : {}),
 			processes: tree,
 			isSelf,
+			...(row.socketPath && row.serverPid ? {server: `tmux:${row.socketPath}:${row.serverPid}:${row.serverStart}`} : {}),
 		};
 	}
 

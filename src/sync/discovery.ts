@@ -4,9 +4,12 @@ import {ADAPTERS} from '../adapters/index.js';
 import {createScanMemo, vouching} from '../adapters/common/memo.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import {isAgentId, type AgentId, type Conversation, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
+import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import {snapshotTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
+import {collectPaneEvidence} from '../drift/evidence.js';
+import type {PaneEvidence} from '../drift/input.js';
+import {withUse} from './conversationUse.js';
 import {FolderWatch} from './folderWatch.js';
 
 /** What one `discover(cwd)` found (parents only, every age), or why it failed. */
@@ -27,6 +30,8 @@ export interface DiscoveryResult {
 	readonly inUse: ReadonlyMap<string, UseFacts>;
 	/** Every conversation found in the known cwds, newest first, registered or not. */
 	readonly conversations: readonly Conversation[];
+	/** By pane id: which conversation the agent of a pane no pinned row accounts for is on (asked only when `panes` were given). */
+	readonly paneEvidence?: ReadonlyMap<string, PaneEvidence>;
 }
 
 export const cwdKey = (agent: string, cwd: string): string => `${agent}\0${cwd}`;
@@ -82,6 +87,12 @@ export interface RefreshOptions {
 	 * a refresh); when the agent exits, the next refresh asks at once (a key never seen).
 	 */
 	readonly live?: ReadonlySet<number>;
+	/**
+	 * The panes of this refresh: the agent of each pane no pinned running row accounts for gets its
+	 * evidence (which conversation it is on), for drift's adopt and pin fixes. Asked again only
+	 * on a discovery tick or when the pane's agent processes changed.
+	 */
+	readonly panes?: readonly Pane[] | null;
 }
 
 type SignatureOf = (adapter: AgentAdapter, cwd: string) => string | undefined;
@@ -295,6 +306,8 @@ export class DiscoveryCache {
 	private processList: readonly ProcessRef[] | undefined;
 	private readonly watch: FolderWatch | undefined;
 	private lastMerge: Merge | undefined;
+	private lastEvidence: {readonly key: string; readonly value: ReadonlyMap<string, PaneEvidence>} | undefined;
+	private lastUse: {readonly merged: readonly Conversation[]; readonly key: string | undefined; readonly out: readonly Conversation[]} | undefined;
 	private readonly once: boolean;
 	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
 	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
@@ -420,17 +433,57 @@ export class DiscoveryCache {
 			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
 			const verified = await this.refreshPins(ctx, checked, look, signature);
 			await this.refreshUse(ctx, checked, verified, options);
-			return {byCwd, verified};
+			const conversations = await this.withUse(ctx, this.merged([...byCwd.values()].map(e => e.value)), options);
+			const paneEvidence = options.panes === undefined ? undefined : await this.evidenceFor(ctx, rows, options);
+			return {byCwd, verified, conversations, paneEvidence};
 		};
 		// Each store a call reads stays open for the refresh's other calls (keepingReadConnections).
 		const kept = () => keepingReadConnections(read);
-		const {byCwd, verified} = this.watch && !look.full ? await vouching.run(this.watch.vouch(), kept) : await kept();
+		const {byCwd, verified, conversations, paneEvidence} = this.watch && !look.full ? await vouching.run(this.watch.vouch(), kept) : await kept();
 		return {
 			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
 			verify: new Map([...verified].map(([k, e]) => [k, e.value])),
 			inUse: new Map(this.used),
-			conversations: this.merged([...byCwd.values()].map(e => e.value)),
+			conversations,
+			...(paneEvidence ? {paneEvidence} : {}),
 		};
+	}
+
+	/** Pane evidence (drift/evidence.ts) for panes no pinned running row accounts for; the same map while nothing changed. */
+	private async evidenceFor(ctx: AdapterContext, rows: readonly SessionRecord[], options: RefreshOptions): Promise<ReadonlyMap<string, PaneEvidence>> {
+		const accounted = new Set(rows.filter(r => r.status === 'running' && r.agentSessionId !== null && r.paneId !== null).map(r => r.paneId as string));
+		const panes = (options.panes ?? []).filter(p => !p.isSelf && !accounted.has(p.id) && p.processes.length > 0);
+		const key = panes.map(p => `${p.id}=${p.processes.map(q => `${q.pid}:${q.startTime}`).join(',')}`).join(';');
+		const last = this.lastEvidence;
+		if (last && last.key === key && !options.rescan) return last.value;
+		let value: ReadonlyMap<string, PaneEvidence>;
+		try {
+			value = await collectPaneEvidence(panes, this.adapters, ctx);
+		} catch {
+			value = new Map();
+		}
+		// Equal evidence keeps the same map, so drift keeps its findings.
+		if (last && sameEvidence(last.value, value)) value = last.value;
+		this.lastEvidence = {key, value};
+		return value;
+	}
+
+	/**
+	 * The merged list with the in-use rule applied (a live TUI's conversations read `no: in use`),
+	 * asked again only when the list or the set of processes changed.
+	 */
+	private async withUse(ctx: AdapterContext, merged: readonly Conversation[], options: RefreshOptions): Promise<readonly Conversation[]> {
+		const key = options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
+		const last = this.lastUse;
+		if (last && last.merged === merged && key !== undefined && last.key === key) return last.out;
+		let out: readonly Conversation[];
+		try {
+			out = await withUse(ctx, merged, this.adapters);
+		} catch {
+			out = merged; // the list still shows; purge and resume ask the rule themselves
+		}
+		this.lastUse = {merged, key, out};
+		return out;
 	}
 
 	/**
@@ -577,4 +630,10 @@ export class DiscoveryCache {
 		});
 		this.used = next;
 	}
+}
+
+function sameEvidence(a: ReadonlyMap<string, PaneEvidence>, b: ReadonlyMap<string, PaneEvidence>): boolean {
+	if (a.size !== b.size) return false;
+	for (const [k, v] of a) if (JSON.stringify(v) !== JSON.stringify(b.get(k))) return false;
+	return true;
 }

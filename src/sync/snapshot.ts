@@ -17,9 +17,11 @@ import {
 import {detectDrift, type DriftMemo} from '../drift/detect.js';
 import type {DriftInput, SessionFacts} from '../drift/input.js';
 import type {Multiplexer, MuxHealth} from '../mux/types.js';
+import {ownPane, type PaneFacts} from '../registry/paneJoin.js';
 import type {SessionLive} from '../store/state.js';
 import {monotonicMs} from '../system/clock.js';
 import type {ProcessTable} from '../system/processes.js';
+import {inUseText} from './conversationUse.js';
 import {cwdKey, pinKey, inUseKey, type DiscoveryCache, type DiscoveryResult} from './discovery.js';
 
 /** The live picture of registry, panes and disk at one moment: plain data, no handles. */
@@ -83,13 +85,27 @@ function paneAgent(adapters: Adapters, pane: Pane): AgentId | undefined {
 	return undefined;
 }
 
+/** The join's view of agents (the same questions drift asks its world). */
+function joinFacts(adapters: Adapters): PaneFacts {
+	return {
+		runs: (pane, agent) => {
+			const a = agentOf(adapters, agent);
+			return a !== undefined && runsAgent(adapters, pane, a);
+		},
+		runsOther: (pane, agent) => {
+			const other = paneAgent(adapters, pane);
+			return other !== undefined && other !== agent;
+		},
+		reported: (pane, agent) => (pane.agentSessionId && (pane.agent === undefined || pane.agent === agent) ? pane.agentSessionId : undefined),
+	};
+}
+
 /**
  * The pane a row lives in: its recorded pane (when the row belongs to this backend), else a pane
  * that reports the row's pinned conversation (a herdr pane moved to another workspace gets a new id).
  */
-function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'panes'>, byId: ReadonlyMap<string, Pane>): Pane | undefined {
-	const sameMux = row.mux === null || row.mux === inputs.muxKind;
-	const recorded = sameMux && row.paneId !== null ? byId.get(row.paneId) : undefined;
+function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'panes' | 'adapters'>, byId: ReadonlyMap<string, Pane>): Pane | undefined {
+	const recorded = ownPane(row, byId, inputs.muxKind, joinFacts(inputs.adapters ?? ADAPTERS));
 	if (recorded) return recorded;
 	if (row.agentSessionId === null || row.status === 'purged') return undefined;
 	return inputs.panes?.find(p => !p.isSelf && p.agentSessionId === row.agentSessionId && (p.agent === undefined || p.agent === row.agent));
@@ -104,12 +120,6 @@ function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean,
 	return reachable ? 'exited' : 'unknown';
 }
 
-function holdersText(holders: readonly {pid: number; command: string; reason: string}[]): string {
-	const first = holders[0];
-	if (!first) return '';
-	const more = holders.length > 1 ? ` and ${holders.length - 1} more` : '';
-	return `in use by pid ${first.pid} (${first.command.slice(0, 60)}: ${first.reason})${more}`;
-}
 
 /** SPEC 6.1: resumable = pinned, on disk with a real message, cwd present, nobody using it. */
 function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | undefined, runs: boolean): ResumeState {
@@ -125,7 +135,7 @@ function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | unde
 	const use = inputs.discovery.inUse.get(inUseKey(row.agent, row.agentSessionId));
 	if (!use) return {kind: 'unknown', reason: 'use not checked yet'};
 	if (!use.ok) return {kind: 'unknown', reason: use.error};
-	if (use.holders.length > 0) return {kind: 'no', reason: holdersText(use.holders)};
+	if (use.holders.length > 0) return {kind: 'no', reason: inUseText(use.holders)};
 	return {kind: 'yes'};
 }
 
@@ -151,6 +161,7 @@ function driftInputOf(inputs: JoinInputs): DriftInput {
 		...(inputs.panes === null ? {muxProblem: inputs.muxProblem ?? inputs.health?.message ?? 'no multiplexer'} : {}),
 		facts,
 		processes: inputs.processes,
+		...(inputs.discovery.paneEvidence ? {paneEvidence: inputs.discovery.paneEvidence} : {}),
 	};
 }
 
@@ -160,7 +171,7 @@ export function liveRowIds(sessions: readonly SessionRecord[], panes: readonly P
 	const live = new Set<number>();
 	for (const row of sessions) {
 		if (row.status === 'purged') continue;
-		const pane = paneOf(row, {muxKind, panes}, byId);
+		const pane = paneOf(row, {muxKind, panes, adapters}, byId);
 		const agent = agentOf(adapters, row.agent);
 		if (pane && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent)) live.add(row.id);
 	}
@@ -306,6 +317,7 @@ export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
 		...(deps.full ? {full: true} : {}),
 		...(deps.conversations === false ? {conversations: false} : {}),
 		...(processes ? {processes} : {}),
+		...(deps.conversations === false ? {} : {panes}),
 	});
 	let health = deps.mux ? deps.mux.health() : null;
 	// A refused listing (not a transport failure) leaves the backend "ok"; the listing still failed.

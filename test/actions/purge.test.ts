@@ -3,7 +3,9 @@ import {spawn, type ChildProcess} from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {afterAll, afterEach, describe, expect, it} from 'vitest';
+import {exitCodeFor} from '../../src/actions/cliSupport.js';
 import {createActions} from '../../src/actions/index.js';
+import {EXIT} from '../../src/domain/exitCodes.js';
 import {disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
 import {fixtureRoot, installFixtureDeleteCommand, snapshotTree, writeFixtureConversation} from './support/fixtureAdapter.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
@@ -110,13 +112,17 @@ describe('purge', {timeout: 30_000}, () => {
 		expect(world.registry.list().map(r => r.status)).toEqual(['purged', 'purged']);
 	});
 
-	it('refuses a running session and says to stop it first', async () => {
+	it('refuses a running session as in use (exit 4), naming the pane and the pids, and says to stop it first', async () => {
 		world = createTestWorld('mam-purge-');
 		const s = scene(world);
 		world.registry.insert({name: 'live', agent: 'claude', cwd: world.project, agentSessionId: s.c, status: 'running', mux: 'tmux', paneId: '%3', epoch: 0});
+		const agent = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e6)', '--', '--resume', s.c], {stdio: 'ignore'});
+		children.push(agent);
 		const result = await createActions(world.deps(undefined)).purgePlan({name: 'live'});
-		expect(!result.ok && result.error.kind).toBe('running');
-		expect(!result.ok && result.error.message).toMatch(/running in pane %3; stop it first \(mam-tui stop live\)/);
+		expect(!result.ok && result.error.kind).toBe('in-use');
+		expect(!result.ok && exitCodeFor(result.error)).toBe(EXIT.inUse);
+		expect(!result.ok && result.error.message).toMatch(new RegExp(`running in pane %3 \\(pid ${agent.pid}\\); stop it first \\(mam-tui stop live\\)`));
+		expect(!result.ok && result.error.holders?.map(h => h.pid)).toEqual([agent.pid]);
 	});
 
 	it('refuses while a stand-in holds the conversation, naming its pid and command', async () => {

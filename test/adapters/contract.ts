@@ -320,9 +320,9 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect((await adapter.inUse(world.ctx, world.ids.target)).map(h => h.pid)).toContain(byChild.pid);
 		});
 
-		it('names a process holding the conversation files open', SLOW, async () => {
+		it('names a process holding the conversation files open', SLOW, async ({skip}) => {
 			const paths = world.holdPaths(world.ids.target);
-			expect(paths.length).toBeGreaterThan(0);
+			if (paths.length === 0) return skip();
 			const holder = await hold(spawnFileHolder(paths));
 			const holders = await adapter.inUse(world.ctx, world.ids.target);
 			expect(holders.map(h => h.pid)).toContain(holder.pid);
@@ -330,7 +330,8 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 
 		it('inside a refresh (one scan memo and one process table for every call) names the same holders as alone', SLOW, async () => {
 			const byChild = await hold(spawnArgvHolder([world.ids.targetDescendants[0] ?? world.ids.target]));
-			const byFile = await hold(spawnFileHolder(world.holdPaths(world.ids.target)));
+			const own = world.holdPaths(world.ids.target);
+			const byFile = own.length > 0 ? await hold(spawnFileHolder(own)) : await hold(spawnArgvHolder([world.ids.target]));
 			const refresh: AdapterContext = {...world.ctx, memo: createScanMemo(), processes: snapshotTable(world.ctx.processes)};
 			const pids = async (ctx: AdapterContext, id: string) => (await adapter.inUse(ctx, id)).map(h => h.pid).sort((a, b) => a - b);
 			// Asked in another order than alone, so an index built for the first id serves the next.
@@ -349,7 +350,8 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			if (!service) return skip();
 			const svc = await hold(spawnFileHolder(service.holds, service.name, service.args));
 			expect(await adapter.inUse(world.ctx, world.ids.target)).toEqual([]);
-			const other = await hold(spawnFileHolder(world.holdPaths(world.ids.target)));
+			const own = world.holdPaths(world.ids.target);
+			const other = await hold(own.length > 0 ? spawnFileHolder(own) : spawnArgvHolder(['--session', world.ids.target]));
 			const pids = (await adapter.inUse(world.ctx, world.ids.target)).map(h => h.pid);
 			expect(pids).toContain(other.pid);
 			expect(pids).not.toContain(svc.pid);

@@ -7,7 +7,7 @@ import {opencodeAdapter} from '../../src/adapters/opencode.js';
 import {setDirectLookups} from '../../src/adapters/common/memo.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {realExec, type Exec} from '../../src/system/exec.js';
-import {spawnArgvHolder, spawnFileHolder} from '../support/holders.js';
+import {asUserOf, spawnArgvHolder, spawnFileHolder} from '../support/holders.js';
 import {buildOpencodeFixture, opencodeId, writeOpencodeDb, type OcSession} from './fixtures/opencode.js';
 import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
 import type {FixtureWorld} from './fixtures/types.js';
@@ -219,17 +219,34 @@ describe('opencode purge through its own delete command', {timeout: 30_000}, () 
 });
 
 describe('opencode in use', {timeout: 30_000}, () => {
-	it('any opencode process holding the shared database counts, except `serve --service`', async () => {
+	it('a TUI uses the sessions of its own project only; the shared database held open says nothing', async () => {
 		const w = world();
-		const service = await spawnFileHolder([dbOf(w)], 'opencode', ['serve', '--service']);
+		const [alpha, beta] = w.cwds as [string, string];
+		fs.mkdirSync(alpha, {recursive: true});
+		fs.mkdirSync(beta, {recursive: true});
+		// A TUI in beta holding the one database open, as every opencode process does.
+		const tui = await spawnFileHolder([dbOf(w)], 'opencode', [], beta, asUserOf(w));
+		cleanups.push(() => tui.stop());
+		const service = await spawnFileHolder([dbOf(w)], 'opencode', ['serve', '--service'], alpha, asUserOf(w));
 		cleanups.push(() => service.stop());
 		expect(await opencodeAdapter.inUse(w.ctx, w.ids.target)).toEqual([]);
-		const server = await spawnFileHolder([dbOf(w)], 'opencode', ['serve', '--port', '4096']);
+		const foreign = await opencodeAdapter.inUse(w.ctx, w.ids.foreign);
+		expect(foreign.map(h => h.pid)).toEqual([tui.pid]);
+		expect(foreign[0]?.reason).toMatch(/keeps no record of which conversation/);
+		// A TUI in alpha without --session could be on any of alpha's sessions: all of them are in use.
+		const inAlpha = await spawnFileHolder([], 'opencode', [], alpha, asUserOf(w));
+		cleanups.push(() => inAlpha.stop());
+		for (const id of [w.ids.target, w.ids.sibling, w.ids.old]) expect((await opencodeAdapter.inUse(w.ctx, id)).map(h => h.pid)).toEqual([inAlpha.pid]);
+		await inAlpha.stop();
+		// With --session it is on that session only.
+		const named = await spawnFileHolder([dbOf(w)], 'opencode', ['--session', w.ids.sibling], alpha, asUserOf(w));
+		cleanups.push(() => named.stop());
+		expect((await opencodeAdapter.inUse(w.ctx, w.ids.sibling)).map(h => h.pid)).toEqual([named.pid]);
+		expect(await opencodeAdapter.inUse(w.ctx, w.ids.target)).toEqual([]);
+		// A server the user started may act on any session.
+		const server = await spawnFileHolder([dbOf(w)], 'opencode', ['serve', '--port', '4096'], beta, asUserOf(w));
 		cleanups.push(() => server.stop());
-		const tui = await spawnFileHolder([dbOf(w)], 'opencode2', []);
-		cleanups.push(() => tui.stop());
-		const pids = (await opencodeAdapter.inUse(w.ctx, w.ids.target)).map(h => h.pid).sort();
-		expect(pids).toEqual([server.pid, tui.pid].sort());
+		expect((await opencodeAdapter.inUse(w.ctx, w.ids.target)).map(h => h.pid)).toEqual([server.pid]);
 	});
 });
 

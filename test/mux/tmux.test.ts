@@ -77,9 +77,22 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 	});
 
 	it('parses list-panes rows and keeps separators inside titles', () => {
-		const line = ['%3', '42', '0', 'claude', '/w', 's', '1', 'win', '/tmp/tmux-0/x', 'ti\x1ftle'].join('\x1f');
+		const line = ['%3', '42', '0', 'claude', '/w', 's', '1', 'win', '/tmp/tmux-0/x', '900', '1764580000', 'ti\x1ftle'].join('\x1f');
 		const rows = parsePaneRows(`${line}\nnot a pane\n`);
-		expect(rows).toEqual([expect.objectContaining({id: '%3', pid: 42, dead: false, command: 'claude', cwd: '/w', title: 'ti\x1ftle'})]);
+		expect(rows).toEqual([expect.objectContaining({id: '%3', pid: 42, dead: false, command: 'claude', cwd: '/w', serverPid: '900', serverStart: '1764580000', title: 'ti\x1ftle'})]);
+	});
+
+	it("names each pane's server (socket, server pid and start time): a restarted server is another server", async () => {
+		const mux = createTmuxMux(options(tmux));
+		const first = await mux.openPane({argv: ['codex'], cwd: s.dir, env: {PATH: s.path}});
+		const before = (await mux.listPanes()).find(p => p.id === first)?.server;
+		expect(before).toMatch(/^tmux:\/.+:\d+:\d+$/);
+		await tmux.run(['kill-server']);
+		const again = await mux.openPane({argv: ['codex'], cwd: s.dir, env: {PATH: s.path}});
+		const after = (await mux.listPanes()).find(p => p.id === again)?.server;
+		expect(after).toMatch(/^tmux:/);
+		expect(after).not.toBe(before);
+		await mux.closePane(again);
 	});
 
 	it('with no server running lists nothing and stays healthy; the first pane starts a session', async () => {

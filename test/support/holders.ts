@@ -48,10 +48,18 @@ export async function spawnArgvHolder(args: readonly string[]): Promise<HeldProc
 }
 
 /**
+ * The environment of a process of the fixture user whose home is `world.home` (an agent started
+ * by that user keeps its data there): the in-use rule counts only processes of the same store.
+ */
+export function asUserOf(world: {readonly home: string}): NodeJS.ProcessEnv {
+	return {PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: world.home};
+}
+
+/**
  * `node <dir>/<name> ...args`, holding `paths` open for reading: a process that looks like the
  * agent (its script's basename is `name`) and shows in /proc/<pid>/fd.
  */
-export async function spawnFileHolder(paths: readonly string[], name = 'holder', args: readonly string[] = []): Promise<HeldProcess> {
+export async function spawnFileHolder(paths: readonly string[], name = 'holder', args: readonly string[] = [], cwd?: string, env?: NodeJS.ProcessEnv): Promise<HeldProcess> {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-holder-'));
 	const script = path.join(dir, name);
 	fs.writeFileSync(
@@ -63,7 +71,7 @@ export async function spawnFileHolder(paths: readonly string[], name = 'holder',
 			'setInterval(() => fds.length, 1e6);',
 		].join('\n'),
 	);
-	const child = spawn(process.execPath, [script, ...args], {stdio: ['ignore', 'pipe', 'pipe']});
+	const child = spawn(process.execPath, [script, ...args], {stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? {cwd} : {}), ...(env ? {env} : {})});
 	await waitForLine(child, 'ready');
 	return {pid: child.pid ?? -1, stop: stopper(child, dir)};
 }

@@ -283,7 +283,15 @@ export class HerdrMux implements Multiplexer {
 			...(shell ? {shellPid: shell.pid} : {}),
 			processes: tree,
 			isSelf,
+			...this.serverOf(tree, table),
 		};
+	}
+
+	/** The herdr server is the parent of every pane's shell: its pid and start time, with the socket, say which server. */
+	private serverOf(tree: readonly ProcessRef[], table: readonly ProcessRef[]): {server?: string} {
+		const shell = tree[0];
+		const server = shell ? pidIndex(table).get(shell.ppid) : undefined;
+		return server ? {server: `herdr:${this.socketPath}:${server.pid}:${server.startTime}`} : {};
 	}
 
 	/** Every pane with its process tree, in one batched round. */

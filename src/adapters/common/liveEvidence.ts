@@ -1,0 +1,223 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type {ProcessRef} from '../../domain/types.js';
+import type {AdapterContext, InUseHolder} from '../types.js';
+
+// "Which conversation is this live process on": one answer per agent process, used by inUse
+// (purge, resume, the sessions and conversations views) and by adopt (which conversation to pin).
+
+/** What one live agent process says about the conversation it is on. */
+export type LiveClaim =
+	/** It is on one of these conversations: argv names it, the agent's live record says so, it holds that conversation's own file open. */
+	| {readonly kind: 'ids'; readonly ids: readonly string[]}
+	/** It runs in this project folder and keeps no evidence of which of the project's conversations it is on. */
+	| {readonly kind: 'project'; readonly cwd: string}
+	/** It may act on any conversation of the agent (a server the user started); nothing narrows it. */
+	| {readonly kind: 'any'};
+
+/** One live agent process and the conversation(s) it may be on. */
+export interface LiveUse {
+	readonly pid: number;
+	readonly startTime: number;
+	readonly command: string;
+	readonly claim: LiveClaim;
+	/** Where the claim comes from, in words: `live session record …`, `argv --resume X`, `a gemini TUI in /p keeps no record …`. */
+	readonly reason: string;
+}
+
+/** A conversation as the rule sees it: its id with its descendants' ids, and its project folder(s). */
+export interface UseTarget {
+	readonly ids: readonly string[];
+	readonly cwds: readonly string[];
+}
+
+function realOrSelf(p: string): string {
+	try {
+		return fs.realpathSync.native(p);
+	} catch {
+		return p;
+	}
+}
+
+function trimSlash(p: string): string {
+	return p.length > 1 ? p.replace(/\/+$/, '') : p;
+}
+
+/** Same folder, literally or after resolving links (a TUI started in a linked folder is on that project). */
+export function sameFolder(a: string, b: string): boolean {
+	if (trimSlash(a) === trimSlash(b)) return true;
+	return trimSlash(realOrSelf(a)) === trimSlash(realOrSelf(b));
+}
+
+/** One folder inside the other, or the same (opencode's project is the repository, any folder of it). */
+export function sameTree(a: string, b: string): boolean {
+	if (sameFolder(a, b)) return true;
+	const [x, y] = [trimSlash(realOrSelf(a)), trimSlash(realOrSelf(b))];
+	return x.startsWith(`${y}/`) || y.startsWith(`${x}/`) || x === '/' || y === '/';
+}
+
+/**
+ * THE in-use rule (README "In use"): a conversation is in use when a live process's claim names
+ * it (or a descendant), when a process that keeps no per-conversation evidence runs in its
+ * project folder, or when a process may act on any conversation. `sameProject` says what "its
+ * project" means for the agent (the same folder, or the same tree for opencode).
+ */
+export function usersOf(uses: readonly LiveUse[], target: UseTarget, sameProject: (a: string, b: string) => boolean = sameFolder): InUseHolder[] {
+	const ids = new Set(target.ids);
+	const out: InUseHolder[] = [];
+	for (const use of uses) {
+		const claim = use.claim;
+		const hit =
+			claim.kind === 'any' ||
+			(claim.kind === 'ids' && claim.ids.some(id => ids.has(id))) ||
+			(claim.kind === 'project' && target.cwds.some(cwd => sameProject(claim.cwd, cwd)));
+		if (hit) out.push({pid: use.pid, startTime: use.startTime, command: use.command, reason: use.reason});
+	}
+	return out;
+}
+
+/** Do any of `uses` claim by project or claim everything? Only then is a conversation's folder worth looking up. */
+export function needsFolders(uses: readonly LiveUse[]): boolean {
+	return uses.some(u => u.claim.kind !== 'ids');
+}
+
+/** A process's environment (`/proc/<pid>/environ`), or undefined when it cannot be read (another user's). */
+export function environOf(pid: number): Record<string, string> | undefined {
+	let text: string;
+	try {
+		text = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+	} catch {
+		return undefined;
+	}
+	const env: Record<string, string> = {};
+	for (const pair of text.split('\0')) {
+		const at = pair.indexOf('=');
+		if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
+	}
+	return env;
+}
+
+/**
+ * The agent's data root a process with this environment uses: the adapter's own root rule run
+ * on the process's HOME and override variables (as if it were the caller's own home).
+ */
+export function rootForEnv(env: Record<string, string>, rootOf: (ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>) => string): string | undefined {
+	const home = env['HOME'];
+	return home ? rootOf({home, ownHome: true, env}) : undefined;
+}
+
+/**
+ * The processes of this table that `matches` (the agent's), our own process excluded — and only
+ * those that use the store at `root`: a TUI with another HOME (or `CLAUDE_CONFIG_DIR`,
+ * `XDG_DATA_HOME`, …) keeps its conversations elsewhere and cannot be on one of these. A process
+ * whose environment cannot be read counts (fail safe).
+ */
+export async function agentProcessesOf(
+	ctx: AdapterContext,
+	matches: (proc: ProcessRef) => boolean,
+	procs: readonly ProcessRef[] | undefined,
+	store: {readonly root: string; readonly rootOf: (ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>) => string},
+	/** Processes the store itself names (claude's live record): theirs whatever their environment says. */
+	named: (proc: ProcessRef) => boolean = () => false,
+): Promise<ProcessRef[]> {
+	const all = procs ?? (await ctx.processes.list());
+	return all.filter(p => {
+		if (p.pid === process.pid) return false;
+		if (named(p)) return true;
+		if (!matches(p)) return false;
+		const env = environOf(p.pid);
+		const theirs = env ? rootForEnv(env, store.rootOf) : undefined;
+		return theirs === undefined || sameFolder(theirs, store.root);
+	});
+}
+
+export function commandOf(proc: Pick<ProcessRef, 'argv' | 'name'>): string {
+	return proc.argv.join(' ') || proc.name;
+}
+
+/**
+ * The value of the first of `flags` in argv (`--resume ID`, `--resume=ID`, `-r ID`), looked for
+ * only after the program word, and only when it matches `pattern` (a value that is not an id,
+ * such as gemini's `-r latest`, says nothing exact).
+ */
+export function flagValue(argv: readonly string[], flags: readonly string[], pattern: RegExp): string | undefined {
+	for (let i = 0; i < argv.length; i++) {
+		const arg = argv[i] ?? '';
+		for (const flag of flags) {
+			let value: string | undefined;
+			if (arg === flag) value = argv[i + 1];
+			else if (flag.startsWith('--') && arg.startsWith(`${flag}=`)) value = arg.slice(flag.length + 1);
+			if (value !== undefined && pattern.test(value)) return value;
+		}
+	}
+	return undefined;
+}
+
+/** True when one of `flags` is given at all (whatever its value). */
+export function hasFlag(argv: readonly string[], flags: readonly string[]): boolean {
+	return argv.some(arg => flags.some(flag => arg === flag || (flag.startsWith('--') && arg.startsWith(`${flag}=`))));
+}
+
+/** The word after `word` when it matches `pattern` (`codex resume ID`, `codex exec resume ID`). */
+export function wordAfter(argv: readonly string[], words: readonly string[], pattern: RegExp): string | undefined {
+	for (let i = 0; i < argv.length - 1; i++) {
+		if (words.includes(argv[i] ?? '') && pattern.test(argv[i + 1] ?? '')) return argv[i + 1];
+	}
+	return undefined;
+}
+
+/** The files (realpath) each of `pids` holds open, from one pass over open files when the table offers it. */
+export async function openFilesOf(ctx: AdapterContext, pids: readonly number[]): Promise<Map<number, string[]>> {
+	const wanted = new Set(pids);
+	const out = new Map<number, string[]>();
+	if (wanted.size === 0) return out;
+	const every = ctx.processes.openFiles?.bind(ctx.processes);
+	if (every) {
+		for (const f of await every()) {
+			if (!wanted.has(f.pid)) continue;
+			const list = out.get(f.pid);
+			if (list) list.push(f.path);
+			else out.set(f.pid, [f.path]);
+		}
+		return out;
+	}
+	for (const pid of wanted) {
+		try {
+			const fds = fs.readdirSync(`/proc/${pid}/fd`);
+			out.set(
+				pid,
+				fds.flatMap(fd => {
+					try {
+						return [fs.readlinkSync(`/proc/${pid}/fd/${fd}`)];
+					} catch {
+						return [];
+					}
+				}),
+			);
+		} catch {
+			// gone, or not ours to read
+		}
+	}
+	return out;
+}
+
+/** A process's cwd, or undefined (another user's process hides it). */
+export function cwdOf(proc: ProcessRef): string | undefined {
+	const cwd = proc.cwd;
+	return cwd && path.isAbsolute(cwd) ? cwd : undefined;
+}
+
+/**
+ * The claim of a process with no exact evidence: its project folder, or — when even that is
+ * hidden — every conversation (fail safe: an unknown TUI could be on any of them).
+ */
+export function projectUse(proc: ProcessRef, label: string): LiveUse {
+	const cwd = cwdOf(proc);
+	const base = {pid: proc.pid, startTime: proc.startTime, command: commandOf(proc)};
+	if (cwd === undefined) return {...base, claim: {kind: 'any'}, reason: `a ${label} process whose folder cannot be read could be on any conversation`};
+	return {...base, claim: {kind: 'project', cwd}, reason: `a ${label} process in ${cwd} keeps no record of which conversation it is on`};
+}
+
+export function idsUse(proc: ProcessRef, ids: readonly string[], reason: string): LiveUse {
+	return {pid: proc.pid, startTime: proc.startTime, command: commandOf(proc), claim: {kind: 'ids', ids}, reason};
+}

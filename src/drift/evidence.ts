@@ -1,0 +1,80 @@
+import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
+import {messageOf} from '../domain/result.js';
+import {isAgentId, type AgentId, type Pane, type ProcessRef} from '../domain/types.js';
+import {processStartMs} from '../system/procTime.js';
+import type {PaneEvidence} from './input.js';
+
+/** The adapters to look with (all of them, or only the one a caller asks about). */
+type Adapters = Readonly<Partial<Record<AgentId, AgentAdapter>>>;
+
+/** The known agent a pane runs and its processes of that agent (root first), or undefined. */
+export function paneAgentProcesses(pane: Pane, adapters: Adapters): {agent: AgentId; procs: ProcessRef[]} | undefined {
+	const named = pane.agent !== undefined && isAgentId(pane.agent) && adapters[pane.agent] !== undefined ? pane.agent : undefined;
+	const agents = named ? [named] : (Object.keys(adapters) as AgentId[]);
+	for (const proc of pane.processes) {
+		const agent = agents.find(a => adapters[a]?.matchesProcess(proc) === true);
+		const adapter = agent ? adapters[agent] : undefined;
+		if (agent && adapter) return {agent, procs: pane.processes.filter(p => adapter.matchesProcess(p))};
+	}
+	return undefined;
+}
+
+/**
+ * Which conversation one pane's agent process is on, from the agent's own evidence (its live
+ * record, argv, files it holds open); when nothing names one, the conversations of its folder
+ * written since it started. Never "the newest".
+ */
+export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterContext): Promise<PaneEvidence | undefined> {
+	const found = paneAgentProcesses(pane, adapters);
+	if (!found) return undefined;
+	const {agent, procs} = found;
+	const adapter = adapters[agent];
+	if (!adapter) return undefined;
+	const root = procs[0] as ProcessRef;
+	const startedAt = processStartMs(root.startTime);
+	const base = {agent, ...(startedAt !== undefined ? {startedAt} : {})};
+	if (!adapter.liveUses) return {...base, ids: [], seen: [`${adapter.label} keeps no evidence mam-tui can read of which conversation it is on`]};
+	let uses;
+	try {
+		uses = await adapter.liveUses(ctx, procs);
+	} catch (error) {
+		return {...base, ids: [], seen: [`${adapter.label} evidence could not be read: ${messageOf(error)}`]};
+	}
+	const seen = uses.map(u => `pid ${u.pid}: ${u.reason}`);
+	const named = [...new Set(uses.flatMap(u => (u.claim.kind === 'ids' ? u.claim.ids : [])))].filter(id => adapter.idPattern.test(id));
+	const cwd = root.cwd ?? pane.foregroundCwd ?? pane.cwd;
+	if (named.length > 0) return {...base, ids: await parentsOnly(adapter, ctx, named, cwd), seen};
+	if (cwd === undefined || startedAt === undefined) return {...base, ids: [], seen};
+	try {
+		const listed = await adapter.discover(ctx, {cwd});
+		// Written since the process started: a conversation it created, or one it resumed and wrote to.
+		const recent = listed.conversations.filter(c => c.updatedAt >= startedAt && c.parentId === undefined).map(c => c.id);
+		return {...base, ids: [], recent: recent.sort(), seen: [...seen, `${recent.length} ${adapter.label} conversation(s) in ${cwd} written since the process started`]};
+	} catch (error) {
+		return {...base, ids: [], seen: [...seen, `${adapter.label} discovery failed: ${messageOf(error)}`]};
+	}
+}
+
+/** A process holding its own and a sub-agent's file names both: the sub-agent is not a candidate. */
+async function parentsOnly(adapter: AgentAdapter, ctx: AdapterContext, ids: readonly string[], cwd: string | undefined): Promise<string[]> {
+	if (ids.length < 2) return [...ids];
+	try {
+		const listed = await adapter.discover(ctx, {includeChildren: true, ...(cwd ? {cwd} : {})});
+		const children = new Set(listed.conversations.filter(c => c.parentId !== undefined).map(c => c.id));
+		const parents = ids.filter(id => !children.has(id));
+		return parents.length > 0 ? parents.sort() : [...ids].sort();
+	} catch {
+		return [...ids].sort();
+	}
+}
+
+/** Evidence for every pane (mam-tui's own excepted) that runs a known agent. */
+export async function collectPaneEvidence(panes: readonly Pane[] | null, adapters: Adapters, ctx: AdapterContext): Promise<Map<string, PaneEvidence>> {
+	const out = new Map<string, PaneEvidence>();
+	for (const pane of panes ?? []) {
+		if (pane.isSelf) continue;
+		const evidence = await paneEvidence(pane, adapters, ctx);
+		if (evidence) out.set(pane.id, evidence);
+	}
+	return out;
+}

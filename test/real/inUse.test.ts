@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {conversationsOnDisk, makeWorld, startModel, startTui, waitForConversation, type Model, type RealAgent, type RealWorld} from './support/harness.js';
+
+/** A real TUI started in a pane by hand, one turn answered: the pane and the conversation it wrote. */
+async function liveTui(world: RealWorld, agent: RealAgent, cwd: string, words: string) {
+	const tui = await startTui(world, agent, cwd);
+	await tui.prompt(words);
+	await tui.waitForScreen(/Hello from the stand-in model\./, 90_000);
+	const id = await waitForConversation(world, agent, cwd, {containing: words});
+	return {tui, id};
+}
+
+function stateOf(stdout: string, id: string): string | undefined {
+	return (JSON.parse(stdout) as {conversations: Array<{id: string; resumeState: string}>}).conversations.find(c => c.id === id)?.resumeState;
+}
+
+/**
+ * Issue 18 items 1, 6 and 7 with the real CLIs: a plain gemini TUI (no `-r`) keeps no record of
+ * which conversation it is on, so every conversation of its project is in use; opencode's one
+ * shared database held open by a TUI says nothing about a session of another project; a running
+ * session's purge exits 4 naming its pane and pids.
+ */
+describe('real agents: in use', () => {
+	let model: Model;
+	let world: RealWorld;
+
+	beforeAll(async () => {
+		model = await startModel();
+		world = await makeWorld(model);
+	});
+
+	afterAll(async () => {
+		await world?.cleanup();
+		await model?.close();
+	});
+
+	it('gemini: a plain TUI on conversation X — purge of X exits 4 and deletes nothing; adopted, its purge names the pane and pids', async () => {
+		const {tui, id} = await liveTui(world, 'gemini', world.alpha, 'keep me, gemini');
+		const files = conversationsOnDisk(world, 'gemini', world.alpha).filter(c => c.id === id);
+		expect(files.length).toBeGreaterThan(0);
+		const listed = await world.mamTui(['conversations', '--json', '--agent', 'gemini']);
+		expect(stateOf(listed.stdout, id)).toMatch(/^no: in use by pid \d+/);
+
+		const purge = await world.mamTui(['purge', '--agent', 'gemini', '--id', id, '--yes']);
+		expect(purge.exitCode, purge.stderr + purge.stdout).toBe(4);
+		expect(purge.stderr).toMatch(/in use/);
+		expect(conversationsOnDisk(world, 'gemini', world.alpha).map(c => c.id)).toContain(id);
+
+		// Registered and running in its pane: the refusal names the pane and the pids (exit 4, not 1).
+		const fixed = JSON.parse((await world.mamTui(['drift', '--json', '--fix'])).stdout) as {applied?: Array<{session: string | null; fix: {paneId?: string}}>};
+		const name = fixed.applied?.find(a => a.fix.paneId === tui.paneId)?.session ?? '';
+		expect(name).not.toBe('');
+		const byName = await world.mamTui(['purge', name, '--yes']);
+		expect(byName.exitCode, byName.stderr + byName.stdout).toBe(4);
+		const agentPid = tui.agentPid();
+		expect(byName.stderr).toContain(`running in pane ${tui.paneId}`);
+		expect(byName.stderr).toContain(`pid ${agentPid}`);
+		for (const file of files.flatMap(c => c.files)) expect(fs.existsSync(file), file).toBe(true);
+		await tui.close();
+	});
+
+	it("opencode: a TUI in alpha does not make beta's session in use; its own project's session is", async () => {
+		const beta = await liveTui(world, 'opencode', world.beta, 'a beta session for opencode');
+		await beta.tui.quit();
+		const alpha = await liveTui(world, 'opencode', world.alpha, 'an alpha session for opencode');
+		const listed = await world.mamTui(['conversations', '--json', '--agent', 'opencode']);
+		expect(stateOf(listed.stdout, beta.id)).toBe('yes');
+		expect(stateOf(listed.stdout, alpha.id)).toMatch(/^no: in use by pid \d+/);
+
+		const own = await world.mamTui(['purge', '--agent', 'opencode', '--id', alpha.id, '--yes']);
+		expect(own.exitCode, own.stderr + own.stdout).toBe(4);
+		// Whether the purge leaves a residual (exit 5) is the purge's own story; in use it is not.
+		const other = await world.mamTui(['purge', '--agent', 'opencode', '--id', beta.id, '--yes']);
+		expect([0, 5], other.stderr + other.stdout).toContain(other.exitCode);
+		expect(conversationsOnDisk(world, 'opencode', world.beta).map(c => c.id)).not.toContain(beta.id);
+		expect(conversationsOnDisk(world, 'opencode', world.alpha).map(c => c.id)).toContain(alpha.id);
+		await alpha.tui.close();
+	});
+});
