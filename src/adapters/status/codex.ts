@@ -6,7 +6,7 @@ import {BRAILLE_SPINNER, lastRows, rowMatching, screenSays, titleSays} from './s
 
 /** `state=idle:app=codex`, `state=working…`, `state=blocked…:kind=permission`, `state=done…` (turn over), `state=clear` (exit). */
 function fromOsc(payload: string): Reading | undefined {
-	const state = /(?:^|:)state=([a-z]+)/.exec(payload)?.[1];
+	const state = /(?:^|:)state=([a-z]+)/.exec(payload)?.[1] ?? '';
 	const evidence = `OSC 7501 ${payload}`;
 	switch (state) {
 		case 'working':
