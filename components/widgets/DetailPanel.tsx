@@ -25,6 +25,7 @@ export const DetailPanel = React.memo(function DetailPanel({session, live, detai
 	add('name', <Text bold wrap="truncate">{`${session.name} · ${session.agent}`}</Text>);
 	add('id', <Text wrap="truncate">{`id ${session.agentSessionId ?? '(not pinned yet)'}`}</Text>);
 	add('cwd', <Text>{`cwd ${shortenPath(session.cwd, home)} · pane ${session.paneId ?? '—'}${session.mux ? ` (${session.mux})` : ''}`}</Text>);
+	if (live?.pane?.detection) add('status', <Text wrap="truncate">{`status ${live.liveStatus}: ${live.pane.detection.evidence}`}</Text>);
 	add('resume', <Text>{`resume: ${resumeText(live?.resumeState)}`}</Text>);
 	if (current?.resumeCommand) add('cmd', <Text dimColor>{`  $ ${current.resumeCommand.join(' ')}`}</Text>);
 	if (current?.error) add('err', <Text color="red">{current.error}</Text>);

@@ -123,6 +123,9 @@ export class TmuxControl {
 				return;
 			}
 			this.child = child;
+			// The client never keeps mam-tui running: a command waiting for its answer has a timer that does.
+			child.unref();
+			for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as {unref?: () => void}).unref?.();
 			// The attach's own block (not ours) arrives first; its end means the client is attached.
 			this.onAttached = () => settle(true);
 			child.stdout.on('data', (chunk: Buffer) => this.read(chunk));
