@@ -37,6 +37,8 @@ function sameDetection(a: StatusDetection | undefined, b: StatusDetection): bool
 export function createStatusProbe(deps: StatusProbeDeps): StatusProbe {
 	/** Per pane id: the listed pane last seen and what it became. */
 	const last = new Map<string, {readonly input: Pane; readonly output: Pane}>();
+	/** The last answer: handed back whole when every pane in it is unchanged (drift keeps its work per panes array). */
+	let lastOut: readonly Pane[] | undefined;
 
 	const screensOf = async (panes: readonly Pane[]): Promise<ReadonlyMap<string, PaneScreen>> => {
 		const ids = panes.filter(p => p.mux === 'tmux').map(p => p.id);
@@ -90,6 +92,8 @@ export function createStatusProbe(deps: StatusProbeDeps): StatusProbe {
 				return next;
 			});
 			for (const id of last.keys()) if (!seen.has(id)) last.delete(id);
+			if (lastOut && lastOut.length === out.length && out.every((pane, i) => pane === lastOut?.[i])) return lastOut;
+			lastOut = out;
 			return out;
 		},
 	};
