@@ -1,4 +1,6 @@
 import os from 'node:os';
+import {AGENT_IDS} from '../../src/domain/types.js';
+import {Registry} from '../../src/registry/registry.js';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {createTmuxMux} from '../../src/mux/tmux.js';
@@ -70,4 +72,30 @@ export async function measureTmuxRefresh(world: BenchWorld, tmux: PrivateTmux, s
 	} finally {
 		await mux.dispose();
 	}
+}
+
+/**
+ * The tmux twin of the herdr world's registry: one running session per tmux pane, of the agent
+ * that pane runs, pinned to one of that agent's conversations (the herdr world's rows live in
+ * herdr panes, so on tmux every one of them would be judged exited and checked on disk).
+ */
+export async function writeTmuxRegistry(world: BenchWorld, tmux: PrivateTmux, file: string): Promise<number> {
+	const listed = await tmux.run(['list-panes', '-a', '-F', '#{pane_id} #{pane_current_command} #{pane_start_command}']);
+	const panes = listed.stdout.trim().split('\n').map(line => line.split(' '));
+	const pins = new Map(AGENT_IDS.map(agent => [agent, world.sessions.filter(s => s.agent === agent && s.agentSessionId !== null).map(s => s.agentSessionId)]));
+	const registry = Registry.open(file);
+	let count = 0;
+	try {
+		registry.transaction(() => {
+			for (const [id = '', , ...command] of panes) {
+				const agent = AGENT_IDS.find(a => new RegExp(`/bin/${a}\\b`).test(command.join(' ')));
+				if (!agent) continue;
+				registry.insert({name: `tmux-${agent}-${id.slice(1)}`, agent, cwd: world.cwds[count % world.cwds.length] ?? world.base, status: 'running', epoch: 0, agentSessionId: pins.get(agent)?.shift() ?? null, mux: 'tmux', paneId: id});
+				count += 1;
+			}
+		});
+	} finally {
+		registry.close();
+	}
+	return count;
 }
