@@ -158,6 +158,28 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		}
 	});
 
+	it("never reports mam-tui's own pane printing (the dashboard drawing would feed a refresh loop)", async () => {
+		await tmux.run(['new-session', '-d', '-s', 'k3', '--', 'sleep', '3600']);
+		const probe = createTmuxMux(options(tmux));
+		const own = await shellPane(probe);
+		const other = await shellPane(probe);
+		await probe.dispose();
+		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
+		const mux = createTmuxMux(options(tmux, {env: {...isolatedEnv(), TMUX: `${socketPath},1,0`, TMUX_PANE: own}}));
+		const events: MuxEvent[] = [];
+		const stop = mux.subscribe(e => events.push(e));
+		try {
+			await eventually('own pane known', async () => ((await mux.listPanes()).find(p => p.id === own)?.isSelf ? true : undefined));
+			await tmux.run(['send-keys', '-t', own, 'echo drawn', 'Enter']);
+			await tmux.run(['send-keys', '-t', other, 'echo printed', 'Enter']);
+			await eventually('the other pane reported', () => (events.some(e => e.type === 'output' && e.paneIds.includes(other)) ? true : undefined));
+			expect(events.some(e => e.type === 'output' && e.paneIds.includes(own))).toBe(false);
+		} finally {
+			stop();
+			await mux.dispose();
+		}
+	});
+
 	it('reconnects when the server restarts', async () => {
 		const other = privateTmux();
 		try {
