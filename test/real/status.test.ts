@@ -1,4 +1,10 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {ADAPTERS} from '../../src/adapters/index.js';
+import {createTmuxMux} from '../../src/mux/tmux.js';
+import {createStatusProbe} from '../../src/sync/liveStatus.js';
+import {paneAgent} from '../../src/sync/snapshot.js';
+import {realExec} from '../../src/system/exec.js';
+import {createProcessTable} from '../../src/system/processes.js';
 import {makeWorld, REAL_AGENTS, RUN_SHELL, SLOW_REPLY, sleep, startModel, startTui, type Model, type RealAgent, type RealWorld, type Tui} from './support/harness.js';
 
 interface LiveStatus {
@@ -65,6 +71,11 @@ describe('real agents: live status through mam-tui status --json', () => {
 	}
 
 	it.concurrent.each(REAL_AGENTS)('%s: idle, then working, then blocked', async agent => {
+		// What the dashboard keeps open: one control client, watching before the agent starts (codex's OSC 7501 reports reach only it).
+		const processes = createProcessTable();
+		const mux = createTmuxMux({server: {socketPath: world.tmuxPath}, exec: realExec, processes, env: world.env, pollMs: 1000, control: true});
+		const probe = createStatusProbe({ctx: {home: world.home, ownHome: true, env: world.env, exec: realExec, processes, now: Date.now, tmpDir: world.tmpdir}, mux, agentOf: p => paneAgent(ADAPTERS, p)});
+		await mux.listPanes();
 		const tui = await startTui(world, agent, world.alpha);
 		try {
 			expect((await until(agent, tui, 'idle', 30_000)).pane?.status).toBe('idle');
@@ -75,8 +86,13 @@ describe('real agents: live status through mam-tui status --json', () => {
 			const blocked = await until(agent, tui, 'blocked', 90_000);
 			expect(blocked.pane?.status).toBe('blocked');
 			expect(blocked.attention).toBe(true);
+			const live = (await probe.detect(await mux.listPanes()))?.find(p => p.id === tui.paneId)?.detection;
+			process.stderr.write(`${agent} blocked, through the long-lived control client: ${live?.status} (${live?.source}: ${live?.evidence})\n`);
+			expect(live?.status).toBe('blocked');
+			if (agent === 'codex') expect(live?.source).toBe('osc');
 		} finally {
 			await tui.close();
+			await mux.dispose();
 		}
 	});
 });
