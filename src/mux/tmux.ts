@@ -6,7 +6,7 @@ import type {Logger} from '../system/logger.js';
 import {processTree, type ProcessTable} from '../system/processes.js';
 import {detectAgent, lineage, lineageOf} from './detect.js';
 import {toTmuxKey} from './keys.js';
-import {TmuxControl} from './tmuxControl.js';
+import {TmuxControl, tmuxVersion} from './tmuxControl.js';
 import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest, type PaneScreen} from './types.js';
 import {checkKeys, checkLines, checkOpenRequest, lastLines, ownPaneError} from './validate.js';
 
@@ -346,6 +346,11 @@ export class TmuxMux implements Multiplexer {
 
 	private async ensureVersion(): Promise<void> {
 		if (this.version) return;
+		const quick = this.options.control ? await tmuxVersion(this.options.bin ?? 'tmux', this.options.timeoutMs ?? TMUX_TIMEOUT_MS) : undefined;
+		if (quick) {
+			this.version = quick;
+			return;
+		}
 		const result = await this.run(['-V']);
 		this.version = result.stdout.trim().replace(/^tmux\s+/, '') || '?';
 	}

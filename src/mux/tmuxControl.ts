@@ -1,4 +1,4 @@
-import {spawn, type ChildProcessWithoutNullStreams} from 'node:child_process';
+import {execFile, spawn, type ChildProcessWithoutNullStreams} from 'node:child_process';
 import type {Logger} from '../system/logger.js';
 
 // One tmux control-mode client (`tmux -C attach-session`), kept open: commands go down its stdin
@@ -42,6 +42,19 @@ export function decodeOutput(data: Buffer): Buffer {
 		} else bytes.push(byte);
 	}
 	return Buffer.from(bytes);
+}
+
+/**
+ * `tmux -V` without loading execa (a one-shot `status` on tmux would load it for this alone):
+ * `3.3a`, or undefined when tmux cannot be run (the caller then reports why its own way).
+ */
+export function tmuxVersion(bin: string, timeoutMs: number): Promise<string | undefined> {
+	return new Promise(resolve => {
+		execFile(bin, ['-V'], {timeout: timeoutMs}, (error, stdout) => {
+			const version = String(stdout).trim().replace(/^tmux\s+/, '');
+			resolve(error || !version ? undefined : version);
+		});
+	});
 }
 
 export interface ControlReply {
