@@ -522,8 +522,10 @@ export class TmuxMux implements Multiplexer {
 		// tmux gives a new pane the PATH of the client that asked for it, whatever `-e PATH=` says.
 		const path = request.env?.['PATH'];
 		const clientEnv = path === undefined ? undefined : {PATH: path};
-		let result = await this.run(['new-window', '-d', ...spec], clientEnv);
-		if (result.exitCode !== 0 && isNoServer(result)) result = await this.run(['new-session', '-d', ...spec], clientEnv);
+		// Always a process of its own, never through the control client: a new pane takes its
+		// environment from the client that asks for it, and the control client's is mam-tui's own.
+		let result = await this.spawnRun(['new-window', '-d', ...spec], clientEnv);
+		if (result.exitCode !== 0 && isNoServer(result)) result = await this.spawnRun(['new-session', '-d', ...spec], clientEnv);
 		const id = result.stdout.trim();
 		if (result.exitCode !== 0 || !/^%\d+$/.test(id)) {
 			throw new MuxError(`tmux could not open a window: ${firstLine(result.stderr) || 'no pane id returned'}`, 'tmux_error');

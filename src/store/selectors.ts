@@ -17,7 +17,7 @@ function rank(row: SessionRecord, live: AppState['live'] | undefined): number {
  * handlers and the detail loader for the selected row), and sorting 500 rows with localeCompare
  * each time cost milliseconds per key. Rows arrays are never mutated (the store replaces them).
  */
-const sortedCache = new WeakMap<readonly SessionRecord[], {readonly filter: string; readonly live: AppState['live'] | undefined; readonly rows: SessionRecord[]}>();
+const sortedCache = new WeakMap<readonly SessionRecord[], {readonly filter: string; live: AppState['live'] | undefined; readonly ranks: readonly number[]; readonly rows: SessionRecord[]}>();
 
 /** What the sorted list depends on. */
 interface ListInputs {
@@ -33,10 +33,22 @@ interface ListInputs {
  */
 export function visibleSessions(state: ListInputs): SessionRecord[] {
 	const hit = sortedCache.get(state.sessions);
-	if (hit && hit.filter === state.ui.filter && hit.live === state.live) return hit.rows;
+	if (hit && hit.filter === state.ui.filter) {
+		if (hit.live === state.live) return hit.rows;
+		// New live data that leaves every row's place as it was (most refreshes): the same list, no sort.
+		const ranks = ranksOf(state.sessions, state.live);
+		if (ranks.every((r, i) => r === hit.ranks[i])) {
+			hit.live = state.live;
+			return hit.rows;
+		}
+	}
 	const rows = sortVisible(state);
-	sortedCache.set(state.sessions, {filter: state.ui.filter, live: state.live, rows});
+	sortedCache.set(state.sessions, {filter: state.ui.filter, live: state.live, ranks: ranksOf(state.sessions, state.live), rows});
 	return rows;
+}
+
+function ranksOf(sessions: AppState['sessions'], live: AppState['live'] | undefined): number[] {
+	return sessions.map(row => rank(row, live));
 }
 
 function sortVisible(state: ListInputs): SessionRecord[] {

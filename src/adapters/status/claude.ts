@@ -33,7 +33,8 @@ function fromScreen(screen: string): Reading | undefined {
 	const rows = lastRows(screen, 10, TMUX_NOTICE);
 	const footer = rows.slice(-3);
 	// The approval menu replaces composer and footer: `❯ 1. Yes` … `Esc to cancel · Tab to amend`.
-	const menu = rowMatching(rows, /^\s*❯ 1\. /);
+	// \u276f is `❯` (regex literals stay ASCII: the bundle is ASCII only).
+	const menu = rowMatching(rows, /^\s*\u276f 1\. /);
 	const cancel = rowMatching(rows.slice(-2), /Esc to cancel/);
 	if (menu && cancel) return {status: 'blocked', evidence: screenSays(rowMatching(rows, /Do you want to/) ?? menu)};
 	const busy = rowMatching(footer, /esc to interrupt/);
@@ -41,7 +42,7 @@ function fromScreen(screen: string): Reading | undefined {
 	const resumed = rowMatching(footer, /^Resume this session with:|^claude --resume /);
 	if (resumed) return {status: 'exited', evidence: screenSays(resumed)};
 	// The empty composer is `❯` + NBSP; a draft keeps the NBSP; the footer hint goes with a draft.
-	const composer = rowMatching(rows.slice(-4), /^❯\u00a0/u);
+	const composer = rowMatching(rows.slice(-4), /^\u276f\u00a0/u);
 	const hint = rowMatching(footer, /\? for shortcuts/);
 	if (composer || hint) return {status: 'idle', evidence: screenSays(hint ?? composer ?? '')};
 	return undefined;

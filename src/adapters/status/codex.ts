@@ -43,7 +43,8 @@ function fromScreen(screen: string): Reading | undefined {
 	const resumed = rowMatching(rows.slice(-4), /^To continue this session, run:|^\s*codex resume /);
 	if (resumed) return {status: 'exited', evidence: screenSays(resumed)};
 	// The composer `› …` (row -3) with the model line under it; a past prompt is never that low.
-	const composer = rowMatching(rows.slice(-3), /^› /);
+	// \u203a is `›`.
+	const composer = rowMatching(rows.slice(-3), /^\u203a /);
 	if (composer) return {status: 'idle', evidence: screenSays(composer)};
 	return undefined;
 }

@@ -6,7 +6,8 @@ import {lastRows, rowMatching, screenSays} from './screen.js';
 
 function fromScreen(screen: string): Reading | undefined {
 	const rows = lastRows(screen, 10);
-	const permission = rowMatching(rows, /△ Permission required/) ?? rowMatching(rows, /Allow once\s+Allow always\s+Reject/);
+	// \u25b3 is `△`.
+	const permission = rowMatching(rows, /\u25b3 Permission required/) ?? rowMatching(rows, /Allow once\s+Allow always\s+Reject/);
 	if (permission) return {status: 'blocked', evidence: screenSays(permission)};
 	const status = rows.slice(-1);
 	// The progress bar is all `⬝` in many frames: the hint is the marker, not `■`.
