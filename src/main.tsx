@@ -98,6 +98,8 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		discoverySeconds: world.config.refresh.discoverySeconds,
 		now: world.now,
 		logger: world.logger,
+		// A session turning blocked rings the bell (and with `notify: desktop` sends notify-send).
+		attention: {notify: world.config.notify, exec: world.exec},
 	});
 	let quit = () => {};
 	const controller = createUiController({

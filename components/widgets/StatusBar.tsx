@@ -1,7 +1,7 @@
 import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {AppState} from '../../src/store/state.js';
-import {countsByStatus} from '../../src/store/selectors.js';
+import {countsByStatus, needYouCount} from '../../src/store/selectors.js';
 import {hintsFor, type Keymap} from '../input/keymap.js';
 
 /** The fields the status bar reads (an AppState will do). */
@@ -12,6 +12,8 @@ export interface StatusView {
 	readonly lastRefresh: AppState['lastRefresh'];
 	readonly notices: AppState['notices'];
 	readonly ui: {readonly mode: AppState['ui']['mode']};
+	/** Running sessions whose agent is blocked. */
+	readonly needYou: number;
 }
 
 export interface StatusBarProps {
@@ -22,11 +24,11 @@ export interface StatusBarProps {
 
 /** The status bar's slice; compare with `sameStatusView` (a keystroke that moves the cursor leaves it alone). */
 export function selectStatusView(state: AppState): StatusView {
-	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notices: state.notices, ui: {mode: state.ui.mode}};
+	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notices: state.notices, ui: {mode: state.ui.mode}, needYou: needYouCount(state.sessions, state.live)};
 }
 
 export function sameStatusView(a: StatusView, b: StatusView): boolean {
-	return a.mux === b.mux && a.sessions === b.sessions && a.findings.length === b.findings.length && a.lastRefresh === b.lastRefresh && a.notices === b.notices && a.ui.mode === b.ui.mode;
+	return a.mux === b.mux && a.sessions === b.sessions && a.findings.length === b.findings.length && a.lastRefresh === b.lastRefresh && a.notices === b.notices && a.ui.mode === b.ui.mode && a.needYou === b.needYou;
 }
 
 function clock(ms: number | null): string {
@@ -55,6 +57,7 @@ export function StatusBar({state, keymap}: StatusBarProps): React.JSX.Element {
 		<Box flexDirection="column">
 			<Text wrap="truncate">
 				<Text color={state.mux && !state.mux.ok ? 'red' : 'green'}>{mux}</Text>
+				{state.needYou > 0 ? <Text color="yellow" bold>{` │ ${state.needYou} need${state.needYou === 1 ? 's' : ''} you`}</Text> : null}
 				{` │ ${counts.running} running, ${counts.stopped} stopped, ${counts.purged} purged │ ${state.findings.length} findings │ refreshed ${clock(state.lastRefresh)}`}
 			</Text>
 			{state.notices.map(n => (

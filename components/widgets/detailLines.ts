@@ -48,6 +48,7 @@ export function detailLines({session, live, detail, findings, home}: DetailInput
 	add(`id ${session.agentSessionId ?? '(not pinned yet)'}`);
 	add(`cwd ${shortenPath(session.cwd, home)}`);
 	add(`pane ${session.paneId ?? '—'}${session.mux ? ` (${session.mux})` : ''}`);
+	if (live?.pane?.detection) add(`status ${live.liveStatus}: ${live.pane.detection.evidence}`);
 	add(`resume: ${resumeText(live?.resumeState)}`);
 	if (current?.resumeCommand) add(`  $ ${current.resumeCommand.join(' ')}`, {dim: true});
 	if (!current) add('loading…', {dim: true});

@@ -279,40 +279,74 @@ function resumeStateOf(t: Transcript, exists: (cwd: string) => boolean = fs.exis
 }
 
 /** A live-session record `sessions/<pid>.json` (FORMATS 10). */
-interface LiveRecord {
+export interface LiveRecord {
 	readonly file: string;
 	readonly pid: number;
 	readonly sessionId: string;
 	readonly procStart: string | undefined;
+	/** `idle`, `busy`, `waiting` (2.1.x); absent in older records. */
+	readonly status?: string;
+	/** With `waiting`: what it waits for (`permission prompt`). */
+	readonly waitingFor?: string;
+}
+
+/** One record file; legacy `pid-<n>.json` and anything unreadable is no record. */
+function parseLiveRecord(file: string, name: string): LiveRecord | undefined {
+	if (!/^\d+\.json$/.test(name)) return undefined;
+	let record: Record<string, unknown> | undefined;
+	try {
+		record = parseJsonLine(fs.readFileSync(file, 'utf8').replace(/\n/g, ' '));
+	} catch {
+		return undefined;
+	}
+	const pid = Number(record?.['pid'] ?? name.slice(0, -5));
+	const sessionId = str(record, 'sessionId');
+	const procStart = record?.['procStart'];
+	if (!Number.isInteger(pid) || !sessionId) return undefined;
+	const status = str(record, 'status');
+	const waitingFor = str(record, 'waitingFor');
+	return {
+		file,
+		pid,
+		sessionId,
+		procStart: procStart === undefined || procStart === null ? undefined : String(procStart),
+		...(status ? {status} : {}),
+		...(waitingFor ? {waitingFor} : {}),
+	};
 }
 
 function liveRecords(root: string): LiveRecord[] {
 	const dir = path.join(root, 'sessions');
 	const out: LiveRecord[] = [];
 	for (const entry of listDir(dir)) {
-		if (!entry.isFile() || !/^\d+\.json$/.test(entry.name)) continue;
-		const file = path.join(dir, entry.name);
-		let record: Record<string, unknown> | undefined;
-		try {
-			record = parseJsonLine(fs.readFileSync(file, 'utf8').replace(/\n/g, ' '));
-		} catch {
-			continue;
-		}
-		const pid = Number(record?.['pid'] ?? entry.name.slice(0, -5));
-		const sessionId = str(record, 'sessionId');
-		const procStart = record?.['procStart'];
-		if (!Number.isInteger(pid) || !sessionId) continue;
-		out.push({file, pid, sessionId, procStart: procStart === undefined || procStart === null ? undefined : String(procStart)});
+		if (!entry.isFile()) continue;
+		const record = parseLiveRecord(path.join(dir, entry.name), entry.name);
+		if (record) out.push(record);
 	}
 	return out;
+}
+
+/** Is `proc` the process the record names: same pid and, when recorded, the same start time (a reused pid is not). */
+function recordMatches(record: LiveRecord, proc: ProcessRef): boolean {
+	return record.pid === proc.pid && (record.procStart === undefined || String(proc.startTime) === record.procStart);
 }
 
 /** The process a live record names, when it still runs (same pid and, when recorded, same start time). */
 async function liveProcess(ctx: AdapterContext, record: LiveRecord): Promise<ProcessRef | undefined> {
 	const proc = await ctx.processes.get(record.pid);
-	if (!proc) return undefined;
-	if (record.procStart !== undefined && String(proc.startTime) !== record.procStart) return undefined;
-	return proc;
+	return proc && recordMatches(record, proc) ? proc : undefined;
+}
+
+/**
+ * The live record of the running claude process `proc` (`sessions/<pid>.json` under the config
+ * folder, `CLAUDE_CONFIG_DIR` followed), only when its pid and `procStart` match the process:
+ * a record left behind by an earlier process with the same pid says nothing about this one.
+ */
+export function liveRecordOf(ctx: AdapterContext, proc: ProcessRef): LiveRecord | undefined {
+	const name = `${proc.pid}.json`;
+	const file = path.join(claudeRoot(ctx), 'sessions', name);
+	const record = lstatOrUndefined(file)?.isFile() ? parseLiveRecord(file, name) : undefined;
+	return record && record.procStart !== undefined && recordMatches(record, proc) ? record : undefined;
 }
 
 const UUID_ARG = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

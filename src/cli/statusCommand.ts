@@ -1,11 +1,13 @@
-import {formatResumeState, type LiveStatus, type Pane, type SessionRecord} from '../domain/types.js';
+import {ADAPTERS} from '../adapters/index.js';
+import {formatResumeState, type LiveStatus, type Pane, type SessionRecord, type StatusDetection} from '../domain/types.js';
 import {EXIT} from '../domain/exitCodes.js';
 import {messageOf} from '../domain/result.js';
 import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import {DiscoveryCache} from '../sync/discovery.js';
-import {buildSnapshot, type LiveSnapshot} from '../sync/snapshot.js';
+import {createStatusProbe} from '../sync/liveStatus.js';
+import {buildSnapshot, paneAgent, type LiveSnapshot} from '../sync/snapshot.js';
 import {snapshotTable} from '../system/processes.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
@@ -25,6 +27,29 @@ export interface StatusJson {
 	readonly panes: readonly StatusPane[];
 	/** Ids of panes that run a known agent but belong to no session. */
 	readonly untrackedPanes: readonly string[];
+	/** What waits for the user: every session (or untracked agent pane) whose agent is blocked, most urgent first. */
+	readonly attention: readonly StatusAttention[];
+}
+
+/** How a live status was read: the evidence a detector went by (`src/adapters/status`). */
+export interface StatusEvidenceJson {
+	/** `record` (the agent's own file), `osc` (its state report), `title`, `screen`, `mux` (herdr), `none`. */
+	readonly source: StatusDetection['source'];
+	/** One line: `sessions/2802.json says "waiting" (permission prompt)`. */
+	readonly evidence: string;
+	/** From a documented UI never seen for real (agy, hermes, grok). */
+	readonly unverified?: boolean;
+	/** On herdr, when the agent's record overrode it: what herdr said. */
+	readonly herdr?: {readonly status: string; readonly evidence: string};
+}
+
+export interface StatusAttention {
+	/** The session, or null for an agent pane outside every session. */
+	readonly session: string | null;
+	readonly paneId: string;
+	readonly agent: string | null;
+	readonly status: 'blocked';
+	readonly evidence: string;
 }
 
 export interface StatusMux {
@@ -52,6 +77,8 @@ export interface StatusSession {
 	readonly livePaneId?: string | null;
 	/** Pids of that pane's process tree, root first. */
 	readonly pids?: readonly number[];
+	/** How `liveStatus` was read, while the agent runs in its pane; null otherwise. */
+	readonly liveEvidence?: StatusEvidenceJson | null;
 }
 
 export interface StatusProcess {
@@ -76,9 +103,25 @@ export interface StatusPane {
 	readonly isSelf: boolean;
 	/** The session living in this pane, if any. */
 	readonly session: string | null;
+	/** The agent's status as the detectors read it, with its evidence; null for panes without a known agent. */
+	readonly liveStatus: {readonly status: StatusDetection['status']} & StatusEvidenceJson | null;
+}
+
+function evidenceJson(d: StatusDetection): StatusEvidenceJson {
+	return {source: d.source, evidence: d.evidence, ...(d.unverified ? {unverified: true} : {}), ...(d.overrides ? {herdr: d.overrides} : {})};
+}
+
+/** The detection behind a row's live status: only while its agent runs in the pane (else the status is exited/stopped). */
+function rowDetection(live: SessionLive | undefined): StatusDetection | undefined {
+	const pane = live?.pane;
+	const detection = pane?.detection;
+	if (!live || !pane || !detection) return undefined;
+	// The snapshot shows the detection's status, or herdr's own word where herdr was the source.
+	return live.liveStatus === (detection.source === 'mux' ? pane.agentStatus : detection.status) ? detection : undefined;
 }
 
 export function toStatusSession(s: SessionRecord, live?: SessionLive): StatusSession {
+	const detection = rowDetection(live);
 	return {
 		name: s.name,
 		agent: s.agent,
@@ -92,7 +135,12 @@ export function toStatusSession(s: SessionRecord, live?: SessionLive): StatusSes
 		updatedAt: new Date(s.updatedAt).toISOString(),
 		resumeState: live ? formatResumeState(live.resumeState) : null,
 		...(live
-			? {liveStatus: live.liveStatus, livePaneId: live.pane?.id ?? null, pids: live.pane?.processes.map(p => p.pid) ?? []}
+			? {
+					liveStatus: live.liveStatus,
+					livePaneId: live.pane?.id ?? null,
+					pids: live.pane?.processes.map(p => p.pid) ?? [],
+					liveEvidence: detection ? evidenceJson(detection) : null,
+				}
 			: {}),
 	};
 }
@@ -111,7 +159,23 @@ function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
 		processes: pane.processes.map(p => ({pid: p.pid, ppid: p.ppid, startTime: p.startTime, name: p.name, argv: p.argv})),
 		isSelf: pane.isSelf,
 		session: session ?? null,
+		liveStatus: pane.detection ? {status: pane.detection.status, ...evidenceJson(pane.detection)} : null,
 	};
+}
+
+/** Blocked sessions first by name, then blocked agent panes outside every session. */
+function attentionOf(sessions: readonly SessionRecord[], snapshot: LiveSnapshot): StatusAttention[] {
+	const out: StatusAttention[] = [];
+	for (const s of [...sessions].sort((a, b) => a.name.localeCompare(b.name))) {
+		const live = snapshot.live[s.name];
+		if (live?.liveStatus !== 'blocked' || !live.pane) continue;
+		out.push({session: s.name, paneId: live.pane.id, agent: s.agent, status: 'blocked', evidence: rowDetection(live)?.evidence ?? live.pane.agentStatus});
+	}
+	for (const pane of snapshot.untracked) {
+		if (pane.detection?.status !== 'blocked') continue;
+		out.push({session: null, paneId: pane.id, agent: pane.agent ?? null, status: 'blocked', evidence: pane.detection.evidence});
+	}
+	return out;
 }
 
 /** Build the live snapshot once: the backend's panes, one discovery pass, the join. */
@@ -126,7 +190,8 @@ async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Pr
 	} catch (error) {
 		problem = messageOf(error);
 	}
-	const cache = new DiscoveryCache({ctx: {...world.adapterContext(), processes}, once: true});
+	const ctx = {...world.adapterContext(), processes};
+	const cache = new DiscoveryCache({ctx, once: true});
 	let early: Promise<unknown> = Promise.resolve();
 	const discovery = {refresh: async (...args: Parameters<DiscoveryCache['refresh']>) => (await early, cache.refresh(...args))};
 	try {
@@ -141,6 +206,7 @@ async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Pr
 			// status prints no conversations and no findings: reading every cwd's would be wasted.
 			conversations: false,
 			now: world.now,
+			status: createStatusProbe({ctx, mux, agentOf: pane => paneAgent(ADAPTERS, pane), logger: world.logger}),
 		});
 		// Once the listing is under way (herdr works in its own process), the rows the registry
 		// calls stopped are checked meanwhile: the listing only tells which rows are live, and a
@@ -174,6 +240,7 @@ function statusJson(world: World, sessions: readonly SessionRecord[], snapshot: 
 		},
 		panes: (snapshot.panes ?? []).map(p => toStatusPane(p, owner.get(p.id))),
 		untrackedPanes: snapshot.untracked.map(p => p.id),
+		attention: attentionOf(sessions, snapshot),
 	};
 }
 
@@ -208,6 +275,10 @@ function humanLines(world: World, body: StatusJson): string[] {
 				untracked.map(p => [p.id, p.agent ?? '?', p.agentStatus, p.pids.join(',') || '—', p.cwd ? shortPath(p.cwd, home) : '—']),
 			),
 		);
+	}
+	if (body.attention.length > 0) {
+		lines.push('', `${body.attention.length} need${body.attention.length === 1 ? 's' : ''} you:`);
+		for (const a of body.attention) lines.push(`  ${a.session ?? `pane ${a.paneId}`} (${a.agent ?? '?'}, ${a.paneId}): ${a.evidence}`);
 	}
 	lines.push('', `mux: ${body.mux.kind ?? 'none'} ${body.mux.ok ? 'ok' : 'DOWN'} — ${body.mux.message}`);
 	return lines;

@@ -9,8 +9,13 @@ export interface AgentOverride {
 	readonly extraArgs?: readonly string[];
 }
 
+/** How the dashboard says a session needs you (turned blocked): the terminal bell, plus a desktop notification, or nothing. */
+export const NOTIFY_MODES = ['bell', 'desktop', 'off'] as const;
+export type NotifyMode = (typeof NOTIFY_MODES)[number];
+
 export interface Config {
 	readonly agents: Readonly<Partial<Record<AgentId, AgentOverride>>>;
+	readonly notify: NotifyMode;
 	readonly stop: {readonly graceSeconds: number; readonly killWaitSeconds: number};
 	readonly refresh: {readonly discoverySeconds: number; readonly pollMs: number};
 	/**
@@ -22,6 +27,7 @@ export interface Config {
 
 export const DEFAULT_CONFIG: Config = {
 	agents: {},
+	notify: 'bell',
 	stop: {graceSeconds: 10, killWaitSeconds: 3},
 	// Discovery is cached by mtime, so 5 s is cheap; 1 s tmux polling feels live without burning CPU.
 	refresh: {discoverySeconds: 5, pollMs: 1000},
@@ -100,7 +106,11 @@ function parseKeys(value: unknown, file: string): Config['keys'] {
 export function parseConfig(raw: unknown, file: string): Config {
 	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
 	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
-	checkKeys(raw, ['agents', 'stop', 'refresh', 'keys'], '', file);
+	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys'], '', file);
+	const notify = raw['notify'] ?? DEFAULT_CONFIG.notify;
+	if (typeof notify !== 'string' || !(NOTIFY_MODES as readonly string[]).includes(notify)) {
+		throw new ConfigError(`${file}: notify must be one of ${NOTIFY_MODES.join(', ')} (got ${JSON.stringify(notify)})`);
+	}
 	const stop = raw['stop'] ?? {};
 	const refresh = raw['refresh'] ?? {};
 	if (!isObject(stop)) throw new ConfigError(`${file}: stop must be a mapping`);
@@ -109,6 +119,7 @@ export function parseConfig(raw: unknown, file: string): Config {
 	checkKeys(refresh, ['discoverySeconds', 'pollMs'], 'refresh.', file);
 	return {
 		agents: parseAgents(raw['agents'], file),
+		notify: notify as NotifyMode,
 		stop: {
 			graceSeconds: positiveNumber(stop, 'graceSeconds', 'stop.', file, DEFAULT_CONFIG.stop.graceSeconds, 600),
 			killWaitSeconds: positiveNumber(stop, 'killWaitSeconds', 'stop.', file, DEFAULT_CONFIG.stop.killWaitSeconds, 600),

@@ -18,19 +18,24 @@ import {STANDIN_OPTIONS_ENV, type StandinOptions} from './standin.js';
  * ends at step 2, closing the pane), one ignores it and SIGTERM/SIGHUP too (opencode: a stop
  * needs step 3, SIGKILL). claude and codex write their conversation files as the real ones do.
  */
+/**
+ * Every stand-in draws its agent's real status markers, so the dashboard shows live statuses:
+ * claude cycles idle → working → blocked, codex keeps working, opencode waits for an approval.
+ */
 function standinOptions(agent: AgentId, home: string): Partial<StandinOptions> {
+	const status = {statusScreen: true} as const;
 	switch (agent) {
 		case 'claude':
-			return {artifactHome: home};
+			return {...status, artifactHome: home, cycleMs: 8000};
 		case 'codex':
-			return {artifactHome: home, ignoreExit: true};
+			return {...status, artifactHome: home, ignoreExit: true, startState: 'working'};
 		case 'opencode':
-			return {ignoreExit: true, ignoreSignals: true};
+			return {...status, ignoreExit: true, ignoreSignals: true, startState: 'blocked'};
 		case 'gemini':
 		case 'hermes':
 		case 'agy':
 		case 'grok':
-			return {};
+			return {...status, startState: 'working'};
 	}
 }
 
@@ -146,7 +151,7 @@ function sessionRows(work: string, ids: SampleIds, panes: Panes, stray: ProcessR
  * Build the demo inside `sandbox`: sample conversations of all seven agents, stand-in agents in
  * panes of the sandbox's private tmux server, a stray stand-in outside any pane, and registry
  * rows that raise every drift kind tmux can show — all but `pin-changed`, which needs the agent's
- * own session id that herdr reports and tmux does not. The tmux server is left running.
+ * own session id that herdr reports and tmux does not, and `status-disagrees`, which needs herdr's status. The tmux server is left running.
  */
 export async function buildScenario(sandbox: Sandbox, deps: {readonly processes: ProcessTable; readonly ctx: AdapterContext}): Promise<DemoScenario> {
 	const now = Date.now();

@@ -31,7 +31,22 @@ export interface StandinOptions {
 	readonly recordFile?: string;
 	/** Write a conversation artifact in the agent's real format (claude, codex) under this home and keep it open. */
 	readonly artifactHome?: string;
+	/**
+	 * Draw the agent's real status markers (footer, spinner row, approval prompt; claude's record
+	 * status, codex's OSC 7501, gemini's title) so the status detectors read idle, working and
+	 * blocked from it. A typed line works for `workMs`; a line with `ask` in it then blocks until
+	 * `y` is typed.
+	 */
+	readonly statusScreen?: boolean;
+	/** The state it starts in (with statusScreen). */
+	readonly startState?: StandinState;
+	/** How long a typed line keeps it working (ms). */
+	readonly workMs?: number;
+	/** With statusScreen: move idle → working → blocked → idle on its own every this many ms (the demo). */
+	readonly cycleMs?: number;
 }
+
+export type StandinState = 'idle' | 'working' | 'blocked';
 
 export const DEFAULT_STANDIN_OPTIONS: StandinOptions = {
 	agent: 'agent',
@@ -41,6 +56,9 @@ export const DEFAULT_STANDIN_OPTIONS: StandinOptions = {
 	children: 0,
 	orphan: false,
 	exitDelayMs: 0,
+	statusScreen: false,
+	startState: 'idle',
+	workMs: 3000,
 };
 
 /** The env var holding a JSON object of StandinOptions overrides. */
@@ -99,7 +117,49 @@ interface Artifact {
 	readonly path: string;
 	readonly fd: number;
 	readonly cleanup: readonly string[];
+	/** claude's live record, rewritten with each status change. */
+	readonly liveRecord?: {readonly file: string; readonly body: Record<string, unknown>};
 }
+
+const RULE = '─'.repeat(60);
+
+/**
+ * The rows each real agent draws at the bottom of its UI in each state (agents/screens, the
+ * captures the detectors are tested on), shortened. agy, hermes and grok: their documented hints.
+ */
+export function statusRows(agent: string, state: StandinState): string[] {
+	switch (agent) {
+		case 'claude':
+			if (state === 'blocked') return [' Bash command', '   echo hello > hello.txt', ' Do you want to proceed?', ' ❯ 1. Yes', '   2. No', ' Esc to cancel · Tab to amend'];
+			return [...(state === 'working' ? ['✶ Pondering…'] : []), RULE, '❯\u00a0', RULE, state === 'working' ? '  esc to interrupt · ← for agents' : '  ? for shortcuts · ← for agents'];
+		case 'codex':
+			if (state === 'blocked') return ['  Would you like to run the following command?', '  $ echo hello > hello.txt', '› 1. Yes, proceed (y)', '  2. No (esc)', '  Press enter to confirm or esc to cancel'];
+			return [...(state === 'working' ? ['• Working (3s • esc to interrupt)', ''] : []), '› Ask Codex to do anything', '', '  stand-in model', '  ← for agents · ? for shortcuts'];
+		case 'opencode':
+			if (state === 'blocked') return ['  ┃  △ Permission required', '  ┃    ← Access external directory', '  ┃   Allow once   Allow always   Reject'];
+			return ['  ┃  Build · Stand-in', state === 'working' ? '   ■■⬝⬝⬝⬝⬝⬝  esc interrupt      tab agents  ctrl+p commands' : '   stand-in        ctrl+p commands'];
+		case 'gemini':
+			if (state === 'blocked') return ['│ ? Shell  echo hello > hello.txt', '│ Allow execution of [Shell]?', '│ ● 1. Allow once', '│   2. No, suggest changes (esc)'];
+			return [...(state === 'working' ? [' ⠹ Thinking... (esc to cancel, 2s)'] : []), ' >   Type your message or @path/to/file', ' workspace (/directory)     branch     sandbox     /model'];
+		default:
+			if (state === 'blocked') return ['  echo hello > hello.txt', '  Allow? [o]nce, [s]ession, [a]lways, or [d]eny'];
+			return state === 'working' ? ['⠋ Thinking (esc to interrupt)'] : ['> '];
+	}
+}
+
+/** What the agent writes besides its screen when its state changes: codex's OSC 7501, gemini's title. */
+function stateSequences(agent: string, state: StandinState): string {
+	if (agent === 'codex') return `\x1b]7501;state=${state}:app=codex${state === 'blocked' ? ':kind=permission' : ''}\x07`;
+	if (agent === 'gemini') return `\x1b]0;${state === 'blocked' ? '✋  Action Required' : state === 'working' ? '✦  Working…' : '◇  Ready'} (stand-in)\x07`;
+	return '';
+}
+
+/** claude's `status` word for a state (its sessions/<pid>.json). */
+const CLAUDE_STATUS: Record<StandinState, Record<string, string>> = {
+	idle: {status: 'idle'},
+	working: {status: 'busy'},
+	blocked: {status: 'waiting', waitingFor: 'permission prompt'},
+};
 
 function claudeArtifact(home: string, env: NodeJS.ProcessEnv, id: string, cwd: string): Artifact {
 	const root = env['CLAUDE_CONFIG_DIR'] || path.join(home, '.claude');
@@ -122,8 +182,9 @@ function claudeArtifact(home: string, env: NodeJS.ProcessEnv, id: string, cwd: s
 	// The real claude keeps sessions/<pid>.json while it runs: the in-use signal adapters read.
 	const marker = path.join(root, 'sessions', `${process.pid}.json`);
 	fs.mkdirSync(path.dirname(marker), {recursive: true});
-	fs.writeFileSync(marker, JSON.stringify({pid: process.pid, sessionId: id, cwd, procStart: String(ownStartTime() ?? ''), startedAt: Date.now()}));
-	return {path: file, fd, cleanup: [marker]};
+	const body = {pid: process.pid, sessionId: id, cwd, procStart: String(ownStartTime() ?? ''), startedAt: Date.now()};
+	fs.writeFileSync(marker, JSON.stringify(body));
+	return {path: file, fd, cleanup: [marker], liveRecord: {file: marker, body}};
 }
 
 function localStamp(date: Date): {day: string[]; stamp: string} {
@@ -261,8 +322,48 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 		terminalGone = true;
 		if (!options.ignoreSignals) finish(0);
 	});
+	// The status screen: drawn after every change; the prompt is the screen's last rows.
+	let state: StandinState = options.startState ?? 'idle';
+	let stateTimer: NodeJS.Timeout | undefined;
+	const draw = () => {
+		if (!options.statusScreen) return;
+		say(`${stateSequences(options.agent, state)}\n${statusRows(options.agent, state).join('\n')}\n`);
+		const record = artifact?.liveRecord;
+		if (record) {
+			try {
+				fs.writeFileSync(record.file, JSON.stringify({...record.body, ...CLAUDE_STATUS[state], statusUpdatedAt: Date.now()}));
+			} catch {
+				// The home went away (a demo being cleaned up): the screen still tells.
+			}
+		}
+	};
+	const become = (next: StandinState) => {
+		clearTimeout(stateTimer);
+		state = next;
+		draw();
+	};
+	if (options.statusScreen) {
+		rl.setPrompt('');
+		if (options.cycleMs !== undefined && options.cycleMs > 0) {
+			const order: readonly StandinState[] = ['idle', 'working', 'blocked'];
+			const cycle = setInterval(() => become(order[(order.indexOf(state) + 1) % order.length] ?? 'idle'), options.cycleMs);
+			cycle.unref();
+		}
+	}
+
 	rl.on('line', line => {
 		const text = line.trim();
+		if (options.statusScreen && !options.exitInputs.includes(text)) {
+			if (state === 'blocked' && text !== 'y') {
+				draw();
+				return;
+			}
+			if (text.length > 0) say(`${name}: you said ${JSON.stringify(text)}\n`);
+			const ask = /\bask\b/.test(text);
+			become('working');
+			stateTimer = setTimeout(() => become(ask ? 'blocked' : 'idle'), options.workMs ?? 3000);
+			return;
+		}
 		if (options.exitInputs.includes(text)) {
 			if (options.ignoreExit) {
 				say(`(${name} stand-in ignores ${text})\n`);
@@ -294,7 +395,8 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 
 	say(`${name} stand-in (pid ${process.pid}, mam-tui demo) in ${process.cwd()}\n`);
 	if (conversationId) say(`conversation ${conversationId}\n`);
-	say(`type ${options.exitInputs[0] ?? '/exit'} to quit\n`);
+	say(`type ${options.exitInputs[0] ?? '/exit'} to quit${options.statusScreen ? '; a line works for a while, a line with "ask" then asks (y approves)' : ''}\n`);
+	draw();
 	rl.prompt();
 }
 

@@ -34,6 +34,24 @@ export interface SessionRecord {
 export type AgentStatus = 'working' | 'blocked' | 'idle' | 'done' | 'unknown';
 export type LiveStatus = AgentStatus | 'exited' | 'stopped';
 
+/** What a status detector can say about an agent in a pane (`exited`: its own screen or record says it quit). */
+export type DetectedStatus = 'working' | 'blocked' | 'idle' | 'exited' | 'unknown';
+
+/** Where a detection came from, most trusted first: the agent's own record, its state reports, the title, the screen, the mux. */
+export type StatusSource = 'record' | 'osc' | 'title' | 'screen' | 'mux' | 'none';
+
+/** One status detection with the evidence it rests on (shown in the detail panel and `status --json`). */
+export interface StatusDetection {
+	readonly status: DetectedStatus;
+	readonly source: StatusSource;
+	/** One line: `sessions/2802.json says "waiting" (permission prompt)`. */
+	readonly evidence: string;
+	/** From a documented UI that was never seen for real (agy, hermes, grok). */
+	readonly unverified?: boolean;
+	/** On herdr: what herdr said, when the agent's own record overrode it. */
+	readonly overrides?: {readonly status: AgentStatus; readonly evidence: string};
+}
+
 /** A process seen in a pane's tree. `startTime` is field 22 of /proc/<pid>/stat, so a reused pid is told apart. */
 export interface ProcessRef {
 	readonly pid: number;
@@ -68,6 +86,8 @@ export interface Pane {
 	 * server it recorded. Absent when the backend cannot tell.
 	 */
 	readonly server?: string;
+	/** The agent's status as the status detectors read it (src/adapters/status), once looked at. */
+	readonly detection?: StatusDetection;
 }
 
 export type ResumeState =
@@ -102,6 +122,7 @@ export const FINDING_KINDS = [
 	'pin-changed',
 	'stopped-but-live',
 	'stale-process',
+	'status-disagrees',
 ] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 

@@ -6,6 +6,8 @@ import {isAgentId, type AgentId, type Pane, type ProcessRef, type ResumeState, t
 import type {Multiplexer} from '../mux/types.js';
 import {snapshotTable} from '../system/processes.js';
 import {collectPaneEvidence} from './evidence.js';
+import {createStatusProbe} from '../sync/liveStatus.js';
+import {paneAgent} from '../sync/snapshot.js';
 import type {CandidateFacts, DriftInput, SessionFacts} from './input.js';
 
 /** Where collection gets its world from; everything is injected so tests use fakes and temp homes. */
@@ -24,7 +26,10 @@ export interface CollectSources {
 async function livePanes(sources: CollectSources): Promise<{panes: readonly Pane[] | null; problem?: string}> {
 	if (!sources.mux) return {panes: null, problem: sources.muxProblem ?? 'no multiplexer'};
 	try {
-		return {panes: await sources.mux.listPanes()};
+		const panes = await sources.mux.listPanes();
+		// The agents' own statuses too: where they disagree with herdr's, drift says so (status-disagrees).
+		const adapters = sources.adapters ?? ADAPTERS;
+		return {panes: await createStatusProbe({ctx: sources.ctx, mux: sources.mux, agentOf: pane => paneAgent(adapters, pane)}).detect(panes)};
 	} catch (error) {
 		return {panes: null, problem: messageOf(error)};
 	}

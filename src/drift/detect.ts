@@ -415,6 +415,31 @@ function compareFindings(a: Finding, b: Finding): number {
 }
 
 /**
+ * herdr reads the screen and is known to get claude wrong (herdr #3414, #3993, #4009). Where the
+ * agent's own live record says otherwise, the dashboard shows the agent's word (the pane's
+ * detection keeps herdr's in `overrides`); this finding says so with both pieces of evidence.
+ * Info only, no fix: nothing in the registry is wrong. herdr's `unknown` is no disagreement.
+ */
+export function statusDisagreements(world: DriftWorld): Finding[] {
+	const out: Finding[] = [];
+	for (const pane of world.sortedPanes) {
+		const detection = pane.detection;
+		const herdr = detection?.overrides;
+		if (pane.isSelf || !detection || !herdr || herdr.status === 'unknown') continue;
+		const row = world.rowsByPane.get(pane.id)?.[0];
+		out.push({
+			kind: 'status-disagrees',
+			level: 'info',
+			paneId: pane.id,
+			...(row ? {sessionId: row.id, sessionName: row.name} : {}),
+			message: `${pane.agent ?? 'the agent'} in pane ${pane.id} says ${detection.status}, herdr says ${herdr.status}: the agent's own record is shown`,
+			evidence: [detection.evidence, herdr.evidence],
+		});
+	}
+	return out;
+}
+
+/**
  * SPEC 5: every drift between the registry, the live panes and what the adapters found on disk.
  * Pure and deterministic. At most one finding with a fix per row, so fixes never race each other.
  * Never raises a finding about mam-tui's own pane.
@@ -453,7 +478,7 @@ export function detectDrift(input: DriftInput, agents: AgentKnowledge = ADAPTERS
 	if (core?.lastFindings && !judged) return core.lastFindings;
 	let paneFindings = core?.paneFindings;
 	if (!paneFindings) {
-		paneFindings = [...duplicatePins(world), ...world.sortedPanes.flatMap(pane => untrackedPane(world, pane) ?? [])];
+		paneFindings = [...duplicatePins(world), ...world.sortedPanes.flatMap(pane => untrackedPane(world, pane) ?? []), ...statusDisagreements(world)];
 		if (core) core.paneFindings = paneFindings;
 	}
 	findings.push(...paneFindings);

@@ -98,6 +98,8 @@ export async function selectMux(deps: MuxDeps): Promise<Multiplexer> {
 		processes: deps.processes,
 		env: deps.env,
 		pollMs: deps.pollMs,
+		// One control-mode client for the backend's lifetime (a process per command without one).
+		control: true,
 		...(deps.logger ? {logger: deps.logger} : {}),
 		...(deps.now ? {now: deps.now} : {}),
 	});

@@ -6,7 +6,8 @@ import type {Logger} from '../system/logger.js';
 import {processTree, type ProcessTable} from '../system/processes.js';
 import {detectAgent, lineage, lineageOf} from './detect.js';
 import {toTmuxKey} from './keys.js';
-import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest} from './types.js';
+import {TmuxControl, tmuxVersion} from './tmuxControl.js';
+import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest, type PaneScreen} from './types.js';
 import {checkKeys, checkLines, checkOpenRequest, lastLines, ownPaneError} from './validate.js';
 
 /** Which tmux server: `-L name`, `-S path`, or neither (the user's own, the one `$TMUX` names). */
@@ -29,6 +30,12 @@ export interface TmuxMuxOptions {
 	readonly timeoutMs?: number;
 	/** The tmux binary (tests may point elsewhere). */
 	readonly bin?: string;
+	/**
+	 * Talk through one control-mode client (`tmux -C`, tmux ≥ 3.2) instead of a process per
+	 * command, and learn from its `%output` which panes printed. Falls back to a process per
+	 * command while the client cannot connect (no server yet, an older tmux).
+	 */
+	readonly control?: boolean;
 }
 
 /** tmux answers locally and at once; a command hanging this long means the server is stuck. */
@@ -48,6 +55,7 @@ const FIELDS = [
 	'pane_current_command',
 	'pane_current_path',
 	'session_name',
+	'session_id',
 	'window_index',
 	'window_name',
 	'socket_path',
@@ -65,6 +73,7 @@ interface PaneRow {
 	readonly command: string;
 	readonly cwd: string;
 	readonly session: string;
+	readonly sessionId: string;
 	readonly windowIndex: string;
 	readonly windowName: string;
 	readonly socketPath: string;
@@ -78,7 +87,7 @@ export function parsePaneRows(stdout: string): PaneRow[] {
 	for (const line of stdout.split('\n')) {
 		if (line.length === 0) continue;
 		const cells = line.split(SEP);
-		const [id = '', pid = '', dead = '', command = '', cwd = '', session = '', windowIndex = '', windowName = '', socketPath = '', serverPid = '', serverStart = ''] = cells;
+		const [id = '', pid = '', dead = '', command = '', cwd = '', session = '', sessionId = '', windowIndex = '', windowName = '', socketPath = '', serverPid = '', serverStart = ''] = cells;
 		if (!/^%\d+$/.test(id)) continue;
 		rows.push({
 			id,
@@ -87,6 +96,7 @@ export function parsePaneRows(stdout: string): PaneRow[] {
 			command,
 			cwd,
 			session,
+			sessionId,
 			windowIndex,
 			windowName,
 			socketPath,
@@ -128,6 +138,21 @@ function isNoServer(result: ExecResult): boolean {
 	return /no server running|error connecting to|no current (session|client)|no sessions/i.test(result.stderr);
 }
 
+/** How often at most the panes that printed are reported (`output` events): a spinner prints all the time. */
+const OUTPUT_EVENT_MS = 250;
+/** How soon after a failed attach the control client is tried again. */
+const RECONNECT_MS = 2000;
+/** The OSC 7501 state report (codex); terminated by BEL or ST. */
+const OSC_7501 = /\x1b\]7501;([^\x07\x1b]*)(?:\x07|\x1b\\)/g;
+
+/** `3.3a` → 3.3; tmux ≥ 3.2 has `attach -f ignore-size`, which a control client needs. */
+export function controlCapable(version: string | undefined): boolean {
+	const match = /^(\d+)\.(\d+)/.exec(version ?? '');
+	if (!match) return false;
+	const major = Number(match[1]);
+	return major > 3 || (major === 3 && Number(match[2]) >= 2);
+}
+
 function firstLine(text: string): string {
 	return text.trim().split('\n')[0] ?? '';
 }
@@ -152,6 +177,22 @@ export class TmuxMux implements Multiplexer {
 	private pollTimer: NodeJS.Timeout | undefined;
 	private polling = false;
 	private seen: Map<string, string> | undefined;
+	private control: TmuxControl | undefined;
+	private connecting: Promise<void> | undefined;
+	private lastAttachAt = Number.NEGATIVE_INFINITY;
+	/** Panes whose output reaches the control client (the windows of the session it is attached to). */
+	private watched = new Set<string>();
+	/** Watched panes that printed since their screen was last read. */
+	private readonly printed = new Set<string>();
+	private readonly screens = new Map<string, string>();
+	private readonly oscStates = new Map<string, string>();
+	/** An unterminated OSC 7501 at the end of a pane's last output, joined with its next. */
+	private readonly oscTails = new Map<string, string>();
+	private outputTimer: NodeJS.Timeout | undefined;
+	private readonly outputPanes = new Set<string>();
+	private disposed = false;
+	/** What talking to tmux cost so far (the bench and the tests read it). */
+	readonly cost = {commands: 0, processes: 0, screenReads: 0};
 
 	constructor(options: TmuxMuxOptions) {
 		this.options = options;
@@ -176,8 +217,100 @@ export class TmuxMux implements Multiplexer {
 		return socketPath ? `server ${socketPath}` : socketName ? `server -L ${socketName}` : 'default server';
 	}
 
-	/** Run one tmux command; the result comes back even on failure (callers decide). */
+	/**
+	 * Run one tmux command; the result comes back even on failure (callers decide). Through the
+	 * control client when it is connected (no process started), else as a process of its own.
+	 * A command with a client environment (`env`) always runs as a process: it is what tmux
+	 * gives a new pane.
+	 */
 	private async run(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<ExecResult> {
+		if (!env && args[0] !== '-V' && this.options.control) {
+			await this.attach();
+			const control = this.control;
+			if (control?.connected) {
+				this.cost.commands += 1;
+				const reply = await control.command(args).catch(() => undefined);
+				if (reply) {
+					const text = reply.lines.length > 0 ? `${reply.lines.join('\n')}\n` : '';
+					return reply.ok ? {exitCode: 0, stdout: text, stderr: ''} : {exitCode: 1, stdout: '', stderr: text};
+				}
+			}
+		}
+		return this.spawnRun(args, env);
+	}
+
+	/** Attach the control client unless attached, attaching, or a failed try was too recent. */
+	private async attach(): Promise<void> {
+		if (this.control?.connected || this.disposed) return;
+		if (this.connecting) return this.connecting;
+		if (this.now() - this.lastAttachAt < RECONNECT_MS) return;
+		this.lastAttachAt = this.now();
+		this.connecting = (async () => {
+			await this.ensureVersion();
+			if (!controlCapable(this.version)) return;
+			const control = new TmuxControl({
+				bin: this.options.bin ?? 'tmux',
+				serverFlags: this.serverFlags(),
+				env: this.options.env,
+				timeoutMs: this.options.timeoutMs ?? TMUX_TIMEOUT_MS,
+				...(this.options.logger ? {logger: this.options.logger} : {}),
+				onOutput: (paneId, data) => this.onOutput(paneId, data),
+				onLayout: () => {
+					if (this.pollTimer) void this.poll();
+				},
+				onClose: reason => this.onControlClosed(control, reason),
+			});
+			if (!(await control.connect()) || this.disposed) {
+				control.close();
+				return;
+			}
+			this.control = control;
+			// What was read before this client watched may be stale: read every screen once again.
+			this.screens.clear();
+			this.options.logger?.debug('tmux control client attached', control.session);
+		})().finally(() => {
+			this.connecting = undefined;
+		});
+		return this.connecting;
+	}
+
+	private onControlClosed(control: TmuxControl, reason: string): void {
+		if (this.control !== control) return;
+		this.control = undefined;
+		this.watched = new Set();
+		this.options.logger?.debug('tmux control client closed', reason);
+		// The server may have restarted: the next poll lists (and re-attaches) at once.
+		this.lastAttachAt = Number.NEGATIVE_INFINITY;
+		if (this.pollTimer && !this.disposed) this.emit({type: 'changed'});
+	}
+
+	/** A watched pane printed: remember it (its screen is read again), and any state report in it. */
+	private onOutput(paneId: string, data: Buffer): void {
+		// mam-tui's own pane prints whenever the dashboard draws: reporting it would feed a loop.
+		if (this.selfIds.has(paneId)) return;
+		this.printed.add(paneId);
+		const text = (this.oscTails.get(paneId) ?? '') + data.toString('latin1');
+		let last: string | undefined;
+		for (const match of text.matchAll(OSC_7501)) last = match[1];
+		if (last !== undefined) this.oscStates.set(paneId, Buffer.from(last, 'latin1').toString('utf8'));
+		const open = text.lastIndexOf('\x1b]7501;');
+		const tail = open >= 0 && !/[\x07]|\x1b\\/.test(text.slice(open + 7)) ? text.slice(open, open + 512) : undefined;
+		if (tail) this.oscTails.set(paneId, tail);
+		else this.oscTails.delete(paneId);
+		this.outputPanes.add(paneId);
+		if (this.outputTimer || this.listeners.size === 0) return;
+		this.outputTimer = setTimeout(() => {
+			this.outputTimer = undefined;
+			const paneIds = [...this.outputPanes];
+			this.outputPanes.clear();
+			if (paneIds.length > 0) this.emit({type: 'output', paneIds});
+		}, OUTPUT_EVENT_MS);
+		this.outputTimer.unref();
+	}
+
+	/** Run one tmux command as its own process. */
+	private async spawnRun(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<ExecResult> {
+		this.cost.processes += 1;
 		const result = await this.options.exec(this.options.bin ?? 'tmux', [...this.serverFlags(), ...args].map(escapeTmuxArg), {
 			timeoutMs: this.options.timeoutMs ?? TMUX_TIMEOUT_MS,
 			...(env ? {env} : {}),
@@ -220,6 +353,11 @@ export class TmuxMux implements Multiplexer {
 
 	private async ensureVersion(): Promise<void> {
 		if (this.version) return;
+		const quick = this.options.control ? await tmuxVersion(this.options.bin ?? 'tmux', this.options.timeoutMs ?? TMUX_TIMEOUT_MS) : undefined;
+		if (quick) {
+			this.version = quick;
+			return;
+		}
 		const result = await this.run(['-V']);
 		this.version = result.stdout.trim().replace(/^tmux\s+/, '') || '?';
 	}
@@ -239,8 +377,60 @@ export class TmuxMux implements Multiplexer {
 		}
 		const rows = parsePaneRows(result.stdout);
 		this.socketPath = rows[0]?.socketPath || this.socketPath;
+		await this.watch(rows);
 		this.setHealth(true, `tmux ${this.version} on ${this.socketPath ?? this.serverLabel()}`);
 		return rows;
+	}
+
+	/**
+	 * After a listing: which panes the control client sees print (those of its session), and
+	 * attach it to the session holding the most panes when that is another. Forget what is known
+	 * about panes that are gone.
+	 */
+	private async watch(rows: readonly PaneRow[]): Promise<void> {
+		const present = new Set(rows.map(r => r.id));
+		for (const map of [this.screens, this.oscStates, this.oscTails]) for (const id of map.keys()) if (!present.has(id)) map.delete(id);
+		for (const id of this.printed) if (!present.has(id)) this.printed.delete(id);
+		const control = this.control;
+		if (!control?.connected) return;
+		const counts = new Map<string, number>();
+		for (const row of rows) counts.set(row.sessionId, (counts.get(row.sessionId) ?? 0) + 1);
+		const current = rows.find(r => r.session === control.session)?.sessionId;
+		const best = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+		if (best !== undefined && current !== best && (current === undefined || (counts.get(current) ?? 0) < (counts.get(best) ?? 0))) {
+			const reply = await control.command(['switch-client', '-t', best]).catch(() => undefined);
+			if (reply?.ok) control.session = rows.find(r => r.sessionId === best)?.session;
+		}
+		const watched = new Set(rows.filter(r => r.session === control.session).map(r => r.id));
+		// A pane that just came into view may have changed unseen: read it afresh.
+		for (const id of watched) if (!this.watched.has(id)) this.screens.delete(id);
+		this.watched = watched;
+	}
+
+	/**
+	 * The visible screens (`capture-pane -p`), read again only for panes that printed since the
+	 * last read, or that the control client does not watch; all reads go out at once.
+	 */
+	async readScreens(paneIds: readonly string[]): Promise<ReadonlyMap<string, PaneScreen>> {
+		for (const id of paneIds) this.checkPaneId(id);
+		const watching = this.control?.connected === true;
+		const stale = paneIds.filter(id => !watching || !this.watched.has(id) || this.printed.has(id) || !this.screens.has(id));
+		// Cleared before reading: output that arrives meanwhile marks the pane again.
+		for (const id of stale) this.printed.delete(id);
+		this.cost.screenReads += stale.length;
+		const reads = await Promise.all(stale.map(id => this.run(['capture-pane', '-p', '-t', id]).catch(() => undefined)));
+		stale.forEach((id, i) => {
+			const result = reads[i];
+			if (result?.exitCode === 0) this.screens.set(id, result.stdout);
+			else this.screens.delete(id);
+		});
+		const out = new Map<string, PaneScreen>();
+		for (const id of paneIds) {
+			const text = this.screens.get(id);
+			const osc = this.oscStates.get(id);
+			if (text !== undefined) out.set(id, {text, ...(osc !== undefined ? {osc} : {})});
+		}
+		return out;
 	}
 
 	/** TMUX_PANE is only ours when `$TMUX` names the server we query (ids like %3 repeat across servers). */
@@ -262,7 +452,7 @@ export class TmuxMux implements Multiplexer {
 			...(row.cwd ? {cwd: row.cwd} : {}),
 			...(title ? {title} : {}),
 			...(agent ? {agent} : {}),
-			// tmux cannot tell working from idle; that needs herdr's screen manifests.
+			// tmux itself cannot tell working from idle: the status detectors read title and screen (src/sync/liveStatus).
 			agentStatus: 'unknown',
 			...(row.pid > 0 && !row.dead ? {shellPid: row.pid} : {}),
 			processes: tree,
@@ -340,8 +530,10 @@ export class TmuxMux implements Multiplexer {
 		// tmux gives a new pane the PATH of the client that asked for it, whatever `-e PATH=` says.
 		const path = request.env?.['PATH'];
 		const clientEnv = path === undefined ? undefined : {PATH: path};
-		let result = await this.run(['new-window', '-d', ...spec], clientEnv);
-		if (result.exitCode !== 0 && isNoServer(result)) result = await this.run(['new-session', '-d', ...spec], clientEnv);
+		// Always a process of its own, never through the control client: a new pane takes its
+		// environment from the client that asks for it, and the control client's is mam-tui's own.
+		let result = await this.spawnRun(['new-window', '-d', ...spec], clientEnv);
+		if (result.exitCode !== 0 && isNoServer(result)) result = await this.spawnRun(['new-session', '-d', ...spec], clientEnv);
 		const id = result.stdout.trim();
 		if (result.exitCode !== 0 || !/^%\d+$/.test(id)) {
 			throw new MuxError(`tmux could not open a window: ${firstLine(result.stderr) || 'no pane id returned'}`, 'tmux_error');
@@ -421,8 +613,13 @@ export class TmuxMux implements Multiplexer {
 	}
 
 	async dispose(): Promise<void> {
+		this.disposed = true;
 		this.listeners.clear();
 		this.stopPolling();
+		clearTimeout(this.outputTimer);
+		await this.connecting;
+		this.control?.close('disposed');
+		this.control = undefined;
 	}
 }
 

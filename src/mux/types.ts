@@ -18,6 +18,8 @@ export type MuxEvent =
 	| {readonly type: 'agent-status'; readonly paneId: string; readonly status: AgentStatus; readonly agent?: string}
 	| {readonly type: 'agent-detected'; readonly paneId: string; readonly agent?: string}
 	| {readonly type: 'changed'}
+	/** These panes printed something since the last such event (their status may have changed; the pane list has not). */
+	| {readonly type: 'output'; readonly paneIds: readonly string[]}
 	| {readonly type: 'health'; readonly health: MuxHealth};
 
 export interface OpenPaneRequest {
@@ -26,6 +28,14 @@ export interface OpenPaneRequest {
 	readonly env?: Readonly<Record<string, string>>;
 	/** A title/label for the new pane or window. */
 	readonly title?: string;
+}
+
+/** A pane's screen for the status detectors. */
+export interface PaneScreen {
+	/** The visible screen, plain text (no escapes), one row per line. */
+	readonly text: string;
+	/** The last `ESC ] 7501 ; …` state report the pane's program wrote (codex), while it was watched. */
+	readonly osc?: string;
 }
 
 /** Thrown by backend calls; `message` is readable as-is (error codes already mapped). */
@@ -54,6 +64,12 @@ export interface Multiplexer {
 	sendKeys(paneId: string, keys: readonly string[]): Promise<void>;
 	/** The last `lines` lines of the pane's output, ANSI stripped. */
 	readOutput(paneId: string, lines: number): Promise<string>;
+	/**
+	 * Optional (tmux): the visible screens of these panes, for status detection. A backend that
+	 * learns which panes printed reads only those again and hands the others from its last read.
+	 * A pane it cannot read is left out of the map.
+	 */
+	readScreens?(paneIds: readonly string[]): Promise<ReadonlyMap<string, PaneScreen>>;
 	/** Open a new pane running `argv` in `cwd`; resolves with the new pane's id. */
 	openPane(request: OpenPaneRequest): Promise<string>;
 	/** Close the pane (its processes get SIGHUP). */

@@ -1,33 +1,65 @@
-import type {SessionRecord} from '../domain/types.js';
+import type {LiveStatus, SessionRecord} from '../domain/types.js';
 import {visibleConversations} from './conversations.js';
 import type {AppState, UiState} from './state.js';
 
-const STATUS_ORDER: Record<SessionRecord['status'], number> = {running: 0, stopped: 1, purged: 2};
+/** Attention first: what waits for the user, then what works, then what is idle; stopped rows last. */
+const LIVE_ORDER: Record<LiveStatus, number> = {blocked: 0, working: 1, idle: 2, done: 2, unknown: 3, exited: 3, stopped: 3};
+const STATUS_ORDER: Record<SessionRecord['status'], number> = {running: 0, stopped: 4, purged: 5};
+
+/** A row's place: a running row by its agent's live status (unknown until the first refresh), others by registry status. */
+function rank(row: SessionRecord, live: AppState['live'] | undefined): number {
+	if (row.status !== 'running') return STATUS_ORDER[row.status];
+	const status = live && Object.hasOwn(live, row.name) ? live[row.name]?.liveStatus : undefined;
+	return status === undefined ? 3 : LIVE_ORDER[status];
+}
 
 /**
  * The last answer per rows array: every keypress asks (the reducer for the list length, the key
  * handlers and the detail loader for the selected row), and sorting 500 rows with localeCompare
  * each time cost milliseconds per key. Rows arrays are never mutated (the store replaces them).
  */
-const sortedCache = new WeakMap<readonly SessionRecord[], {readonly filter: string; readonly rows: SessionRecord[]}>();
+const sortedCache = new WeakMap<readonly SessionRecord[], {readonly filter: string; live: AppState['live'] | undefined; readonly ranks: readonly number[]; readonly rows: SessionRecord[]}>();
 
-/** Sessions after the filter, running first, then by name. Pure (remembered per rows array and filter); do not mutate the result. */
-export function visibleSessions(state: {readonly sessions: AppState['sessions']; readonly ui: Pick<UiState, 'filter'>}): SessionRecord[] {
+/** What the sorted list depends on. */
+interface ListInputs {
+	readonly sessions: AppState['sessions'];
+	readonly live?: AppState['live'];
+	readonly ui: Pick<UiState, 'filter'>;
+}
+
+/**
+ * Sessions after the filter: blocked first (they wait for the user), then working, idle, the
+ * rest of the running ones, stopped, purged; by name within each. Pure (remembered per rows
+ * array, live data and filter); do not mutate the result.
+ */
+export function visibleSessions(state: ListInputs): SessionRecord[] {
 	const hit = sortedCache.get(state.sessions);
-	if (hit && hit.filter === state.ui.filter) return hit.rows;
+	if (hit && hit.filter === state.ui.filter) {
+		if (hit.live === state.live) return hit.rows;
+		// New live data that leaves every row's place as it was (most refreshes): the same list, no sort.
+		const ranks = ranksOf(state.sessions, state.live);
+		if (ranks.every((r, i) => r === hit.ranks[i])) {
+			hit.live = state.live;
+			return hit.rows;
+		}
+	}
 	const rows = sortVisible(state);
-	sortedCache.set(state.sessions, {filter: state.ui.filter, rows});
+	sortedCache.set(state.sessions, {filter: state.ui.filter, live: state.live, ranks: ranksOf(state.sessions, state.live), rows});
 	return rows;
 }
 
-function sortVisible(state: {readonly sessions: AppState['sessions']; readonly ui: Pick<UiState, 'filter'>}): SessionRecord[] {
+function ranksOf(sessions: AppState['sessions'], live: AppState['live'] | undefined): number[] {
+	return sessions.map(row => rank(row, live));
+}
+
+function sortVisible(state: ListInputs): SessionRecord[] {
 	const needle = state.ui.filter.trim().toLowerCase();
 	const rows = needle
 		? state.sessions.filter(s =>
 				[s.name, s.agent, s.cwd, s.status, s.agentSessionId ?? '', s.paneId ?? ''].some(v => v.toLowerCase().includes(needle)),
 			)
 		: [...state.sessions];
-	return rows.sort((a, b) => STATUS_ORDER[a.status] - STATUS_ORDER[b.status] || a.name.localeCompare(b.name));
+	return rows.sort((a, b) => rank(a, state.live) - rank(b, state.live) || a.name.localeCompare(b.name));
 }
 
 /** The session under the cursor, read at call time by key handlers. */
@@ -40,6 +72,13 @@ export function countsByStatus(sessions: readonly SessionRecord[]): Record<Sessi
 	const counts = {running: 0, stopped: 0, purged: 0};
 	for (const s of sessions) counts[s.status]++;
 	return counts;
+}
+
+/** How many running sessions wait for the user (their agent is blocked): the status bar's "N need you". */
+export function needYouCount(sessions: AppState['sessions'], live: AppState['live']): number {
+	let count = 0;
+	for (const s of sessions) if (s.status === 'running' && Object.hasOwn(live, s.name) && live[s.name]?.liveStatus === 'blocked') count++;
+	return count;
 }
 
 /** The conversation under the conversations cursor. */

@@ -22,6 +22,7 @@ import type {SessionLive} from '../store/state.js';
 import {monotonicMs} from '../system/clock.js';
 import type {ProcessTable} from '../system/processes.js';
 import {inUseText} from './conversationUse.js';
+import type {StatusProbe} from './liveStatus.js';
 import {cwdKey, pinKey, inUseKey, type DiscoveryCache, type DiscoveryResult} from './discovery.js';
 
 /** The live picture of registry, panes and disk at one moment: plain data, no handles. */
@@ -76,7 +77,7 @@ function runsAgent(adapters: Adapters, pane: Pane, agent: AgentId): boolean {
 }
 
 /** The known agent a pane runs, if any. */
-function paneAgent(adapters: Adapters, pane: Pane): AgentId | undefined {
+export function paneAgent(adapters: Adapters, pane: Pane): AgentId | undefined {
 	if (pane.agent !== undefined && agentOf(adapters, pane.agent)) return pane.agent as AgentId;
 	for (const proc of pane.processes) {
 		const found = (Object.keys(adapters) as AgentId[]).find(id => adapters[id].matchesProcess(proc));
@@ -113,7 +114,8 @@ function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'panes'
 
 function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean, reachable: boolean): LiveStatus {
 	if (row.status === 'purged') return 'stopped';
-	if (pane && runs) return pane.agentStatus;
+	// The detectors' reading, unless it only repeats what the mux said (herdr's `done` stays `done`).
+	if (pane && runs) return pane.detection && pane.detection.source !== 'mux' ? pane.detection.status : pane.agentStatus;
 	if (pane) return 'exited';
 	if (row.status === 'stopped') return 'stopped';
 	// A running row whose pane cannot be seen: gone if the mux answered, unknown if it did not.
@@ -274,6 +276,8 @@ export interface SnapshotDeps {
 	readonly driftMemo?: DriftMemo;
 	/** The last snapshot's live data (unchanged rows keep their objects). */
 	readonly previousLive?: Readonly<Record<string, SessionLive>>;
+	/** Reads the agents' statuses onto the panes (every refresh: records and changed screens). */
+	readonly status?: StatusProbe;
 }
 
 /** One listing of the mux's panes and of the process table. */
@@ -309,7 +313,8 @@ export async function readListing(deps: Pick<SnapshotDeps, 'mux' | 'muxProblem' 
  * health saying why; it never fails the snapshot.
  */
 export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
-	const {panes, problem, processes} = deps.listing ?? (await readListing(deps));
+	const {panes: listed, problem, processes} = deps.listing ?? (await readListing(deps));
+	const panes = deps.status ? await deps.status.detect(listed) : listed;
 	const live = liveRowIds(deps.sessions, panes, deps.mux?.kind ?? null);
 	const discovery = await deps.discovery.refresh(deps.sessions, {
 		rescan: deps.rescan,

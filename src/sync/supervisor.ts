@@ -9,8 +9,11 @@ import {monotonicMs} from '../system/clock.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {createDriftMemo} from '../drift/detect.js';
+import {ADAPTERS} from '../adapters/index.js';
+import {createAttention, type AttentionDeps} from './attention.js';
 import {DiscoveryCache, type StatFn} from './discovery.js';
-import {buildSnapshot, readListing, type Listing, type LiveSnapshot} from './snapshot.js';
+import {createStatusProbe} from './liveStatus.js';
+import {buildSnapshot, paneAgent, readListing, type Listing, type LiveSnapshot} from './snapshot.js';
 
 export interface SupervisorDeps {
 	/**
@@ -32,6 +35,8 @@ export interface SupervisorDeps {
 	readonly stat?: StatFn;
 	/** Called after each snapshot (tests watch refreshes through it). */
 	readonly onSnapshot?: (snapshot: LiveSnapshot) => void;
+	/** Ring (and notify) when a session turns blocked; absent: silent (tests, one-shot commands). */
+	readonly attention?: Pick<AttentionDeps, 'notify' | 'exec' | 'bell'>;
 }
 
 /** What a refresh looks at. */
@@ -91,6 +96,15 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	// Rows whose live data is unchanged keep their objects (and an unchanged record stays the same).
 	let previousLive: LiveSnapshot['live'] | undefined;
 	const source = {mux: deps.mux, ...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}), processes: deps.processes};
+	const adapters = deps.adapters ?? ADAPTERS;
+	const status = createStatusProbe({ctx: deps.ctx, mux: deps.mux, agentOf: pane => paneAgent(adapters, pane), ...(deps.logger ? {logger: deps.logger} : {})});
+	const attention = deps.attention
+		? createAttention({
+				...deps.attention,
+				note: text => deps.store.dispatch({type: 'notice/set', notice: {level: 'info', text, at: now()}}),
+				...(deps.logger ? {logger: deps.logger} : {}),
+			})
+		: undefined;
 
 	const runOnce = async (job: Job): Promise<void> => {
 		try {
@@ -104,6 +118,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 				full: job.full,
 				now,
 				driftMemo,
+				status,
 				...(previousLive ? {previousLive} : {}),
 			});
 			previousLive = snapshot.live;
@@ -116,6 +131,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 				findings: snapshot.findings,
 				mux: snapshot.mux,
 			});
+			attention?.observe(snapshot.live);
 			deps.onSnapshot?.(snapshot);
 		} catch (error) {
 			deps.logger?.warn('live refresh failed', messageOf(error));
@@ -195,6 +211,9 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		const at = panes.findIndex(p => p.id === event.paneId);
 		const pane = panes[at];
 		if (!pane || pane.isSelf || pane.agentStatus === event.status || (event.agent !== undefined && event.agent !== pane.agent)) return;
+		// The agent's own record overrode herdr here: the refresh that follows reads it again.
+		const shown = deps.store.getState().panes.find(p => p.id === pane.id)?.detection;
+		if (shown && shown.source !== 'mux') return;
 		const next: Pane = {...pane, agentStatus: event.status};
 		const nextPanes = panes.map((p, i) => (i === at ? next : p));
 		listing = {...listing, panes: nextPanes};
@@ -216,6 +235,11 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 			return;
 		}
 		if (event.type === 'agent-status') showStatus(event);
+		if (event.type === 'output') {
+			// Panes printed (tmux): their screens and records are read again; the pane list stands.
+			if (listing?.panes?.some(p => !p.isSelf && event.paneIds.includes(p.id) && paneAgent(adapters, p) !== undefined)) void refresh({panes: false});
+			return;
+		}
 		soon();
 	};
 

@@ -18,7 +18,14 @@ describe('config', () => {
 		expect(config.refresh.pollMs).toBe(500);
 	});
 
+	it('notify: bell by default; desktop and off on request', () => {
+		expect(DEFAULT_CONFIG.notify).toBe('bell');
+		expect(parseConfig({notify: 'desktop'}, FILE).notify).toBe('desktop');
+		expect(parseConfig({notify: 'off'}, FILE).notify).toBe('off');
+	});
+
 	it.each([
+		[{notify: 'loud'}, 'notify must be one of bell, desktop, off'],
 		[{stop: {graceSeconds: 0}}, 'stop.graceSeconds'],
 		[{stop: {graceSeconds: 'ten'}}, 'stop.graceSeconds'],
 		[{refresh: {pollMs: -1}}, 'refresh.pollMs'],

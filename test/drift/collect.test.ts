@@ -116,6 +116,7 @@ describe('collectDriftInput', () => {
 			ctx: ctx(),
 		});
 		expect(listed).toBe(1);
-		expect(input.panes).toEqual(panes);
+		// Passed through with the status detection added (herdr's word here: no claude record).
+		expect(input.panes).toEqual([{...panes[0], detection: expect.objectContaining({source: 'mux'})}]);
 	});
 });

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {projectSlug} from '../../src/adapters/claude.js';
+import {claudeAdapter, projectSlug} from '../../src/adapters/claude.js';
 import type {DriftJson} from '../../src/cli/driftCommand.js';
 import {FINDING_KINDS, type FindingKind} from '../../src/domain/types.js';
 import {HerdrClient} from '../../src/mux/herdr/client.js';
@@ -22,7 +22,7 @@ import {tempDir} from '../helpers/tmp.js';
  * once, and `mam-tui drift --fix` leaves only the kinds without a safe fix.
  */
 const HOUR = 3_600_000;
-const NO_SAFE_FIX: readonly FindingKind[] = ['artifact-missing', 'duplicate-pin', 'stale-process'];
+const NO_SAFE_FIX: readonly FindingKind[] = ['artifact-missing', 'duplicate-pin', 'stale-process', 'status-disagrees'];
 
 let tmp: ReturnType<typeof tempDir>;
 let fake: FakeHerdr;
@@ -83,6 +83,15 @@ describe('Done-when: one of each kind with the fake herdr and a fixture home', {
 		const mux = createHerdrMux({socketPath: socket, env: {}, processes: createProcessTable()});
 		try {
 			await until('herdr to detect the four agents', async () => (await mux.listPanes()).filter(p => p.agent !== undefined).length === 4);
+			// claude's own live record says busy where herdr says idle: status-disagrees.
+			fake.setAgentStatus(panes.unpinned, 'idle');
+			const proc = (await mux.listPanes()).find(p => p.id === panes.unpinned)?.processes.find(p => claudeAdapter.matchesProcess(p));
+			if (!proc) throw new Error('no claude process in the unpinned pane');
+			fs.mkdirSync(path.join(home, '.claude', 'sessions'), {recursive: true});
+			fs.writeFileSync(
+				path.join(home, '.claude', 'sessions', `${proc.pid}.json`),
+				JSON.stringify({pid: proc.pid, sessionId: uuid(), procStart: String(proc.startTime), status: 'busy'}),
+			);
 		} finally {
 			await mux.dispose();
 		}
@@ -142,6 +151,8 @@ describe('Done-when: one of each kind with the fake herdr and a fixture home', {
 		expect(by('pin-changed')?.fix).toMatchObject({type: 'repin', from: ids.oldPin, to: ids.newPin});
 		expect(by('stopped-but-live')?.fix).toMatchObject({type: 'mark-running', paneId: panes.live});
 		expect(by('stale-process')?.offer).toContain(`pid ${stray.pid}`);
+		expect(by('status-disagrees')).toMatchObject({level: 'info', paneId: panes.unpinned, sessionName: 'unpinned'});
+		expect(by('status-disagrees')?.evidence).toEqual([expect.stringMatching(/sessions\/\d+\.json says "busy"/), 'herdr agent_status "idle"']);
 		expect(before.exitCode).toBe(1);
 
 		const fixed = await runCli(['drift', '--fix', '--mux', 'herdr', '--registry', registryFile], env, {timeoutMs: 60_000});

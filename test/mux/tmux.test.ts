@@ -77,7 +77,7 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 	});
 
 	it('parses list-panes rows and keeps separators inside titles', () => {
-		const line = ['%3', '42', '0', 'claude', '/w', 's', '1', 'win', '/tmp/tmux-0/x', '900', '1764580000', 'ti\x1ftle'].join('\x1f');
+		const line = ['%3', '42', '0', 'claude', '/w', 's', '$1', '1', 'win', '/tmp/tmux-0/x', '900', '1764580000', 'ti\x1ftle'].join('\x1f');
 		const rows = parsePaneRows(`${line}\nnot a pane\n`);
 		expect(rows).toEqual([expect.objectContaining({id: '%3', pid: 42, dead: false, command: 'claude', cwd: '/w', serverPid: '900', serverStart: '1764580000', title: 'ti\x1ftle'})]);
 	});

@@ -1,0 +1,212 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {execa} from 'execa';
+import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {createTmuxMux, controlCapable, type TmuxMux, type TmuxMuxOptions} from '../../src/mux/tmux.js';
+import {decodeOutput, quoteTmuxArg, tmuxCommandLine} from '../../src/mux/tmuxControl.js';
+import type {MuxEvent} from '../../src/mux/types.js';
+import type {Exec} from '../../src/system/exec.js';
+import {createProcessTable} from '../../src/system/processes.js';
+import {writeAgentStandIns} from '../support/agentBin.js';
+import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
+import {eventually, muxContract} from './contract.js';
+
+const isolatedExec: Exec = async (file, args, options = {}) => {
+	const result = await execa(file, [...args], {
+		env: isolatedEnv(options.env ? {...options.env} : {}),
+		extendEnv: false,
+		reject: false,
+		timeout: options.timeoutMs ?? 10_000,
+		stripFinalNewline: false,
+	});
+	const failure = result.failed && result.exitCode === undefined ? result.shortMessage : undefined;
+	return {exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), ...(failure ? {failure} : {})};
+};
+
+function scratch(): {dir: string; path: string; dispose: () => void} {
+	const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-tmuxc-')));
+	const bin = path.join(dir, 'bin');
+	writeAgentStandIns(bin, ['claude', 'codex']);
+	return {dir, path: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, dispose: () => fs.rmSync(dir, {recursive: true, force: true})};
+}
+
+function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMuxOptions {
+	return {server: {socketName: tmux.name}, exec: isolatedExec, processes: createProcessTable(), env: isolatedEnv(), pollMs: 100, control: true, ...extra};
+}
+
+describe('tmux command grammar', () => {
+	it('quotes so that nothing can end the command, expand or start a directive', () => {
+		expect(quoteTmuxArg('send-keys')).toBe("'send-keys'");
+		expect(quoteTmuxArg('a; kill-server')).toBe("'a; kill-server'");
+		expect(quoteTmuxArg('%if')).toBe("'%if'");
+		expect(quoteTmuxArg('$HOME ~')).toBe("'$HOME ~'");
+		expect(quoteTmuxArg("it's")).toBe('"it\'s"');
+		expect(quoteTmuxArg('a\nb\\"$')).toBe('"a\\012b\\\\\\"\\$"');
+		expect(tmuxCommandLine(['display-message', '-p', 'x;'])).toBe("'display-message' '-p' 'x;'");
+	});
+	it("decodes %output's octal escapes and keeps other bytes as they are", () => {
+		expect(decodeOutput(Buffer.from('a\\033]7501;state=idle\\007\\134z')).toString('latin1')).toBe('a\x1b]7501;state=idle\x07\\z');
+		expect(decodeOutput(Buffer.from('caf\u00e9')).toString('utf8')).toBe('caf\u00e9');
+	});
+	it('knows which tmux has attach -f ignore-size', () => {
+		expect(controlCapable('3.3a')).toBe(true);
+		expect(controlCapable('3.2')).toBe(true);
+		expect(controlCapable('3.1c')).toBe(false);
+		expect(controlCapable('next-3.5')).toBe(false);
+	});
+});
+
+describe('tmux backend through one control-mode client: the mux contract', {timeout: 30_000}, () => {
+	muxContract(async () => {
+		const tmux = privateTmux();
+		const s = scratch();
+		await tmux.run(['new-session', '-d', '-s', 'keeper', '--', 'sleep', '3600']);
+		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
+		const made: TmuxMux[] = [];
+		const make = (extra: Partial<TmuxMuxOptions> = {}) => {
+			const mux = createTmuxMux(options(tmux, extra));
+			made.push(mux);
+			return mux;
+		};
+		return {
+			mux: make(),
+			cwd: s.dir,
+			path: s.path,
+			selfByEnv: paneId => make({env: {...isolatedEnv(), TMUX: `${socketPath},1,0`, TMUX_PANE: paneId}}),
+			selfByPid: pid => make({selfPid: pid}),
+			async dispose() {
+				for (const mux of made) await mux.dispose();
+				await tmux.kill();
+				s.dispose();
+			},
+		};
+	});
+});
+
+describe('tmux control-mode specifics', {timeout: 30_000}, () => {
+	let tmux: PrivateTmux;
+	let s: ReturnType<typeof scratch>;
+	beforeAll(() => {
+		tmux = privateTmux();
+		s = scratch();
+	});
+	afterAll(async () => {
+		await tmux.kill();
+		s.dispose();
+	});
+
+	async function shellPane(mux: TmuxMux): Promise<string> {
+		return mux.openPane({argv: ['sh'], cwd: s.dir, env: {PATH: s.path, PS1: '$ '}});
+	}
+
+	it('lists and reads without starting a process per call, and types hostile text literally', async () => {
+		await tmux.run(['new-session', '-d', '-s', 'k1', '--', 'sleep', '3600']);
+		const mux = createTmuxMux(options(tmux));
+		try {
+			const id = await shellPane(mux);
+			await mux.listPanes();
+			const before = mux.cost.processes;
+			for (let i = 0; i < 5; i++) await mux.listPanes();
+			const text = `it's; kill-server; "$HOME" ~ %if #{pane_id} \\ end;`;
+			await mux.sendText(id, `: ${text}`);
+			await eventually('typed', async () => ((await mux.readOutput(id, 5)).includes(text) ? true : undefined));
+			expect(mux.cost.processes).toBe(before);
+			expect(mux.cost.commands).toBeGreaterThan(5);
+			expect((await tmux.run(['list-sessions'])).exitCode).toBe(0);
+			await mux.closePane(id);
+		} finally {
+			await mux.dispose();
+		}
+	});
+
+	it("sees a program's OSC 7501 state reports and which panes printed; re-reads only those", async () => {
+		await tmux.run(['new-session', '-d', '-s', 'k2', '--', 'sleep', '3600']);
+		const mux = createTmuxMux(options(tmux));
+		const events: MuxEvent[] = [];
+		const stop = mux.subscribe(e => events.push(e));
+		try {
+			const a = await shellPane(mux);
+			const b = await shellPane(mux);
+			await eventually('both listed', async () => ((await mux.listPanes()).filter(p => p.id === a || p.id === b).length === 2 ? true : undefined));
+			// Let both shells draw their prompts, and the client watch them.
+			await eventually('quiet', async () => {
+				await mux.readScreens([a, b]);
+				const reads = mux.cost.screenReads;
+				await new Promise(resolve => setTimeout(resolve, 400));
+				await mux.readScreens([a, b]);
+				return mux.cost.screenReads === reads ? true : undefined;
+			});
+			events.length = 0;
+			await mux.sendText(a, "printf '\\033]7501;state=blocked:app=codex:kind=permission\\007ASKING\\n'");
+			await mux.sendKeys(a, ['Enter']);
+			await eventually('output event for a', () => (events.some(e => e.type === 'output' && e.paneIds.includes(a)) ? true : undefined));
+			const screens = await eventually('state seen', async () => {
+				const read = await mux.readScreens([a, b]);
+				return read.get(a)?.text.includes('ASKING') ? read : undefined;
+			});
+			expect(screens.get(a)?.osc).toBe('state=blocked:app=codex:kind=permission');
+			expect(screens.get(b)?.osc).toBeUndefined();
+			// Nothing printed since: no pane is read again.
+			const reads = mux.cost.screenReads;
+			await mux.readScreens([a, b]);
+			expect(mux.cost.screenReads).toBe(reads);
+			expect(events.some(e => e.type === 'output' && e.paneIds.includes(b))).toBe(false);
+		} finally {
+			stop();
+			await mux.dispose();
+		}
+	});
+
+	it("never reports mam-tui's own pane printing (the dashboard drawing would feed a refresh loop)", async () => {
+		await tmux.run(['new-session', '-d', '-s', 'k3', '--', 'sleep', '3600']);
+		const probe = createTmuxMux(options(tmux));
+		const own = await shellPane(probe);
+		const other = await shellPane(probe);
+		await probe.dispose();
+		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
+		const mux = createTmuxMux(options(tmux, {env: {...isolatedEnv(), TMUX: `${socketPath},1,0`, TMUX_PANE: own}}));
+		const events: MuxEvent[] = [];
+		const stop = mux.subscribe(e => events.push(e));
+		try {
+			await eventually('own pane known', async () => ((await mux.listPanes()).find(p => p.id === own)?.isSelf ? true : undefined));
+			await tmux.run(['send-keys', '-t', own, 'echo drawn', 'Enter']);
+			await tmux.run(['send-keys', '-t', other, 'echo printed', 'Enter']);
+			await eventually('the other pane reported', () => (events.some(e => e.type === 'output' && e.paneIds.includes(other)) ? true : undefined));
+			expect(events.some(e => e.type === 'output' && e.paneIds.includes(own))).toBe(false);
+		} finally {
+			stop();
+			await mux.dispose();
+		}
+	});
+
+	it('reconnects when the server restarts', async () => {
+		const other = privateTmux();
+		try {
+			await other.run(['new-session', '-d', '-s', 'first', '--', 'sleep', '3600']);
+			const mux = createTmuxMux(options(other));
+			const events: MuxEvent[] = [];
+			const stop = mux.subscribe(e => events.push(e));
+			try {
+				await mux.listPanes();
+				await other.run(['kill-server']);
+				await eventually('gone', () => (events.some(e => e.type === 'pane-exited') ? true : undefined));
+				await other.run(['new-session', '-d', '-s', 'second', '--', 'sleep', '3600']);
+				const id = await shellPane(mux);
+				// Only a watching client sees a report (one printed before it attached is lost): print until seen.
+				const osc = await eventually('watched again', async () => {
+					await mux.sendText(id, "printf '\\033]7501;state=working:app=codex\\007\\n'");
+					await mux.sendKeys(id, ['Enter']);
+					await new Promise(resolve => setTimeout(resolve, 300));
+					return (await mux.readScreens([id])).get(id)?.osc;
+				});
+				expect(osc).toBe('state=working:app=codex');
+			} finally {
+				stop();
+				await mux.dispose();
+			}
+		} finally {
+			await other.kill();
+		}
+	});
+});

@@ -1,0 +1,98 @@
+import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {ADAPTERS} from '../../src/adapters/index.js';
+import {createTmuxMux} from '../../src/mux/tmux.js';
+import {createStatusProbe} from '../../src/sync/liveStatus.js';
+import {paneAgent} from '../../src/sync/snapshot.js';
+import {realExec} from '../../src/system/exec.js';
+import {createProcessTable} from '../../src/system/processes.js';
+import {makeWorld, REAL_AGENTS, RUN_SHELL, SLOW_REPLY, sleep, startModel, startTui, type Model, type RealAgent, type RealWorld, type Tui} from './support/harness.js';
+
+interface LiveStatus {
+	readonly status: string;
+	readonly source: string;
+	readonly evidence: string;
+}
+
+interface StatusBody {
+	readonly panes: readonly {readonly id: string; readonly liveStatus: LiveStatus | null}[];
+	readonly attention: readonly {readonly paneId: string}[];
+}
+
+type State = 'idle' | 'working' | 'blocked';
+
+/** What `mam-tui status --json` said about each agent's pane in each true state (the issue's closing table). */
+const seen: Record<string, Partial<Record<State, LiveStatus | undefined>>> = {};
+
+/**
+ * Each real TUI in a pane of a private tmux server: idle once it takes input, working while the
+ * stand-in model delays its reply (SLOW_REPLY), blocked while a shell command waits for approval
+ * (RUN_SHELL). The built mam-tui, pointed at that server, must say so in `status --json`, with
+ * its evidence, and list the blocked pane under `attention`.
+ */
+describe('real agents: live status through mam-tui status --json', () => {
+	let model: Model;
+	let world: RealWorld;
+
+	beforeAll(async () => {
+		model = await startModel({slowMs: 15_000});
+		world = await makeWorld(model);
+		// opencode asks only for a directory outside its project.
+		model.configure({shellWorkdir: world.beta});
+	});
+
+	afterAll(async () => {
+		process.stderr.write(
+			`\nagent × true state → what status --json said\n${Object.entries(seen)
+				.map(([agent, states]) => (['idle', 'working', 'blocked'] as const).map(s => `${agent.padEnd(9)} ${s.padEnd(8)} → ${states[s] ? `${states[s].status} (${states[s].source}: ${states[s].evidence})` : 'never seen'}`).join('\n'))
+				.join('\n')}\n`,
+		);
+		await world?.cleanup();
+		await model?.close();
+	});
+
+	async function liveStatusOf(tui: Tui): Promise<{pane: LiveStatus | undefined; attention: boolean}> {
+		const run = await world.mamTui(['status', '--json']);
+		if (run.exitCode !== 0) throw new Error(`status --json exited ${run.exitCode}: ${run.stderr}`);
+		const body = JSON.parse(run.stdout) as StatusBody;
+		return {pane: body.panes.find(p => p.id === tui.paneId)?.liveStatus ?? undefined, attention: body.attention.some(a => a.paneId === tui.paneId)};
+	}
+
+	/** Ask until the status is `want` (the state may take a moment to reach the screen); the last answer either way. */
+	async function until(agent: RealAgent, tui: Tui, want: State, timeoutMs: number): Promise<{pane: LiveStatus | undefined; attention: boolean}> {
+		const end = Date.now() + timeoutMs;
+		for (;;) {
+			const found = await liveStatusOf(tui);
+			if (found.pane?.status === want || Date.now() > end) {
+				(seen[agent] ??= {})[want] = found.pane;
+				return found;
+			}
+			await sleep(500);
+		}
+	}
+
+	it.concurrent.each(REAL_AGENTS)('%s: idle, then working, then blocked', async agent => {
+		// What the dashboard keeps open: one control client, watching before the agent starts (codex's OSC 7501 reports reach only it).
+		const processes = createProcessTable();
+		const mux = createTmuxMux({server: {socketPath: world.tmuxPath}, exec: realExec, processes, env: world.env, pollMs: 1000, control: true});
+		const probe = createStatusProbe({ctx: {home: world.home, ownHome: true, env: world.env, exec: realExec, processes, now: Date.now, tmpDir: world.tmpdir}, mux, agentOf: p => paneAgent(ADAPTERS, p)});
+		await mux.listPanes();
+		const tui = await startTui(world, agent, world.alpha);
+		try {
+			expect((await until(agent, tui, 'idle', 30_000)).pane?.status).toBe('idle');
+			await tui.prompt(`${SLOW_REPLY} please say hi`);
+			expect((await until(agent, tui, 'working', 30_000)).pane?.status).toBe('working');
+			await tui.waitForScreen(/Hello from the stand-in model\./, 120_000);
+			await tui.prompt(`${RUN_SHELL} please`);
+			const blocked = await until(agent, tui, 'blocked', 90_000);
+			expect(blocked.pane?.status).toBe('blocked');
+			expect(blocked.attention).toBe(true);
+			const live = (await probe.detect(await mux.listPanes()))?.find(p => p.id === tui.paneId)?.detection;
+			process.stderr.write(`${agent} blocked, through the long-lived control client: ${live?.status} (${live?.source}: ${live?.evidence})\n`);
+			expect(live?.status).toBe('blocked');
+			if (agent === 'codex') expect(live?.source).toBe('osc');
+		} finally {
+			await tui.close();
+			await mux.dispose();
+		}
+	});
+});
