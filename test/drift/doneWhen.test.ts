@@ -90,7 +90,7 @@ describe('Done-when: one of each kind with the fake herdr and a fixture home', {
 			fs.mkdirSync(path.join(home, '.claude', 'sessions'), {recursive: true});
 			fs.writeFileSync(
 				path.join(home, '.claude', 'sessions', `${proc.pid}.json`),
-				JSON.stringify({pid: proc.pid, sessionId: uuid(), procStart: String(proc.startTime), status: 'busy'}),
+				JSON.stringify({pid: proc.pid, sessionId: ids.unpinned, procStart: String(proc.startTime), status: 'busy'}),
 			);
 		} finally {
 			await mux.dispose();
