@@ -4,6 +4,7 @@ import type {Pane, ProcessRef, SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
 import {pidIndex, processTree} from '../system/processes.js';
 import {adapterOf, audit} from './session.js';
+import {describeSteps, planExit, type ExitPlan, type ScreenRead, type TypedStep} from './stopSequence.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 
 /** The steps of SPEC 6.2, in order. */
@@ -46,7 +47,20 @@ export interface StopOptions {
 	/** Step 2 wait; default config.stop.killWaitSeconds. */
 	readonly killWaitMs?: number;
 	readonly onProgress?: (progress: StopProgress) => void;
+	/** Time and waiting; tests pass a clock that advances when slept on. Default: the real one. */
+	readonly clock?: StopClock;
 }
+
+/**
+ * A stop's time. `now` and `sleep` come as a pair (not `deps.now` plus real timers): a clock that
+ * never advances while the stop sleeps would make every wait endless.
+ */
+export interface StopClock {
+	now(): number;
+	sleep(ms: number): Promise<void>;
+}
+
+const REAL_CLOCK: StopClock = {now: () => Date.now(), sleep: ms => new Promise<void>(resolve => setTimeout(resolve, ms))};
 
 /** How the captured processes are kept in the row's extra (drift reads it to spot stale processes). */
 export interface StoppedProcesses {
@@ -62,8 +76,11 @@ const SIGKILL_REAP_MS = 2000;
 /** How long a clean exit's leftover children get to follow the agent out before they count as survivors. */
 const CHILDREN_SETTLE_MS = 1000;
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
-
-const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms));
+/**
+ * How many rows of the pane step 1 reads to find the composer. Claude and gemini draw inline,
+ * so their UI can end well above a tall pane's bottom; blank rows below it are dropped.
+ */
+const SCREEN_ROWS = 200;
 
 /** What is kept of a process: enough to recognise it (refs read back from a row may be partial). */
 function slim(p: ProcessRef): ProcessRef {
@@ -118,15 +135,19 @@ function protectedPids(all: readonly ProcessRef[], selfPid: number): Set<number>
 
 /**
  * One run of the stop algorithm. Every check asks the process table again; nothing is trusted
- * from before: a pid is only ever signalled while it still has the start time captured at step 0.
+ * from before: a pid is only ever signalled while it still has the start time captured at step 0
+ * (or seen when it was found as a child of a captured process, see `track`).
  */
 class StopRun {
 	private readonly deps: ActionDeps;
 	private readonly session: SessionRecord;
 	private readonly options: StopOptions;
+	readonly clock: StopClock;
 	private readonly startedAt: number;
 	private stepStartedAt: number;
 	private readonly notes: string[] = [];
+	/** Children the agent started after step 0 (codex's `git`, a tool's shell), found while waiting. */
+	private readonly found = new Map<number, ProcessRef>();
 
 	get sessionName(): string {
 		return this.session.name;
@@ -136,14 +157,15 @@ class StopRun {
 		this.deps = deps;
 		this.session = session;
 		this.options = options;
-		this.startedAt = Date.now();
+		this.clock = options.clock ?? REAL_CLOCK;
+		this.startedAt = this.clock.now();
 		this.stepStartedAt = this.startedAt;
 	}
 
 	/** Publish a step change and write it to the audit log. */
 	report(step: StopStep, state: StepState, message: string, detail: Record<string, unknown> = {}): void {
-		if (state === 'running') this.stepStartedAt = Date.now();
-		const now = Date.now();
+		if (state === 'running') this.stepStartedAt = this.clock.now();
+		const now = this.clock.now();
 		this.options.onProgress?.({step, state, elapsedMs: now - this.stepStartedAt, totalMs: now - this.startedAt, message});
 		const outcome = state === 'running' ? 'started' : state === 'done' ? 'ok' : state === 'failed' ? 'failed' : 'info';
 		audit(this.deps, {session: this.session.name, action: 'stop', step, outcome, detail: {message, ...detail}});
@@ -151,7 +173,7 @@ class StopRun {
 
 	/** A progress tick while waiting, so a UI can show the elapsed time (not audited). */
 	tick(step: StopStep, message: string): void {
-		const now = Date.now();
+		const now = this.clock.now();
 		this.options.onProgress?.({step, state: 'running', elapsedMs: now - this.stepStartedAt, totalMs: now - this.startedAt, message});
 	}
 
@@ -174,18 +196,41 @@ class StopRun {
 		return out;
 	}
 
-	/** Poll until `done` or `ms` pass; true when `done` came true. */
-	async waitUntil(step: StopStep, ms: number, message: string, done: () => Promise<boolean>): Promise<boolean> {
-		const deadline = Date.now() + ms;
-		let lastTick = Date.now();
+	/** The children found by `track`, in the order found. */
+	foundChildren(): readonly ProcessRef[] {
+		return [...this.found.values()];
+	}
+
+	/**
+	 * Add the live descendants of `parents` (each alive with its captured start time) that
+	 * started no earlier than that parent: the agent's tree as it is now. Only the agent's own
+	 * subtree is passed in, never the pane's shell, whose later children are the user's.
+	 */
+	async track(parents: readonly ProcessRef[], guard: ReadonlySet<number>): Promise<void> {
+		const all = await this.deps.processes.list();
+		const byPid = pidIndex(all);
+		for (const parent of [...parents, ...this.found.values()]) {
+			if (!sameProcess(byPid.get(parent.pid), parent)) continue;
+			for (const p of processTree(all, parent.pid).slice(1)) {
+				if (guard.has(p.pid) || p.startTime < parent.startTime || parents.some(q => q.pid === p.pid) || this.found.has(p.pid)) continue;
+				this.found.set(p.pid, slim(p));
+			}
+		}
+	}
+
+	/** Poll until `done` or `ms` pass; true when `done` came true. `each` runs on every poll. */
+	async waitUntil(step: StopStep, ms: number, message: string, done: () => Promise<boolean>, each?: () => Promise<void>): Promise<boolean> {
+		const deadline = this.clock.now() + ms;
+		let lastTick = this.clock.now();
 		for (;;) {
+			await each?.();
 			if (await done()) return true;
-			if (Date.now() >= deadline) return false;
-			if (Date.now() - lastTick >= 1000) {
-				lastTick = Date.now();
+			if (this.clock.now() >= deadline) return false;
+			if (this.clock.now() - lastTick >= 1000) {
+				lastTick = this.clock.now();
 				this.tick(step, message);
 			}
-			await sleep(POLL_MS);
+			await this.clock.sleep(POLL_MS);
 		}
 	}
 }
@@ -235,7 +280,35 @@ async function capture(deps: ActionDeps, adapter: AgentAdapter, session: Session
 	return {pane, root: tree[0], agent: pickAgentProcess(adapter, tree), tree, stale, processes: [...tree, ...stale], protectedPids: guard};
 }
 
-/** Step 1: type the exit input, wait for the agent process to exit. True when it did. */
+/** The agent and what it started: every captured process but the pane's shell (the user's, when the agent ran under one). */
+function agentSide(cap: Captured): ProcessRef[] {
+	return cap.processes.filter(p => !(p.pid === cap.root?.pid && p.pid !== cap.agent?.pid));
+}
+
+/** Read the pane's screen (only for an adapter that knows its agent's screens) and decide step 1. */
+async function exitPlanFor(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, pane: Pane): Promise<ExitPlan> {
+	let screen: ScreenRead | undefined;
+	if (adapter.exitInput.readScreen) {
+		try {
+			screen = {ok: true, text: await mux.readOutput(pane.id, SCREEN_ROWS)};
+		} catch (error) {
+			screen = {ok: false, error: messageOf(error)};
+		}
+	}
+	const configuredText = deps.config.agents[adapter.id]?.exitInput;
+	return planExit({exitInput: adapter.exitInput, muxStatus: pane.agentStatus, ...(configuredText === undefined ? {} : {configuredText}), ...(screen ? {screen} : {})});
+}
+
+/** Send the steps in order, pausing where the sequence says. */
+async function typeSteps(run: StopRun, mux: Multiplexer, paneId: string, steps: readonly TypedStep[]): Promise<void> {
+	for (const step of steps) {
+		if (step.kind === 'pause') await run.clock.sleep(step.ms);
+		else if (step.kind === 'text') await mux.sendText(paneId, step.text);
+		else if (step.keys.length > 0) await mux.sendKeys(paneId, step.keys);
+	}
+}
+
+/** Step 1: type the exit sequence (when that is safe), wait for the agent process to exit. True when it did. */
 async function stepExitInput(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, cap: Captured, graceMs: number): Promise<boolean> {
 	const {pane, root, agent} = cap;
 	if (!pane || !root || !agent) {
@@ -252,27 +325,33 @@ async function stepExitInput(run: StopRun, deps: ActionDeps, adapter: AgentAdapt
 		if (check.why) run.note(check.why);
 		return false;
 	}
-	const text = deps.config.agents[adapter.id]?.exitInput ?? adapter.exitInput.text;
-	run.report('exit-input', 'running', `typing ${text} into pane ${pane.id}, waiting up to ${Math.round(graceMs / 1000)} s for pid ${agent.pid} to exit`, {
+	const plan = await exitPlanFor(deps, adapter, mux, pane);
+	if (!plan.type) {
+		run.note(`nothing was typed into pane ${pane.id}: ${plan.why}`);
+		run.report('exit-input', 'skipped', `not typing into pane ${pane.id}: ${plan.why}`, {paneId: pane.id});
+		return false;
+	}
+	const typed = describeSteps(plan.steps);
+	run.report('exit-input', 'running', `typing ${typed} into pane ${pane.id} (${plan.why}), waiting up to ${Math.round(graceMs / 1000)} s for pid ${agent.pid} to exit`, {
 		paneId: pane.id,
-		text,
+		steps: typed,
 		pid: agent.pid,
 	});
 	try {
-		await mux.sendText(pane.id, text);
-		if (adapter.exitInput.keys.length > 0) await mux.sendKeys(pane.id, adapter.exitInput.keys);
+		await typeSteps(run, mux, pane.id, plan.steps);
 	} catch (error) {
 		run.report('exit-input', 'failed', `could not type into pane ${pane.id}: ${messageOf(error)}`);
 		return false;
 	}
-	const exited = await run.waitUntil('exit-input', graceMs, `waiting for pid ${agent.pid} to exit`, async () => !(await run.alive(agent)));
+	const side = agentSide(cap);
+	const exited = await run.waitUntil('exit-input', graceMs, `waiting for pid ${agent.pid} to exit`, async () => !(await run.alive(agent)), () => run.track(side, cap.protectedPids));
 	if (exited) run.report('exit-input', 'done', `the agent (pid ${agent.pid}) exited`);
 	else run.report('exit-input', 'failed', `the agent (pid ${agent.pid}) is still running after ${Math.round(graceMs / 1000)} s`);
 	return exited;
 }
 
 /** Step 2: close the pane, wait for the captured tree to go. Returns whether the pane was closed and all is gone. */
-async function stepClosePane(run: StopRun, mux: Multiplexer, cap: Captured, killWaitMs: number): Promise<{closed: boolean; allGone: boolean}> {
+async function stepClosePane(run: StopRun, deps: ActionDeps, mux: Multiplexer, cap: Captured, killWaitMs: number): Promise<{closed: boolean; allGone: boolean}> {
 	const {pane, root} = cap;
 	if (!pane || !root) {
 		run.report('close-pane', 'skipped', 'no pane to close');
@@ -289,36 +368,46 @@ async function stepClosePane(run: StopRun, mux: Multiplexer, cap: Captured, kill
 		run.report('close-pane', 'skipped', `${why}; not closing it`);
 		return {closed: false, allGone: false};
 	}
-	run.report('close-pane', 'running', `closing pane ${pane.id}, waiting up to ${Math.round(killWaitMs / 1000)} s`, {paneId: pane.id});
+	run.report('close-pane', 'running', `closing pane ${pane.id} and sending SIGHUP to its processes, waiting up to ${Math.round(killWaitMs / 1000)} s`, {paneId: pane.id});
+	await run.track(agentSide(cap), cap.protectedPids);
 	try {
 		await mux.closePane(pane.id);
 	} catch (error) {
 		run.report('close-pane', 'failed', `could not close pane ${pane.id}: ${messageOf(error)}`);
 		return {closed: false, allGone: false};
 	}
-	const allGone = await run.waitUntil('close-pane', killWaitMs, 'waiting for the pane\'s processes to exit', async () => (await run.aliveOf(cap.processes)).length === 0);
+	const targets = (): ProcessRef[] => [...cap.processes, ...run.foundChildren()];
+	// Closing a pane hangs up its terminal, which signals only the session leader. A wrapper
+	// that ignores SIGHUP (gemini's node wrapper: it waits for its child) then keeps the agent
+	// alive, so every process of the tree gets the hangup itself.
+	await signalEach(run, deps, targets(), cap.protectedPids, 'SIGHUP');
+	const allGone = await run.waitUntil('close-pane', killWaitMs, 'waiting for the pane\'s processes to exit', async () => (await run.aliveOf(targets())).length === 0);
 	if (allGone) run.report('close-pane', 'done', `pane ${pane.id} closed; every process exited`);
 	else {
-		const left = await run.aliveOf(cap.processes);
+		const left = await run.aliveOf(targets());
 		run.report('close-pane', 'failed', `pane ${pane.id} closed; still alive: ${left.map(p => p.pid).join(', ')}`, {survivors: left.map(p => p.pid)});
 	}
 	return {closed: true, allGone};
 }
 
-/** Step 3: SIGKILL every captured process that still has its captured start time. Returns survivors. */
-async function stepSigkill(run: StopRun, deps: ActionDeps, targets: readonly ProcessRef[], guard: ReadonlySet<number>): Promise<ProcessRef[]> {
-	const kill = deps.kill ?? ((pid: number, signal: NodeJS.Signals) => process.kill(pid, signal));
-	const alive = (await run.aliveOf(targets)).filter(p => !guard.has(p.pid));
-	run.report('sigkill', 'running', `SIGKILL ${alive.map(p => `${p.pid} (${p.name})`).join(', ') || 'nothing'}`, {pids: alive.map(p => p.pid)});
-	for (const ref of alive) {
-		// Re-read right before signalling: the pid must still carry the captured start time.
-		if (!(await run.alive(ref))) continue;
+/** Send `signal` to each of `refs` still alive with its recorded start time (re-read right before), never to a guarded pid. */
+async function signalEach(run: StopRun, deps: ActionDeps, refs: readonly ProcessRef[], guard: ReadonlySet<number>, signal: NodeJS.Signals): Promise<void> {
+	const kill = deps.kill ?? ((pid: number, sig: NodeJS.Signals) => process.kill(pid, sig));
+	for (const ref of refs) {
+		if (guard.has(ref.pid) || !(await run.alive(ref))) continue;
 		try {
-			kill(ref.pid, 'SIGKILL');
+			kill(ref.pid, signal);
 		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code !== 'ESRCH') run.note(`could not SIGKILL ${ref.pid}: ${messageOf(error)}`);
+			if ((error as NodeJS.ErrnoException).code !== 'ESRCH') run.note(`could not send ${signal} to ${ref.pid}: ${messageOf(error)}`);
 		}
 	}
+}
+
+/** Step 3: SIGKILL every captured process that still has its captured start time. Returns survivors. */
+async function stepSigkill(run: StopRun, deps: ActionDeps, targets: readonly ProcessRef[], guard: ReadonlySet<number>, why = ''): Promise<ProcessRef[]> {
+	const alive = (await run.aliveOf(targets)).filter(p => !guard.has(p.pid));
+	run.report('sigkill', 'running', `SIGKILL ${alive.map(p => `${p.pid} (${p.name})`).join(', ') || 'nothing'}${why}`, {pids: alive.map(p => p.pid)});
+	await signalEach(run, deps, alive, guard, 'SIGKILL');
 	await run.waitUntil('sigkill', SIGKILL_REAP_MS, 'waiting for the kernel to reap', async () => (await run.aliveOf(alive)).length === 0);
 	const survivors = await run.aliveOf(alive);
 	if (survivors.length === 0) run.report('sigkill', 'done', `killed ${alive.length} process${alive.length === 1 ? '' : 'es'}; none left`);
@@ -384,7 +473,7 @@ async function escalate(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, m
 		session: run.sessionName,
 		endedBy,
 		ok: survivors.length === 0,
-		captured: cap.processes,
+		captured: [...cap.processes, ...run.foundChildren()],
 		survivors,
 		paneClosed,
 		notes: run.allNotes(),
@@ -396,15 +485,20 @@ async function escalate(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, m
 	}
 	if (agentAlive && mux && (await stepExitInput(run, deps, adapter, mux, cap, graceMs))) {
 		// The pane's own shell is no leftover: the pane stays for the user (herdr keeps it).
-		const rest = cap.processes.filter(p => !(p.pid === cap.root?.pid && p.pid !== cap.agent?.pid));
+		const rest = (): ProcessRef[] => [...agentSide(cap), ...run.foundChildren()];
 		// An agent ends its helpers as it exits; give them a moment to follow before listing survivors.
-		await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, 'waiting for the agent\'s children to exit', async () => (await run.aliveOf(rest)).length === 0);
+		await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, 'waiting for the agent\'s children to exit', async () => (await run.aliveOf(rest())).length === 0);
 		const paneGone = cap.pane ? (await currentPane(mux, cap.pane.id)) === undefined : true;
-		return done('exit-input', await run.aliveOf(rest), paneGone);
+		const left = await run.aliveOf(rest());
+		if (left.length === 0) return done('exit-input', [], paneGone);
+		// The agent obeyed; what it left behind (a helper still running) is ended like any survivor.
+		run.note(`the agent exited at step 1 but left ${left.map(p => `pid ${p.pid} (${p.name})`).join(', ')} running; SIGKILLed`);
+		const survivors = await stepSigkill(run, deps, left, cap.protectedPids, ': left behind by the agent');
+		return done('exit-input', survivors, paneGone);
 	}
 	let closed = false;
 	if (agentAlive && mux) {
-		const step2 = await stepClosePane(run, mux, cap, killWaitMs);
+		const step2 = await stepClosePane(run, deps, mux, cap, killWaitMs);
 		closed = step2.closed;
 		if (step2.allGone) return done('close-pane', [], true);
 	} else {
@@ -412,7 +506,8 @@ async function escalate(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, m
 		run.report('close-pane', 'skipped', 'no pane to close');
 	}
 	// A pane left open (reused, or only leftovers were targeted) keeps its shell.
-	const targets = closed ? cap.processes : cap.processes.filter(p => p.pid !== cap.root?.pid || p.pid === cap.agent?.pid);
-	const survivors = await stepSigkill(run, deps, targets, cap.protectedPids);
+	await run.track(agentSide(cap), cap.protectedPids);
+	const captured = closed ? cap.processes : agentSide(cap);
+	const survivors = await stepSigkill(run, deps, [...captured, ...run.foundChildren()], cap.protectedPids);
 	return done('sigkill', survivors, closed || cap.pane === undefined);
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
+import {measuredExitInput, readCodexScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isoMs, obj, oneLine, readFirstJsonLine, readJsonl, str} from './common/jsonl.js';
 import {countLines, jsonFieldIn, removeLines} from './common/lines.js';
@@ -486,7 +487,7 @@ export const codexAdapter: AgentAdapter = {
 	idPattern: new RegExp(`^${UUID}$`),
 	processNames: ['codex'],
 	residentChildren: ['app-server', 'mcp-server'],
-	exitInput: {text: '/quit', keys: ['Enter']},
+	exitInput: measuredExitInput('/quit', readCodexScreen),
 
 	spawn: () => ({argv: ['codex']}),
 	resume(_ctx, id) {

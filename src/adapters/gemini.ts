@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
+import {measuredExitInput, readGeminiScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
 import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
@@ -448,7 +449,8 @@ export const geminiAdapter: AgentAdapter = {
 	idPattern: ID_PATTERN,
 	processNames: PROGRAMS,
 	residentChildren: [],
-	exitInput: {text: '/quit', keys: ['Enter']},
+	// `/exit` is what was measured (gemini takes `/quit` too).
+	exitInput: measuredExitInput('/exit', readGeminiScreen),
 
 	spawn: () => ({argv: ['gemini']}),
 

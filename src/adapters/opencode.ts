@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
+import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {obj, str} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
@@ -414,7 +415,7 @@ export const opencodeAdapter: AgentAdapter = {
 	idPattern: /^ses_[0-9a-f]{12}[0-9A-Za-z]{14}$/,
 	processNames: ['opencode', 'opencode2'],
 	residentChildren: ['serve'],
-	exitInput: {text: '/exit', keys: ['Enter']},
+	exitInput: measuredExitInput('/exit', readOpencodeScreen),
 
 	spawn: () => ({argv: ['opencode']}),
 	resume(_ctx, id) {

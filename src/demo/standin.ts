@@ -193,6 +193,19 @@ export function isDeleteCommand(args: readonly string[]): boolean {
 }
 
 /**
+ * The bottom of the real agent's TUI when its composer is empty, drawn above the prompt: a stop
+ * reads the pane's screen for the agent's composer before typing its exit input, and types
+ * nothing into a screen it does not recognise (a draft there would be sent as a prompt).
+ * Only agents whose composer may sit above other rows; codex's must be the last rows.
+ */
+const RULE = '─'.repeat(60);
+const EMPTY_COMPOSER: Readonly<Record<string, readonly string[]>> = {
+	claude: [RULE, '❯\u00a0', RULE, '  ? for shortcuts · ← for agents'],
+	gemini: [RULE, ' Shift+Tab to accept edits', '', ' >   Type your message or @path/to/file', '', ' workspace (/directory)   branch   sandbox   /model'],
+	opencode: ['  ┃', '  ┃  Ask anything… "stand-in"', '  ┃', '  ┃  Build · Stand-in', `  ╹${'▀'.repeat(40)}`],
+};
+
+/**
  * Run the stand-in TUI. `argv` is what the agent was started with (after its own name);
  * `name` is the name it was started under.
  */
@@ -252,6 +265,11 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 	const keepAlive = setInterval(() => {}, 60_000);
 
 	const rl = readline.createInterface({input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true, prompt: '> '});
+	const composer = EMPTY_COMPOSER[options.agent];
+	const prompt = () => {
+		if (composer) say(`${composer.join('\n')}\n`);
+		rl.prompt();
+	};
 	rl.on('SIGINT', () => {
 		if (options.ignoreSignals) say(`\n(${name} stand-in ignores ctrl+c)\n`);
 		else finish(130);
@@ -266,7 +284,7 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 		if (options.exitInputs.includes(text)) {
 			if (options.ignoreExit) {
 				say(`(${name} stand-in ignores ${text})\n`);
-				rl.prompt();
+				prompt();
 				return;
 			}
 			say(options.exitDelayMs > 0 ? 'saving the conversation…\n' : 'bye\n');
@@ -276,7 +294,7 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 			return;
 		}
 		if (text.length > 0) say(`${name}: you said ${JSON.stringify(text)}\n`);
-		rl.prompt();
+		prompt();
 	});
 	// Written last: a record means every handler is in place (tests wait for it before signalling).
 	if (options.recordFile) {
@@ -295,7 +313,7 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 	say(`${name} stand-in (pid ${process.pid}, mam-tui demo) in ${process.cwd()}\n`);
 	if (conversationId) say(`conversation ${conversationId}\n`);
 	say(`type ${options.exitInputs[0] ?? '/exit'} to quit\n`);
-	rl.prompt();
+	prompt();
 }
 
 /** Entry when run as `node standin.js [--mam-standin-child=KIND | args…]`. */
