@@ -337,13 +337,14 @@ async function stepExitInput(run: StopRun, deps: ActionDeps, adapter: AgentAdapt
 		steps: typed,
 		pid: agent.pid,
 	});
+	const side = agentSide(cap);
+	await run.track(side, cap.protectedPids);
 	try {
 		await typeSteps(run, mux, pane.id, plan.steps);
 	} catch (error) {
 		run.report('exit-input', 'failed', `could not type into pane ${pane.id}: ${messageOf(error)}`);
 		return false;
 	}
-	const side = agentSide(cap);
 	const exited = await run.waitUntil('exit-input', graceMs, `waiting for pid ${agent.pid} to exit`, async () => !(await run.alive(agent)), () => run.track(side, cap.protectedPids));
 	if (exited) run.report('exit-input', 'done', `the agent (pid ${agent.pid}) exited`);
 	else run.report('exit-input', 'failed', `the agent (pid ${agent.pid}) is still running after ${Math.round(graceMs / 1000)} s`);

@@ -1,0 +1,228 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {adapterFor} from '../../src/adapters/index.js';
+import {Registry} from '../../src/registry/registry.js';
+import {
+	conversationsOnDisk,
+	DEFAULT_REPLY,
+	makeWorld,
+	processTable,
+	READY,
+	REAL_AGENTS,
+	RUN_SHELL,
+	shellQuote,
+	startModel,
+	startTui,
+	waitForConversation,
+	type Model,
+	type RealAgent,
+	type RealWorld,
+	type Tui,
+} from './support/harness.js';
+
+/**
+ * `mam-tui stop` against the four real TUIs (issue 17 item 4, issue 19 item 6). Per agent:
+ * - idle, and right after a turn, the stop ends at step 1 (the exit sequence), in at least 9 of
+ *   10 stops (`MAM_REAL_TRIALS` sets the trials per situation; 2 in CI, so both must pass);
+ *   after a turn the reply is on disk and the real CLI resumes the conversation;
+ * - a one-line draft is cleared by the sequence and never reaches the model;
+ * - a two-line draft: nothing is typed (Ctrl+U clears one line only), the pane is closed, and
+ *   the draft never reaches the model;
+ * - blocked on an approval: nothing is typed (it would answer the dialog), the command is
+ *   never run;
+ * and every time, no process of the pane's agent tree survives.
+ */
+const TRIALS = Math.max(1, Number(process.env['MAM_REAL_TRIALS'] ?? 2));
+const NEEDED = Math.ceil(0.9 * TRIALS);
+
+/** What the approval dialog shows (screens/README.md). */
+const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
+	claude: /Do you want to proceed\?/,
+	codex: /Press enter to confirm or esc to cancel/,
+	opencode: /Permission required/,
+	gemini: /Allow execution of/,
+};
+
+interface StopJson {
+	readonly endedBy: string;
+	readonly ok: boolean;
+	readonly survivors: readonly unknown[];
+	readonly notes: readonly string[];
+	readonly steps: ReadonlyArray<{readonly step: string; readonly state: string; readonly elapsedMs: number; readonly message: string}>;
+}
+
+interface Trial {
+	readonly agent: RealAgent;
+	readonly situation: string;
+	readonly endedBy: string;
+	/** From the start of step 1 to the agent's exit (the exit sequence's pauses included). */
+	readonly stepMs: number;
+}
+
+const trials: Trial[] = [];
+let counter = 0;
+
+/** Register the pane as a running session, as `mam-tui new` or an adoption would. */
+function register(world: RealWorld, tui: Tui, agentSessionId?: string): string {
+	const name = `${tui.agent}-stop-${++counter}`;
+	const registry = Registry.open(world.registry);
+	try {
+		registry.insert({name, agent: tui.agent, cwd: tui.cwd, mux: 'tmux', paneId: tui.paneId, status: 'running', epoch: Date.now() - 60_000, ...(agentSessionId ? {agentSessionId} : {})});
+	} finally {
+		registry.close();
+	}
+	return name;
+}
+
+/** The pane's agent tree: every process under the shell, and anything else in its session. */
+function agentTree(tui: Tui): number[] {
+	const sid = processTable().find(p => p.pid === tui.shellPid)?.sid;
+	const inSession = sid === undefined ? [] : processTable().filter(p => p.sid === sid);
+	return [...new Set([...tui.processTree(), ...inSession].map(p => p.pid))].filter(pid => pid !== tui.shellPid);
+}
+
+/** An exited process waiting to be reaped (this machine's init reaps orphans slowly): not alive. */
+function isZombie(pid: number): boolean {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+		return /^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
+	} catch {
+		return true;
+	}
+}
+
+/** `mam-tui stop NAME --json`, then: nothing of the tree it had before is alive. */
+async function stop(world: RealWorld, tui: Tui, name: string, situation: string): Promise<StopJson> {
+	const tree = agentTree(tui);
+	expect(tree.length, `${tui.agent}: an agent runs in ${tui.paneId}`).toBeGreaterThan(0);
+	const run = await world.mamTui(['stop', name, '--json'], {timeoutMs: 60_000});
+	expect(run.stderr).toBe('');
+	const result = JSON.parse(run.stdout) as StopJson;
+	const left = processTable().filter(p => tree.includes(p.pid) && !isZombie(p.pid));
+	expect(left, `${tui.agent} ${situation}: survivors of ${tree.join(',')}; the stop said ${run.stdout}`).toEqual([]);
+	expect(result.survivors).toEqual([]);
+	expect(result.ok).toBe(true);
+	const exit = result.steps.find(s => s.step === 'exit-input' && (s.state === 'done' || s.state === 'failed'));
+	trials.push({agent: tui.agent, situation, endedBy: result.endedBy, stepMs: exit?.elapsedMs ?? Number.NaN});
+	return result;
+}
+
+/** The shell's command line that resumes `id` (the adapter's own argv), typed into the pane. */
+function resumeLine(agent: RealAgent, world: RealWorld, id: string): string {
+	const adapter = adapterFor(agent);
+	if (!adapter) throw new Error(`no adapter for ${agent}`);
+	const ctx = {home: world.home, ownHome: false, env: world.env, exec: () => Promise.reject(new Error('unused')), processes: {list: async () => [], get: async () => undefined, holders: async () => []}, now: Date.now, tmpDir: world.tmpdir};
+	return adapter.resume(ctx, id).argv.map(shellQuote).join(' ');
+}
+
+function sentToModel(model: Model, needle: string): boolean {
+	return model.requests().some(r => r.raw.includes(needle));
+}
+
+describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
+	let model: Model;
+	let world: RealWorld;
+	// Outside both projects: opencode asks before a shell command runs there.
+	const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-outside-')));
+
+	beforeAll(async () => {
+		model = await startModel({shellWorkdir: outside});
+		world = await makeWorld(model);
+	});
+
+	afterAll(async () => {
+		await world?.cleanup();
+		await model?.close();
+		fs.rmSync(outside, {recursive: true, force: true});
+	});
+
+	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each), with the reply on disk and the conversation resumable`, async () => {
+		const ended = {idle: 0, afterTurn: 0};
+		for (let i = 0; i < TRIALS; i++) {
+			const idle = await startTui(world, agent, world.alpha);
+			await new Promise(resolve => setTimeout(resolve, 1500));
+			if ((await stop(world, idle, register(world, idle), 'idle')).endedBy === 'exit-input') ended.idle++;
+			await idle.close();
+
+			const busy = await startTui(world, agent, world.alpha);
+			const prompt = `stop trial ${i} for ${agent}: say hello`;
+			await busy.prompt(prompt);
+			await busy.waitForScreen(/Hello from the stand-in model\./, 90_000);
+			const id = await waitForConversation(world, agent, world.alpha, {containing: prompt, timeoutMs: 30_000});
+			await new Promise(resolve => setTimeout(resolve, 1000));
+			const result = await stop(world, busy, register(world, busy, id), 'after a turn');
+			// Flushed: the turn's reply is in the agent's own store once it is stopped.
+			expect(conversationsOnDisk(world, agent, world.alpha).find(c => c.id === id)?.text).toContain(DEFAULT_REPLY);
+			if (result.endedBy === 'exit-input') ended.afterTurn++;
+			if (i === 0 && result.endedBy === 'exit-input') {
+				// Flushed: the real CLI resumes the conversation, in the same pane and cwd.
+				// The exited TUI's last screen stays in the pane: clear it, so only the resumed one can match.
+				await busy.prompt('clear');
+				await busy.waitForScreen(/^mam-real\$\s*$/m, 10_000);
+				await busy.typeText(resumeLine(agent, world, id));
+				await busy.sendKeys('Enter');
+				await busy.waitForScreen(READY[agent], 60_000);
+				await busy.waitForScreen(new RegExp(prompt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 60_000);
+				await busy.waitForScreen(/Hello from the stand-in model\./, 30_000);
+				await new Promise(resolve => setTimeout(resolve, 1000));
+				await stop(world, busy, register(world, busy, id), 'resumed');
+			}
+			await busy.close();
+		}
+		expect(ended.idle, `${agent} idle: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
+		expect(ended.afterTurn, `${agent} after a turn: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
+	});
+
+	it('clears a one-line draft and never sends it; the stop still ends at step 1', async () => {
+		const tui = await startTui(world, agent, world.alpha);
+		await tui.prompt(`draft trial for ${agent}: say hello`);
+		await tui.waitForScreen(/Hello from the stand-in model\./, 90_000);
+		const draft = `draft-${agent}-${Date.now()} keep me`;
+		await tui.typeText(draft);
+		await tui.waitForScreen(new RegExp(draft), 10_000);
+		const result = await stop(world, tui, register(world, tui), 'one-line draft');
+		expect(result.endedBy).toBe('exit-input');
+		expect(result.steps.find(s => s.step === 'exit-input' && s.state === 'running')?.message).toMatch(/one-line draft: Ctrl\+U clears it first/);
+		expect(sentToModel(model, draft)).toBe(false);
+		await tui.close();
+	});
+
+	it('types nothing over a two-line draft: the pane is closed and the draft never reaches the model', async () => {
+		const tui = await startTui(world, agent, world.alpha);
+		const marker = `two-line-${agent}-${Date.now()}`;
+		await world.tmux(['set-buffer', '-b', 'draft', `${marker} first line\nsecond line`]);
+		await world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', tui.paneId]);
+		await tui.waitForScreen(/second line/, 10_000);
+		const result = await stop(world, tui, register(world, tui), 'two-line draft');
+		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
+		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/2-line draft/);
+		expect(['close-pane', 'sigkill']).toContain(result.endedBy);
+		await new Promise(resolve => setTimeout(resolve, 1000));
+		expect(sentToModel(model, marker)).toBe(false);
+	});
+
+	it('types nothing into an approval dialog: the command never runs', async () => {
+		const tui = await startTui(world, agent, world.alpha);
+		await tui.prompt(`please ${RUN_SHELL} now`);
+		await tui.waitForScreen(APPROVAL[agent], 90_000);
+		const result = await stop(world, tui, register(world, tui), 'blocked');
+		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
+		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/approval/);
+		expect(['close-pane', 'sigkill']).toContain(result.endedBy);
+		await new Promise(resolve => setTimeout(resolve, 1000));
+		expect(fs.existsSync(path.join(world.alpha, 'hello-from-tool.txt'))).toBe(false);
+		expect(fs.existsSync(path.join(outside, 'hello-from-tool.txt'))).toBe(false);
+	});
+
+	afterAll(() => {
+		const mine = trials.filter(t => t.agent === agent);
+		const rows = [...new Set(mine.map(t => t.situation))].map(situation => {
+			const some = mine.filter(t => t.situation === situation);
+			const times = some.map(t => t.stepMs).filter(Number.isFinite).sort((a, b) => a - b);
+			return `${agent} | ${situation} | ${some.filter(t => t.endedBy === 'exit-input').length}/${some.length} at step 1 | ended by ${[...new Set(some.map(t => t.endedBy))].join(', ')} | step 1 ${times[0] ?? '-'}–${times.at(-1) ?? '-'} ms`;
+		});
+		console.info(`stop on real ${agent}:\n${rows.join('\n')}`);
+	});
+});
