@@ -5,6 +5,7 @@ import type {Multiplexer} from '../mux/types.js';
 import {pidIndex, processTree} from '../system/processes.js';
 import {adapterOf, audit} from './session.js';
 import {describeSteps, planExit, type ExitPlan, type ScreenRead, type TypedStep} from './stopSequence.js';
+import {nextStopStep, type StopEndedBy, type StopMove} from './stopSteps.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 
 /** The steps of SPEC 6.2, in order. */
@@ -24,8 +25,7 @@ export interface StopProgress {
 	readonly message: string;
 }
 
-/** Which step ended the stop; `nothing-running` when the pane and processes were already gone. */
-export type StopEndedBy = 'nothing-running' | 'exit-input' | 'close-pane' | 'sigkill';
+export type {StopEndedBy} from './stopSteps.js';
 
 export interface StopOutcome {
 	readonly session: string;
@@ -467,48 +467,58 @@ export async function stopSession(deps: ActionDeps, session: SessionRecord, opti
 	return {ok: true, value: outcome};
 }
 
+/** Run the steps in the order `nextStopStep` gives, each one's I/O here. */
 async function escalate(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer | undefined, cap: Captured, options: StopOptions): Promise<StopOutcome> {
 	const graceMs = options.graceMs ?? deps.config.stop.graceSeconds * 1000;
 	const killWaitMs = options.killWaitMs ?? deps.config.stop.killWaitSeconds * 1000;
-	const done = (endedBy: StopEndedBy, survivors: readonly ProcessRef[], paneClosed: boolean): StopOutcome => ({
+	const agentAlive = mux !== undefined && cap.pane !== undefined && cap.agent !== undefined && (await run.alive(cap.agent));
+	let exited = false;
+	let closed = false;
+	let paneClosed = cap.pane === undefined;
+	let left: ProcessRef[] = [];
+	let survivors: ProcessRef[] = [];
+	let move: StopMove = nextStopStep({after: 'capture', agentAlive, leftovers: cap.stale.length});
+	if ('end' in move) run.report('exit-input', 'skipped', cap.pane ? `no agent is running in pane ${cap.pane.id}` : 'the pane is gone and no process is left');
+	else if (move.run === 'sigkill') {
+		run.report('exit-input', 'skipped', 'no agent in a pane: only leftover processes to end');
+		run.report('close-pane', 'skipped', 'no pane to close');
+	}
+	while ('run' in move) {
+		if (move.run === 'exit-input' && mux) {
+			exited = await stepExitInput(run, deps, adapter, mux, cap, graceMs);
+			if (exited) {
+				// The pane's own shell is no leftover: the pane stays for the user (herdr keeps it).
+				const rest = (): ProcessRef[] => [...agentSide(cap), ...run.foundChildren()];
+				// An agent ends its helpers as it exits; give them a moment to follow before listing survivors.
+				await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, 'waiting for the agent\'s children to exit', async () => (await run.aliveOf(rest())).length === 0);
+				paneClosed = cap.pane ? (await currentPane(mux, cap.pane.id)) === undefined : true;
+				left = await run.aliveOf(rest());
+				if (left.length > 0) run.note(`the agent exited at step 1 but left ${left.map(p => `pid ${p.pid} (${p.name})`).join(', ')} running; SIGKILLed`);
+			}
+			move = nextStopStep({after: 'exit-input', exited, left: left.length});
+		} else if (move.run === 'close-pane' && mux) {
+			const step2 = await stepClosePane(run, deps, mux, cap, killWaitMs);
+			closed = step2.closed;
+			paneClosed = step2.allGone || closed || cap.pane === undefined;
+			move = nextStopStep({after: 'close-pane', allGone: step2.allGone});
+		} else {
+			if (exited) survivors = await stepSigkill(run, deps, left, cap.protectedPids, ': left behind by the agent');
+			else {
+				// A pane left open (reused, or only leftovers were targeted) keeps its shell.
+				await run.track(agentSide(cap), cap.protectedPids);
+				const captured = closed ? cap.processes : agentSide(cap);
+				survivors = await stepSigkill(run, deps, [...captured, ...run.foundChildren()], cap.protectedPids);
+			}
+			move = nextStopStep({after: 'sigkill', agentExitedAtStep1: exited});
+		}
+	}
+	return {
 		session: run.sessionName,
-		endedBy,
+		endedBy: move.end,
 		ok: survivors.length === 0,
 		captured: [...cap.processes, ...run.foundChildren()],
 		survivors,
 		paneClosed,
 		notes: run.allNotes(),
-	});
-	const agentAlive = mux !== undefined && cap.pane !== undefined && cap.agent !== undefined && (await run.alive(cap.agent));
-	if (!agentAlive && cap.stale.length === 0) {
-		run.report('exit-input', 'skipped', cap.pane ? `no agent is running in pane ${cap.pane.id}` : 'the pane is gone and no process is left');
-		return done('nothing-running', [], cap.pane === undefined);
-	}
-	if (agentAlive && mux && (await stepExitInput(run, deps, adapter, mux, cap, graceMs))) {
-		// The pane's own shell is no leftover: the pane stays for the user (herdr keeps it).
-		const rest = (): ProcessRef[] => [...agentSide(cap), ...run.foundChildren()];
-		// An agent ends its helpers as it exits; give them a moment to follow before listing survivors.
-		await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, 'waiting for the agent\'s children to exit', async () => (await run.aliveOf(rest())).length === 0);
-		const paneGone = cap.pane ? (await currentPane(mux, cap.pane.id)) === undefined : true;
-		const left = await run.aliveOf(rest());
-		if (left.length === 0) return done('exit-input', [], paneGone);
-		// The agent obeyed; what it left behind (a helper still running) is ended like any survivor.
-		run.note(`the agent exited at step 1 but left ${left.map(p => `pid ${p.pid} (${p.name})`).join(', ')} running; SIGKILLed`);
-		const survivors = await stepSigkill(run, deps, left, cap.protectedPids, ': left behind by the agent');
-		return done('exit-input', survivors, paneGone);
-	}
-	let closed = false;
-	if (agentAlive && mux) {
-		const step2 = await stepClosePane(run, deps, mux, cap, killWaitMs);
-		closed = step2.closed;
-		if (step2.allGone) return done('close-pane', [], true);
-	} else {
-		run.report('exit-input', 'skipped', 'no agent in a pane: only leftover processes to end');
-		run.report('close-pane', 'skipped', 'no pane to close');
-	}
-	// A pane left open (reused, or only leftovers were targeted) keeps its shell.
-	await run.track(agentSide(cap), cap.protectedPids);
-	const captured = closed ? cap.processes : agentSide(cap);
-	const survivors = await stepSigkill(run, deps, [...captured, ...run.foundChildren()], cap.protectedPids);
-	return done('sigkill', survivors, closed || cap.pane === undefined);
+	};
 }

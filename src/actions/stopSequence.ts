@@ -43,7 +43,7 @@ export function typedSteps(exitInput: ExitInput, configuredText?: string): Typed
 	return exitInput.steps.map((step: ExitStep): TypedStep => (step.kind === 'command' ? {kind: 'text', text} : step));
 }
 
-/** `Ctrl+U, 300 ms, /exit, 300 ms, Enter`: the steps as a progress line shows them. */
+/** `Ctrl+U, 300 ms, /exit, 500 ms, Enter`: the steps as a progress line shows them. */
 export function describeSteps(steps: readonly TypedStep[]): string {
 	return steps
 		.map(step => {

@@ -179,7 +179,7 @@ describe('step 1 on a model of the real TUIs (no real time passes)', () => {
 		const {outcome, steps, running} = await stopIn(tui);
 		expect(outcome.endedBy).toBe('exit-input');
 		expect(steps).toEqual(['capture:running', 'capture:done', 'exit-input:running', 'exit-input:done']);
-		expect(running).toMatch(new RegExp(`typing Ctrl\\+U, 300 ms, ${command}, 300 ms, Enter into pane %1 \\(the composer is empty\\)`));
+		expect(running).toMatch(new RegExp(`typing Ctrl\\+U, 300 ms, ${command}, 500 ms, Enter into pane %1 \\(the composer is empty\\)`));
 		expect(tui.prompts).toEqual([]);
 		expect(outcome.survivors).toEqual([]);
 	});

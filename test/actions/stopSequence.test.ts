@@ -73,12 +73,12 @@ describe('the exit sequence', () => {
 
 	it('types each agent\'s measured command, or the configured one', () => {
 		expect(MEASURED.map(a => describeSteps(typedSteps(adapter(a).exitInput)))).toEqual([
-			'Ctrl+U, 300 ms, /exit, 300 ms, Enter',
-			'Ctrl+U, 300 ms, /quit, 300 ms, Enter',
-			'Ctrl+U, 300 ms, /exit, 300 ms, Enter',
-			'Ctrl+U, 300 ms, /exit, 300 ms, Enter',
+			'Ctrl+U, 300 ms, /exit, 500 ms, Enter',
+			'Ctrl+U, 300 ms, /quit, 500 ms, Enter',
+			'Ctrl+U, 300 ms, /exit, 500 ms, Enter',
+			'Ctrl+U, 300 ms, /exit, 500 ms, Enter',
 		]);
-		expect(describeSteps(typedSteps(adapter('codex').exitInput, '/exit'))).toBe('Ctrl+U, 300 ms, /exit, 300 ms, Enter');
+		expect(describeSteps(typedSteps(adapter('codex').exitInput, '/exit'))).toBe('Ctrl+U, 300 ms, /exit, 500 ms, Enter');
 	});
 
 	it.each(['agy', 'hermes', 'grok'])('%s (never measured) types the same sequence, said to be unverified', agent => {
@@ -86,7 +86,7 @@ describe('the exit sequence', () => {
 		expect(input.readScreen).toBeUndefined();
 		expect(input.evidence).toMatch(/^unverified/);
 		const plan = planExit({exitInput: input, muxStatus: 'unknown'});
-		expect(plan.type && describeSteps(plan.steps)).toMatch(/^Ctrl\+U, 300 ms, \/\w+, 300 ms, Enter$/);
+		expect(plan.type && describeSteps(plan.steps)).toMatch(/^Ctrl\+U, 300 ms, \/\w+, 500 ms, Enter$/);
 		expect(plan.why).toMatch(/unverified/);
 	});
 });

@@ -25,16 +25,19 @@ import {
 /**
  * `mam-tui stop` against the four real TUIs (issue 17 item 4, issue 19 item 6). Per agent:
  * - idle, and right after a turn, the stop ends at step 1 (the exit sequence), in at least 9 of
- *   10 stops (`MAM_REAL_TRIALS` sets the trials per situation; 2 in CI, so both must pass);
+ *   10 stops (`MAM_REAL_TRIALS` sets the trials per situation; 1 in CI, so it must pass);
  *   after a turn the reply is on disk and the real CLI resumes the conversation;
- * - a one-line draft is cleared by the sequence and never reaches the model;
+ * - a one-line draft (left in the resumed session) is cleared by the sequence and never
+ *   reaches the model;
  * - a two-line draft: nothing is typed (Ctrl+U clears one line only), the pane is closed, and
  *   the draft never reaches the model;
  * - blocked on an approval: nothing is typed (it would answer the dialog), the command is
  *   never run;
  * and every time, no process of the pane's agent tree survives.
  */
-const TRIALS = Math.max(1, Number(process.env['MAM_REAL_TRIALS'] ?? 2));
+// One each in CI: a real TUI takes seconds to start (opencode here up to ~20 s), and the whole
+// real suite must stay within minutes; raise it to measure the 9-of-10 target.
+const TRIALS = Math.max(1, Number(process.env['MAM_REAL_TRIALS'] ?? 1));
 const NEEDED = Math.ceil(0.9 * TRIALS);
 
 /** What the approval dialog shows (screens/README.md). */
@@ -117,6 +120,21 @@ function resumeLine(agent: RealAgent, world: RealWorld, id: string): string {
 	return adapter.resume(ctx, id).argv.map(shellQuote).join(' ');
 }
 
+/**
+ * Send a prompt and wait for the model's reply on screen. Under load gemini sometimes still
+ * drops the Enter after the harness's pause (the prompt stays in its composer): press Enter once
+ * more then, which an agent ignores on an empty composer.
+ */
+async function ask(tui: Tui, text: string, reply: RegExp): Promise<void> {
+	await tui.prompt(text);
+	try {
+		await tui.waitForScreen(reply, 20_000);
+	} catch {
+		await tui.sendKeys('Enter');
+		await tui.waitForScreen(reply, 90_000);
+	}
+}
+
 function sentToModel(model: Model, needle: string): boolean {
 	return model.requests().some(r => r.raw.includes(needle));
 }
@@ -138,7 +156,7 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		fs.rmSync(outside, {recursive: true, force: true});
 	});
 
-	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each), with the reply on disk and the conversation resumable`, async () => {
+	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`, async () => {
 		const ended = {idle: 0, afterTurn: 0};
 		for (let i = 0; i < TRIALS; i++) {
 			const idle = await startTui(world, agent, world.alpha);
@@ -148,46 +166,44 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 
 			const busy = await startTui(world, agent, world.alpha);
 			const prompt = `stop trial ${i} for ${agent}: say hello`;
-			await busy.prompt(prompt);
-			await busy.waitForScreen(/Hello from the stand-in model\./, 90_000);
+			await ask(busy, prompt, /Hello from the stand-in model\./);
 			const id = await waitForConversation(world, agent, world.alpha, {containing: prompt, timeoutMs: 30_000});
 			await new Promise(resolve => setTimeout(resolve, 1000));
 			const result = await stop(world, busy, register(world, busy, id), 'after a turn');
 			// Flushed: the turn's reply is in the agent's own store once it is stopped.
 			expect(conversationsOnDisk(world, agent, world.alpha).find(c => c.id === id)?.text).toContain(DEFAULT_REPLY);
 			if (result.endedBy === 'exit-input') ended.afterTurn++;
-			if (i === 0 && result.endedBy === 'exit-input') {
-				// Flushed: the real CLI resumes the conversation, in the same pane and cwd.
-				// The exited TUI's last screen stays in the pane: clear it, so only the resumed one can match.
-				await busy.prompt('clear');
-				await busy.waitForScreen(/^mam-real\$\s*$/m, 10_000);
-				await busy.typeText(resumeLine(agent, world, id));
-				await busy.sendKeys('Enter');
-				await busy.waitForScreen(READY[agent], 60_000);
-				await busy.waitForScreen(new RegExp(prompt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 60_000);
-				await busy.waitForScreen(/Hello from the stand-in model\./, 30_000);
-				await new Promise(resolve => setTimeout(resolve, 1000));
-				await stop(world, busy, register(world, busy, id), 'resumed');
-			}
+			if (i === 0 && result.endedBy === 'exit-input') await resumeWithDraft(busy, id, prompt);
 			await busy.close();
 		}
 		expect(ended.idle, `${agent} idle: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
 		expect(ended.afterTurn, `${agent} after a turn: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
 	});
 
-	it('clears a one-line draft and never sends it; the stop still ends at step 1', async () => {
-		const tui = await startTui(world, agent, world.alpha);
-		await tui.prompt(`draft trial for ${agent}: say hello`);
-		await tui.waitForScreen(/Hello from the stand-in model\./, 90_000);
+	/**
+	 * In the pane the stop left open: the real CLI resumes the conversation (so it was flushed),
+	 * then a one-line draft is left in its composer; the stop clears it and still ends at step 1.
+	 */
+	async function resumeWithDraft(tui: Tui, id: string, prompt: string): Promise<void> {
+		// The exited TUI's last screen stays in the pane: clear it, so only the resumed one can match.
+		await tui.prompt('clear');
+		await tui.waitForScreen(/^mam-real\$\s*$/m, 10_000);
+		await tui.typeText(resumeLine(agent, world, id));
+		await tui.sendKeys('Enter');
+		await tui.waitForScreen(READY[agent], 60_000);
+		await tui.waitForScreen(new RegExp(prompt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 60_000);
+		await tui.waitForScreen(/Hello from the stand-in model\./, 30_000);
+		// A resumed TUI draws its history before it takes keys (gemini dropped keys typed at once).
+		await new Promise(resolve => setTimeout(resolve, 2000));
 		const draft = `draft-${agent}-${Date.now()} keep me`;
 		await tui.typeText(draft);
 		await tui.waitForScreen(new RegExp(draft), 10_000);
-		const result = await stop(world, tui, register(world, tui), 'one-line draft');
+		const result = await stop(world, tui, register(world, tui, id), 'resumed, one-line draft');
 		expect(result.endedBy).toBe('exit-input');
 		expect(result.steps.find(s => s.step === 'exit-input' && s.state === 'running')?.message).toMatch(/one-line draft: Ctrl\+U clears it first/);
+		await new Promise(resolve => setTimeout(resolve, 1000));
 		expect(sentToModel(model, draft)).toBe(false);
-		await tui.close();
-	});
+	}
 
 	it('types nothing over a two-line draft: the pane is closed and the draft never reaches the model', async () => {
 		const tui = await startTui(world, agent, world.alpha);
@@ -205,8 +221,7 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 
 	it('types nothing into an approval dialog: the command never runs', async () => {
 		const tui = await startTui(world, agent, world.alpha);
-		await tui.prompt(`please ${RUN_SHELL} now`);
-		await tui.waitForScreen(APPROVAL[agent], 90_000);
+		await ask(tui, `please ${RUN_SHELL} now`, APPROVAL[agent]);
 		const result = await stop(world, tui, register(world, tui), 'blocked');
 		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
 		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/approval/);
