@@ -156,7 +156,7 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		fs.rmSync(outside, {recursive: true, force: true});
 	});
 
-	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`, async () => {
+	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`, {timeout: 120_000 + TRIALS * 150_000}, async () => {
 		const ended = {idle: 0, afterTurn: 0};
 		for (let i = 0; i < TRIALS; i++) {
 			const idle = await startTui(world, agent, world.alpha);
