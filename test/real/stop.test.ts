@@ -231,6 +231,36 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		expect(fs.existsSync(path.join(outside, 'hello-from-tool.txt'))).toBe(false);
 	});
 
+	// As `mam-tui resume` opens it: gemini's node wrapper is the pane's own process, no shell
+	// around it. Closing the pane hangs up only the wrapper, which ignores SIGHUP and keeps its
+	// child (REAL.md surprise 6); the stop's hangup to each captured process ends both.
+	it.runIf(agent === 'gemini')("gemini as the pane's own process: closing the pane ends the wrapper and its child", async () => {
+		const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', 'gemini-root', '-c', world.alpha, '--', world.clis.gemini]);
+		const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
+		const wrapper = Number(pid);
+		const screen = async () => (await world.tmux(['capture-pane', '-p', '-t', paneId])).stdout;
+		const until = async (re: RegExp) => {
+			for (const deadline = Date.now() + 60_000; !re.test(await screen()); ) {
+				if (Date.now() > deadline) throw new Error(`gemini in ${paneId} never showed ${re}:\n${await screen()}`);
+				await new Promise(resolve => setTimeout(resolve, 200));
+			}
+		};
+		await until(READY.gemini);
+		const tree = [wrapper, ...processTable().filter(p => p.ppid === wrapper).map(p => p.pid)];
+		expect(tree.length, 'the wrapper and its child').toBe(2);
+		await world.tmux(['set-buffer', '-b', 'draft', 'wrapper case first line\nsecond line']);
+		await world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', paneId]);
+		await until(/second line/);
+		const name = `gemini-root-${++counter}`;
+		const registry = Registry.open(world.registry);
+		registry.insert({name, agent: 'gemini', cwd: world.alpha, mux: 'tmux', paneId, status: 'running', epoch: Date.now() - 60_000});
+		registry.close();
+		const run = await world.mamTui(['stop', name, '--json'], {timeoutMs: 60_000});
+		const result = JSON.parse(run.stdout) as StopJson;
+		expect(result.endedBy, run.stdout).toBe('close-pane');
+		expect(processTable().filter(p => tree.includes(p.pid) && !isZombie(p.pid))).toEqual([]);
+	});
+
 	afterAll(() => {
 		const mine = trials.filter(t => t.agent === agent);
 		const rows = [...new Set(mine.map(t => t.situation))].map(situation => {
