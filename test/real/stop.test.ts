@@ -143,9 +143,10 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 	let model: Model;
 	let world: RealWorld;
 	// Outside both projects: opencode asks before a shell command runs there.
-	const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-outside-')));
+	let outside: string;
 
 	beforeAll(async () => {
+		outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-outside-')));
 		model = await startModel({shellWorkdir: outside});
 		world = await makeWorld(model);
 	});
@@ -153,7 +154,7 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 	afterAll(async () => {
 		await world?.cleanup();
 		await model?.close();
-		fs.rmSync(outside, {recursive: true, force: true});
+		if (outside) fs.rmSync(outside, {recursive: true, force: true});
 	});
 
 	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`, {timeout: 120_000 + TRIALS * 150_000}, async () => {
