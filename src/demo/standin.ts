@@ -197,12 +197,14 @@ export function isDeleteCommand(args: readonly string[]): boolean {
  * reads the pane's screen for the agent's composer before typing its exit input, and types
  * nothing into a screen it does not recognise (a draft there would be sent as a prompt).
  * Only agents whose composer may sit above other rows; codex's must be the last rows.
+ * Glyphs are `\u` escapes (the bundle is ASCII only): ─ 2500, ❯ 276f, · 00b7, ← 2190, ┃ 2503,
+ * … 2026, ╹ 2579, ▀ 2580.
  */
-const RULE = '─'.repeat(60);
+const RULE = '\u2500'.repeat(60);
 const EMPTY_COMPOSER: Readonly<Record<string, readonly string[]>> = {
-	claude: [RULE, '❯\u00a0', RULE, '  ? for shortcuts · ← for agents'],
+	claude: [RULE, '\u276f\u00a0', RULE, '  ? for shortcuts \u00b7 \u2190 for agents'],
 	gemini: [RULE, ' Shift+Tab to accept edits', '', ' >   Type your message or @path/to/file', '', ' workspace (/directory)   branch   sandbox   /model'],
-	opencode: ['  ┃', '  ┃  Ask anything… "stand-in"', '  ┃', '  ┃  Build · Stand-in', `  ╹${'▀'.repeat(40)}`],
+	opencode: ['  \u2503', '  \u2503  Ask anything\u2026 "stand-in"', '  \u2503', '  \u2503  Build \u00b7 Stand-in', `  \u2579${'\u2580'.repeat(40)}`],
 };
 
 /**

@@ -13,6 +13,8 @@
  *
  * The screen readers match the plain text (`capture-pane -p`, herdr `pane.read` stripped of
  * escapes): claude and codex colour every word separately, so escapes would split the markers.
+ * Glyphs are written as `\u` escapes, because the bundle is ASCII only: ─ 2500, ❯ 276f,
+ * NBSP 00a0, › 203a, · 00b7, ┃ 2503, ╹ 2579, ▀ 2580, … 2026, △ 25b3, ● 25cf.
  */
 import type {ComposerState, ExitInput, ExitStep} from '../types.js';
 
@@ -37,7 +39,7 @@ function rowsOf(screen: string): string[] {
 }
 
 const isBlank = (row: string) => /^[\s\u00a0]*$/.test(row);
-const isRule = (row: string) => /^─{20,}$/.test(row.trim());
+const isRule = (row: string) => /^\u2500{20,}$/.test(row.trim());
 
 /** The first of `markers` found in the last `within` rows, for a blocked verdict's message. */
 function promptIn(rows: readonly string[], within: number, markers: readonly RegExp[]): string | undefined {
@@ -75,7 +77,7 @@ export function readClaudeScreen(screen: string): ComposerState {
 		let open = close - 1;
 		while (open >= 0 && !isRule(rows[open] ?? '')) open--;
 		const first = rows[open + 1] ?? '';
-		if (open < 0 || !first.startsWith('❯\u00a0')) break;
+		if (open < 0 || !first.startsWith('\u276f\u00a0')) break;
 		return composerOf([first.slice(2), ...rows.slice(open + 2, close)], false);
 	}
 	return noComposer(rows, [/Do you want to proceed\?/, /Esc to cancel/], 'Claude Code');
@@ -100,13 +102,13 @@ export function readCodexScreen(screen: string): ComposerState {
 		footer.length >= 1 &&
 		footer.length <= 3 &&
 		footer.every(r => /^ {2}\S/.test(r) || /^\s{20,}\S/.test(r)) &&
-		footer.some(r => r.includes(' · ')) &&
+		footer.some(r => r.includes(' \u00b7 ')) &&
 		!footer.some(r => r.includes('Press enter to confirm'));
 	// Blank rows belong to the composer too: it keeps its height after a line is deleted.
 	let open = blank - 1;
 	while (open >= 0 && (/^ {2}\S/.test(rows[open] ?? '') || isBlank(rows[open] ?? ''))) open--;
 	const first = rows[open] ?? '';
-	if (!footerOk || open < 0 || !first.startsWith('› ')) {
+	if (!footerOk || open < 0 || !first.startsWith('\u203a ')) {
 		return noComposer(rows, [/Press enter to confirm or esc to cancel/, /Would you like to run the following command\?/], 'Codex');
 	}
 	const idleFooter = footer.some(r => r.includes('? for shortcuts'));
@@ -123,17 +125,17 @@ export function readOpencodeScreen(screen: string): ComposerState {
 	const rows = rowsOf(screen);
 	// The alternate screen holds only the live UI, so the last `╹▀` row is the composer's.
 	let close = rows.length - 1;
-	while (close >= 0 && !/^\s*╹▀/.test(rows[close] ?? '')) close--;
-	const column = (rows[close] ?? '').indexOf('╹');
-	const inBlock = (row: string | undefined) => row !== undefined && column >= 0 && row.indexOf('┃') === column && row.slice(0, column).trim() === '';
+	while (close >= 0 && !/^\s*\u2579\u2580/.test(rows[close] ?? '')) close--;
+	const column = (rows[close] ?? '').indexOf('\u2579');
+	const inBlock = (row: string | undefined) => row !== undefined && column >= 0 && row.indexOf('\u2503') === column && row.slice(0, column).trim() === '';
 	let open = close - 1;
 	while (open >= 0 && inBlock(rows[open])) open--;
 	const block = rows.slice(open + 1, close).map(r => r.slice(column + 1));
-	if (close < 0 || column < 0 || block.length < 3 || !/·/.test(block.at(-1) ?? '')) {
-		return noComposer(rows, [/△ Permission required/, /Allow once\s+Allow always\s+Reject/], 'opencode');
+	if (close < 0 || column < 0 || block.length < 3 || !/\u00b7/.test(block.at(-1) ?? '')) {
+		return noComposer(rows, [/\u25b3 Permission required/, /Allow once\s+Allow always\s+Reject/], 'opencode');
 	}
 	const text = block.slice(1, -2);
-	const placeholder = text.filter(r => r.trim() !== '').every(r => r.trim().startsWith('Ask anything…'));
+	const placeholder = text.filter(r => r.trim() !== '').every(r => r.trim().startsWith('Ask anything\u2026'));
 	return composerOf(text, placeholder);
 }
 
@@ -153,7 +155,7 @@ export function readGeminiScreen(screen: string): ComposerState {
 	const between = rows.slice(rule + 1, footer);
 	const at = between.findIndex(r => r.startsWith(' > '));
 	if (footer < 0 || rule < 0 || at < 0) {
-		return noComposer(rows, [/Allow execution of/, /Action Required/, /● 1\. Allow once/], 'Gemini CLI');
+		return noComposer(rows, [/Allow execution of/, /Action Required/, /\u25cf 1\. Allow once/], 'Gemini CLI');
 	}
 	const text = [(between[at] ?? '').slice(3), ...between.slice(at + 1)];
 	const placeholder = /^\s*Type your message or @path\/to\/file$/.test(text.filter(r => r.trim() !== '').join('\n'));
