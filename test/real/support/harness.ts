@@ -13,9 +13,10 @@
  *   Result: `{claude, codex, opencode, gemini}` absolute bin paths, plus `binDir` and `cacheDir`.
  *
  * - `startModel(opts?: {slowMs?, shellCommand?, shellWorkdir?, reply?}): Promise<Model>` — the
- *   stand-in model on 127.0.0.1:<free port>: `{url, port, requests(), close()}`. Prompt words
- *   `SLOW_REPLY`, `SPAWN_SUBAGENT`, `RUN_SHELL` (exported) choose what it does; see model.ts.
- *   The test closes it (a world does not).
+ *   stand-in model on 127.0.0.1:<free port>: `{url, port, requests(), configure(opts), close()}`.
+ *   Prompt words `SLOW_REPLY`, `SPAWN_SUBAGENT`, `RUN_SHELL` (exported) choose what it does; see
+ *   model.ts. `requests()` holds every request (method, path, headers, raw and parsed body, the
+ *   last user text) from its arrival on. The test closes it (a world does not).
  *
  * - `makeWorld(model, opts?): Promise<RealWorld>` — a throwaway user: `dir` (temp root) holding
  *   `home` (HOME, XDG_CONFIG_HOME/DATA/STATE/CACHE under it), `tmpdir` (TMPDIR), projects
@@ -28,8 +29,10 @@
  *   `opencode.jsonc` (provider `standin`); gemini `.gemini/settings.json` (API-key auth) plus
  *   `GEMINI_CLI_TRUST_WORKSPACE=true`.
  *   - `env`: what a pane in this world has (PATH with the CLI bin folder first, HOME, XDG_*,
- *     TMPDIR, API keys and base URLs, and `MAM_REAL_WORLD=<id>`, which marks every process the
- *     world starts so cleanup can find it).
+ *     TMPDIR, API keys and base URLs, `npm_config_registry` pointed at the model so opencode's
+ *     start-up plugin install stays local, and `MAM_REAL_WORLD=<id>`, which marks every process
+ *     the world starts so cleanup can find it). The tmux server was started with it, so every
+ *     pane in the world (the test's or mam-tui's) has it.
  *   - `tmux(args)`: run `tmux -S <tmuxPath> -f /dev/null ...args` as a client of the world.
  *   - `mamTui(args, opts?)`: the BUILT `dist/bin/cli.js` with `--mux tmux --tmux-path <tmuxPath>
  *     --registry <registry>` in front of `args`, with the world's env (MAM_HOME under the world):
@@ -39,14 +42,21 @@
  *     the process table, removes the temp dir and the agents' litter outside it; throws when a
  *     process survived.
  *
- * - `startTui(world, agent, cwd, args?): Promise<Tui>` — a new window in the world's tmux server
- *   running an interactive shell (`bash --noprofile --norc -i`), into which the CLI's command
- *   line is typed, as a user would; resolves once the TUI shows its ready marker
- *   ({@link READY}). `Tui`: `{agent, paneId, shellPid, agentPid(), screen(),
+ * - `startTui(world, agent, cwd, args?, opts?: {env?}): Promise<Tui>` — a new window in the
+ *   world's tmux server running an interactive shell (`bash --noprofile --norc -i`), into which
+ *   the CLI's command line is typed, as a user would (`opts.env` as `VAR=value` in front of it);
+ *   resolves once the TUI shows its ready marker ({@link READY}). `Tui`: `{agent, paneId,
+ *   shellPid, agentPid(), screen(),
  *   waitForScreen(re, timeoutMs?), typeText(text), sendKeys(...keys), prompt(text),
- *   waitForExit(timeoutMs?), processTree(), close()}`. `prompt` types the text, waits
- *   {@link SUBMIT_PAUSE_MS} (codex and gemini drop an Enter that follows typed text at once) and
- *   presses Enter.
+ *   waitForExit(timeoutMs?), quit(timeoutMs?), processTree(), close()}`. `prompt` types the
+ *   text, waits until the TUI drew it, then {@link SUBMIT_PAUSE_MS} (codex and gemini drop an
+ *   Enter that follows typed text at once), presses Enter, and presses it once more when the
+ *   screen did not change at all within 3 s (a dropped Enter). Tests that measure how a TUI
+ *   takes input use `typeText`/`sendKeys` instead. `quit` is Ctrl+U, pause,
+ *   {@link EXIT_COMMAND} as a prompt, then waits for the CLI to end.
+ *
+ * - `attachTui(world, agent, paneId, timeoutMs?): Promise<Tui>` — the same handle for a pane
+ *   someone else opened (e.g. `mam-tui resume`); there the pane process may be the agent itself.
  *
  * - `waitForConversation(world, agent, cwd, opts?: {timeoutMs?, exclude?, containing?})` — the
  *   agent's own conversation id for `cwd` once the CLI wrote it to disk (claude
@@ -58,6 +68,9 @@
  *
  * - `grepHome(world, needle): Promise<string[]>` — every regular file under the world's HOME and
  *   TMPDIR whose bytes contain `needle` (like `grep -a -r -l`), sorted, for purge tests.
+ *
+ * - Helpers: `processTable()` and `descendants(pid)` (from /proc), `sleep(ms)`, `shellQuote`,
+ *   `READY` (each TUI's ready marker), `EXIT_COMMAND`, `SUBMIT_PAUSE_MS`, `MAM_TUI` (the built CLI).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -84,6 +97,14 @@ export const READY: Readonly<Record<RealAgent, RegExp>> = {
 	codex: /\? for shortcuts/,
 	opencode: /ctrl\+p commands/,
 	gemini: /Type your message/,
+};
+
+/** The command each TUI exits on (all four take both; these are the ones their help names first). */
+export const EXIT_COMMAND: Readonly<Record<RealAgent, string>> = {
+	claude: '/exit',
+	codex: '/quit',
+	opencode: '/exit',
+	gemini: '/quit',
 };
 
 /** The key claude is told, and the 20-character tail `.claude.json` approves (no key dialog). */
@@ -135,9 +156,9 @@ export interface Tui {
 	readonly world: RealWorld;
 	readonly cwd: string;
 	readonly paneId: string;
-	/** The pane's shell (tmux's `#{pane_pid}`). */
+	/** The pane's process (tmux's `#{pane_pid}`): the shell for {@link startTui}, maybe the agent itself for {@link attachTui}. */
 	readonly shellPid: number;
-	/** The CLI the shell started (the shell's child), or undefined once it exited. */
+	/** The CLI (the shell's child, or the pane process when it is no shell), or undefined once it exited. */
 	agentPid(): number | undefined;
 	/** The pane's visible text (plain capture, no escapes). */
 	screen(): Promise<string>;
@@ -147,12 +168,14 @@ export interface Tui {
 	typeText(text: string): Promise<void>;
 	/** tmux key names (`Enter`, `Escape`, `C-u`, `y`, …). */
 	sendKeys(...keys: string[]): Promise<void>;
-	/** Type, pause {@link SUBMIT_PAUSE_MS}, Enter: how each real TUI accepts a prompt. */
+	/** Type, wait until drawn, pause {@link SUBMIT_PAUSE_MS}, Enter (again if it was dropped): how each real TUI accepts a prompt. */
 	prompt(text: string): Promise<void>;
 	/** Wait until the shell has no child any more (the CLI exited); throws on timeout (default 30 s). */
 	waitForExit(timeoutMs?: number): Promise<void>;
 	/** The shell and every descendant, from /proc. */
 	processTree(): ProcessInfo[];
+	/** Leave the way a user does: Ctrl+U, the agent's {@link EXIT_COMMAND}, Enter; then {@link waitForExit}. */
+	quit(timeoutMs?: number): Promise<void>;
 	/** `kill-pane` (tmux hangs the pty up). */
 	close(): Promise<void>;
 }
@@ -290,6 +313,15 @@ async function git(cwd: string, args: readonly string[]): Promise<void> {
 	await execa('git', ['-c', 'user.email=real@mam-tui.test', '-c', 'user.name=mam-tui real', '-c', 'init.defaultBranch=main', ...args], {cwd, stdin: 'ignore'});
 }
 
+/**
+ * The PATH a user's shell would have: ours without the `node_modules/.bin` folders npm puts in
+ * front while it runs a script (a pane must not find the repository's tools).
+ */
+function userPath(): string[] {
+	const parts = (process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin').split(':');
+	return parts.filter(part => part !== '' && !part.endsWith(`${path.sep}node_modules${path.sep}.bin`) && !part.includes(`${path.sep}node_modules${path.sep}npm${path.sep}`));
+}
+
 /** Processes of one world: its marker in their environment, or its folder in their argv. */
 function worldProcesses(id: string, dir: string): ProcessInfo[] {
 	const marker = `MAM_REAL_WORLD=${id}\0`;
@@ -349,7 +381,7 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	writeFile(path.join(beta, 'README.md'), '# beta\n');
 	configureAgents(home, model, [alpha, beta]);
 	const env: Record<string, string> = {
-		PATH: `${clis.binDir}:${process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin'}`,
+		PATH: [clis.binDir, ...userPath()].join(':'),
 		HOME: home,
 		USER: process.env['USER'] ?? 'root',
 		LOGNAME: process.env['LOGNAME'] ?? process.env['USER'] ?? 'root',
@@ -373,6 +405,9 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 		OPENCODE_DISABLE_MODELS_FETCH: '1',
 		OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
 		NO_UPDATE_NOTIFIER: '1',
+		// opencode installs its plugin packages with npm at start: the registry is the model,
+		// which answers 404, so nothing leaves 127.0.0.1 (opencode carries on without them).
+		npm_config_registry: `${model.url}/npm-registry/`,
 	};
 	const tmux = async (args: readonly string[]): Promise<RunResult> => {
 		const r = await execa('tmux', ['-u', '-S', tmuxPath, '-f', '/dev/null', ...args], {env, extendEnv: false, reject: false, stdin: 'ignore', timeout: 15_000});
@@ -382,7 +417,10 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	const rows = opts.rows ?? 36;
 	// The server copies this client's environment: every pane, ours or mam-tui's, gets `env`.
 	const started = await tmux(['new-session', '-d', '-s', 'world', '-n', 'keeper', '-x', String(cols), '-y', String(rows), '-c', dir, '--', 'tail', '-f', '/dev/null']);
-	if (started.exitCode !== 0) throw new Error(`tmux did not start: ${started.stderr.trim()}`);
+	if (started.exitCode !== 0) {
+		fs.rmSync(dir, {recursive: true, force: true});
+		throw new Error(`tmux did not start: ${started.stderr.trim()}`);
+	}
 	await tmux(['set-option', '-g', 'default-terminal', 'tmux-256color']);
 	await tmux(['set-option', '-g', 'default-size', `${cols}x${rows}`]);
 	await tmux(['set-option', '-g', 'history-limit', '5000']);
@@ -428,6 +466,16 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	return world;
 }
 
+/** Poll `check` every 100 ms until it holds (true) or `timeoutMs` passed (false). */
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		if (await check()) return true;
+		if (Date.now() > deadline) return false;
+		await sleep(100);
+	}
+}
+
 async function capture(world: RealWorld, paneId: string): Promise<string> {
 	const r = await world.tmux(['capture-pane', '-p', '-t', paneId]);
 	if (r.exitCode !== 0) throw new Error(`capture-pane ${paneId}: ${r.stderr.trim()}`);
@@ -445,23 +493,26 @@ async function waitForScreenOf(world: RealWorld, paneId: string, re: RegExp, tim
 	throw new Error(`${what}: the screen did not match ${re} within ${timeoutMs} ms; it showed:\n${last}`);
 }
 
-/** Open a window running a shell, type the CLI's command line, wait for its ready marker. */
-export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, args: readonly string[] = []): Promise<Tui> {
-	const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', agent, '-c', cwd, '-e', `PS1=${PROMPT_MARK}`, '--', 'bash', '--noprofile', '--norc', '-i']);
-	const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
-	if (opened.exitCode !== 0 || !/^%\d+$/.test(paneId)) throw new Error(`tmux new-window failed: ${opened.stderr.trim()}`);
-	const shellPid = Number(pid);
+const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh']);
+
+/** A {@link Tui} over a pane that already runs `agent` (a shell's child, or the pane process itself). */
+function tuiOf(world: RealWorld, agent: RealAgent, paneId: string, panePid: number, cwd: string): Tui {
 	const send = async (keys: readonly string[]) => {
 		const r = await world.tmux(['send-keys', '-t', paneId, ...keys]);
 		if (r.exitCode !== 0) throw new Error(`send-keys ${paneId}: ${r.stderr.trim()}`);
 	};
-	const agentPid = () => processTable().find(p => p.ppid === shellPid)?.pid;
+	const agentPid = () => {
+		const table = processTable();
+		const pane = table.find(p => p.pid === panePid);
+		if (!pane || pane.args === '') return undefined;
+		return SHELLS.has(pane.comm) ? table.find(p => p.ppid === panePid)?.pid : pane.pid;
+	};
 	const tui: Tui = {
 		agent,
 		world,
 		cwd,
 		paneId,
-		shellPid,
+		shellPid: panePid,
 		agentPid,
 		screen: () => capture(world, paneId),
 		waitForScreen: (re, timeoutMs = 30_000) => waitForScreenOf(world, paneId, re, timeoutMs, `${agent} in ${paneId}`),
@@ -469,8 +520,17 @@ export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, 
 		sendKeys: (...keys) => send(keys),
 		async prompt(text) {
 			await send(['-l', text]);
+			// The pause counts from when the TUI drew the text, not from when tmux sent it: on a
+			// loaded machine the TUI may take longer than the pause to read what was typed.
+			await waitUntil(async () => (await capture(world, paneId).catch(() => '')).includes(text.slice(-16)), 5000);
 			await sleep(SUBMIT_PAUSE_MS);
+			const before = await capture(world, paneId).catch(() => '');
 			await send(['Enter']);
+			// An Enter the TUI dropped leaves the screen exactly as it was; one more Enter submits.
+			// (A submitted prompt always redraws: spinner, transcript, or the menu it opened.)
+			// A pane that is gone (its agent exited on this Enter) counts as redrawn.
+			const redrawn = await waitUntil(async () => (await capture(world, paneId).catch(() => '\0gone')) !== before, 3000);
+			if (!redrawn) await send(['Enter']);
 		},
 		async waitForExit(timeoutMs = 30_000) {
 			const deadline = Date.now() + timeoutMs;
@@ -479,15 +539,53 @@ export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, 
 				await sleep(200);
 			}
 		},
-		processTree: () => descendants(shellPid),
+		async quit(timeoutMs = 30_000) {
+			// The sequence exit-input.md measured 36 of 36: clear the composer, the command, Enter.
+			await send(['C-u']);
+			await sleep(SUBMIT_PAUSE_MS);
+			await tui.prompt(EXIT_COMMAND[agent]);
+			await tui.waitForExit(timeoutMs);
+		},
+		processTree: () => descendants(panePid),
 		async close() {
 			await world.tmux(['kill-pane', '-t', paneId]);
 		},
 	};
+	return tui;
+}
+
+export interface StartTuiOptions {
+	/** Variables for this CLI only, typed in front of its name (`CLAUDE_CONFIG_DIR=… claude`). */
+	readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Open a window running a shell, type the CLI's command line, wait for its ready marker. */
+export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, args: readonly string[] = [], opts: StartTuiOptions = {}): Promise<Tui> {
+	const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', agent, '-c', cwd, '-e', `PS1=${PROMPT_MARK}`, '--', 'bash', '--noprofile', '--norc', '-i']);
+	const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
+	if (opened.exitCode !== 0 || !/^%\d+$/.test(paneId)) throw new Error(`tmux new-window failed: ${opened.stderr.trim()}`);
+	const tui = tuiOf(world, agent, paneId, Number(pid), cwd);
 	await waitForScreenOf(world, paneId, /mam-real\$/, 15_000, `the shell in ${paneId}`);
-	await send(['-l', [agent, ...args].map(shellQuote).join(' ')]);
-	await send(['Enter']);
+	const assignments = Object.entries(opts.env ?? {}).map(([key, value]) => {
+		if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`not an environment variable name: ${JSON.stringify(key)}`);
+		return `${key}=${shellQuote(value)}`;
+	});
+	await tui.typeText([...assignments, ...[agent, ...args].map(shellQuote)].join(' '));
+	await tui.sendKeys('Enter');
 	await tui.waitForScreen(READY[agent], 60_000);
+	return tui;
+}
+
+/**
+ * A {@link Tui} for a pane someone else opened in the world (e.g. `mam-tui resume`), once the
+ * agent in it shows its ready marker. Throws when the pane does not exist.
+ */
+export async function attachTui(world: RealWorld, agent: RealAgent, paneId: string, timeoutMs = 60_000): Promise<Tui> {
+	const r = await world.tmux(['display-message', '-p', '-t', paneId, '#{pane_id} #{pane_pid} #{pane_current_path}']);
+	const [id = '', pid = '', ...cwd] = r.stdout.trim().split(' ');
+	if (r.exitCode !== 0 || id !== paneId) throw new Error(`no pane ${paneId} in world ${world.id}: ${r.stderr.trim()}`);
+	const tui = tuiOf(world, agent, paneId, Number(pid), cwd.join(' '));
+	await tui.waitForScreen(READY[agent], timeoutMs);
 	return tui;
 }
 

@@ -112,13 +112,15 @@ async function withInstallLock<T>(cacheDir: string, work: () => Promise<T>): Pro
 	}
 }
 
-async function npmInstall(cacheDir: string, pins: readonly Pin[]): Promise<void> {
+async function npmInstall(cacheDir: string, pins: readonly Pin[], env: NodeJS.ProcessEnv): Promise<void> {
 	fs.mkdirSync(cacheDir, {recursive: true});
 	const manifest = path.join(cacheDir, 'package.json');
 	if (!fs.existsSync(manifest)) fs.writeFileSync(manifest, `${JSON.stringify({name: 'mam-tui-real-clis', private: true}, null, 2)}\n`);
 	const specs = pins.map(pin => `${pin.pkg}@${pin.version}`);
 	const result = await execa('npm', ['install', '--no-audit', '--no-fund', '--save-exact', '--loglevel=error', ...specs], {
 		cwd: cacheDir,
+		env,
+		extendEnv: false,
 		reject: false,
 		stdin: 'ignore',
 		timeout: 10 * 60_000,
@@ -161,29 +163,35 @@ async function checkVersions(binDir: string): Promise<void> {
 	}
 }
 
+/**
+ * Make the pinned CLIs ready in `cacheDir`: npm installs what is missing or at another version
+ * (under the lock), then every CLI must start. `env` is npm's environment (tests point its
+ * registry somewhere else).
+ */
+export async function prepareClis(cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<RealClis> {
+	if (missingPins(cacheDir).length > 0) {
+		await withInstallLock(cacheDir, async () => {
+			const missing = missingPins(cacheDir);
+			if (missing.length > 0) await npmInstall(cacheDir, missing, env);
+		});
+	}
+	const binDir = path.join(cacheDir, 'node_modules', '.bin');
+	await checkVersions(binDir);
+	return {
+		claude: path.join(binDir, 'claude'),
+		codex: path.join(binDir, 'codex'),
+		opencode: path.join(binDir, 'opencode'),
+		gemini: path.join(binDir, 'gemini'),
+		binDir,
+		cacheDir,
+	};
+}
+
 let installed: Promise<RealClis> | undefined;
 
-/** Install (or reuse) the four CLIs and prove each starts. Memoised per process. */
+/** {@link prepareClis} in {@link realCacheDir}, memoised per process. */
 export function installRealClis(): Promise<RealClis> {
-	installed ??= (async () => {
-		const cacheDir = realCacheDir();
-		if (missingPins(cacheDir).length > 0) {
-			await withInstallLock(cacheDir, async () => {
-				const missing = missingPins(cacheDir);
-				if (missing.length > 0) await npmInstall(cacheDir, missing);
-			});
-		}
-		const binDir = path.join(cacheDir, 'node_modules', '.bin');
-		await checkVersions(binDir);
-		return {
-			claude: path.join(binDir, 'claude'),
-			codex: path.join(binDir, 'codex'),
-			opencode: path.join(binDir, 'opencode'),
-			gemini: path.join(binDir, 'gemini'),
-			binDir,
-			cacheDir,
-		};
-	})();
+	installed ??= prepareClis(realCacheDir());
 	// A failed install is not remembered: the next caller tries again and gets its own error.
 	void installed.catch(() => (installed = undefined));
 	return installed;

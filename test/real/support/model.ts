@@ -69,6 +69,8 @@ export interface Model {
 	readonly port: number;
 	/** Every request so far, oldest first (a copy). */
 	requests(): ModelRequest[];
+	/** Change options for the requests that come next (e.g. a `shellWorkdir` inside a world made later). */
+	configure(changes: ModelOptions): void;
 	/** Stop listening, drop open connections and pending slow answers. */
 	close(): Promise<void>;
 }
@@ -401,7 +403,8 @@ function route(w: Writer, method: string, path: string, turn: Turn): string {
 }
 
 /** Start the stand-in model on 127.0.0.1 with a free port. */
-export async function startModel(options: ModelOptions = {}): Promise<Model> {
+export async function startModel(initial: ModelOptions = {}): Promise<Model> {
+	let options: ModelOptions = {...initial};
 	const log: ModelRequest[] = [];
 	const timers = new Set<NodeJS.Timeout>();
 	let serial = 0;
@@ -448,6 +451,9 @@ export async function startModel(options: ModelOptions = {}): Promise<Model> {
 		url: `http://127.0.0.1:${port}`,
 		port,
 		requests: () => [...log],
+		configure: changes => {
+			options = {...options, ...changes};
+		},
 		close: async () => {
 			closed = true;
 			for (const timer of timers) clearTimeout(timer);
