@@ -4,28 +4,15 @@ import type {Pane, ProcessRef, SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
 import {pidIndex, processTree} from '../system/processes.js';
 import {adapterOf, audit} from './session.js';
+import {sameProcess, slim, StopRun, type StopClock, type StopProgress} from './stopRun.js';
+import {describeSteps, planExit, type ExitPlan, type ScreenRead, type TypedStep} from './stopSequence.js';
+import {nextStopStep, type StopEndedBy, type StopMove} from './stopSteps.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 import {isRecordedPane} from '../registry/paneJoin.js';
 
-/** The steps of SPEC 6.2, in order. */
-export const STOP_STEPS = ['capture', 'exit-input', 'close-pane', 'sigkill'] as const;
-export type StopStep = (typeof STOP_STEPS)[number];
-export type StepState = 'running' | 'done' | 'failed' | 'skipped';
-
-/** One live update of a stop, for the dashboard and the CLI. */
-export interface StopProgress {
-	readonly step: StopStep;
-	readonly state: StepState;
-	/** Since this step began. */
-	readonly elapsedMs: number;
-	/** Since the stop began. */
-	readonly totalMs: number;
-	/** One line a user understands. */
-	readonly message: string;
-}
-
-/** Which step ended the stop; `nothing-running` when the pane and processes were already gone. */
-export type StopEndedBy = 'nothing-running' | 'exit-input' | 'close-pane' | 'sigkill';
+export {STOP_STEPS, sameProcess} from './stopRun.js';
+export type {StepState, StopClock, StopProgress, StopStep} from './stopRun.js';
+export type {StopEndedBy} from './stopSteps.js';
 
 export interface StopOutcome {
 	readonly session: string;
@@ -47,6 +34,8 @@ export interface StopOptions {
 	/** Step 2 wait; default config.stop.killWaitSeconds. */
 	readonly killWaitMs?: number;
 	readonly onProgress?: (progress: StopProgress) => void;
+	/** Time and waiting; tests pass a clock that advances when slept on. Default: the real one. */
+	readonly clock?: StopClock;
 }
 
 /** How the captured processes are kept in the row's extra (drift reads it to spot stale processes). */
@@ -57,20 +46,16 @@ export interface StoppedProcesses {
 	readonly survivors: readonly number[];
 }
 
-const POLL_MS = 100;
 /** How long step 3 waits for the kernel to reap what it SIGKILLed before calling it a survivor. */
 const SIGKILL_REAP_MS = 2000;
 /** How long a clean exit's leftover children get to follow the agent out before they count as survivors. */
 const CHILDREN_SETTLE_MS = 1000;
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
-
-const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms));
-
-/** What is kept of a process: enough to recognise it (refs read back from a row may be partial). */
-function slim(p: ProcessRef): ProcessRef {
-	const argv = Array.isArray(p.argv) ? p.argv.filter((a): a is string => typeof a === 'string').slice(0, 8) : [];
-	return {pid: p.pid, ppid: Number.isInteger(p.ppid) ? p.ppid : 0, startTime: p.startTime, name: typeof p.name === 'string' ? p.name : '?', argv};
-}
+/**
+ * How many rows of the pane step 1 reads to find the composer. Claude and gemini draw inline,
+ * so their UI can end well above a tall pane's bottom; blank rows below it are dropped.
+ */
+const SCREEN_ROWS = 200;
 
 /** The processes a stopped session left behind last time, read back from its extra. */
 export function stoppedProcesses(session: SessionRecord): readonly ProcessRef[] {
@@ -97,14 +82,6 @@ export function pickAgentProcess(adapter: AgentAdapter, tree: readonly ProcessRe
 	return root;
 }
 
-/**
- * The identity rule of SPEC 6.2: a live process is the captured one only with the same pid AND
- * the same start time; a reused pid is somebody else and is never signalled.
- */
-export function sameProcess(live: Pick<ProcessRef, 'pid' | 'startTime'> | undefined, ref: Pick<ProcessRef, 'pid' | 'startTime'>): boolean {
-	return live !== undefined && live.pid === ref.pid && live.startTime === ref.startTime;
-}
-
 /** mam-tui itself and every ancestor: never signalled, whatever the captured tree says. */
 function protectedPids(all: readonly ProcessRef[], selfPid: number): Set<number> {
 	const byPid = pidIndex(all);
@@ -115,80 +92,6 @@ function protectedPids(all: readonly ProcessRef[], selfPid: number): Set<number>
 		current = byPid.get(current.ppid);
 	}
 	return out;
-}
-
-/**
- * One run of the stop algorithm. Every check asks the process table again; nothing is trusted
- * from before: a pid is only ever signalled while it still has the start time captured at step 0.
- */
-class StopRun {
-	private readonly deps: ActionDeps;
-	private readonly session: SessionRecord;
-	private readonly options: StopOptions;
-	private readonly startedAt: number;
-	private stepStartedAt: number;
-	private readonly notes: string[] = [];
-
-	get sessionName(): string {
-		return this.session.name;
-	}
-
-	constructor(deps: ActionDeps, session: SessionRecord, options: StopOptions) {
-		this.deps = deps;
-		this.session = session;
-		this.options = options;
-		this.startedAt = Date.now();
-		this.stepStartedAt = this.startedAt;
-	}
-
-	/** Publish a step change and write it to the audit log. */
-	report(step: StopStep, state: StepState, message: string, detail: Record<string, unknown> = {}): void {
-		if (state === 'running') this.stepStartedAt = Date.now();
-		const now = Date.now();
-		this.options.onProgress?.({step, state, elapsedMs: now - this.stepStartedAt, totalMs: now - this.startedAt, message});
-		const outcome = state === 'running' ? 'started' : state === 'done' ? 'ok' : state === 'failed' ? 'failed' : 'info';
-		audit(this.deps, {session: this.session.name, action: 'stop', step, outcome, detail: {message, ...detail}});
-	}
-
-	/** A progress tick while waiting, so a UI can show the elapsed time (not audited). */
-	tick(step: StopStep, message: string): void {
-		const now = Date.now();
-		this.options.onProgress?.({step, state: 'running', elapsedMs: now - this.stepStartedAt, totalMs: now - this.startedAt, message});
-	}
-
-	note(text: string): void {
-		this.notes.push(text);
-	}
-
-	allNotes(): readonly string[] {
-		return this.notes;
-	}
-
-	/** Is this exact process (pid and start time) still alive? */
-	async alive(ref: ProcessRef): Promise<boolean> {
-		return sameProcess(await this.deps.processes.get(ref.pid), ref);
-	}
-
-	async aliveOf(refs: readonly ProcessRef[]): Promise<ProcessRef[]> {
-		const out: ProcessRef[] = [];
-		for (const ref of refs) if (await this.alive(ref)) out.push(ref);
-		return out;
-	}
-
-	/** Poll until `done` or `ms` pass; true when `done` came true. */
-	async waitUntil(step: StopStep, ms: number, message: string, done: () => Promise<boolean>): Promise<boolean> {
-		const deadline = Date.now() + ms;
-		let lastTick = Date.now();
-		for (;;) {
-			if (await done()) return true;
-			if (Date.now() >= deadline) return false;
-			if (Date.now() - lastTick >= 1000) {
-				lastTick = Date.now();
-				this.tick(step, message);
-			}
-			await sleep(POLL_MS);
-		}
-	}
 }
 
 /** The pane as the mux lists it now, or undefined when it is gone. */
@@ -236,7 +139,35 @@ async function capture(deps: ActionDeps, adapter: AgentAdapter, session: Session
 	return {pane, root: tree[0], agent: pickAgentProcess(adapter, tree), tree, stale, processes: [...tree, ...stale], protectedPids: guard};
 }
 
-/** Step 1: type the exit input, wait for the agent process to exit. True when it did. */
+/** The agent and what it started: every captured process but the pane's shell (the user's, when the agent ran under one). */
+function agentSide(cap: Captured): ProcessRef[] {
+	return cap.processes.filter(p => !(p.pid === cap.root?.pid && p.pid !== cap.agent?.pid));
+}
+
+/** Read the pane's screen (only for an adapter that knows its agent's screens) and decide step 1. */
+async function exitPlanFor(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, pane: Pane): Promise<ExitPlan> {
+	let screen: ScreenRead | undefined;
+	if (adapter.exitInput.readScreen) {
+		try {
+			screen = {ok: true, text: await mux.readOutput(pane.id, SCREEN_ROWS)};
+		} catch (error) {
+			screen = {ok: false, error: messageOf(error)};
+		}
+	}
+	const configuredText = deps.config.agents[adapter.id]?.exitInput;
+	return planExit({exitInput: adapter.exitInput, muxStatus: pane.agentStatus, ...(configuredText === undefined ? {} : {configuredText}), ...(screen ? {screen} : {})});
+}
+
+/** Send the steps in order, pausing where the sequence says. */
+async function typeSteps(run: StopRun, mux: Multiplexer, paneId: string, steps: readonly TypedStep[]): Promise<void> {
+	for (const step of steps) {
+		if (step.kind === 'pause') await run.clock.sleep(step.ms);
+		else if (step.kind === 'text') await mux.sendText(paneId, step.text);
+		else if (step.keys.length > 0) await mux.sendKeys(paneId, step.keys);
+	}
+}
+
+/** Step 1: type the exit sequence (when that is safe), wait for the agent process to exit. True when it did. */
 async function stepExitInput(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, cap: Captured, graceMs: number): Promise<boolean> {
 	const {pane, root, agent} = cap;
 	if (!pane || !root || !agent) {
@@ -253,27 +184,34 @@ async function stepExitInput(run: StopRun, deps: ActionDeps, adapter: AgentAdapt
 		if (check.why) run.note(check.why);
 		return false;
 	}
-	const text = deps.config.agents[adapter.id]?.exitInput ?? adapter.exitInput.text;
-	run.report('exit-input', 'running', `typing ${text} into pane ${pane.id}, waiting up to ${Math.round(graceMs / 1000)} s for pid ${agent.pid} to exit`, {
+	const plan = await exitPlanFor(deps, adapter, mux, pane);
+	if (!plan.type) {
+		run.note(`nothing was typed into pane ${pane.id}: ${plan.why}`);
+		run.report('exit-input', 'skipped', `not typing into pane ${pane.id}: ${plan.why}`, {paneId: pane.id});
+		return false;
+	}
+	const typed = describeSteps(plan.steps);
+	run.report('exit-input', 'running', `typing ${typed} into pane ${pane.id} (${plan.why}), waiting up to ${Math.round(graceMs / 1000)} s for pid ${agent.pid} to exit`, {
 		paneId: pane.id,
-		text,
+		steps: typed,
 		pid: agent.pid,
 	});
+	const side = agentSide(cap);
+	await run.track(side, cap.protectedPids);
 	try {
-		await mux.sendText(pane.id, text);
-		if (adapter.exitInput.keys.length > 0) await mux.sendKeys(pane.id, adapter.exitInput.keys);
+		await typeSteps(run, mux, pane.id, plan.steps);
 	} catch (error) {
 		run.report('exit-input', 'failed', `could not type into pane ${pane.id}: ${messageOf(error)}`);
 		return false;
 	}
-	const exited = await run.waitUntil('exit-input', graceMs, `waiting for pid ${agent.pid} to exit`, async () => !(await run.alive(agent)));
+	const exited = await run.waitUntil('exit-input', graceMs, `waiting for pid ${agent.pid} to exit`, async () => !(await run.alive(agent)), () => run.track(side, cap.protectedPids));
 	if (exited) run.report('exit-input', 'done', `the agent (pid ${agent.pid}) exited`);
 	else run.report('exit-input', 'failed', `the agent (pid ${agent.pid}) is still running after ${Math.round(graceMs / 1000)} s`);
 	return exited;
 }
 
 /** Step 2: close the pane, wait for the captured tree to go. Returns whether the pane was closed and all is gone. */
-async function stepClosePane(run: StopRun, mux: Multiplexer, cap: Captured, killWaitMs: number): Promise<{closed: boolean; allGone: boolean}> {
+async function stepClosePane(run: StopRun, deps: ActionDeps, mux: Multiplexer, cap: Captured, killWaitMs: number): Promise<{closed: boolean; allGone: boolean}> {
 	const {pane, root} = cap;
 	if (!pane || !root) {
 		run.report('close-pane', 'skipped', 'no pane to close');
@@ -290,36 +228,46 @@ async function stepClosePane(run: StopRun, mux: Multiplexer, cap: Captured, kill
 		run.report('close-pane', 'skipped', `${why}; not closing it`);
 		return {closed: false, allGone: false};
 	}
-	run.report('close-pane', 'running', `closing pane ${pane.id}, waiting up to ${Math.round(killWaitMs / 1000)} s`, {paneId: pane.id});
+	run.report('close-pane', 'running', `closing pane ${pane.id} and sending SIGHUP to its processes, waiting up to ${Math.round(killWaitMs / 1000)} s`, {paneId: pane.id});
+	await run.track(agentSide(cap), cap.protectedPids);
 	try {
 		await mux.closePane(pane.id);
 	} catch (error) {
 		run.report('close-pane', 'failed', `could not close pane ${pane.id}: ${messageOf(error)}`);
 		return {closed: false, allGone: false};
 	}
-	const allGone = await run.waitUntil('close-pane', killWaitMs, 'waiting for the pane\'s processes to exit', async () => (await run.aliveOf(cap.processes)).length === 0);
+	const targets = (): ProcessRef[] => [...cap.processes, ...run.foundChildren()];
+	// Closing a pane hangs up its terminal, which signals only the session leader. A wrapper
+	// that ignores SIGHUP (gemini's node wrapper: it waits for its child) then keeps the agent
+	// alive, so every process of the tree gets the hangup itself.
+	await signalEach(run, deps, targets(), cap.protectedPids, 'SIGHUP');
+	const allGone = await run.waitUntil('close-pane', killWaitMs, 'waiting for the pane\'s processes to exit', async () => (await run.aliveOf(targets())).length === 0);
 	if (allGone) run.report('close-pane', 'done', `pane ${pane.id} closed; every process exited`);
 	else {
-		const left = await run.aliveOf(cap.processes);
+		const left = await run.aliveOf(targets());
 		run.report('close-pane', 'failed', `pane ${pane.id} closed; still alive: ${left.map(p => p.pid).join(', ')}`, {survivors: left.map(p => p.pid)});
 	}
 	return {closed: true, allGone};
 }
 
-/** Step 3: SIGKILL every captured process that still has its captured start time. Returns survivors. */
-async function stepSigkill(run: StopRun, deps: ActionDeps, targets: readonly ProcessRef[], guard: ReadonlySet<number>): Promise<ProcessRef[]> {
-	const kill = deps.kill ?? ((pid: number, signal: NodeJS.Signals) => process.kill(pid, signal));
-	const alive = (await run.aliveOf(targets)).filter(p => !guard.has(p.pid));
-	run.report('sigkill', 'running', `SIGKILL ${alive.map(p => `${p.pid} (${p.name})`).join(', ') || 'nothing'}`, {pids: alive.map(p => p.pid)});
-	for (const ref of alive) {
-		// Re-read right before signalling: the pid must still carry the captured start time.
-		if (!(await run.alive(ref))) continue;
+/** Send `signal` to each of `refs` still alive with its recorded start time (re-read right before), never to a guarded pid. */
+async function signalEach(run: StopRun, deps: ActionDeps, refs: readonly ProcessRef[], guard: ReadonlySet<number>, signal: NodeJS.Signals): Promise<void> {
+	const kill = deps.kill ?? ((pid: number, sig: NodeJS.Signals) => process.kill(pid, sig));
+	for (const ref of refs) {
+		if (guard.has(ref.pid) || !(await run.alive(ref))) continue;
 		try {
-			kill(ref.pid, 'SIGKILL');
+			kill(ref.pid, signal);
 		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code !== 'ESRCH') run.note(`could not SIGKILL ${ref.pid}: ${messageOf(error)}`);
+			if ((error as NodeJS.ErrnoException).code !== 'ESRCH') run.note(`could not send ${signal} to ${ref.pid}: ${messageOf(error)}`);
 		}
 	}
+}
+
+/** Step 3: SIGKILL every captured process that still has its captured start time. Returns survivors. */
+async function stepSigkill(run: StopRun, deps: ActionDeps, targets: readonly ProcessRef[], guard: ReadonlySet<number>, why = ''): Promise<ProcessRef[]> {
+	const alive = (await run.aliveOf(targets)).filter(p => !guard.has(p.pid));
+	run.report('sigkill', 'running', `SIGKILL ${alive.map(p => `${p.pid} (${p.name})`).join(', ') || 'nothing'}${why}`, {pids: alive.map(p => p.pid)});
+	await signalEach(run, deps, alive, guard, 'SIGKILL');
 	await run.waitUntil('sigkill', SIGKILL_REAP_MS, 'waiting for the kernel to reap', async () => (await run.aliveOf(alive)).length === 0);
 	const survivors = await run.aliveOf(alive);
 	if (survivors.length === 0) run.report('sigkill', 'done', `killed ${alive.length} process${alive.length === 1 ? '' : 'es'}; none left`);
@@ -380,42 +328,58 @@ export async function stopSession(deps: ActionDeps, session: SessionRecord, opti
 	return {ok: true, value: outcome};
 }
 
+/** Run the steps in the order `nextStopStep` gives, each one's I/O here. */
 async function escalate(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer | undefined, cap: Captured, options: StopOptions): Promise<StopOutcome> {
 	const graceMs = options.graceMs ?? deps.config.stop.graceSeconds * 1000;
 	const killWaitMs = options.killWaitMs ?? deps.config.stop.killWaitSeconds * 1000;
-	const done = (endedBy: StopEndedBy, survivors: readonly ProcessRef[], paneClosed: boolean): StopOutcome => ({
-		session: run.sessionName,
-		endedBy,
-		ok: survivors.length === 0,
-		captured: cap.processes,
-		survivors,
-		paneClosed,
-		notes: run.allNotes(),
-	});
 	const agentAlive = mux !== undefined && cap.pane !== undefined && cap.agent !== undefined && (await run.alive(cap.agent));
-	if (!agentAlive && cap.stale.length === 0) {
-		run.report('exit-input', 'skipped', cap.pane ? `no agent is running in pane ${cap.pane.id}` : 'the pane is gone and no process is left');
-		return done('nothing-running', [], cap.pane === undefined);
-	}
-	if (agentAlive && mux && (await stepExitInput(run, deps, adapter, mux, cap, graceMs))) {
-		// The pane's own shell is no leftover: the pane stays for the user (herdr keeps it).
-		const rest = cap.processes.filter(p => !(p.pid === cap.root?.pid && p.pid !== cap.agent?.pid));
-		// An agent ends its helpers as it exits; give them a moment to follow before listing survivors.
-		await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, 'waiting for the agent\'s children to exit', async () => (await run.aliveOf(rest)).length === 0);
-		const paneGone = cap.pane ? (await currentPane(mux, cap.pane.id)) === undefined : true;
-		return done('exit-input', await run.aliveOf(rest), paneGone);
-	}
+	let exited = false;
 	let closed = false;
-	if (agentAlive && mux) {
-		const step2 = await stepClosePane(run, mux, cap, killWaitMs);
-		closed = step2.closed;
-		if (step2.allGone) return done('close-pane', [], true);
-	} else {
+	let paneClosed = cap.pane === undefined;
+	let left: ProcessRef[] = [];
+	let survivors: ProcessRef[] = [];
+	let move: StopMove = nextStopStep({after: 'capture', agentAlive, leftovers: cap.stale.length});
+	if ('end' in move) run.report('exit-input', 'skipped', cap.pane ? `no agent is running in pane ${cap.pane.id}` : 'the pane is gone and no process is left');
+	else if (move.run === 'sigkill') {
 		run.report('exit-input', 'skipped', 'no agent in a pane: only leftover processes to end');
 		run.report('close-pane', 'skipped', 'no pane to close');
 	}
-	// A pane left open (reused, or only leftovers were targeted) keeps its shell.
-	const targets = closed ? cap.processes : cap.processes.filter(p => p.pid !== cap.root?.pid || p.pid === cap.agent?.pid);
-	const survivors = await stepSigkill(run, deps, targets, cap.protectedPids);
-	return done('sigkill', survivors, closed || cap.pane === undefined);
+	while ('run' in move) {
+		if (move.run === 'exit-input' && mux) {
+			exited = await stepExitInput(run, deps, adapter, mux, cap, graceMs);
+			if (exited) {
+				// The pane's own shell is no leftover: the pane stays for the user (herdr keeps it).
+				const rest = (): ProcessRef[] => [...agentSide(cap), ...run.foundChildren()];
+				// An agent ends its helpers as it exits; give them a moment to follow before listing survivors.
+				await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, 'waiting for the agent\'s children to exit', async () => (await run.aliveOf(rest())).length === 0);
+				paneClosed = cap.pane ? (await currentPane(mux, cap.pane.id)) === undefined : true;
+				left = await run.aliveOf(rest());
+				if (left.length > 0) run.note(`the agent exited at step 1 but left ${left.map(p => `pid ${p.pid} (${p.name})`).join(', ')} running; SIGKILLed`);
+			}
+			move = nextStopStep({after: 'exit-input', exited, left: left.length});
+		} else if (move.run === 'close-pane' && mux) {
+			const step2 = await stepClosePane(run, deps, mux, cap, killWaitMs);
+			closed = step2.closed;
+			paneClosed = step2.allGone || closed || cap.pane === undefined;
+			move = nextStopStep({after: 'close-pane', allGone: step2.allGone});
+		} else {
+			if (exited) survivors = await stepSigkill(run, deps, left, cap.protectedPids, ': left behind by the agent');
+			else {
+				// A pane left open (reused, or only leftovers were targeted) keeps its shell.
+				await run.track(agentSide(cap), cap.protectedPids);
+				const captured = closed ? cap.processes : agentSide(cap);
+				survivors = await stepSigkill(run, deps, [...captured, ...run.foundChildren()], cap.protectedPids);
+			}
+			move = nextStopStep({after: 'sigkill', agentExitedAtStep1: exited});
+		}
+	}
+	return {
+		session: run.sessionName,
+		endedBy: move.end,
+		ok: survivors.length === 0,
+		captured: [...cap.processes, ...run.foundChildren()],
+		survivors,
+		paneClosed,
+		notes: run.allNotes(),
+	};
 }

@@ -3,6 +3,7 @@ import {fileURLToPath} from 'node:url';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
+import {unverifiedExitInput} from './common/exitSequences.js';
 import {pushTo} from './common/groups.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, rewriteJsonFile, toEpochMs} from './common/jsonRecords.js';
@@ -323,7 +324,7 @@ export const agyAdapter: AgentAdapter = {
 	idPattern: ID_PATTERN,
 	processNames: PROGRAMS,
 	residentChildren: [],
-	exitInput: {text: '/exit', keys: ['Enter']},
+	exitInput: unverifiedExitInput('/exit'),
 
 	spawn: () => ({argv: ['agy']}),
 

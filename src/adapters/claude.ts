@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
+import {measuredExitInput, readClaudeScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, needsFolders, openFilesOf, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
@@ -479,7 +480,7 @@ export const claudeAdapter: AgentAdapter = {
 	idPattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 	processNames: ['claude', 'claude-code'],
 	residentChildren: [],
-	exitInput: {text: '/exit', keys: ['Enter']},
+	exitInput: measuredExitInput('/exit', readClaudeScreen),
 
 	spawn: () => ({argv: ['claude']}),
 	resume(_ctx, id) {

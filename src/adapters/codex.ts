@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
+import {measuredExitInput, readCodexScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, hasFlag, idsUse, needsFolders, openFilesOf, projectUse, usersOf, wordAfter, type LiveUse} from './common/liveEvidence.js';
 import {isoMs, obj, oneLine, readFirstJsonLine, readJsonl, str} from './common/jsonl.js';
@@ -515,7 +516,7 @@ export const codexAdapter: AgentAdapter = {
 	idPattern: new RegExp(`^${UUID}$`),
 	processNames: ['codex'],
 	residentChildren: ['app-server', 'mcp-server'],
-	exitInput: {text: '/quit', keys: ['Enter']},
+	exitInput: measuredExitInput('/quit', readCodexScreen),
 
 	spawn: () => ({argv: ['codex']}),
 	resume(_ctx, id) {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
+import {measuredExitInput, readGeminiScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameFolder, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
@@ -467,7 +468,8 @@ export const geminiAdapter: AgentAdapter = {
 	idPattern: ID_PATTERN,
 	processNames: PROGRAMS,
 	residentChildren: [],
-	exitInput: {text: '/quit', keys: ['Enter']},
+	// `/exit` is what was measured (gemini takes `/quit` too).
+	exitInput: measuredExitInput('/exit', readGeminiScreen),
 
 	spawn: () => ({argv: ['gemini']}),
 

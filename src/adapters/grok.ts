@@ -2,6 +2,7 @@ import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
+import {unverifiedExitInput} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecords.js';
 import {obj, oneLine, readJsonl, str} from './common/jsonl.js';
@@ -414,7 +415,7 @@ export const grokAdapter: AgentAdapter = {
 	idPattern: ID_PATTERN,
 	processNames: PROGRAMS,
 	residentChildren: [],
-	exitInput: {text: '/exit', keys: ['Enter']},
+	exitInput: unverifiedExitInput('/exit'),
 
 	spawn: () => ({argv: ['grok']}),
 

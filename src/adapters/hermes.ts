@@ -2,6 +2,7 @@ import path from 'node:path';
 import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
+import {unverifiedExitInput} from './common/exitSequences.js';
 import {pushTo} from './common/groups.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecords.js';
@@ -548,7 +549,7 @@ export const hermesAdapter: AgentAdapter = {
 	idPattern: ID_PATTERN,
 	processNames: PROGRAMS,
 	residentChildren: [],
-	exitInput: {text: '/quit', keys: ['Enter']},
+	exitInput: unverifiedExitInput('/quit'),
 
 	spawn: () => ({argv: ['hermes']}),
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
+import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
 import {argvUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameTree, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {subcommand as subcommandOf} from './common/programs.js';
@@ -444,7 +445,7 @@ export const opencodeAdapter: AgentAdapter = {
 	idPattern: /^ses_[0-9a-f]{12}[0-9A-Za-z]{14}$/,
 	processNames: ['opencode', 'opencode2'],
 	residentChildren: ['serve'],
-	exitInput: {text: '/exit', keys: ['Enter']},
+	exitInput: measuredExitInput('/exit', readOpencodeScreen),
 
 	spawn: () => ({argv: ['opencode']}),
 	resume(_ctx, id) {

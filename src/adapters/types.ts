@@ -65,12 +65,41 @@ export interface LaunchSpec {
 	readonly env?: Readonly<Record<string, string>>;
 }
 
-/** What a graceful stop types into the pane. */
+/**
+ * One step of a graceful exit. `command` types the exit command (the adapter's `text`, or the
+ * user's `agents.<a>.exitInput`); `pause` waits, because codex and gemini drop an Enter that
+ * follows typed text at once (exit-input.md: 0 of 9 exits each without a pause).
+ */
+export type ExitStep =
+	| {readonly kind: 'keys'; readonly keys: readonly string[]}
+	| {readonly kind: 'command'}
+	| {readonly kind: 'pause'; readonly ms: number};
+
+/**
+ * What the pane's screen says about typing into it, read from its plain text (no escapes).
+ * `draft`: the composer holds text the user typed; `lines` is how many rows it spans.
+ * `blocked`: an approval dialog has the keyboard, so typed keys would answer it.
+ * `unknown`: no composer this reader recognises (another version, a menu, a half-drawn screen).
+ */
+export type ComposerState =
+	| {readonly kind: 'empty'}
+	| {readonly kind: 'draft'; readonly lines: number}
+	| {readonly kind: 'blocked'; readonly prompt: string}
+	| {readonly kind: 'unknown'; readonly reason: string};
+
+/** How a graceful stop asks the agent to exit (SPEC 4.4). */
 export interface ExitInput {
-	/** Text typed first (e.g. `/exit`). */
+	/** The exit command (e.g. `/exit`); config `agents.<a>.exitInput` replaces it. */
 	readonly text: string;
-	/** Keys sent after the text (herdr key names, e.g. `Enter`, `ctrl+c`). */
-	readonly keys: readonly string[];
+	/** Keys, the command and pauses, in order. */
+	readonly steps: readonly ExitStep[];
+	/**
+	 * Reads the agent's composer from the last rows of its pane. Absent for agents whose
+	 * screens were never captured: the steps then run without that check.
+	 */
+	readonly readScreen?: (screen: string) => ComposerState;
+	/** Where the sequence comes from (`measured …` / `unverified …`), shown in the stop's progress. */
+	readonly evidence: string;
 }
 
 export type PlanItemKind = 'file' | 'dir' | 'rows' | 'lines';

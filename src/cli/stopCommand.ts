@@ -13,7 +13,7 @@ const isTick = (p: StopProgress) => p.state === 'running' && p.message.startsWit
 export function createStopCommand(makeActions: ActionsFactory): Command {
 	return {
 		name: 'stop',
-		summary: 'stop a session: type its exit input, then close its pane, then SIGKILL what survives',
+		summary: 'stop a session: type its exit sequence (never over a draft or an approval), then close its pane, then SIGKILL what survives',
 		usage: 'mam-tui stop NAME | --agent A --id ID [--grace S] [--kill-wait S]',
 		options: {agent: {type: 'string'}, id: {type: 'string'}, grace: {type: 'string'}, 'kill-wait': {type: 'string'}},
 		positionals: {min: 0, max: 1},

@@ -121,7 +121,7 @@ interface Artifact {
 	readonly liveRecord?: {readonly file: string; readonly body: Record<string, unknown>};
 }
 
-const RULE = '─'.repeat(60);
+const RULE = '\u2500'.repeat(60);
 
 /**
  * The rows each real agent draws at the bottom of its UI in each state (agents/screens, the
@@ -254,6 +254,20 @@ export function isDeleteCommand(args: readonly string[]): boolean {
 }
 
 /**
+ * The bottom of the real agent's TUI when its composer is empty, drawn above the prompt: a stop
+ * reads the pane's screen for the agent's composer before typing its exit input, and types
+ * nothing into a screen it does not recognise (a draft there would be sent as a prompt).
+ * Only agents whose composer may sit above other rows; codex's must be the last rows.
+ * Glyphs are `\u` escapes (the bundle is ASCII only): ─ 2500, ❯ 276f, · 00b7, ← 2190, ┃ 2503,
+ * … 2026, ╹ 2579, ▀ 2580.
+ */
+const EMPTY_COMPOSER: Readonly<Record<string, readonly string[]>> = {
+	claude: [RULE, '\u276f\u00a0', RULE, '  ? for shortcuts \u00b7 \u2190 for agents'],
+	gemini: [RULE, ' Shift+Tab to accept edits', '', ' >   Type your message or @path/to/file', '', ' workspace (/directory)   branch   sandbox   /model'],
+	opencode: ['  \u2503', '  \u2503  Ask anything\u2026 "stand-in"', '  \u2503', '  \u2503  Build \u00b7 Stand-in', `  \u2579${'\u2580'.repeat(40)}`],
+};
+
+/**
  * Run the stand-in TUI. `argv` is what the agent was started with (after its own name);
  * `name` is the name it was started under.
  */
@@ -313,6 +327,11 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 	const keepAlive = setInterval(() => {}, 60_000);
 
 	const rl = readline.createInterface({input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true, prompt: '> '});
+	const composer = EMPTY_COMPOSER[options.agent];
+	const prompt = () => {
+		if (composer) say(`${composer.join('\n')}\n`);
+		rl.prompt();
+	};
 	rl.on('SIGINT', () => {
 		if (options.ignoreSignals) say(`\n(${name} stand-in ignores ctrl+c)\n`);
 		else finish(130);
@@ -367,7 +386,7 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 		if (options.exitInputs.includes(text)) {
 			if (options.ignoreExit) {
 				say(`(${name} stand-in ignores ${text})\n`);
-				rl.prompt();
+				prompt();
 				return;
 			}
 			say(options.exitDelayMs > 0 ? 'saving the conversation…\n' : 'bye\n');
@@ -377,7 +396,7 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 			return;
 		}
 		if (text.length > 0) say(`${name}: you said ${JSON.stringify(text)}\n`);
-		rl.prompt();
+		prompt();
 	});
 	// Written last: a record means every handler is in place (tests wait for it before signalling).
 	if (options.recordFile) {
@@ -396,8 +415,10 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 	say(`${name} stand-in (pid ${process.pid}, mam-tui demo) in ${process.cwd()}\n`);
 	if (conversationId) say(`conversation ${conversationId}\n`);
 	say(`type ${options.exitInputs[0] ?? '/exit'} to quit${options.statusScreen ? '; a line works for a while, a line with "ask" then asks (y approves)' : ''}\n`);
-	draw();
-	rl.prompt();
+	if (options.statusScreen) {
+		draw();
+		rl.prompt();
+	} else prompt();
 }
 
 /** Entry when run as `node standin.js [--mam-standin-child=KIND | args…]`. */

@@ -104,7 +104,12 @@ export function createFixtureAdapter(): AgentAdapter {
 		idPattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 		processNames: ['claude'],
 		residentChildren: [],
-		exitInput: {text: '/exit', keys: ['Enter']},
+		exitInput: {
+			text: '/exit',
+			// The stand-in reads whole lines, so the command and Enter at once are enough.
+			steps: [{kind: 'command'}, {kind: 'keys', keys: ['Enter']}],
+			evidence: 'test fixture: the stand-in TUI reads whole lines',
+		},
 		spawn: () => ({argv: ['claude']}),
 		resume: (_ctx, id) => {
 			assertValidId(adapter, id);

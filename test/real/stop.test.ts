@@ -1,0 +1,274 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {adapterFor} from '../../src/adapters/index.js';
+import {Registry} from '../../src/registry/registry.js';
+import {
+	conversationsOnDisk,
+	DEFAULT_REPLY,
+	makeWorld,
+	processTable,
+	READY,
+	REAL_AGENTS,
+	RUN_SHELL,
+	shellQuote,
+	startModel,
+	startTui,
+	waitForConversation,
+	type Model,
+	type RealAgent,
+	type RealWorld,
+	type Tui,
+} from './support/harness.js';
+
+/**
+ * `mam-tui stop` against the four real TUIs (issue 17 item 4, issue 19 item 6). Per agent:
+ * - idle, and right after a turn, the stop ends at step 1 (the exit sequence), in at least 9 of
+ *   10 stops (`MAM_REAL_TRIALS` sets the trials per situation; 1 in CI, so it must pass);
+ *   after a turn the reply is on disk and the real CLI resumes the conversation;
+ * - a one-line draft (left in the resumed session) is cleared by the sequence and never
+ *   reaches the model;
+ * - a two-line draft: nothing is typed (Ctrl+U clears one line only), the pane is closed, and
+ *   the draft never reaches the model;
+ * - blocked on an approval: nothing is typed (it would answer the dialog), the command is
+ *   never run;
+ * and every time, no process of the pane's agent tree survives.
+ */
+// One each in CI: a real TUI takes seconds to start (opencode here up to ~20 s), and the whole
+// real suite must stay within minutes; raise it to measure the 9-of-10 target.
+const TRIALS = Math.max(1, Number(process.env['MAM_REAL_TRIALS'] ?? 1));
+const NEEDED = Math.ceil(0.9 * TRIALS);
+
+/** What the approval dialog shows (screens/README.md). */
+const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
+	claude: /Do you want to proceed\?/,
+	codex: /Press enter to confirm or esc to cancel/,
+	opencode: /Permission required/,
+	gemini: /Allow execution of/,
+};
+
+interface StopJson {
+	readonly endedBy: string;
+	readonly ok: boolean;
+	readonly survivors: readonly unknown[];
+	readonly notes: readonly string[];
+	readonly steps: ReadonlyArray<{readonly step: string; readonly state: string; readonly elapsedMs: number; readonly message: string}>;
+}
+
+interface Trial {
+	readonly agent: RealAgent;
+	readonly situation: string;
+	readonly endedBy: string;
+	/** From the start of step 1 to the agent's exit (the exit sequence's pauses included). */
+	readonly stepMs: number;
+}
+
+const trials: Trial[] = [];
+let counter = 0;
+
+/** Register the pane as a running session, as `mam-tui new` or an adoption would. */
+function register(world: RealWorld, tui: Tui, agentSessionId?: string): string {
+	const name = `${tui.agent}-stop-${++counter}`;
+	const registry = Registry.open(world.registry);
+	try {
+		registry.insert({name, agent: tui.agent, cwd: tui.cwd, mux: 'tmux', paneId: tui.paneId, status: 'running', epoch: Date.now() - 60_000, ...(agentSessionId ? {agentSessionId} : {})});
+	} finally {
+		registry.close();
+	}
+	return name;
+}
+
+/** The pane's agent tree: every process under the shell, and anything else in its session. */
+function agentTree(tui: Tui): number[] {
+	const sid = processTable().find(p => p.pid === tui.shellPid)?.sid;
+	const inSession = sid === undefined ? [] : processTable().filter(p => p.sid === sid);
+	return [...new Set([...tui.processTree(), ...inSession].map(p => p.pid))].filter(pid => pid !== tui.shellPid);
+}
+
+/** An exited process waiting to be reaped (this machine's init reaps orphans slowly): not alive. */
+function isZombie(pid: number): boolean {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+		return /^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
+	} catch {
+		return true;
+	}
+}
+
+/** `mam-tui stop NAME --json`, then: nothing of the tree it had before is alive. */
+async function stop(world: RealWorld, tui: Tui, name: string, situation: string): Promise<StopJson> {
+	const tree = agentTree(tui);
+	expect(tree.length, `${tui.agent}: an agent runs in ${tui.paneId}`).toBeGreaterThan(0);
+	const run = await world.mamTui(['stop', name, '--json'], {timeoutMs: 60_000});
+	expect(run.stderr).toBe('');
+	const result = JSON.parse(run.stdout) as StopJson;
+	const left = processTable().filter(p => tree.includes(p.pid) && !isZombie(p.pid));
+	expect(left, `${tui.agent} ${situation}: survivors of ${tree.join(',')}; the stop said ${run.stdout}`).toEqual([]);
+	expect(result.survivors).toEqual([]);
+	expect(result.ok).toBe(true);
+	const exit = result.steps.find(s => s.step === 'exit-input' && (s.state === 'done' || s.state === 'failed'));
+	trials.push({agent: tui.agent, situation, endedBy: result.endedBy, stepMs: exit?.elapsedMs ?? Number.NaN});
+	return result;
+}
+
+/** The shell's command line that resumes `id` (the adapter's own argv), typed into the pane. */
+function resumeLine(agent: RealAgent, world: RealWorld, id: string): string {
+	const adapter = adapterFor(agent);
+	if (!adapter) throw new Error(`no adapter for ${agent}`);
+	const ctx = {home: world.home, ownHome: false, env: world.env, exec: () => Promise.reject(new Error('unused')), processes: {list: async () => [], get: async () => undefined, holders: async () => []}, now: Date.now, tmpDir: world.tmpdir};
+	return adapter.resume(ctx, id).argv.map(shellQuote).join(' ');
+}
+
+/**
+ * Send a prompt and wait for the model's reply on screen. Under load gemini sometimes still
+ * drops the Enter after the harness's pause (the prompt stays in its composer): press Enter once
+ * more then, which an agent ignores on an empty composer.
+ */
+async function ask(tui: Tui, text: string, reply: RegExp): Promise<void> {
+	await tui.prompt(text);
+	try {
+		await tui.waitForScreen(reply, 20_000);
+	} catch {
+		await tui.sendKeys('Enter');
+		await tui.waitForScreen(reply, 90_000);
+	}
+}
+
+function sentToModel(model: Model, needle: string): boolean {
+	return model.requests().some(r => r.raw.includes(needle));
+}
+
+describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
+	let model: Model;
+	let world: RealWorld;
+	// Outside both projects: opencode asks before a shell command runs there.
+	let outside: string;
+
+	beforeAll(async () => {
+		outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-outside-')));
+		model = await startModel({shellWorkdir: outside});
+		world = await makeWorld(model);
+	});
+
+	afterAll(async () => {
+		await world?.cleanup();
+		await model?.close();
+		if (outside) fs.rmSync(outside, {recursive: true, force: true});
+	});
+
+	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`, {timeout: 120_000 + TRIALS * 150_000}, async () => {
+		const ended = {idle: 0, afterTurn: 0};
+		for (let i = 0; i < TRIALS; i++) {
+			const idle = await startTui(world, agent, world.alpha);
+			await new Promise(resolve => setTimeout(resolve, 1500));
+			if ((await stop(world, idle, register(world, idle), 'idle')).endedBy === 'exit-input') ended.idle++;
+			await idle.close();
+
+			const busy = await startTui(world, agent, world.alpha);
+			const prompt = `stop trial ${i} for ${agent}: say hello`;
+			await ask(busy, prompt, /Hello from the stand-in model\./);
+			const id = await waitForConversation(world, agent, world.alpha, {containing: prompt, timeoutMs: 30_000});
+			await new Promise(resolve => setTimeout(resolve, 1000));
+			const result = await stop(world, busy, register(world, busy, id), 'after a turn');
+			// Flushed: the turn's reply is in the agent's own store once it is stopped.
+			expect(conversationsOnDisk(world, agent, world.alpha).find(c => c.id === id)?.text).toContain(DEFAULT_REPLY);
+			if (result.endedBy === 'exit-input') ended.afterTurn++;
+			if (i === 0 && result.endedBy === 'exit-input') await resumeWithDraft(busy, id, prompt);
+			await busy.close();
+		}
+		expect(ended.idle, `${agent} idle: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
+		expect(ended.afterTurn, `${agent} after a turn: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
+	});
+
+	/**
+	 * In the pane the stop left open: the real CLI resumes the conversation (so it was flushed),
+	 * then a one-line draft is left in its composer; the stop clears it and still ends at step 1.
+	 */
+	async function resumeWithDraft(tui: Tui, id: string, prompt: string): Promise<void> {
+		// The exited TUI's last screen stays in the pane: clear it, so only the resumed one can match.
+		await tui.prompt('clear');
+		await tui.waitForScreen(/^mam-real\$\s*$/m, 10_000);
+		await tui.typeText(resumeLine(agent, world, id));
+		await tui.sendKeys('Enter');
+		await tui.waitForScreen(READY[agent], 60_000);
+		await tui.waitForScreen(new RegExp(prompt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 60_000);
+		await tui.waitForScreen(/Hello from the stand-in model\./, 30_000);
+		// A resumed TUI draws its history before it takes keys (gemini dropped keys typed at once).
+		await new Promise(resolve => setTimeout(resolve, 2000));
+		const draft = `draft-${agent}-${Date.now()} keep me`;
+		await tui.typeText(draft);
+		await tui.waitForScreen(new RegExp(draft), 10_000);
+		const result = await stop(world, tui, register(world, tui, id), 'resumed, one-line draft');
+		expect(result.endedBy).toBe('exit-input');
+		expect(result.steps.find(s => s.step === 'exit-input' && s.state === 'running')?.message).toMatch(/one-line draft: Ctrl\+U clears it first/);
+		await new Promise(resolve => setTimeout(resolve, 1000));
+		expect(sentToModel(model, draft)).toBe(false);
+	}
+
+	it('types nothing over a two-line draft: the pane is closed and the draft never reaches the model', async () => {
+		const tui = await startTui(world, agent, world.alpha);
+		const marker = `two-line-${agent}-${Date.now()}`;
+		await world.tmux(['set-buffer', '-b', 'draft', `${marker} first line\nsecond line`]);
+		await world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', tui.paneId]);
+		await tui.waitForScreen(/second line/, 10_000);
+		const result = await stop(world, tui, register(world, tui), 'two-line draft');
+		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
+		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/2-line draft/);
+		expect(['close-pane', 'sigkill']).toContain(result.endedBy);
+		await new Promise(resolve => setTimeout(resolve, 1000));
+		expect(sentToModel(model, marker)).toBe(false);
+	});
+
+	it('types nothing into an approval dialog: the command never runs', async () => {
+		const tui = await startTui(world, agent, world.alpha);
+		await ask(tui, `please ${RUN_SHELL} now`, APPROVAL[agent]);
+		const result = await stop(world, tui, register(world, tui), 'blocked');
+		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
+		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/approval/);
+		expect(['close-pane', 'sigkill']).toContain(result.endedBy);
+		await new Promise(resolve => setTimeout(resolve, 1000));
+		expect(fs.existsSync(path.join(world.alpha, 'hello-from-tool.txt'))).toBe(false);
+		expect(fs.existsSync(path.join(outside, 'hello-from-tool.txt'))).toBe(false);
+	});
+
+	// As `mam-tui resume` opens it: gemini's node wrapper is the pane's own process, no shell
+	// around it. Closing the pane hangs up only the wrapper, which ignores SIGHUP and keeps its
+	// child (REAL.md surprise 6); the stop's hangup to each captured process ends both.
+	it.runIf(agent === 'gemini')("gemini as the pane's own process: closing the pane ends the wrapper and its child", async () => {
+		const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', 'gemini-root', '-c', world.alpha, '--', world.clis.gemini]);
+		const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
+		const wrapper = Number(pid);
+		const screen = async () => (await world.tmux(['capture-pane', '-p', '-t', paneId])).stdout;
+		const until = async (re: RegExp) => {
+			for (const deadline = Date.now() + 60_000; !re.test(await screen()); ) {
+				if (Date.now() > deadline) throw new Error(`gemini in ${paneId} never showed ${re}:\n${await screen()}`);
+				await new Promise(resolve => setTimeout(resolve, 200));
+			}
+		};
+		await until(READY.gemini);
+		const tree = [wrapper, ...processTable().filter(p => p.ppid === wrapper).map(p => p.pid)];
+		expect(tree.length, 'the wrapper and its child').toBe(2);
+		await world.tmux(['set-buffer', '-b', 'draft', 'wrapper case first line\nsecond line']);
+		await world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', paneId]);
+		await until(/second line/);
+		const name = `gemini-root-${++counter}`;
+		const registry = Registry.open(world.registry);
+		registry.insert({name, agent: 'gemini', cwd: world.alpha, mux: 'tmux', paneId, status: 'running', epoch: Date.now() - 60_000});
+		registry.close();
+		const run = await world.mamTui(['stop', name, '--json'], {timeoutMs: 60_000});
+		const result = JSON.parse(run.stdout) as StopJson;
+		expect(result.endedBy, run.stdout).toBe('close-pane');
+		expect(processTable().filter(p => tree.includes(p.pid) && !isZombie(p.pid))).toEqual([]);
+	});
+
+	afterAll(() => {
+		const mine = trials.filter(t => t.agent === agent);
+		const rows = [...new Set(mine.map(t => t.situation))].map(situation => {
+			const some = mine.filter(t => t.situation === situation);
+			const times = some.map(t => t.stepMs).filter(Number.isFinite).sort((a, b) => a - b);
+			return `${agent} | ${situation} | ${some.filter(t => t.endedBy === 'exit-input').length}/${some.length} at step 1 | ended by ${[...new Set(some.map(t => t.endedBy))].join(', ')} | step 1 ${times[0] ?? '-'}–${times.at(-1) ?? '-'} ms`;
+		});
+		console.info(`stop on real ${agent}:\n${rows.join('\n')}`);
+	});
+});
