@@ -72,14 +72,15 @@ export interface ExitInput {
 	readonly keys: readonly string[];
 }
 
-export type PlanItemKind = 'file' | 'dir' | 'rows' | 'lines';
+/** `key`: members of a JSON file that name the id (`.claude.json` `lastSessionId`); only they go. */
+export type PlanItemKind = 'file' | 'dir' | 'rows' | 'lines' | 'key';
 
 /** One thing a purge will delete. */
 export interface PlanItem {
 	readonly kind: PlanItemKind;
-	/** The file or folder (for `rows`: the database; for `lines`: the shared file). */
+	/** The file or folder (for `rows`: the database; for `lines` and `key`: the shared file). */
 	readonly path: string;
-	/** For `rows`: the table and how many rows; for `lines`: how many lines. */
+	/** For `rows`: the table and how many rows; for `lines`: how many lines; for `key`: how many members. */
 	readonly table?: string;
 	readonly count?: number;
 	/** Bytes freed (files and folders: on-disk size; rows/lines: an estimate, may be 0). */
@@ -98,12 +99,25 @@ export interface PurgePlan {
 	readonly descendants: readonly string[];
 	readonly items: readonly PlanItem[];
 	readonly totalBytes: number;
+	/** Places that name the id and that purge deliberately leaves, each with why (shown with the plan). */
+	readonly kept?: readonly KeptPlace[];
+}
+
+/** A place that names the conversation and stays, with the reason. */
+export interface KeptPlace {
+	readonly path: string;
+	readonly reason: string;
 }
 
 export interface PurgeOutcome {
 	readonly removed: readonly PlanItem[];
 	/** Non-fatal problems (the agent's delete command missing or failing, …). */
 	readonly warnings: readonly string[];
+	/**
+	 * Databases whose freed pages could not be overwritten yet because the agent holds them
+	 * (common/sqlitePurge.ts `eraseFreed`), one residual line each: the rows are gone, their bytes may not be.
+	 */
+	readonly held?: readonly string[];
 }
 
 /** A process that uses a conversation. */
