@@ -69,5 +69,6 @@ export function formatPurgeResult(result: PurgeResult): string[] {
 	for (const warning of result.warnings) lines.push(`  warning: ${warning}`);
 	if (result.residual.length === 0) lines.push('  residual: nothing left');
 	else lines.push(`  residual: ${result.residual.length} left`, ...result.residual.map(r => `    ${r}`));
+	if (result.trashId) lines.push(`  kept in the trash as ${result.trashId}; undo with: mam-tui restore ${result.trashId}`);
 	return lines;
 }

@@ -13,6 +13,8 @@ export interface Config {
 	readonly agents: Readonly<Partial<Record<AgentId, AgentOverride>>>;
 	readonly stop: {readonly graceSeconds: number; readonly killWaitSeconds: number};
 	readonly refresh: {readonly discoverySeconds: number; readonly pollMs: number};
+	/** `trashDays`: how long a purge stays restorable from the trash before the next purge or trash command empties it. */
+	readonly purge: {readonly trashDays: number};
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -20,6 +22,7 @@ export const DEFAULT_CONFIG: Config = {
 	stop: {graceSeconds: 10, killWaitSeconds: 3},
 	// Discovery is cached by mtime, so 5 s is cheap; 1 s tmux polling feels live without burning CPU.
 	refresh: {discoverySeconds: 5, pollMs: 1000},
+	purge: {trashDays: 7},
 };
 
 /** A bad config value; the message names the key and the file (exit 2). */
@@ -79,9 +82,12 @@ function parseAgents(value: unknown, file: string): Config['agents'] {
 export function parseConfig(raw: unknown, file: string): Config {
 	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
 	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
-	checkKeys(raw, ['agents', 'stop', 'refresh'], '', file);
+	checkKeys(raw, ['agents', 'stop', 'refresh', 'purge'], '', file);
 	const stop = raw['stop'] ?? {};
 	const refresh = raw['refresh'] ?? {};
+	const purge = raw['purge'] ?? {};
+	if (!isObject(purge)) throw new ConfigError(`${file}: purge must be a mapping`);
+	checkKeys(purge, ['trashDays'], 'purge.', file);
 	if (!isObject(stop)) throw new ConfigError(`${file}: stop must be a mapping`);
 	if (!isObject(refresh)) throw new ConfigError(`${file}: refresh must be a mapping`);
 	checkKeys(stop, ['graceSeconds', 'killWaitSeconds'], 'stop.', file);
@@ -96,6 +102,7 @@ export function parseConfig(raw: unknown, file: string): Config {
 			discoverySeconds: positiveNumber(refresh, 'discoverySeconds', 'refresh.', file, DEFAULT_CONFIG.refresh.discoverySeconds, 3600),
 			pollMs: positiveNumber(refresh, 'pollMs', 'refresh.', file, DEFAULT_CONFIG.refresh.pollMs, 60_000),
 		},
+		purge: {trashDays: positiveNumber(purge, 'trashDays', 'purge.', file, DEFAULT_CONFIG.purge.trashDays, 3650)},
 	};
 }
 
