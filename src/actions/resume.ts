@@ -108,6 +108,17 @@ function claimResume(deps: ActionDeps, adapter: AgentAdapter, session: SessionRe
  * resume argv. A refusal or a failed pane leaves the row exactly as it was: the pinned id is
  * never forgotten and never replaced by "the newest conversation".
  */
+/** The adapter's post-resume guard (gemini's stub, issue 18 item 5), audited; its failure never fails the resume. */
+async function guardAfterResume(deps: ActionDeps, adapter: AgentAdapter, name: string, id: string): Promise<void> {
+	if (!adapter.guardResume) return;
+	try {
+		const removed = await adapter.guardResume(deps.context, id);
+		if (removed.length > 0) audit(deps, {session: name, action: 'resume', step: 'remove-stub', outcome: 'ok', detail: {id, removed}});
+	} catch (error) {
+		audit(deps, {session: name, action: 'resume', step: 'remove-stub', outcome: 'failed', detail: {id, message: messageOf(error)}});
+	}
+}
+
 export async function resumeSession(deps: ActionDeps, given: SessionRecord): Promise<ActionResult<ResumeOutcome>> {
 	const adapter = adapterOf(deps, given.agent);
 	if (!adapter.ok) return adapter;
@@ -136,5 +147,6 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord): Pro
 		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: {...current.extra, ...(claim ? {resume: {...claim, paneId}} : {})}});
 	});
 	audit(deps, {session: session.name, action: 'resume', outcome: 'ok', detail: {paneId, argv, cwd: session.cwd}});
+	await guardAfterResume(deps, adapter.value, session.name, checked.value);
 	return {ok: true, value: {session: updated, paneId, argv, cwd: session.cwd}};
 }

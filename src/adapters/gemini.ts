@@ -6,7 +6,7 @@ import {readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
 import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
 import {runsProgram} from './common/programs.js';
-import {canonicalCwd, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {canonicalCwd, listDir, listNames, lstatOrUndefined, realpathOrUndefined, removeInsideRoots} from './common/paths.js';
 import {pushTo} from './common/groups.js';
 import {indexAfter, memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
@@ -294,6 +294,63 @@ function sessionsWithId(ctx: AdapterContext, id: string): Session[] {
 	return sessionsFrom(memo(ctx, `gemini:sub-agents:${root}`, () => subAgentIndex(projects)).get(id) ?? [], id);
 }
 
+/**
+ * gemini 0.61's resume stubs (REAL.md surprise 12): `gemini -r ID` in a later minute than the
+ * conversation began writes `session-<now>-<id8>.jsonl` holding only a header (and the session
+ * context), and the next gemini start in that project takes such a file for a broken session and
+ * unlinks every `-<id8>.jsonl`, the real conversation with it. A stub here is a main chat file of
+ * `id` with no real message while another main chat file of `id` in the same project has some:
+ * the only file of a conversation is never one.
+ */
+export function geminiStubs(ctx: AdapterContext, id: string): string[] {
+	assertValidId(geminiAdapter, id);
+	const out: string[] = [];
+	for (const session of sessionsWithId(ctx, id)) {
+		if (session.parentId !== undefined || !session.files.some(f => f.realMessages > 0)) continue;
+		for (const f of session.files) if (f.realMessages === 0 && path.basename(f.file).startsWith('session-')) out.push(f.file);
+	}
+	return out;
+}
+
+/** How long mam-tui's resume waits for gemini to write its stub (it does so while starting up). */
+const STUB_WAIT_MS = 15_000;
+const STUB_POLL_MS = 200;
+
+/**
+ * Does a resume now write a stub? Only when the minute differs from that of every main chat file
+ * holding messages (else the header lands in that file). Stubs themselves are not counted, so
+ * asking after gemini wrote one gives the same answer.
+ */
+function stubExpected(ctx: AdapterContext, id: string): boolean {
+	const minute = new Date(ctx.now()).toISOString().slice(0, 16).replace(/:/g, '-');
+	const names = sessionsWithId(ctx, id).flatMap(s => (s.parentId === undefined ? s.files.filter(f => f.realMessages > 0).map(f => path.basename(f.file)) : []));
+	return names.length > 0 && !names.some(n => n.startsWith(`session-${minute}-`));
+}
+
+/**
+ * After mam-tui started `gemini -r id`: wait (a bounded while) for the stub gemini writes when the
+ * minute changed, and remove it, so the next gemini start in the project has nothing to delete the
+ * conversation for. Stubs left by earlier resumes go too.
+ */
+async function guardResume(ctx: AdapterContext, id: string): Promise<string[]> {
+	assertValidId(geminiAdapter, id);
+	const removed = removeGeminiStubs(ctx, id);
+	if (!stubExpected(ctx, id)) return removed;
+	for (let waited = 0; waited < STUB_WAIT_MS; waited += STUB_POLL_MS) {
+		await new Promise(resolve => setTimeout(resolve, STUB_POLL_MS));
+		const now = removeGeminiStubs(ctx, id);
+		if (now.length > 0) return [...removed, ...now];
+	}
+	return removed;
+}
+
+/** Remove `id`'s resume stubs (inside gemini's folder only); returns the files removed. */
+export function removeGeminiStubs(ctx: AdapterContext, id: string): string[] {
+	const removed: string[] = [];
+	for (const file of geminiStubs(ctx, id)) if (removeInsideRoots(file, [geminiRoot(ctx)]) === undefined) removed.push(file);
+	return removed;
+}
+
 function escapeRegExp(text: string): string {
 	return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -451,6 +508,8 @@ export const geminiAdapter: AgentAdapter = {
 	exitInput: {text: '/quit', keys: ['Enter']},
 
 	spawn: () => ({argv: ['gemini']}),
+
+	guardResume: guardResume,
 
 	resume(_ctx, id) {
 		assertValidId(geminiAdapter, id);
