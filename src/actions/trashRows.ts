@@ -140,14 +140,28 @@ export function restoreRows(source: string, stored: string, tables: readonly Sto
 		// Off explicitly (better-sqlite3 defaults it on): parents and children go back in any order.
 		cur.pragma('foreign_keys = OFF');
 		cur.transaction(() => {
+			// Rows the agent's insert triggers add while ours go back (codex's queue revisions) are
+			// not the original ones: when one stands in the way of a kept row, it gives way. Only
+			// rows born in this transaction are ever removed.
+			const before = new Map(tables.map(t => [t.name, rowids(cur, t.name) ?? new Set<number | bigint>()]));
+			const ours = new Map(tables.map(t => [t.name, new Set<unknown>()]));
 			for (const table of tables) {
 				const columns = columnsOf(kept, table.name);
 				const list = columns.map(quoteIdent).join(', ');
 				const exists = cur.prepare(`SELECT 1 FROM ${quoteIdent(table.name)} WHERE rowid = ?`).pluck();
 				const write = cur.prepare(`INSERT INTO ${quoteIdent(table.name)} (rowid, ${list}) VALUES (${['?', ...columns.map(() => '?')].join(', ')})`);
 				for (const row of kept.prepare(`SELECT rowid, ${list} FROM ${quoteIdent(table.name)}`).raw().all() as unknown[][]) {
-					if (exists.get(row[0]) !== undefined) continue;
-					write.run(...row);
+					if (exists.get(row[0]) !== undefined && before.get(table.name)?.has(row[0] as number)) continue;
+					try {
+						write.run(...row);
+					} catch (error) {
+						if (!String((error as {code?: unknown}).code ?? '').startsWith('SQLITE_CONSTRAINT')) throw error;
+						const born = [...(rowids(cur, table.name) ?? [])].filter(r => !before.get(table.name)?.has(r) && !ours.get(table.name)?.has(r));
+						if (born.length === 0) throw error;
+						for (const r of born) cur.prepare(`DELETE FROM ${quoteIdent(table.name)} WHERE rowid = ?`).run(r);
+						write.run(...row);
+					}
+					ours.get(table.name)?.add(row[0]);
 					inserted++;
 				}
 			}
