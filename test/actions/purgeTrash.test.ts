@@ -155,3 +155,30 @@ describe('restore refuses', () => {
 		expect(!restored.ok && restored.error.message).toMatch(/schema changed/);
 	});
 });
+
+describe('claude: lastSessionId in .claude.json and its backups', () => {
+	it('goes from the plan, that key only, every other byte kept; nothing is left', async () => {
+		const fx = buildClaudeFixture();
+		cleanups.push(() => fx.cleanup());
+		const deps = depsFor(fx, claudeAdapter);
+		const id = fx.ids.target;
+		const config = (last: string) =>
+			`{\n  "numStartups": 3,\n  "projects": {\n    "${fx.cwds[0]}": {\n      "hasTrustDialogAccepted": true,\n      "lastCost": 0.1,\n      "lastSessionId": "${last}",\n      "lastSessionMetrics": {\n        "frame_duration_ms_count": 13\n      }\n    }\n  }\n}\n`;
+		const file = path.join(fx.home, '.claude.json');
+		const backup = path.join(fx.home, '.claude', 'backups', '.claude.json.backup.1796119694775');
+		fs.mkdirSync(path.dirname(backup), {recursive: true});
+		fs.writeFileSync(file, config(id));
+		fs.writeFileSync(backup, config(id));
+		const result = await purge(deps, 'claude', id);
+		expect(result?.residual).toEqual([]);
+		const expected = config(id).replace(`      "lastSessionId": "${id}",\n`, '');
+		expect(fs.readFileSync(file, 'utf8')).toBe(expected);
+		expect(fs.readFileSync(backup, 'utf8')).toBe(expected);
+		const again = await purge(deps, 'claude', id);
+		expect(again?.residual).toEqual([]);
+		// Another conversation's lastSessionId is not touched.
+		fs.writeFileSync(file, config(fx.ids.sibling));
+		await purge(deps, 'claude', fx.ids.foreign);
+		expect(fs.readFileSync(file, 'utf8')).toBe(config(fx.ids.sibling));
+	});
+});
