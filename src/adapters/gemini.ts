@@ -334,12 +334,16 @@ function stubExpected(ctx: AdapterContext, id: string): boolean {
  */
 async function guardResume(ctx: AdapterContext, id: string): Promise<string[]> {
 	assertValidId(geminiAdapter, id);
+	const minute = new Date(ctx.now()).toISOString().slice(0, 16).replace(/:/g, '-');
+	// This start's stub is named for this minute (or a later one); older stubs are earlier resumes'.
+	const fresh = (files: readonly string[]) => files.some(f => path.basename(f).slice('session-'.length, 'session-'.length + minute.length) >= minute);
 	const removed = removeGeminiStubs(ctx, id);
-	if (!stubExpected(ctx, id)) return removed;
+	if (fresh(removed) || !stubExpected(ctx, id)) return removed;
 	for (let waited = 0; waited < STUB_WAIT_MS; waited += STUB_POLL_MS) {
 		await new Promise(resolve => setTimeout(resolve, STUB_POLL_MS));
 		const now = removeGeminiStubs(ctx, id);
-		if (now.length > 0) return [...removed, ...now];
+		removed.push(...now);
+		if (fresh(now)) return removed;
 	}
 	return removed;
 }
