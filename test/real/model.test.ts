@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {afterAll, beforeAll, describe, it} from 'vitest';
+import {makeWorld, REAL_AGENTS, RUN_SHELL, SLOW_REPLY, SPAWN_SUBAGENT, startModel, startTui, SUBAGENT_TASK, type Model, type RealAgent, type RealWorld} from './support/harness.js';
+
+/** Each TUI's working and approval markers (screens/README.md "Marker summary"). */
+const WORKING: Readonly<Record<RealAgent, RegExp>> = {
+	claude: /esc to interrupt/,
+	codex: /esc to interrupt/,
+	opencode: /esc interrupt/,
+	gemini: /esc to cancel/,
+};
+const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
+	claude: /Do you want to proceed\?/,
+	codex: /Would you like to run the following command\?/,
+	opencode: /Permission required/,
+	gemini: /Allow execution of/,
+};
+
+/**
+ * The stand-in model's behaviours, seen through each real TUI: a slow answer keeps the agent
+ * working, RUN_SHELL makes it ask for approval (and run the command once approved), and
+ * SPAWN_SUBAGENT makes it start a sub-agent through its own tool.
+ */
+describe('real agents: the stand-in model', () => {
+	let model: Model;
+	let world: RealWorld;
+
+	beforeAll(async () => {
+		model = await startModel({slowMs: 4000});
+		world = await makeWorld(model);
+	});
+
+	afterAll(async () => {
+		await world?.cleanup();
+		await model?.close();
+	});
+
+	it.each(REAL_AGENTS)('%s: slow answer, shell approval, sub-agent', async agent => {
+		// opencode asks before a command only outside its project (its bash permission allows the rest).
+		model.configure({shellWorkdir: agent === 'opencode' ? world.beta : undefined});
+		const cwd = world.alpha;
+		const tui = await startTui(world, agent, cwd);
+
+		await tui.prompt(`${SLOW_REPLY} please, ${agent}`);
+		await tui.waitForScreen(WORKING[agent], 30_000);
+		await tui.waitForScreen(/Hello from the stand-in model\./, 60_000);
+
+		await tui.prompt(`${RUN_SHELL} for ${agent}`);
+		await tui.waitForScreen(APPROVAL[agent], 60_000);
+		await tui.sendKeys('Enter');
+		const written = path.join(agent === 'opencode' ? world.beta : cwd, 'hello-from-tool.txt');
+		await waitFor(() => fs.existsSync(written), `${agent} to run the approved command`);
+
+		await tui.prompt(`${SPAWN_SUBAGENT} for ${agent}`);
+		await waitFor(() => model.requests().some(r => r.lastUserText.includes(SUBAGENT_TASK)), `${agent} to start a sub-agent`);
+		await tui.quit(60_000);
+	});
+});
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!check()) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise(resolve => setTimeout(resolve, 250));
+	}
+}
