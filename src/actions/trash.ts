@@ -165,14 +165,16 @@ export function finishTrash(entry: OpenEntry, writer: TrashWriter): {purgeId: st
 	const databases = entry.manifest.databases.map((db): StoredDatabase => {
 		const snapshot = path.join(entry.dir, db.snapshot);
 		const stored = path.join(entry.dir, db.stored);
+		// No snapshot: an earlier run got past this point, and the manifest already says what was kept.
 		if (!fs.existsSync(snapshot)) return db;
 		fs.rmSync(stored, {force: true});
 		const kept = exportGoneRows(db.source, snapshot, stored);
 		notes.push(...kept.notes);
-		fs.rmSync(snapshot, {force: true});
 		return {...db, tables: kept.tables, sha256: sha256File(stored)};
 	});
+	// The manifest names the kept rows before the snapshots go: a crash between the two loses nothing.
 	writeManifest(entry.dir, {...entry.manifest, edits, databases, notes: [...entry.manifest.notes, ...notes]});
+	for (const db of databases) fs.rmSync(path.join(entry.dir, db.snapshot), {force: true});
 	writeMeta(entry.dir, {...entry.meta, state: 'done', writer});
 	return {purgeId: entry.meta.purgeId, notes};
 }
@@ -261,10 +263,18 @@ function editTarget(dir: string, edit: StoredEdit): {data?: Buffer; skip?: strin
 	return {problem: `${edit.source} changed since the purge in a way that is not an append; restoring would overwrite it`};
 }
 
+/**
+ * The temp name a restore writes beside `file`: fixed (no pid), so a rerun after a crash removes
+ * the one the killed run left instead of leaving it in the agent's folder.
+ */
+function restoreTemp(file: string): string {
+	return path.join(path.dirname(file), `.${path.basename(file)}.mam-restore.tmp`);
+}
+
 /** Replace a file with `data` (new file, fsync, rename), keeping its mode. */
 function replaceWith(file: string, data: Buffer, mode: number): void {
 	fs.mkdirSync(path.dirname(file), {recursive: true});
-	const temp = path.join(path.dirname(file), `.${path.basename(file)}.mam-restore-${process.pid}.tmp`);
+	const temp = restoreTemp(file);
 	fs.rmSync(temp, {force: true});
 	writeSynced(temp, data, mode);
 	fs.renameSync(temp, file);
@@ -273,14 +283,14 @@ function replaceWith(file: string, data: Buffer, mode: number): void {
 
 /** Put one stored file back: copied beside its place, then linked into it (never over something there). */
 function putBack(dir: string, file: StoredFile): void {
+	const temp = restoreTemp(file.source);
+	if (fs.existsSync(path.dirname(file.source))) fs.rmSync(temp, {force: true});
 	if (fs.lstatSync(file.source, {throwIfNoEntry: false})) return;
 	fs.mkdirSync(path.dirname(file.source), {recursive: true});
 	if (file.kind === 'link') {
 		fs.symlinkSync(file.target ?? '', file.source);
 		return;
 	}
-	const temp = path.join(path.dirname(file.source), `.${path.basename(file.source)}.mam-restore-${process.pid}.tmp`);
-	fs.rmSync(temp, {force: true});
 	copySynced(path.join(dir, file.stored), temp, file.mode);
 	fs.utimesSync(temp, new Date(), new Date(file.mtimeMs));
 	fs.linkSync(temp, file.source);
