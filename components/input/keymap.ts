@@ -19,6 +19,7 @@ export type Command =
 	| 'conversation.adopt'
 	| 'conversation.resume'
 	| 'conversation.purge'
+	| 'purge.undo'
 	| 'app.refresh'
 	| 'help.toggle'
 	| 'app.back'
@@ -78,6 +79,7 @@ export const BINDINGS: readonly Binding[] = [
 	{command: 'conversation.adopt', chords: [{input: 'a'}], modes: ['conversations'], keys: 'a', description: 'conversations: adopt into the registry'},
 	{command: 'conversation.resume', chords: [{input: 'r'}], modes: ['conversations'], keys: 'r', description: 'conversations: resume in a new pane'},
 	{command: 'conversation.purge', chords: [{input: 'p'}], modes: ['conversations'], keys: 'p', description: 'conversations: purge (typed confirmation)'},
+	{command: 'purge.undo', chords: [{input: 'u'}], modes: ['sessions', 'conversations'], keys: 'u', description: 'undo the last purge (restore it from the trash)'},
 	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], keys: 'space', description: 'mark rows for a bulk stop or purge'},
 	{command: 'app.refresh', chords: [{input: 'R'}], modes: LISTS, keys: 'R', description: 'refresh now'},
 	{command: 'help.toggle', chords: [{input: '?'}], modes: [...LISTS, 'help'], keys: '?', description: 'show or hide the keys'},

@@ -31,4 +31,6 @@ export interface UiActions {
 	adopt(conversation: ConversationRef): void;
 	resumeConversation(conversation: ConversationRef): void;
 	openPurgeConversation(conversation: ConversationRef): void;
+	/** Restore the last purge of this dashboard from the trash (the notice after a purge offers `u`). */
+	undoPurge(): void;
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
+import {createActions} from '../../src/actions/index.js';
 import {purgeConfirmed, purgePlan} from '../../src/actions/purge.js';
 import {restorePurge, trashEmpty, trashList} from '../../src/actions/trashActions.js';
 import type {ActionDeps} from '../../src/actions/types.js';
@@ -10,6 +11,12 @@ import {opencodeAdapter} from '../../src/adapters/opencode.js';
 import type {AgentAdapter} from '../../src/adapters/types.js';
 import {DEFAULT_CONFIG} from '../../src/config/config.js';
 import {Registry} from '../../src/registry/registry.js';
+import {reducer} from '../../src/store/reducer.js';
+import {initialState, type AppState} from '../../src/store/state.js';
+import {createStore} from '../../src/store/store.js';
+import {silentLogger} from '../../src/system/logger.js';
+import {createUiController} from '../../src/ui/controller.js';
+import {resolveCommand} from '../../components/input/keymap.js';
 import {buildClaudeFixture} from '../adapters/fixtures/claude.js';
 import {buildCodexFixture} from '../adapters/fixtures/codex.js';
 import {buildOpencodeFixture} from '../adapters/fixtures/opencode.js';
@@ -180,5 +187,29 @@ describe('claude: lastSessionId in .claude.json and its backups', () => {
 		fs.writeFileSync(file, config(fx.ids.sibling));
 		await purge(deps, 'claude', fx.ids.foreign);
 		expect(fs.readFileSync(file, 'utf8')).toBe(config(fx.ids.sibling));
+	});
+});
+
+describe('dashboard: u undoes the last purge', () => {
+	it('is offered in the notice after a purge, restores it from the trash, and the conversation resumes', async () => {
+		expect(resolveCommand('sessions', 'u', {})).toBe('purge.undo');
+		const fx = buildClaudeFixture();
+		cleanups.push(() => fx.cleanup());
+		const deps = depsFor(fx, claudeAdapter);
+		const store = createStore(reducer, initialState());
+		const controller = createUiController({store, actions: createActions(deps), registry: deps.registry, mux: deps.mux, logger: silentLogger, now: Date.now, refresh: () => {}, quit: () => {}});
+		const until = async (ok: (s: AppState) => boolean) => {
+			while (!ok(store.getState())) await new Promise(resolve => setTimeout(resolve, 20));
+		};
+		const id = fx.ids.target;
+		controller.openPurgeConversation({agent: 'claude', id});
+		await until(s => (s.purge?.plans.length ?? 0) > 0);
+		controller.confirmPurge(id);
+		await until(s => s.notice?.text.startsWith('purged') === true);
+		expect(store.getState().notice?.text).toMatch(/u to undo/);
+		expect((await claudeAdapter.verify(fx.ctx, id)).kind).toBe('no');
+		controller.undoPurge();
+		await until(s => s.notice?.text.startsWith('restored') === true);
+		expect((await claudeAdapter.verify(fx.ctx, id)).kind).toBe('yes');
 	});
 });

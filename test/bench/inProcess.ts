@@ -230,6 +230,7 @@ const NO_ACTIONS: UiActions = {
 	adopt: noop,
 	resumeConversation: noop,
 	openPurgeConversation: noop,
+	undoPurge: noop,
 };
 
 const ANSI = /\u001B\[[0-9;?]*[A-Za-z]/g;

@@ -18,5 +18,6 @@ export function fakeActions(): FakeActions {
 		adopt: vi.fn<UiActions['adopt']>(),
 		resumeConversation: vi.fn<UiActions['resumeConversation']>(),
 		openPurgeConversation: vi.fn<UiActions['openPurgeConversation']>(),
+		undoPurge: vi.fn<UiActions['undoPurge']>(),
 	};
 }
