@@ -38,12 +38,15 @@ const REPLY = /Hello from the stand-in model\./;
 async function converse(world: RealWorld, agent: RealAgent, cwd: string, text: string, exclude: readonly string[] = []): Promise<string> {
 	const tui = await startTui(world, agent, cwd);
 	await tui.prompt(text);
-	try {
-		await tui.waitForScreen(REPLY, 30_000);
-	} catch {
-		// gemini now and then drops the Enter of its first prompt (the text stays in its input box).
-		await tui.sendKeys('Enter');
-		await tui.waitForScreen(REPLY, 60_000);
+	if (agent !== 'gemini') await tui.waitForScreen(REPLY, 90_000);
+	else {
+		try {
+			await tui.waitForScreen(REPLY, 30_000);
+		} catch {
+			// gemini now and then drops the Enter of its first prompt (the text stays in its input box).
+			await tui.sendKeys('Enter');
+			await tui.waitForScreen(REPLY, 60_000);
+		}
 	}
 	const id = await waitForConversation(world, agent, cwd, {containing: DEFAULT_REPLY, exclude});
 	await tui.quit();
@@ -147,6 +150,9 @@ async function resumeLaterMinuteThenStartAgain(world: RealWorld, id: string, mar
 	// The row goes back to stopped (the pane is gone), so the purge that follows is not refused.
 	await world.mamTui(['stop', session]);
 	const plain = await startTui(world, 'gemini', world.alpha);
+	// A turn first: right after start gemini takes `/quit` for a prompt, and its cleanup has run by then.
+	await plain.prompt('one more');
+	await plain.waitForScreen(REPLY, 60_000);
 	await plain.quit();
 	expect(conversationsOnDisk(world, 'gemini', world.alpha).map(c => c.id)).toContain(id);
 }
