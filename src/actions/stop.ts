@@ -5,6 +5,7 @@ import type {Multiplexer} from '../mux/types.js';
 import {pidIndex, processTree} from '../system/processes.js';
 import {adapterOf, audit} from './session.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
+import {guardConversation} from './resume.js';
 
 /** The steps of SPEC 6.2, in order. */
 export const STOP_STEPS = ['capture', 'exit-input', 'close-pane', 'sigkill'] as const;
@@ -368,6 +369,8 @@ export async function stopSession(deps: ActionDeps, session: SessionRecord, opti
 	run.report('capture', 'done', what, {processes: cap.processes});
 	const outcome = await escalate(run, deps, adapter.value, mux, cap, options);
 	record(deps, session, outcome);
+	// What the agent wrote on its way out that its next start would destroy the conversation for (gemini's stub).
+	if (session.agentSessionId) await guardConversation(deps, adapter.value, session.name, session.agentSessionId, 'stop');
 	audit(deps, {
 		session: session.name,
 		action: 'stop',

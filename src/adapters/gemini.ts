@@ -312,40 +312,16 @@ export function geminiStubs(ctx: AdapterContext, id: string): string[] {
 	return out;
 }
 
-/** How long mam-tui's resume waits for gemini to write its stub (it does so while starting up). */
-const STUB_WAIT_MS = 15_000;
-const STUB_POLL_MS = 200;
-
 /**
- * Does a resume now write a stub? Only when the minute differs from that of every main chat file
- * holding messages (else the header lands in that file). Stubs themselves are not counted, so
- * asking after gemini wrote one gives the same answer.
+ * Before mam-tui starts gemini on `id` and after it stopped it: remove the conversation's stubs.
+ * gemini writes one when the TUI quits (seen with 0.61: `/quit` of a `--resume` in a later
+ * minute) or when `gemini -r ID -p …` runs in a later minute, so there is no moment right after
+ * the start to wait for; the stop that ends the run and the next mam-tui start are when mam-tui
+ * can act.
  */
-function stubExpected(ctx: AdapterContext, id: string): boolean {
-	const minute = new Date(ctx.now()).toISOString().slice(0, 16).replace(/:/g, '-');
-	const names = sessionsWithId(ctx, id).flatMap(s => (s.parentId === undefined ? s.files.filter(f => f.realMessages > 0).map(f => path.basename(f.file)) : []));
-	return names.length > 0 && !names.some(n => n.startsWith(`session-${minute}-`));
-}
-
-/**
- * After mam-tui started `gemini -r id`: wait (a bounded while) for the stub gemini writes when the
- * minute changed, and remove it, so the next gemini start in the project has nothing to delete the
- * conversation for. Stubs left by earlier resumes go too.
- */
-async function guardResume(ctx: AdapterContext, id: string): Promise<string[]> {
+async function guardConversation(ctx: AdapterContext, id: string): Promise<string[]> {
 	assertValidId(geminiAdapter, id);
-	const minute = new Date(ctx.now()).toISOString().slice(0, 16).replace(/:/g, '-');
-	// This start's stub is named for this minute (or a later one); older stubs are earlier resumes'.
-	const fresh = (files: readonly string[]) => files.some(f => path.basename(f).slice('session-'.length, 'session-'.length + minute.length) >= minute);
-	const removed = removeGeminiStubs(ctx, id);
-	if (fresh(removed) || !stubExpected(ctx, id)) return removed;
-	for (let waited = 0; waited < STUB_WAIT_MS; waited += STUB_POLL_MS) {
-		await new Promise(resolve => setTimeout(resolve, STUB_POLL_MS));
-		const now = removeGeminiStubs(ctx, id);
-		removed.push(...now);
-		if (fresh(now)) return removed;
-	}
-	return removed;
+	return removeGeminiStubs(ctx, id);
 }
 
 /** Remove `id`'s resume stubs (inside gemini's folder only); returns the files removed. */
@@ -513,7 +489,7 @@ export const geminiAdapter: AgentAdapter = {
 
 	spawn: () => ({argv: ['gemini']}),
 
-	guardResume: guardResume,
+	guardConversation,
 
 	resume(_ctx, id) {
 		assertValidId(geminiAdapter, id);

@@ -164,11 +164,11 @@ export interface AgentAdapter {
 	/** The argv (+env) that starts a new conversation in `cwd`. Pure. */
 	spawn(ctx: AdapterContext, cwd: string): LaunchSpec;
 	/**
-	 * Optional. Run by mam-tui's resume right after the agent was started on `id`: removes what the
-	 * agent's own resume leaves that would make it destroy the conversation later (gemini 0.61's
-	 * header-only stub, REAL.md surprise 12). Returns the files removed.
+	 * Optional. Run by mam-tui just before it starts the agent on `id` (resume) and after it
+	 * stopped it: removes what the agent leaves that would make it destroy the conversation at its
+	 * next start (gemini 0.61's header-only stub, REAL.md surprise 12). Returns the files removed.
 	 */
-	guardResume?(ctx: AdapterContext, id: string): Promise<readonly string[]>;
+	guardConversation?(ctx: AdapterContext, id: string): Promise<readonly string[]>;
 	/** The argv that resumes conversation `id` (SPEC 4.4). Pure; run it in the conversation's cwd. */
 	resume(ctx: AdapterContext, id: string): LaunchSpec;
 	/** True when `proc` is this agent's process (argv / name). Pure. */

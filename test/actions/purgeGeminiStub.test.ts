@@ -38,7 +38,7 @@ describe('gemini resume stub', () => {
 		const stub = path.join(path.dirname(real), `session-2099-01-01T00-00-${id.slice(0, 8)}.jsonl`);
 		fs.writeFileSync(stub, `${JSON.stringify({sessionId: id, projectHash: 'x', startTime: '2099-01-01T00:00:00.000Z', lastUpdated: '2099-01-01T00:00:00.000Z', kind: 'main'})}\n`);
 		expect(geminiStubs(fx.ctx, id).sort()).toEqual([...fixtureStubs, stub].sort());
-		expect([...((await geminiAdapter.guardResume?.(fx.ctx, id)) ?? [])].sort()).toEqual([...fixtureStubs, stub].sort());
+		expect([...((await geminiAdapter.guardConversation?.(fx.ctx, id)) ?? [])].sort()).toEqual([...fixtureStubs, stub].sort());
 		expect(fs.existsSync(stub)).toBe(false);
 		expect(mainChats(fx.home, id).sort()).toEqual(before.filter(f => !fixtureStubs.includes(f)).sort());
 		expect(fs.existsSync(real)).toBe(true);

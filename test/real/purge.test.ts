@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import {execa} from 'execa';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {attachTui, conversationsOnDisk, DEFAULT_REPLY, grepHome, makeWorld, REAL_AGENTS, sleep, startModel, startTui, waitForConversation, type Model, type RealAgent, type RealWorld} from './support/harness.js';
@@ -130,29 +131,35 @@ describe('real agents: purge, trash, restore', () => {
 });
 
 /**
- * REAL.md surprise 12: `mam-tui resume` of the gemini conversation in a later minute than it was
- * written (gemini then writes its header-only stub), quit, then a plain gemini start in the
- * project (its cleanup would delete every `-<id8>.jsonl` because of the stub): the conversation is
- * still there.
+ * REAL.md surprise 12: in a later minute than the conversation was written, `gemini -r ID -p …`
+ * leaves a header-only stub `session-<now>-<id8>.jsonl`, and so does the TUI's `/quit` after
+ * `--resume`; gemini's next start in the project deletes every `-<id8>.jsonl` because of it.
+ * `mam-tui resume` removes the stub an earlier run left before it starts gemini, and `mam-tui
+ * stop` the one gemini wrote on its way out; after that a plain gemini start leaves the
+ * conversation in place.
  */
 async function resumeLaterMinuteThenStartAgain(world: RealWorld, id: string, marker: string): Promise<void> {
 	const created = conversationsOnDisk(world, 'gemini', world.alpha).find(c => c.id === id)?.files[0] ?? '';
+	const chats = path.dirname(created);
+	const named = () => fs.readdirSync(chats).filter(n => n.endsWith(`-${id.slice(0, 8)}.jsonl`));
 	const minuteOf = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace(/:/g, '-');
 	while (created.includes(minuteOf(Date.now()))) await sleep(2000);
+	const headless = await execa(world.clis.gemini, ['-r', id, '-p', 'again, a minute later'], {cwd: world.alpha, env: world.env, extendEnv: false, stdin: 'ignore', reject: false, timeout: 120_000});
+	expect(headless.exitCode, headless.stderr).toBe(0);
+	expect(named(), 'gemini -r in a later minute wrote its stub').toHaveLength(2);
+
 	const adopted = await world.mamTui(['adopt', '--json', '--agent', 'gemini', '--id', id]);
 	expect(adopted.exitCode, adopted.stderr + adopted.stdout).toBe(0);
 	const {session} = JSON.parse(adopted.stdout) as {session: string};
 	const resumed = await world.mamTui(['resume', '--json', session]);
 	expect(resumed.exitCode, resumed.stderr + resumed.stdout).toBe(0);
+	expect(named(), 'mam-tui resume removed the stub').toEqual([path.basename(created)]);
 	const pane = await attachTui(world, 'gemini', (JSON.parse(resumed.stdout) as {paneId: string}).paneId);
 	await pane.waitForScreen(new RegExp(marker), 60_000);
-	await pane.quit();
-	// The row goes back to stopped (the pane is gone), so the purge that follows is not refused.
-	await world.mamTui(['stop', session]);
-	const plain = await startTui(world, 'gemini', world.alpha);
-	// A turn first: right after start gemini takes `/quit` for a prompt, and its cleanup has run by then.
-	await plain.prompt('one more');
-	await plain.waitForScreen(REPLY, 60_000);
-	await plain.quit();
+	const stopped = await world.mamTui(['stop', session]);
+	expect(stopped.exitCode, stopped.stderr + stopped.stdout).toBe(0);
+	expect(named(), 'mam-tui stop removed the stub gemini wrote as it quit').toEqual([path.basename(created)]);
+	// A plain start (a new conversation) runs gemini's cleanup; the resumed one survives it.
+	await converse(world, 'gemini', world.alpha, 'a new one after the resume', [id]);
 	expect(conversationsOnDisk(world, 'gemini', world.alpha).map(c => c.id)).toContain(id);
 }
