@@ -90,24 +90,40 @@ function captureFiles(dir: string, plan: PurgePlan): {dirs: StoredDir[]; files: 
 	return {dirs, files};
 }
 
+/** Does `file` start with sqlite's header? A `rows` item of another store (a JSON file of rows) is kept as a rewritten file. */
+function isSqlite(file: string): boolean {
+	let fd: number | undefined;
+	try {
+		fd = fs.openSync(file, 'r');
+		const head = Buffer.alloc(16);
+		fs.readSync(fd, head, 0, 16, 0);
+		return head.toString('latin1') === 'SQLite format 3\u0000';
+	} catch {
+		return false;
+	} finally {
+		if (fd !== undefined) fs.closeSync(fd);
+	}
+}
+
 function captureEdits(dir: string, plan: PurgePlan): StoredEdit[] {
 	const edits: StoredEdit[] = [];
 	const seen = new Set<string>();
 	for (const item of plan.items) {
-		if ((item.kind !== 'lines' && item.kind !== 'key') || seen.has(item.path)) continue;
+		const rewritten = item.kind === 'lines' || item.kind === 'key' || (item.kind === 'rows' && !isSqlite(item.path));
+		if (!rewritten || seen.has(item.path)) continue;
 		seen.add(item.path);
 		const st = fs.lstatSync(item.path, {throwIfNoEntry: false});
 		if (!st?.isFile()) continue;
 		const before = path.join('edits', String(edits.length));
 		copySynced(item.path, path.join(dir, before), st.mode);
-		edits.push({kind: item.kind, source: item.path, before, beforeSha256: sha256File(path.join(dir, before))});
+		edits.push({kind: item.kind === 'key' ? 'key' : 'lines', source: item.path, before, beforeSha256: sha256File(path.join(dir, before))});
 	}
 	return edits;
 }
 
 async function captureDatabases(dir: string, plan: PurgePlan): Promise<StoredDatabase[]> {
 	const out: StoredDatabase[] = [];
-	for (const source of [...new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path))]) {
+	for (const source of [...new Set(plan.items.filter(i => i.kind === 'rows' && isSqlite(i.path)).map(i => i.path))]) {
 		const n = out.length;
 		const snapshot = path.join('dbs', `${n}.snapshot.sqlite`);
 		fs.mkdirSync(path.join(dir, 'dbs'), {recursive: true});
