@@ -120,6 +120,8 @@ export function runCommand(command: Command, ctx: KeyContext): void {
 			return actions.refresh();
 		case 'app.quit':
 			return actions.quit();
+		case 'purge.undo':
+			return actions.undoPurge();
 		case 'finding.fix':
 			return actions.applyFix(store.getState().ui.findingsCursor);
 		case 'conversation.adopt':

@@ -22,6 +22,7 @@ export type Command =
 	| 'conversation.adopt'
 	| 'conversation.resume'
 	| 'conversation.purge'
+	| 'purge.undo'
 	| 'app.refresh'
 	| 'help.toggle'
 	| 'notice.dismiss'
@@ -106,6 +107,7 @@ export const DEFAULT_KEYMAP: Keymap = [
 	{command: 'conversation.resume', chords: [{input: 'r'}], modes: ['conversations'], chunk: 'once', description: 'conversations: resume in a new pane', hint: 'resume'},
 	{command: 'conversation.purge', chords: [{input: 'p'}], modes: ['conversations'], chunk: 'once', description: 'conversations: purge (typed confirmation)', hint: 'purge'},
 	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], chunk: 'each', description: 'mark rows for a bulk stop or purge'},
+	{command: 'purge.undo', chords: [{input: 'u'}], modes: ['sessions', 'conversations'], chunk: 'once', description: 'undo the last purge (restore it from the trash)'},
 	{command: 'app.refresh', chords: [{input: 'R'}], modes: LISTS, chunk: 'once', description: 'refresh now'},
 	{command: 'help.toggle', chords: [{input: '?'}], modes: [...LISTS, 'help'], chunk: 'each', description: 'show or hide the keys', hint: 'keys'},
 	{command: 'notice.dismiss', chords: [{key: 'escape'}], modes: ['sessions'], chunk: 'each', description: 'dismiss the messages (errors stay until dismissed)'},

@@ -1,3 +1,4 @@
+import type {PlanItem} from '../adapters/types.js';
 import type {PurgePlanView, PurgeResult} from './purge.js';
 import type {StopOutcome, StopProgress, StopStep} from './stop.js';
 
@@ -39,6 +40,14 @@ export function formatStopOutcome(outcome: StopOutcome): string[] {
 	return [ended, ...survivors, ...outcome.notes.map(n => `note: ${n}`)];
 }
 
+/** Where one plan item is: the path, with the table and row count or the line / key count. */
+function itemWhere(item: PlanItem): string {
+	if (item.kind === 'rows') return `${item.path} table ${item.table ?? '?'}: ${item.count ?? '?'} rows`;
+	if (item.kind === 'lines') return `${item.path}: ${item.count ?? '?'} lines`;
+	if (item.kind === 'key') return `${item.path}: ${item.count ?? '?'} key${item.count === 1 ? '' : 's'}`;
+	return item.path;
+}
+
 /** The plan as the user reviews it before confirming: every path and row, sizes, child sessions. */
 export function formatPlan(view: PurgePlanView): string[] {
 	const {plan} = view;
@@ -47,9 +56,9 @@ export function formatPlan(view: PurgePlanView): string[] {
 	if (plan.items.length === 0) lines.push('  nothing on disk names this conversation');
 	for (const item of plan.items) {
 		const child = item.sessionId === view.id ? '' : ` [child session ${item.sessionId}]`;
-		const where = item.kind === 'rows' ? `${item.path} table ${item.table ?? '?'}: ${item.count ?? '?'} rows` : item.kind === 'lines' ? `${item.path}: ${item.count ?? '?'} lines` : item.path;
-		lines.push(`  ${item.kind.padEnd(5)} ${formatBytes(item.bytes).padStart(8)}  ${where}  — ${item.description}${child}`);
+		lines.push(`  ${item.kind.padEnd(5)} ${formatBytes(item.bytes).padStart(8)}  ${itemWhere(item)}  — ${item.description}${child}`);
 	}
+	for (const kept of plan.kept ?? []) lines.push(`  kept           ${kept.path}  — ${kept.reason}`);
 	const rows = view.session ? [`  registry row ${view.session.name}: marked purged (its audit history is kept)`] : [];
 	return [...lines, ...rows, `  total ${formatBytes(plan.totalBytes)} in ${plan.items.length} item${plan.items.length === 1 ? '' : 's'}`];
 }
@@ -60,5 +69,6 @@ export function formatPurgeResult(result: PurgeResult): string[] {
 	for (const warning of result.warnings) lines.push(`  warning: ${warning}`);
 	if (result.residual.length === 0) lines.push('  residual: nothing left');
 	else lines.push(`  residual: ${result.residual.length} left`, ...result.residual.map(r => `    ${r}`));
+	if (result.trashId) lines.push(`  kept in the trash as ${result.trashId}; undo with: mam-tui restore ${result.trashId}`);
 	return lines;
 }

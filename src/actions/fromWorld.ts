@@ -3,6 +3,7 @@ import type {World} from '../cli/world.js';
 import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
 import {createActions, type Actions} from './index.js';
+import {trashDirIn} from './trashActions.js';
 import type {ActionDeps} from './types.js';
 
 /** Actions bound to a CLI world, plus the cleanup of whatever backend they opened. */
@@ -28,6 +29,7 @@ export function worldActions(world: World, overrides: Partial<ActionDeps> = {}):
 		config: world.config,
 		now: world.now,
 		logger: world.logger,
+		trashDir: trashDirIn(world.stateDir),
 		...overrides,
 	};
 	return {

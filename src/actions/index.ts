@@ -1,3 +1,4 @@
+import {restorePurge, type RestoreResult} from './trashActions.js';
 import type {SessionRecord} from '../domain/types.js';
 import {adoptConversation, type AdoptOutcome, type AdoptRequest} from './adopt.js';
 import {newSession, type NewSessionRequest} from './newSession.js';
@@ -33,6 +34,8 @@ export interface Actions {
 	newSession(request: NewSessionRequest): Promise<ActionResult<SessionRecord>>;
 	/** Register a conversation found on disk as a stopped session. */
 	adopt(request: AdoptRequest): Promise<ActionResult<AdoptOutcome>>;
+	/** Put a purge back from the trash and check that the conversation resumes. */
+	restore(purgeId: string): Promise<ActionResult<RestoreResult>>;
 }
 
 export function createActions(deps: ActionDeps): Actions {
@@ -55,6 +58,7 @@ export function createActions(deps: ActionDeps): Actions {
 		purge: (plans, typed, options) => purgeConfirmed(deps, plans, typed, options),
 		newSession: request => newSession(deps, request),
 		adopt: request => adoptConversation(deps, request),
+		restore: purgeId => restorePurge(deps, purgeId),
 	};
 }
 

@@ -2,6 +2,8 @@ import type {AgentAdapter, PlanItem, PurgePlan} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {AgentId, SessionRecord} from '../domain/types.js';
 import {adapterOf, audit, findSession, validId} from './session.js';
+import {captureToTrash, finishTrash, unfinishedEntry, type OpenEntry} from './trash.js';
+import {expireTrash, selfWriter, writerAlive} from './trashActions.js';
 import {describeHolders, refusal, type ActionDeps, type ActionResult, type SessionRef} from './types.js';
 
 /** What one purge will delete, as shown to the user before they confirm. */
@@ -35,10 +37,14 @@ export interface PurgeResult {
 	readonly warnings: readonly string[];
 	/** What still names the conversation after the purge (SPEC 4.1 residual); empty when clean. */
 	readonly residual: readonly string[];
+	/** The trash entry holding what was taken out (`mam-tui restore <id>`); absent for a hard purge. */
+	readonly trashId?: string;
 }
 
 export interface PurgeOptions {
 	readonly onProgress?: (progress: PurgeProgress) => void;
+	/** Skip the trash: nothing is kept for restore (`purge --hard`). */
+	readonly hard?: boolean;
 }
 
 /** The purge bookkeeping kept in the row's extra, so an interrupted purge can be finished later. */
@@ -132,18 +138,36 @@ function markRows(deps: ActionDeps, view: PurgePlanView, mark: PurgeMark, status
 	}
 }
 
-async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlanView, report: (p: PurgeProgress) => void): Promise<PurgeResult> {
+/**
+ * Copy what the plan names into the trash before anything is deleted, or take up the entry an
+ * interrupted purge of the same conversation left (its copies were complete; the rerun finishes
+ * the deletion). Undefined for a hard purge or deps without a trash.
+ */
+async function openTrash(deps: ActionDeps, view: PurgePlanView, hard: boolean): Promise<OpenEntry | undefined> {
+	if (hard || !deps.trashDir) return undefined;
+	const left = await unfinishedEntry(deps.trashDir, view.agent, view.id, writerAlive(deps));
+	if (left) return left;
+	// Nothing on disk names it (a second purge): nothing to keep, and no empty entry in the list.
+	if (view.plan.items.length === 0) return undefined;
+	const subject = {agent: view.agent, conversation: view.id, label: view.label, session: view.session?.name ?? null, plan: view.plan};
+	return captureToTrash(deps.trashDir, subject, await selfWriter(deps), deps.now());
+}
+
+async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlanView, report: (p: PurgeProgress) => void, hard: boolean): Promise<PurgeResult> {
 	const session = view.session?.name ?? null;
-	const detail = {agent: view.agent, id: view.id, items: view.plan.items.length, bytes: view.plan.totalBytes, descendants: view.plan.descendants};
+	const detail = {agent: view.agent, id: view.id, items: view.plan.items.length, bytes: view.plan.totalBytes, descendants: view.plan.descendants, hard};
 	// The intent goes on record before anything is deleted: a purge killed half-way is visible, and
 	// running it again finishes the job (the adapter's purge deletes what is still there).
 	deps.registry.audit({session, action: 'purge', step: 'delete', outcome: 'started', detail});
 	markRows(deps, view, {state: 'purging', at: deps.now(), items: view.plan.items.length});
+	const trash = await openTrash(deps, view, hard);
 	report({label: view.label, step: 'delete', state: 'running', message: `deleting ${view.plan.items.length} items of ${view.label}`});
 	const outcome = await adapter.purge(deps.context, view.id);
+	const kept = trash ? finishTrash(trash, await selfWriter(deps)) : undefined;
 	report({label: view.label, step: 'delete', state: 'done', message: `removed ${outcome.removed.length} items${outcome.warnings.length > 0 ? `; ${outcome.warnings.length} warnings` : ''}`});
 	report({label: view.label, step: 'residual', state: 'running', message: 'scanning for what is left'});
-	const residual = await adapter.residual(deps.context, view.id);
+	// A database the agent holds keeps the deleted text in freed pages until it checkpoints: its own residual line.
+	const residual = [...(outcome.held ?? []), ...(await adapter.residual(deps.context, view.id))];
 	const clean = residual.length === 0;
 	report({label: view.label, step: 'residual', state: clean ? 'done' : 'failed', message: clean ? 'nothing left' : `${residual.length} left`});
 	markRows(deps, view, {state: clean ? 'done' : 'residual', at: deps.now(), ...(clean ? {} : {residual})}, 'purged');
@@ -151,9 +175,10 @@ async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlan
 		session,
 		action: 'purge',
 		outcome: clean ? 'ok' : 'failed',
-		detail: {...detail, removed: outcome.removed.length, warnings: outcome.warnings, residual},
+		detail: {...detail, removed: outcome.removed.length, warnings: outcome.warnings, residual, trashId: kept?.purgeId ?? null},
 	});
-	return {label: view.label, agent: view.agent, id: view.id, removed: outcome.removed, warnings: outcome.warnings, residual};
+	const warnings = [...outcome.warnings, ...(kept?.notes ?? [])];
+	return {label: view.label, agent: view.agent, id: view.id, removed: outcome.removed, warnings, residual, ...(kept ? {trashId: kept.purgeId} : {})};
 }
 
 /**
@@ -166,6 +191,7 @@ export async function purgeConfirmed(deps: ActionDeps, views: readonly PurgePlan
 		return refusal('not-confirmed', `purge cancelled: the confirmation did not match (type ${JSON.stringify(expectedConfirmation(views))}); nothing was deleted`);
 	}
 	const report = (p: PurgeProgress) => options.onProgress?.(p);
+	await expireTrash(deps);
 	const adapters: AgentAdapter[] = [];
 	for (const view of views) {
 		report({label: view.label, step: 'recheck', state: 'running', message: 'checking identity and use again'});
@@ -183,7 +209,7 @@ export async function purgeConfirmed(deps: ActionDeps, views: readonly PurgePlan
 		const adapter = adapters[i];
 		if (!adapter) continue;
 		try {
-			results.push(await purgeOne(deps, adapter, view, report));
+			results.push(await purgeOne(deps, adapter, view, report, options.hard === true));
 		} catch (error) {
 			audit(deps, {session: view.session?.name ?? null, action: 'purge', outcome: 'failed', detail: {agent: view.agent, id: view.id, message: messageOf(error)}});
 			return refusal('failed', `purging ${view.label} failed: ${messageOf(error)}; run the purge again to finish it`);

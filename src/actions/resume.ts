@@ -110,6 +110,20 @@ function claimResume(deps: ActionDeps, adapter: AgentAdapter, session: SessionRe
  * resume argv. A refusal or a failed pane leaves the row exactly as it was: the pinned id is
  * never forgotten and never replaced by "the newest conversation".
  */
+/**
+ * The adapter's conversation guard (gemini's stub, issue 18 item 5), audited under `action`; its
+ * failure never fails the action. Also run by stop, after the agent exited.
+ */
+export async function guardConversation(deps: ActionDeps, adapter: AgentAdapter, name: string, id: string, action: 'resume' | 'stop'): Promise<void> {
+	if (!adapter.guardConversation) return;
+	try {
+		const removed = await adapter.guardConversation(deps.context, id);
+		if (removed.length > 0) audit(deps, {session: name, action, step: 'remove-stub', outcome: 'ok', detail: {id, removed}});
+	} catch (error) {
+		audit(deps, {session: name, action, step: 'remove-stub', outcome: 'failed', detail: {id, message: messageOf(error)}});
+	}
+}
+
 export async function resumeSession(deps: ActionDeps, given: SessionRecord): Promise<ActionResult<ResumeOutcome>> {
 	const adapter = adapterOf(deps, given.agent);
 	if (!adapter.ok) return adapter;
@@ -120,6 +134,8 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord): Pro
 	if (!checked.ok) return refused(deps, session, checked);
 	const claimed = claimResume(deps, adapter.value, session, checked.value);
 	if (!claimed.ok) return refused(deps, session, claimed);
+	// A stub an earlier run left would make this start delete the conversation (gemini).
+	await guardConversation(deps, adapter.value, session.name, checked.value, 'resume');
 	const launch = adapter.value.resume(deps.context, checked.value);
 	const argv = withExtraArgs(deps, adapter.value, launch.argv);
 	audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'started', detail: {argv, cwd: session.cwd, mux: mux.kind}});

@@ -9,6 +9,7 @@ import {describeSteps, planExit, type ExitPlan, type ScreenRead, type TypedStep}
 import {nextStopStep, type StopEndedBy, type StopMove} from './stopSteps.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 import {isRecordedPane} from '../registry/paneJoin.js';
+import {guardConversation} from './resume.js';
 
 export {STOP_STEPS, sameProcess} from './stopRun.js';
 export type {StepState, StopClock, StopProgress, StopStep} from './stopRun.js';
@@ -319,6 +320,8 @@ export async function stopSession(deps: ActionDeps, session: SessionRecord, opti
 	run.report('capture', 'done', what, {processes: cap.processes});
 	const outcome = await escalate(run, deps, adapter.value, mux, cap, options);
 	record(deps, session, outcome);
+	// What the agent wrote on its way out that its next start would destroy the conversation for (gemini's stub).
+	if (session.agentSessionId) await guardConversation(deps, adapter.value, session.name, session.agentSessionId, 'stop');
 	audit(deps, {
 		session: session.name,
 		action: 'stop',

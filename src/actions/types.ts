@@ -22,6 +22,8 @@ export interface ActionDeps {
 	readonly kill?: (pid: number, signal: NodeJS.Signals) => void;
 	/** mam-tui's own pid: it and its ancestors are never signalled. Defaults to process.pid. */
 	readonly selfPid?: number;
+	/** `$MAM_HOME/trash`: where purges keep what they take out, for restore. Absent: purges are hard. */
+	readonly trashDir?: string;
 }
 
 /** Names a session: by registry name, or by the agent's own conversation id. */

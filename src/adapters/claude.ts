@@ -5,6 +5,7 @@ import {measuredExitInput, readClaudeScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, needsFolders, openFilesOf, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {isoMs, obj, oneLine, readJsonl, str} from './common/jsonl.js';
+import {countJsonMembers, removeJsonMembers} from './common/jsonKey.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {pushTo} from './common/groups.js';
@@ -443,12 +444,37 @@ async function planFor(ctx: AdapterContext, id: string) {
 	for (const record of liveRecords(root)) {
 		if (record.sessionId === id && !(await liveProcess(ctx, record))) items.push(fileItem(record.file, id, 'stale live-session record'));
 	}
-	items.push(...historyItems(root, id));
+	items.push(...historyItems(root, id), ...configKeyItems(ctx, id));
 	const tmp = tempRoot(ctx);
 	if (tmp) {
 		for (const slug of listDir(tmp).filter(e => e.isDirectory())) items.push(dirItem(joinNames(tmp, slug.name, id), id, 'temp task output'));
 	}
 	return makePlan('claude', id, agents.map(a => a.id), items, roots(ctx));
+}
+
+/** `.claude.json` and its backups under `backups/`: every copy of the file claude rewrites on each start. */
+function configFiles(ctx: AdapterContext): string[] {
+	const backups = path.join(claudeRoot(ctx), 'backups');
+	const copies = listDir(backups)
+		.filter(e => e.isFile() && e.name.startsWith('.claude.json.backup'))
+		.map(e => path.join(backups, e.name));
+	return [globalConfigFile(ctx), ...copies];
+}
+
+/** `projects[<cwd>].lastSessionId` = the id (what `--continue` picks), in the config file and its backups. */
+function configKeyItems(ctx: AdapterContext, id: string): PlanItem[] {
+	const items: PlanItem[] = [];
+	for (const file of configFiles(ctx)) {
+		const count = countJsonMembers(file, 'lastSessionId', id);
+		const backup = file !== globalConfigFile(ctx);
+		if (count > 0) items.push({kind: 'key', path: file, count, bytes: 0, sessionId: id, description: backup ? 'lastSessionId in a backup of .claude.json' : 'lastSessionId in .claude.json (that key only)'});
+	}
+	return items;
+}
+
+/** Where a `key` item may be rewritten: `.claude.json` sits beside the claude folder, its backups inside. */
+function configRoots(ctx: AdapterContext): string[] {
+	return [path.dirname(globalConfigFile(ctx)), claudeRoot(ctx)];
 }
 
 /** history.jsonl lines of the session, and pasted contents only it referenced. */
@@ -578,6 +604,14 @@ export const claudeAdapter: AgentAdapter = {
 				warnings.push(error instanceof Error ? error.message : String(error));
 			}
 		}
+		for (const item of plan.items.filter(i => i.kind === 'key')) {
+			try {
+				removeJsonMembers(item.path, 'lastSessionId', id, configRoots(ctx));
+				removed.push(item);
+			} catch (error) {
+				warnings.push(error instanceof Error ? error.message : String(error));
+			}
+		}
 		return {removed, warnings};
 	},
 
@@ -590,7 +624,7 @@ export const claudeAdapter: AgentAdapter = {
 			roots: roots(ctx),
 			indexFiles: [
 				path.join(root, 'history.jsonl'),
-				globalConfigFile(ctx),
+				...configFiles(ctx),
 				...projectDirs(root).map(dir => path.join(dir, 'sessions-index.json')),
 			],
 			databases: [],

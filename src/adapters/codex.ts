@@ -13,7 +13,7 @@ import {memo, memoHas, parseCached} from './common/memo.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {chunks, placeholders} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
-import {deleteRows, type RowDelete} from './common/sqlitePurge.js';
+import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.js';
 import {argvNames} from './stub.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
 
@@ -479,9 +479,35 @@ function planFor(ctx: AdapterContext, id: string) {
 		for (const entry of listDir(path.join(root, 'shell_snapshots'))) {
 			if (entry.name.startsWith(`${owner}.`)) items.push(fileItem(joinNames(root, 'shell_snapshots', entry.name), owner, 'shell snapshot'));
 		}
+		// The TUI's per-thread markers (issue 18): an empty capabilities file and a writer lock.
+		items.push(fileItem(joinNames(root, 'tui-thread-reference-capabilities', owner), owner, 'TUI thread marker'));
+		items.push(fileItem(joinNames(root, 'thread-writer-locks', `${owner}.lock`), owner, 'thread writer lock'));
 	}
 	items.push(...rowItems(ctx, ids), ...lineItems(root, ids));
 	return makePlan('codex', id, descendants, items, roots(ctx));
+}
+
+/** How long `codex delete` may take (it starts the whole CLI and opens every database). */
+const DELETE_TIMEOUT_MS = 30_000;
+
+/**
+ * Ask codex itself first (0.171's `codex delete --force <id>` removes the rollouts, the thread
+ * rows and the spawn edges, children included). 0.171 often stops with "failed to delete session"
+ * part-way (seen with the real binary: a child's rollout gone, the rows still there); whatever it
+ * left is deleted directly afterwards, so its failure is only a warning.
+ */
+async function agentDelete(ctx: AdapterContext, id: string): Promise<string | undefined> {
+	const result = await ctx.exec('codex', ['delete', '--force', id], {
+		env: {HOME: ctx.home, CODEX_HOME: codexRoot(ctx), CODEX_SQLITE_HOME: sqliteHome(ctx)},
+		timeoutMs: DELETE_TIMEOUT_MS,
+		input: '',
+	});
+	if (result.failure) return `codex delete could not run (${result.failure}); deleted everything directly`;
+	if (result.exitCode !== 0) {
+		const detail = result.stderr.trim().split('\n').find(l => l.startsWith('Error:')) ?? '';
+		return `codex delete --force ${id} failed (exit ${result.exitCode})${detail ? `: ${detail}` : ''}; deleted what it left directly`;
+	}
+	return undefined;
 }
 
 /** Delete the planned rows, one transaction per database; trigger-added rows are caught by a second pass. */
@@ -617,11 +643,12 @@ export const codexAdapter: AgentAdapter = {
 		const plan = planFor(ctx, id);
 		const ids = [id, ...plan.descendants];
 		const allowed = roots(ctx);
+		const asked = plan.items.some(i => i.kind === 'rows' || i.description.endsWith('rollout')) ? await agentDelete(ctx, id) : undefined;
 		// Rollouts first: a thread row without its rollout is inert, while a rollout left behind is re-indexed.
 		const files = removePaths(plan.items, allowed);
 		const rows = purgeRows(plan, ids);
 		const removed = [...files.removed, ...rows.removed];
-		const warnings = [...files.warnings, ...rows.warnings];
+		const warnings = [...(asked ? [asked] : []), ...files.warnings, ...rows.warnings];
 		for (const item of plan.items.filter(i => i.kind === 'lines')) {
 			const field = path.basename(item.path) === 'history.jsonl' ? 'session_id' : 'id';
 			try {
@@ -631,7 +658,9 @@ export const codexAdapter: AgentAdapter = {
 				warnings.push(error instanceof Error ? error.message : String(error));
 			}
 		}
-		return {removed, warnings};
+		const touched = new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path));
+		const erased = eraseDatabases(databases(ctx), touched, 'codex');
+		return {removed, warnings: [...warnings, ...erased.warnings], held: erased.held};
 	},
 
 	async residual(ctx, id) {

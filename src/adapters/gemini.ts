@@ -8,7 +8,7 @@ import {readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
 import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
 import {runsProgram} from './common/programs.js';
-import {canonicalCwd, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
+import {canonicalCwd, listDir, listNames, lstatOrUndefined, realpathOrUndefined, removeInsideRoots} from './common/paths.js';
 import {pushTo} from './common/groups.js';
 import {indexAfter, memo, parseCached} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
@@ -296,6 +296,43 @@ function sessionsWithId(ctx: AdapterContext, id: string): Session[] {
 	return sessionsFrom(memo(ctx, `gemini:sub-agents:${root}`, () => subAgentIndex(projects)).get(id) ?? [], id);
 }
 
+/**
+ * gemini 0.61's resume stubs (REAL.md surprise 12): `gemini -r ID` in a later minute than the
+ * conversation began writes `session-<now>-<id8>.jsonl` holding only a header (and the session
+ * context), and the next gemini start in that project takes such a file for a broken session and
+ * unlinks every `-<id8>.jsonl`, the real conversation with it. A stub here is a main chat file of
+ * `id` with no real message while another main chat file of `id` in the same project has some:
+ * the only file of a conversation is never one.
+ */
+export function geminiStubs(ctx: AdapterContext, id: string): string[] {
+	assertValidId(geminiAdapter, id);
+	const out: string[] = [];
+	for (const session of sessionsWithId(ctx, id)) {
+		if (session.parentId !== undefined || !session.files.some(f => f.realMessages > 0)) continue;
+		for (const f of session.files) if (f.realMessages === 0 && path.basename(f.file).startsWith('session-')) out.push(f.file);
+	}
+	return out;
+}
+
+/**
+ * Before mam-tui starts gemini on `id` and after it stopped it: remove the conversation's stubs.
+ * gemini writes one when the TUI quits (seen with 0.61: `/quit` of a `--resume` in a later
+ * minute) or when `gemini -r ID -p …` runs in a later minute, so there is no moment right after
+ * the start to wait for; the stop that ends the run and the next mam-tui start are when mam-tui
+ * can act.
+ */
+async function guardConversation(ctx: AdapterContext, id: string): Promise<string[]> {
+	assertValidId(geminiAdapter, id);
+	return removeGeminiStubs(ctx, id);
+}
+
+/** Remove `id`'s resume stubs (inside gemini's folder only); returns the files removed. */
+export function removeGeminiStubs(ctx: AdapterContext, id: string): string[] {
+	const removed: string[] = [];
+	for (const file of geminiStubs(ctx, id)) if (removeInsideRoots(file, [geminiRoot(ctx)]) === undefined) removed.push(file);
+	return removed;
+}
+
 function escapeRegExp(text: string): string {
 	return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -472,6 +509,8 @@ export const geminiAdapter: AgentAdapter = {
 	exitInput: measuredExitInput('/exit', readGeminiScreen),
 
 	spawn: () => ({argv: ['gemini']}),
+
+	guardConversation,
 
 	resume(_ctx, id) {
 		assertValidId(geminiAdapter, id);

@@ -7,14 +7,14 @@ import {argvUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameTree, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {subcommand as subcommandOf} from './common/programs.js';
 import {obj, str} from './common/jsonl.js';
-import {parseJsonLine} from './common/lines.js';
+import {countLines, parseJsonLine, removeLines, type LineMatch} from './common/lines.js';
 import {canonicalCwd, isPlainName, joinNames, listDir, lstatOrUndefined} from './common/paths.js';
 import {indexAfter, memo} from './common/memo.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
-import {deleteRows, type RowDelete} from './common/sqlitePurge.js';
+import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.js';
 import {argvNames} from './stub.js';
-import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem, type PurgePlan} from './types.js';
+import {assertValidId, type AdapterContext, type AgentAdapter, type KeptPlace, type PlanItem, type PurgePlan} from './types.js';
 
 /** Session tables of both generations: 1.x `session`, 2.x `session_v2` (a migrated database has both). */
 const SESSION_TABLES = ['session', 'session_v2'] as const;
@@ -42,7 +42,95 @@ function dbFiles(ctx: AdapterContext): string[] {
 
 function roots(ctx: AdapterContext): string[] {
 	const dbDirs = dbFiles(ctx).map(f => path.dirname(f));
-	return [...new Set([dataDir(ctx), ...dbDirs])];
+	return [...new Set([dataDir(ctx), ...dbDirs, stateDir(ctx)])];
+}
+
+/** `$XDG_STATE_HOME/opencode` (own home only), else `<home>/.local/state/opencode`: the TUI's prompt history. */
+function stateDir(ctx: AdapterContext): string {
+	const xdg = ctx.ownHome ? ctx.env['XDG_STATE_HOME'] : undefined;
+	return xdg ? path.join(path.resolve(xdg), 'opencode') : path.join(ctx.home, '.local', 'state', 'opencode');
+}
+
+function promptHistoryFile(ctx: AdapterContext): string {
+	return path.join(stateDir(ctx), 'prompt-history.jsonl');
+}
+
+/** The log files of the data dir (`log/*.log`): opencode logs every session id it works on. */
+function logFiles(ctx: AdapterContext): string[] {
+	const dir = path.join(dataDir(ctx), 'log');
+	return listDir(dir)
+		.filter(e => e.isFile() && e.name.endsWith('.log'))
+		.map(e => path.join(dir, e.name));
+}
+
+/** The text of every user prompt per session (parts of type text in user messages), for the prompt history. */
+function userPrompts(db: string): Map<string, Set<string>> {
+	const out = new Map<string, Set<string>>();
+	try {
+		withReadOnlyDb(db, handle => {
+			const tables = tableColumns(handle);
+			if (!tables.get('part')?.has('data') || !tables.get('message')?.has('data')) return;
+			const rows = handle
+				.prepare(
+					`SELECT p.session_id AS owner, json_extract(p.data, '$.text') AS text FROM part p JOIN message m ON m.id = p.message_id
+					 WHERE json_valid(p.data) AND json_valid(m.data) AND json_extract(m.data, '$.role') = 'user' AND json_extract(p.data, '$.type') = 'text'`,
+				)
+				.all() as {owner: string; text: unknown}[];
+			for (const row of rows) if (typeof row.text === 'string') pushToSet(out, row.owner, row.text);
+		});
+	} catch {
+		// An unreadable store plans no history lines; the database itself is reported by the plan.
+	}
+	return out;
+}
+
+function pushToSet(map: Map<string, Set<string>>, key: string, value: string): void {
+	const set = map.get(key) ?? new Set<string>();
+	set.add(value);
+	map.set(key, set);
+}
+
+/**
+ * prompt-history.jsonl lines carry no session id, only the typed `input`. Decided (issue 18): a
+ * line goes when its input is the text of a prompt of the purged conversation (or a child) and of
+ * no other conversation in the store; a prompt that another conversation also has stays, and the
+ * plan says so.
+ */
+function promptLineMatch(ctx: AdapterContext, ids: readonly string[]): {match: LineMatch; shared: number} {
+	const mine = new Set<string>();
+	const others = new Set<string>();
+	const wanted = new Set(ids);
+	for (const db of dbFiles(ctx)) {
+		for (const [owner, texts] of userPrompts(db)) for (const t of texts) (wanted.has(owner) ? mine : others).add(t);
+	}
+	const removable = new Set([...mine].filter(t => !others.has(t)));
+	const shared = [...mine].filter(t => others.has(t)).length;
+	const match: LineMatch = line => {
+		const input = parseJsonLine(line)?.['input'];
+		return typeof input === 'string' && removable.has(input);
+	};
+	return {match, shared};
+}
+
+/** Log lines that name one of the ids (opencode writes `session.id=<id>`, `id=<id>` and more). */
+function logLineMatch(ids: readonly string[]): LineMatch {
+	return line => ids.some(id => line.includes(id));
+}
+
+/** The text-file lines of a purge: prompt history and logs. */
+function textLineItems(ctx: AdapterContext, ids: readonly string[]): {items: PlanItem[]; kept: KeptPlace[]; prompts: LineMatch} {
+	const items: PlanItem[] = [];
+	const kept: KeptPlace[] = [];
+	const history = promptHistoryFile(ctx);
+	const prompts = promptLineMatch(ctx, ids);
+	const n = countLines(history, prompts.match);
+	if (n > 0) items.push({kind: 'lines', path: history, count: n, bytes: 0, sessionId: ids[0] ?? '', description: 'prompt-history.jsonl lines (no session id there: the lines whose text is a prompt of this conversation only)'});
+	if (prompts.shared > 0) kept.push({path: history, reason: `${prompts.shared} prompt text(s) another conversation also has stay in the TUI's prompt history`});
+	for (const file of logFiles(ctx)) {
+		const count = countLines(file, logLineMatch(ids));
+		if (count > 0) items.push({kind: 'lines', path: file, count, bytes: 0, sessionId: ids[0] ?? '', description: 'log lines naming the session'});
+	}
+	return {items, kept, prompts: prompts.match};
 }
 
 /** One session as the database records it (both generations merged under one id). */
@@ -348,6 +436,8 @@ interface Planned {
 	/** The session's recorded directory, where `opencode session delete` must run. */
 	readonly directory: string | undefined;
 	readonly dbs: readonly string[];
+	/** Which prompt-history lines are this conversation's (read from its rows, so before they go). */
+	readonly prompts: LineMatch;
 }
 
 /** The plan; throws StoreReadError when a database that may hold the session cannot be read. */
@@ -367,7 +457,10 @@ function planFor(ctx: AdapterContext, id: string): Planned {
 		directory ??= store.sessions.get(id)?.directory;
 	}
 	items.push(...legacyItems(ctx, ids));
-	return {plan: makePlan('opencode', id, descendants, items, roots(ctx)), directory, dbs};
+	const text = textLineItems(ctx, ids);
+	items.push(...text.items);
+	const plan = makePlan('opencode', id, descendants, items, roots(ctx));
+	return {plan: text.kept.length > 0 ? {...plan, kept: text.kept} : plan, directory, dbs, prompts: text.prompts};
 }
 
 /** Ask opencode itself first (it unshares and recurses); returns a warning when it did not work. */
@@ -376,7 +469,7 @@ async function agentDelete(ctx: AdapterContext, id: string, db: string, director
 	const result = await ctx.exec('opencode', ['session', 'delete', id], {
 		cwd: directory,
 		// Point opencode at exactly this data: never the caller's own store when reading another home.
-		env: {HOME: ctx.home, XDG_DATA_HOME: path.dirname(dataDir(ctx)), OPENCODE_DB: db},
+		env: {HOME: ctx.home, XDG_DATA_HOME: path.dirname(dataDir(ctx)), XDG_STATE_HOME: path.dirname(stateDir(ctx)), OPENCODE_DB: db},
 		timeoutMs: DELETE_TIMEOUT_MS,
 	});
 	if (result.failure) return `opencode session delete could not run (${result.failure}); deleted the rows directly`;
@@ -385,6 +478,29 @@ async function agentDelete(ctx: AdapterContext, id: string, db: string, director
 		return `opencode session delete ${id} failed (exit ${result.exitCode})${detail ? `: ${detail}` : ''}; deleted the rows directly`;
 	}
 	return undefined;
+}
+
+/**
+ * Remove the planned prompt-history lines and every log line naming the ids; the logs are listed
+ * again here because `opencode session delete` has just logged the id, maybe in a new file.
+ */
+function removeTextLines(ctx: AdapterContext, plan: PurgePlan, prompts: LineMatch, ids: readonly string[]): {removed: PlanItem[]; warnings: string[]} {
+	const removed: PlanItem[] = [];
+	const warnings: string[] = [];
+	const history = plan.items.filter(i => i.kind === 'lines' && i.path === promptHistoryFile(ctx));
+	const targets: [string, LineMatch, PlanItem | undefined][] = [
+		...history.map((item): [string, LineMatch, PlanItem] => [item.path, prompts, item]),
+		...logFiles(ctx).map((file): [string, LineMatch, PlanItem | undefined] => [file, logLineMatch(ids), plan.items.find(i => i.kind === 'lines' && i.path === file)]),
+	];
+	for (const [file, match, item] of targets) {
+		try {
+			removeLines(file, match, roots(ctx));
+			if (item) removed.push(item);
+		} catch (error) {
+			warnings.push(error instanceof Error ? error.message : String(error));
+		}
+	}
+	return {removed, warnings};
 }
 
 /** Delete what is left of the planned rows, one transaction per database. */
@@ -515,15 +631,23 @@ export const opencodeAdapter: AgentAdapter = {
 
 	async purge(ctx, id) {
 		assertValidId(opencodeAdapter, id);
-		const {plan, directory, dbs} = planFor(ctx, id);
+		// The prompt texts are read before the rows go: afterwards nothing says which lines were this conversation's.
+		const {plan, directory, dbs, prompts} = planFor(ctx, id);
 		const warnings: string[] = [];
 		for (const db of dbs) {
 			const warning = await agentDelete(ctx, id, db, directory);
 			if (warning) warnings.push(warning);
 		}
-		const rows = deletePlannedRows(plan, [id, ...plan.descendants]);
+		const ids = [id, ...plan.descendants];
+		const rows = deletePlannedRows(plan, ids);
 		const files = removePaths(plan.items, roots(ctx));
-		return {removed: [...rows.removed, ...files.removed], warnings: [...warnings, ...rows.warnings, ...files.warnings]};
+		const lines = removeTextLines(ctx, plan, prompts, ids);
+		const erased = eraseDatabases(dbFiles(ctx), new Set(dbs), 'opencode');
+		return {
+			removed: [...rows.removed, ...files.removed, ...lines.removed],
+			warnings: [...warnings, ...rows.warnings, ...files.warnings, ...lines.warnings, ...erased.warnings],
+			held: erased.held,
+		};
 	},
 
 	async residual(ctx, id) {
@@ -535,7 +659,7 @@ export const opencodeAdapter: AgentAdapter = {
 			id,
 			descendants: descendantsOf(id, parents),
 			roots: [dataDir(ctx)],
-			indexFiles: [],
+			indexFiles: logFiles(ctx),
 			databases: dbs,
 		});
 	},

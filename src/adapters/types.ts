@@ -102,14 +102,15 @@ export interface ExitInput {
 	readonly evidence: string;
 }
 
-export type PlanItemKind = 'file' | 'dir' | 'rows' | 'lines';
+/** `key`: members of a JSON file that name the id (`.claude.json` `lastSessionId`); only they go. */
+export type PlanItemKind = 'file' | 'dir' | 'rows' | 'lines' | 'key';
 
 /** One thing a purge will delete. */
 export interface PlanItem {
 	readonly kind: PlanItemKind;
-	/** The file or folder (for `rows`: the database; for `lines`: the shared file). */
+	/** The file or folder (for `rows`: the database; for `lines` and `key`: the shared file). */
 	readonly path: string;
-	/** For `rows`: the table and how many rows; for `lines`: how many lines. */
+	/** For `rows`: the table and how many rows; for `lines`: how many lines; for `key`: how many members. */
 	readonly table?: string;
 	readonly count?: number;
 	/** Bytes freed (files and folders: on-disk size; rows/lines: an estimate, may be 0). */
@@ -128,12 +129,25 @@ export interface PurgePlan {
 	readonly descendants: readonly string[];
 	readonly items: readonly PlanItem[];
 	readonly totalBytes: number;
+	/** Places that name the id and that purge deliberately leaves, each with why (shown with the plan). */
+	readonly kept?: readonly KeptPlace[];
+}
+
+/** A place that names the conversation and stays, with the reason. */
+export interface KeptPlace {
+	readonly path: string;
+	readonly reason: string;
 }
 
 export interface PurgeOutcome {
 	readonly removed: readonly PlanItem[];
 	/** Non-fatal problems (the agent's delete command missing or failing, …). */
 	readonly warnings: readonly string[];
+	/**
+	 * Databases whose freed pages could not be overwritten yet because the agent holds them
+	 * (common/sqlitePurge.ts `eraseFreed`), one residual line each: the rows are gone, their bytes may not be.
+	 */
+	readonly held?: readonly string[];
 }
 
 /** A process that uses a conversation. */
@@ -179,6 +193,12 @@ export interface AgentAdapter {
 
 	/** The argv (+env) that starts a new conversation in `cwd`. Pure. */
 	spawn(ctx: AdapterContext, cwd: string): LaunchSpec;
+	/**
+	 * Optional. Run by mam-tui just before it starts the agent on `id` (resume) and after it
+	 * stopped it: removes what the agent leaves that would make it destroy the conversation at its
+	 * next start (gemini 0.61's header-only stub, REAL.md surprise 12). Returns the files removed.
+	 */
+	guardConversation?(ctx: AdapterContext, id: string): Promise<readonly string[]>;
 	/** The argv that resumes conversation `id` (SPEC 4.4). Pure; run it in the conversation's cwd. */
 	resume(ctx: AdapterContext, id: string): LaunchSpec;
 	/** True when `proc` is this agent's process (argv / name). Pure. */

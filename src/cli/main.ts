@@ -10,6 +10,7 @@ import {driftCommand} from './driftCommand.js';
 import {adoptCommand} from './adoptCommand.js';
 import {newCommand} from './newCommand.js';
 import {purgeCommand} from './purgeCommand.js';
+import {restoreCommand, trashCommand} from './trashCommand.js';
 import {resumeCommand} from './resumeCommand.js';
 import {stopCommand} from './stopCommand.js';
 import {conversationsCommand} from './conversationsCommand.js';
@@ -31,7 +32,7 @@ const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 /** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, newCommand, adoptCommand, conversationsCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, trashCommand, restoreCommand, newCommand, adoptCommand, conversationsCommand, demoCommand];
 
 const dashboardCommand: Command = {
 	name: 'dashboard',

@@ -42,14 +42,15 @@ function planJson(view: PurgePlanView): Record<string, unknown> {
 export function createPurgeCommand(makeActions: ActionsFactory, io: ConfirmIo = terminalIo): Command {
 	return {
 		name: 'purge',
-		summary: "delete sessions' conversation data after a typed confirmation (--dry-run shows the plan only)",
-		usage: 'mam-tui purge NAME... | --agent A --id ID [--dry-run] [--yes]',
-		options: {agent: {type: 'string'}, id: {type: 'string'}, 'dry-run': {type: 'boolean'}, yes: {type: 'boolean'}},
+		summary: "delete sessions' conversation data after a typed confirmation, keeping a copy in the trash for restore (--hard: no copy; --dry-run shows the plan only)",
+		usage: 'mam-tui purge NAME... | --agent A --id ID [--dry-run] [--hard] [--yes]',
+		options: {agent: {type: 'string'}, id: {type: 'string'}, 'dry-run': {type: 'boolean'}, yes: {type: 'boolean'}, hard: {type: 'boolean'}},
 		positionals: {min: 0, max: 1000},
 		async run(world, values, positionals) {
 			const refs = sessionRefsFrom(values, positionals, 'purge', true);
 			const dryRun = values['dry-run'] === true;
 			const yes = values['yes'] === true;
+			const hard = values['hard'] === true;
 			const json = world.options.json;
 			if (!dryRun && !yes && (json || !io.isTerminal())) {
 				throw new CliError('purge needs a terminal to confirm, or --yes (or --dry-run to see the plan)', EXIT.usage);
@@ -74,7 +75,8 @@ export function createPurgeCommand(makeActions: ActionsFactory, io: ConfirmIo = 
 					return EXIT.ok;
 				}
 				const expected = actions.expectedConfirmation(views);
-				const typed = yes ? expected : await io.ask(`type ${JSON.stringify(expected)} to delete all of the above (anything else cancels): `);
+				const what = hard ? 'delete all of the above for good, with no copy in the trash' : 'delete all of the above (kept in the trash for restore)';
+				const typed = yes ? expected : await io.ask(`type ${JSON.stringify(expected)} to ${what} (anything else cancels): `);
 				if (!actions.confirmPurge(views, typed)) {
 					errOut('purge cancelled; nothing was deleted');
 					return EXIT.failed;
@@ -82,7 +84,7 @@ export function createPurgeCommand(makeActions: ActionsFactory, io: ConfirmIo = 
 				const onProgress = (p: PurgeProgress) => {
 					if (!json && p.state !== 'running') out(`${p.label}: ${p.step} ${p.state} — ${p.message}`);
 				};
-				const result = await actions.purge(views, typed, {onProgress});
+				const result = await actions.purge(views, typed, {onProgress, hard});
 				if (!result.ok) {
 					if (json) outJson({ok: false, refused: result.error.kind, message: result.error.message});
 					else errOut(`mam-tui: ${result.error.message}`);

@@ -23,6 +23,8 @@ export interface Config {
 	 * only; the dashboard checks commands, key names and collisions against its keymap.
 	 */
 	readonly keys: Readonly<Record<string, readonly string[]>>;
+	/** `trashDays`: how long a purge stays restorable from the trash before the next purge or trash command empties it. */
+	readonly purge: {readonly trashDays: number};
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -32,6 +34,7 @@ export const DEFAULT_CONFIG: Config = {
 	// Discovery is cached by mtime, so 5 s is cheap; 1 s tmux polling feels live without burning CPU.
 	refresh: {discoverySeconds: 5, pollMs: 1000},
 	keys: {},
+	purge: {trashDays: 7},
 };
 
 /** A bad config value; the message names the key and the file (exit 2). */
@@ -106,13 +109,16 @@ function parseKeys(value: unknown, file: string): Config['keys'] {
 export function parseConfig(raw: unknown, file: string): Config {
 	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
 	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
-	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys'], '', file);
+	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge'], '', file);
 	const notify = raw['notify'] ?? DEFAULT_CONFIG.notify;
 	if (typeof notify !== 'string' || !(NOTIFY_MODES as readonly string[]).includes(notify)) {
 		throw new ConfigError(`${file}: notify must be one of ${NOTIFY_MODES.join(', ')} (got ${JSON.stringify(notify)})`);
 	}
 	const stop = raw['stop'] ?? {};
 	const refresh = raw['refresh'] ?? {};
+	const purge = raw['purge'] ?? {};
+	if (!isObject(purge)) throw new ConfigError(`${file}: purge must be a mapping`);
+	checkKeys(purge, ['trashDays'], 'purge.', file);
 	if (!isObject(stop)) throw new ConfigError(`${file}: stop must be a mapping`);
 	if (!isObject(refresh)) throw new ConfigError(`${file}: refresh must be a mapping`);
 	checkKeys(stop, ['graceSeconds', 'killWaitSeconds'], 'stop.', file);
@@ -129,6 +135,7 @@ export function parseConfig(raw: unknown, file: string): Config {
 			pollMs: positiveNumber(refresh, 'pollMs', 'refresh.', file, DEFAULT_CONFIG.refresh.pollMs, 60_000),
 		},
 		keys: parseKeys(raw['keys'], file),
+		purge: {trashDays: positiveNumber(purge, 'trashDays', 'purge.', file, DEFAULT_CONFIG.purge.trashDays, 3650)},
 	};
 }
 

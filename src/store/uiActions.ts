@@ -35,4 +35,6 @@ export interface UiActions {
 	openPurgeConversation(conversation: ConversationRef): void;
 	/** Read every folder's conversations (the view's `A`) into `state.allConversations`. */
 	loadAllConversations(): void;
+	/** Restore the last purge of this dashboard from the trash (the notice after a purge offers `u`). */
+	undoPurge(): void;
 }

@@ -63,6 +63,8 @@ export function createUiController(deps: ControllerDeps): UiActions {
 	const {store, actions} = deps;
 	/** The plans the open purge dialog shows; confirmation re-checks them in the action. */
 	let pendingPlans: readonly PurgePlanView[] = [];
+	/** The trash entries of this dashboard's last purge: what `u` restores. */
+	let lastPurge: readonly string[] = [];
 
 	const notice = (level: 'info' | 'ok' | 'error', text: string) =>
 		store.dispatch({type: 'notice/set', notice: {level, text, at: deps.now()}});
@@ -175,7 +177,9 @@ export function createUiController(deps: ControllerDeps): UiActions {
 				const result = await actions.purge(plans, typed);
 				if (!result.ok) return notice('error', `purge ${label}: ${result.error.message}`);
 				const residual = result.value.flatMap(r => r.residual);
-				notice(residual.length ? 'error' : 'ok', residual.length ? `purge left ${residual.length} artifact(s): ${residual.slice(0, 2).join('; ')}` : `purged ${label}`);
+				lastPurge = result.value.flatMap(r => (r.trashId ? [r.trashId] : []));
+				const undo = lastPurge.length > 0 ? ' — u to undo' : '';
+				notice(residual.length ? 'error' : 'ok', residual.length ? `purge left ${residual.length} artifact(s): ${residual.slice(0, 2).join('; ')}${undo}` : `purged ${label}${undo}`);
 				deps.refresh();
 			}),
 		applyFix: index =>
@@ -197,6 +201,18 @@ export function createUiController(deps: ControllerDeps): UiActions {
 			background('adopt', async () => {
 				const result = await actions.adopt({agent: ref.agent, id: ref.id});
 				notice(result.ok ? 'ok' : 'error', result.ok ? `adopted ${ref.id} as ${result.value.session.name}` : `adopt: ${result.error.message}`);
+				deps.refresh();
+			}),
+		undoPurge: () =>
+			background('undo purge', async () => {
+				const ids = lastPurge;
+				lastPurge = [];
+				if (ids.length === 0) return notice('info', 'no purge to undo (mam-tui trash lists older ones; mam-tui restore PURGE_ID)');
+				for (const id of ids) {
+					const result = await actions.restore(id);
+					if (!result.ok) return notice('error', `undo: ${result.error.message}`);
+				}
+				notice('ok', `restored ${ids.length} purge(s) from the trash`);
 				deps.refresh();
 			}),
 		resumeConversation: ref =>

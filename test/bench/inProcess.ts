@@ -232,6 +232,7 @@ const NO_ACTIONS: UiActions = {
 	openPurgeConversation: noop,
 	openStop: noop,
 	loadAllConversations: noop,
+	undoPurge: noop,
 };
 
 const ANSI = /\u001B\[[0-9;?]*[A-Za-z]/g;

@@ -20,5 +20,6 @@ export function fakeActions(): FakeActions {
 		resumeConversation: vi.fn<UiActions['resumeConversation']>(),
 		openPurgeConversation: vi.fn<UiActions['openPurgeConversation']>(),
 		loadAllConversations: vi.fn<UiActions['loadAllConversations']>(),
+		undoPurge: vi.fn<UiActions['undoPurge']>(),
 	};
 }

@@ -126,6 +126,21 @@ async function expectRerunFinishes(s: Scene, crashes: number, when: string): Pro
 	const started = audit.filter(a => a.step === 'delete' && a.outcome === 'started').length;
 	expect(started).toBeGreaterThanOrEqual(1);
 	expect(started).toBeLessThanOrEqual(crashes + 1);
+	await expectOneRestorableEntry(s, when);
+}
+
+/**
+ * The purges killed on the way left one trash entry, complete (issue 18 item 4): entries killed
+ * while copying are gone, one killed after copying was finished by the rerun; restoring it brings
+ * the conversation back.
+ */
+async function expectOneRestorableEntry(s: Scene, when: string): Promise<void> {
+	const listed = await builtCli(['trash', '--json', '--home', s.world.home, '--registry', s.registry], {env: s.env, cwd: s.dir});
+	const purges = (JSON.parse(String(listed.stdout)) as {purges: {purgeId: string; state: string}[]}).purges;
+	expect(purges.map(p => p.state), `${when}: the trash`).toEqual(['done']);
+	const restored = await builtCli(['restore', purges[0]?.purgeId ?? '', '--home', s.world.home, '--registry', s.registry], {env: s.env, cwd: s.dir});
+	expect(restored.exitCode, `${when}: restore\n${String(restored.stdout)}\n${String(restored.stderr)}`).toBe(0);
+	expect((await ADAPTERS[s.world.agent].verify(s.world.ctx, s.world.ids.target)).kind, `${when}: after restore`).toBe('yes');
 }
 
 interface Probe {

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import {rootContaining, tempBeside} from './paths.js';
+import {fsyncDir} from './rewrite.js';
 
 /** Decides whether one line (without its newline) belongs to the session being removed. */
 export type LineMatch = (line: string) => boolean;
@@ -76,6 +78,7 @@ export function removeLines(file: string, match: LineMatch, roots: readonly stri
 			const now = fs.lstatSync(file);
 			if (now.size !== read.stat.size || now.mtimeMs !== read.stat.mtimeMs) continue;
 			fs.renameSync(temp, file);
+			fsyncDir(path.dirname(file));
 			return removed;
 		} finally {
 			fs.rmSync(temp, {force: true});

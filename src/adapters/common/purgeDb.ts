@@ -25,6 +25,7 @@ export function withPurgeDb<T>(root: string, file: string, fn: (db: WriteDb) => 
 	try {
 		db.pragma(`busy_timeout = ${PURGE_BUSY_TIMEOUT_MS}`);
 		db.pragma('foreign_keys = ON');
+		db.pragma('secure_delete = ON');
 		return db.transaction(() => fn(db)).immediate();
 	} catch (error) {
 		if (error instanceof Error && String((error as {code?: unknown}).code ?? '').startsWith('SQLITE')) {

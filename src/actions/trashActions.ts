@@ -1,0 +1,99 @@
+import path from 'node:path';
+import {audit} from './session.js';
+import {emptyTrash, listTrash, restoreFromTrash, type RestoreOutcome, type TrashListing, type WriterAlive} from './trash.js';
+import type {TrashWriter} from './trashStore.js';
+import {refusal, type ActionDeps, type ActionResult} from './types.js';
+import type {ResumeState} from '../domain/types.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** This process, as the writer of a trash entry's state. */
+export async function selfWriter(deps: ActionDeps): Promise<TrashWriter> {
+	const pid = deps.selfPid ?? process.pid;
+	return {pid, startTime: (await deps.processes.get(pid))?.startTime ?? 0};
+}
+
+/** Is a trash entry's writer still that same process (same pid, same start time)? */
+export function writerAlive(deps: ActionDeps): WriterAlive {
+	return async writer => {
+		const proc = await deps.processes.get(writer.pid);
+		return proc !== undefined && (writer.startTime === 0 || proc.startTime === writer.startTime);
+	};
+}
+
+/** The trash folder, or undefined when these deps have none (then purges are hard). */
+export function trashDirOf(deps: ActionDeps): string | undefined {
+	return deps.trashDir;
+}
+
+/**
+ * Retention (`purge.trashDays`): finished purges older than that are hard-deleted, and abandoned
+ * entries removed. Run at the start of every purge and trash command, never in the background.
+ */
+export async function expireTrash(deps: ActionDeps): Promise<string[]> {
+	const dir = trashDirOf(deps);
+	if (!dir) return [];
+	const removed = await emptyTrash(dir, deps.now(), await selfWriter(deps), writerAlive(deps), deps.config.purge.trashDays * DAY_MS);
+	if (removed.length > 0) audit(deps, {session: null, action: 'trash-empty', outcome: 'ok', detail: {reason: 'retention', days: deps.config.purge.trashDays, purges: removed}});
+	return removed;
+}
+
+export async function trashList(deps: ActionDeps): Promise<ActionResult<readonly TrashListing[]>> {
+	const dir = trashDirOf(deps);
+	if (!dir) return refusal('unsupported', 'this mam-tui has no trash folder');
+	await expireTrash(deps);
+	return {ok: true, value: listTrash(dir, deps.now())};
+}
+
+/** Hard-delete from the trash: every finished purge, or those older than `olderThanMs`. */
+export async function trashEmpty(deps: ActionDeps, olderThanMs?: number): Promise<ActionResult<readonly string[]>> {
+	const dir = trashDirOf(deps);
+	if (!dir) return refusal('unsupported', 'this mam-tui has no trash folder');
+	await expireTrash(deps);
+	const removed = await emptyTrash(dir, deps.now(), await selfWriter(deps), writerAlive(deps), olderThanMs);
+	audit(deps, {session: null, action: 'trash-empty', outcome: 'ok', detail: {olderThanMs: olderThanMs ?? null, purges: removed}});
+	return {ok: true, value: removed};
+}
+
+export interface RestoreResult extends RestoreOutcome {
+	/** What the adapter says about resuming the conversation now. */
+	readonly resume: ResumeState;
+}
+
+/**
+ * Put a purge back from the trash, then ask the adapter whether the conversation resumes. The
+ * registry row (if any) goes back to `stopped`; the audit log records the restore.
+ */
+export async function restorePurge(deps: ActionDeps, purgeId: string): Promise<ActionResult<RestoreResult>> {
+	const dir = trashDirOf(deps);
+	if (!dir) return refusal('unsupported', 'this mam-tui has no trash folder');
+	await expireTrash(deps);
+	let restored: Awaited<ReturnType<typeof restoreFromTrash>>;
+	try {
+		restored = await restoreFromTrash(dir, purgeId, await selfWriter(deps), writerAlive(deps));
+	} catch (error) {
+		restored = {ok: false, error: error instanceof Error ? error.message : String(error)};
+	}
+	if (!restored.ok) {
+		audit(deps, {session: null, action: 'restore', outcome: 'refused', detail: {purgeId, message: restored.error}});
+		return refusal('failed', restored.error);
+	}
+	const value = restored.value;
+	for (const row of deps.registry.findByPin(value.agent, value.conversation)) {
+		deps.registry.transaction(() => {
+			const current = deps.registry.getById(row.id);
+			if (!current) return;
+			const {purge: _purge, ...extra} = current.extra as Record<string, unknown>;
+			deps.registry.update(row.id, {status: 'stopped', extra});
+		});
+	}
+	const adapter = deps.adapterFor(value.agent);
+	const resume: ResumeState = adapter ? await adapter.verify(deps.context, value.conversation) : {kind: 'unknown', reason: `no adapter for ${value.agent}`};
+	audit(deps, {session: value.session, action: 'restore', outcome: 'ok', detail: {purgeId, agent: value.agent, id: value.conversation, files: value.files, rows: value.rows, edits: value.edits, resume, notes: value.notes}});
+	return {ok: true, value: {...value, resume}};
+}
+
+/** The trash folder beside the registry: `<state dir>/trash`. */
+export function trashDirIn(stateDir: string): string {
+	return path.join(stateDir, 'trash');
+}
