@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {conversationsOnDisk, makeWorld, startModel, startTui, waitForConversation, type Model, type RealAgent, type RealWorld} from './support/harness.js';
@@ -9,6 +10,16 @@ async function liveTui(world: RealWorld, agent: RealAgent, cwd: string, words: s
 	await tui.waitForScreen(/Hello from the stand-in model\./, 90_000);
 	const id = await waitForConversation(world, agent, cwd, {containing: words});
 	return {tui, id};
+}
+
+function digests(files: readonly string[]): Record<string, string> {
+	return Object.fromEntries(files.map(f => [f, crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex')]));
+}
+
+/** The pane's session adopted with `drift --fix`: its registry name. */
+async function adoptedName(world: RealWorld, paneId: string): Promise<string> {
+	const fixed = JSON.parse((await world.mamTui(['drift', '--json', '--fix'])).stdout) as {applied?: Array<{session: string | null; fix: {paneId?: string}}>};
+	return fixed.applied?.find(a => a.fix.paneId === paneId)?.session ?? '';
 }
 
 function stateOf(stdout: string, id: string): string | undefined {
@@ -48,8 +59,7 @@ describe('real agents: in use', () => {
 		expect(conversationsOnDisk(world, 'gemini', world.alpha).map(c => c.id)).toContain(id);
 
 		// Registered and running in its pane: the refusal names the pane and the pids (exit 4, not 1).
-		const fixed = JSON.parse((await world.mamTui(['drift', '--json', '--fix'])).stdout) as {applied?: Array<{session: string | null; fix: {paneId?: string}}>};
-		const name = fixed.applied?.find(a => a.fix.paneId === tui.paneId)?.session ?? '';
+		const name = await adoptedName(world, tui.paneId);
 		expect(name).not.toBe('');
 		const byName = await world.mamTui(['purge', name, '--yes']);
 		expect(byName.exitCode, byName.stderr + byName.stdout).toBe(4);
@@ -59,6 +69,33 @@ describe('real agents: in use', () => {
 		for (const file of files.flatMap(c => c.files)) expect(fs.existsSync(file), file).toBe(true);
 		await tui.close();
 	});
+
+	// claude keeps a live record of the conversation a TUI is on, codex holds its rollout open: the
+	// purge by id is refused from that evidence, and nothing of the conversation changes.
+	for (const agent of ['claude', 'codex'] as const) {
+		it(`${agent}: a live TUI on conversation X — purge of X exits 4 naming the pid, deletes nothing; adopted, its purge names the pane and pids`, async () => {
+			const {tui, id} = await liveTui(world, agent, world.alpha, `keep me, ${agent}`);
+			const files = conversationsOnDisk(world, agent, world.alpha).filter(c => c.id === id).flatMap(c => c.files);
+			expect(files.length).toBeGreaterThan(0);
+			const before = digests(files);
+			const agentPid = tui.agentPid();
+
+			const purge = await world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
+			expect(purge.exitCode, purge.stderr + purge.stdout).toBe(4);
+			expect(purge.stderr).toMatch(/in use/);
+			expect(purge.stderr).toContain(String(agentPid));
+			expect(digests(files)).toEqual(before);
+
+			const name = await adoptedName(world, tui.paneId);
+			expect(name).not.toBe('');
+			const byName = await world.mamTui(['purge', name, '--yes']);
+			expect(byName.exitCode, byName.stderr + byName.stdout).toBe(4);
+			expect(byName.stderr).toContain(`running in pane ${tui.paneId}`);
+			expect(byName.stderr).toContain(`pid ${agentPid}`);
+			expect(digests(files)).toEqual(before);
+			await tui.close();
+		});
+	}
 
 	it("opencode: a TUI in alpha does not make beta's session in use; its own project's session is", async () => {
 		const beta = await liveTui(world, 'opencode', world.beta, 'a beta session for opencode');
