@@ -10,6 +10,7 @@ import {NewSessionDialog} from './screens/NewSessionDialog.js';
 import {PurgeDialog} from './screens/PurgeDialog.js';
 import {SessionsScreen} from './screens/SessionsScreen.js';
 import {StopDialog} from './screens/StopDialog.js';
+import {TrashScreen} from './screens/TrashScreen.js';
 import {anyRunning, OperationsPanel} from './widgets/OperationsPanel.js';
 import {sameStatusView, selectStatusView, StatusBar, statusBarLines} from './widgets/StatusBar.js';
 import {useNow} from './useNow.js';
@@ -23,7 +24,7 @@ export interface AppProps {
 	readonly home: string;
 }
 
-const TITLES = {sessions: 'sessions', findings: 'findings', conversations: 'conversations on disk'} as const;
+const TITLES = {sessions: 'sessions', findings: 'findings', conversations: 'conversations on disk', trash: 'trash (purges that can be undone)'} as const;
 /**
  * Modes whose screen is a dialog: only these are clipped to their room (their text may wrap past
  * it). Clipping costs every frame a pass over its lines, and the lists, which size themselves to
@@ -44,6 +45,7 @@ const selectNewDialog = (s: AppState) => s.newDialog;
 const selectStopDialog = (s: AppState) => s.stopDialog;
 const selectDetailScroll = (s: AppState) => s.ui.detailScroll;
 const selectFindings = (s: AppState) => ({findings: s.findings, cursor: s.ui.findingsCursor});
+const selectTrash = (s: AppState) => ({entries: s.trash, cursor: s.ui.trashCursor, emptying: s.trashEmpty});
 const selectConversations = (s: AppState) => ({
 	conversations: visibleConversations(s),
 	sessions: s.sessions,
@@ -77,6 +79,11 @@ const ConversationsPane = React.memo(function ConversationsPane({height, width, 
 	return <ConversationsScreen {...view} height={height} width={width} home={home} now={now} />;
 });
 
+const TrashPane = React.memo(function TrashPane({height, width}: Pick<PaneProps, 'height' | 'width'>): React.JSX.Element {
+	const view = useStoreSelector(selectTrash, shallowEqual);
+	return <TrashScreen {...view} height={height} width={width} />;
+});
+
 const StatusPane = React.memo(function StatusPane(): React.JSX.Element {
 	const view = useStoreSelector(selectStatusView, sameStatusView);
 	const {keymap} = useApp();
@@ -102,7 +109,7 @@ export function App({home}: AppProps): React.JSX.Element {
 	const frameHeight = Math.max(8, rows - 1);
 	const height = Math.max(4, frameHeight - 1 - opLines - statusBarLines(notices));
 	useKeyRouter({width, height, home});
-	const list = mode === 'sessions' || mode === 'findings' || mode === 'conversations' ? mode : previousMode;
+	const list = mode === 'sessions' || mode === 'findings' || mode === 'conversations' || mode === 'trash' ? mode : previousMode;
 	const stopKey = keymap.find(b => b.command === 'session.stop')?.chords[0];
 	return (
 		<Box flexDirection="column" width={width} height={frameHeight}>
@@ -118,6 +125,8 @@ export function App({home}: AppProps): React.JSX.Element {
 					<StopDialog dialog={stopDialog} againKey={stopKey ? chordText(stopKey) : 's'} width={width} height={height} />
 				) : list === 'findings' ? (
 					<FindingsPane height={height} width={width} />
+				) : list === 'trash' ? (
+					<TrashPane height={height} width={width} />
 				) : list === 'conversations' ? (
 					<ConversationsPane height={height} width={width} home={home} now={now} />
 				) : (

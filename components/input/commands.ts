@@ -75,6 +75,17 @@ function conversationCommand(command: Extract<Command, `conversation.${string}`>
 	else if (command === 'conversation.purge') actions.openPurgeConversation(ref);
 }
 
+/** What `E` asks to be typed before a purge is deleted for good (as `mam-tui trash empty` does). */
+export const TRASH_EMPTY_CONFIRMATION = 'empty 1';
+
+function trashCommand(command: 'trash.restore' | 'trash.empty', {store, actions}: KeyContext): void {
+	const state = store.getState();
+	const entry = state.trash?.[state.ui.trashCursor];
+	if (!entry) return notice(store, 'the trash is empty');
+	if (command === 'trash.restore') actions.restoreTrash(entry.purgeId);
+	else store.dispatch({type: 'trashEmpty/open', purgeId: entry.purgeId, expected: TRASH_EMPTY_CONFIRMATION});
+}
+
 function scrollDetail(delta: number, ctx: KeyContext): void {
 	const state = ctx.store.getState();
 	const {width, height, home} = ctx.viewport();
@@ -122,6 +133,13 @@ export function runCommand(command: Command, ctx: KeyContext): void {
 			return actions.quit();
 		case 'purge.undo':
 			return actions.undoPurge();
+		case 'view.trash':
+			if (mode === 'trash') return store.dispatch({type: 'mode/set', mode: 'sessions'});
+			store.dispatch({type: 'mode/set', mode: 'trash'});
+			return actions.loadTrash();
+		case 'trash.restore':
+		case 'trash.empty':
+			return trashCommand(command, ctx);
 		case 'finding.fix':
 			return actions.applyFix(store.getState().ui.findingsCursor);
 		case 'conversation.adopt':

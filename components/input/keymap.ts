@@ -23,6 +23,9 @@ export type Command =
 	| 'conversation.resume'
 	| 'conversation.purge'
 	| 'purge.undo'
+	| 'view.trash'
+	| 'trash.restore'
+	| 'trash.empty'
 	| 'app.refresh'
 	| 'help.toggle'
 	| 'notice.dismiss'
@@ -79,7 +82,7 @@ export interface Binding {
 /** The effective key table: the defaults with the user's `keys:` applied. */
 export type Keymap = readonly Binding[];
 
-const LISTS: readonly Mode[] = ['sessions', 'findings', 'conversations'];
+const LISTS: readonly Mode[] = ['sessions', 'findings', 'conversations', 'trash'];
 
 /**
  * The one key table: the resolver, the help overlay, the status bar hints and the README are
@@ -108,10 +111,13 @@ export const DEFAULT_KEYMAP: Keymap = [
 	{command: 'conversation.purge', chords: [{input: 'p'}], modes: ['conversations'], chunk: 'once', description: 'conversations: purge (typed confirmation)', hint: 'purge'},
 	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], chunk: 'each', description: 'mark rows for a bulk stop or purge'},
 	{command: 'purge.undo', chords: [{input: 'u'}], modes: ['sessions', 'conversations'], chunk: 'once', description: 'undo the last purge (restore it from the trash)'},
+	{command: 'view.trash', chords: [{input: 'T'}], modes: ['sessions', 'trash'], chunk: 'each', description: "mam-tui's trash: purges that can be undone (T again to leave)", hint: 'trash'},
+	{command: 'trash.restore', chords: [{input: 'r'}], modes: ['trash'], chunk: 'once', description: 'trash: restore the selected purge (refuses to overwrite anything)', hint: 'restore'},
+	{command: 'trash.empty', chords: [{input: 'E'}], modes: ['trash'], chunk: 'once', description: 'trash: delete the selected purge for good (type `empty 1` to confirm)', hint: 'empty'},
 	{command: 'app.refresh', chords: [{input: 'R'}], modes: LISTS, chunk: 'once', description: 'refresh now'},
 	{command: 'help.toggle', chords: [{input: '?'}], modes: [...LISTS, 'help'], chunk: 'each', description: 'show or hide the keys', hint: 'keys'},
 	{command: 'notice.dismiss', chords: [{key: 'escape'}], modes: ['sessions'], chunk: 'each', description: 'dismiss the messages (errors stay until dismissed)'},
-	{command: 'app.back', chords: [{key: 'escape'}], modes: ['conversations', 'findings', 'help'], chunk: 'each', description: 'back to the sessions list', hint: 'back'},
+	{command: 'app.back', chords: [{key: 'escape'}], modes: ['conversations', 'findings', 'trash', 'help'], chunk: 'each', description: 'back to the sessions list', hint: 'back'},
 	{command: 'app.quit', chords: [{input: 'q'}, {input: 'c', ctrl: true}], modes: [...LISTS, 'help'], chunk: 'once', description: 'quit (never stops or kills anything)', hint: 'quit'},
 ];
 

@@ -148,17 +148,42 @@ function stopKey(ev: KeyEvent, ctx: KeyContext): Next {
 	return 'end';
 }
 
+/**
+ * The trash view's typed confirmation: typing fills the field, enter empties only on the exact
+ * text, anything else (or esc) cancels. Emptying is the one hard delete of the trash.
+ */
+function trashEmptyKey(ev: KeyEvent, {store, actions}: KeyContext): Next {
+	const dialog = store.getState().trashEmpty;
+	if (!dialog) return 'end';
+	if (ev.key.escape || isCtrlC(ev)) {
+		store.dispatch({type: 'trashEmpty/close'});
+		notice(store, 'empty cancelled');
+		return 'end';
+	}
+	if (ev.key.return) {
+		store.dispatch({type: 'trashEmpty/close'});
+		if (dialog.typed === dialog.expected) actions.emptyTrash(dialog.purgeId);
+		else notice(store, 'empty cancelled: the typed text did not match');
+		return 'end';
+	}
+	if (ev.key.backspace || ev.key.delete) store.dispatch({type: 'trashEmpty/type', typed: dialog.typed.slice(0, -1)});
+	else if (isText(ev)) store.dispatch({type: 'trashEmpty/type', typed: dialog.typed + ev.input});
+	return 'continue';
+}
+
 /** The handler for each mode: exactly one owns the keyboard at a time. */
 export const MODE_KEYS: Readonly<Record<Mode, (ev: KeyEvent, ctx: KeyContext) => Next>> = {
 	sessions: listKey,
 	findings: listKey,
 	conversations: listKey,
+	trash: listKey,
 	help: listKey,
 	filter: filterKey,
 	purge: purgeKey,
 	new: newKey,
 	stop: stopKey,
+	trashEmpty: trashEmptyKey,
 };
 
 /** Modes with a text field: a run of typed characters reaches it as one event. */
-export const TEXT_MODES: ReadonlySet<Mode> = new Set(['filter', 'purge', 'new']);
+export const TEXT_MODES: ReadonlySet<Mode> = new Set(['filter', 'purge', 'new', 'trashEmpty']);

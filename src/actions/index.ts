@@ -1,4 +1,5 @@
-import {restorePurge, type RestoreResult} from './trashActions.js';
+import type {TrashListing} from './trash.js';
+import {restorePurge, trashEmptyOne, trashList, type RestoreResult} from './trashActions.js';
 import type {SessionRecord} from '../domain/types.js';
 import {adoptConversation, type AdoptOutcome, type AdoptRequest} from './adopt.js';
 import {newSession, type NewSessionRequest} from './newSession.js';
@@ -36,6 +37,10 @@ export interface Actions {
 	adopt(request: AdoptRequest): Promise<ActionResult<AdoptOutcome>>;
 	/** Put a purge back from the trash and check that the conversation resumes. */
 	restore(purgeId: string): Promise<ActionResult<RestoreResult>>;
+	/** The purges in the trash, after retention. */
+	trashList(): Promise<ActionResult<readonly TrashListing[]>>;
+	/** Hard-delete one finished purge from the trash. */
+	trashEmptyOne(purgeId: string): Promise<ActionResult<string>>;
 }
 
 export function createActions(deps: ActionDeps): Actions {
@@ -59,6 +64,8 @@ export function createActions(deps: ActionDeps): Actions {
 		newSession: request => newSession(deps, request),
 		adopt: request => adoptConversation(deps, request),
 		restore: purgeId => restorePurge(deps, purgeId),
+		trashList: () => trashList(deps),
+		trashEmptyOne: purgeId => trashEmptyOne(deps, purgeId),
 	};
 }
 
@@ -66,5 +73,6 @@ export type {ActionDeps, ActionResult, Refusal, RefusalKind, SessionRef} from '.
 export type {StopOptions, StopOutcome, StopProgress, StopStep, StepState, StopEndedBy} from './stop.js';
 export type {PurgePlanView, PurgeProgress, PurgeResult, PurgeStep} from './purge.js';
 export type {ResumeOutcome} from './resume.js';
+export type {TrashListing} from './trash.js';
 export type {AdoptOutcome, AdoptRequest} from './adopt.js';
 export type {NewSessionRequest} from './newSession.js';

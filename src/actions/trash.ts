@@ -250,6 +250,15 @@ export async function emptyTrash(trashDir: string, now: number, writer: TrashWri
 	return removed;
 }
 
+/** Hard-delete one finished purge; false when there is none by that id (or it is not finished). */
+export function emptyEntry(trashDir: string, purgeId: string, writer: TrashWriter): boolean {
+	const dir = entryDir(trashDir, purgeId);
+	const meta = readMeta(dir);
+	if (meta?.state !== 'done') return false;
+	removeEntry(dir, meta, writer);
+	return true;
+}
+
 /** Why a stored file cannot go back, or undefined (it can, or it is back already with the same bytes). */
 function fileProblem(file: StoredFile): string | undefined {
 	const st = fs.lstatSync(file.source, {throwIfNoEntry: false});

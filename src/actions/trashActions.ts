@@ -1,6 +1,6 @@
 import path from 'node:path';
 import {audit} from './session.js';
-import {emptyTrash, listTrash, restoreFromTrash, type RestoreOutcome, type TrashListing, type WriterAlive} from './trash.js';
+import {emptyEntry, emptyTrash, listTrash, restoreFromTrash, type RestoreOutcome, type TrashListing, type WriterAlive} from './trash.js';
 import type {TrashWriter} from './trashStore.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 import type {ResumeState} from '../domain/types.js';
@@ -53,6 +53,22 @@ export async function trashEmpty(deps: ActionDeps, olderThanMs?: number): Promis
 	const removed = await emptyTrash(dir, deps.now(), await selfWriter(deps), writerAlive(deps), olderThanMs);
 	audit(deps, {session: null, action: 'trash-empty', outcome: 'ok', detail: {olderThanMs: olderThanMs ?? null, purges: removed}});
 	return {ok: true, value: removed};
+}
+
+/** Hard-delete one finished purge (the dashboard's trash view, after its typed confirmation). */
+export async function trashEmptyOne(deps: ActionDeps, purgeId: string): Promise<ActionResult<string>> {
+	const dir = trashDirOf(deps);
+	if (!dir) return refusal('unsupported', 'this mam-tui has no trash folder');
+	await expireTrash(deps);
+	let removed: boolean;
+	try {
+		removed = emptyEntry(dir, purgeId, await selfWriter(deps));
+	} catch (error) {
+		return refusal('failed', error instanceof Error ? error.message : String(error));
+	}
+	if (!removed) return refusal('failed', `${purgeId} is not a finished purge in the trash`);
+	audit(deps, {session: null, action: 'trash-empty', outcome: 'ok', detail: {purges: [purgeId]}});
+	return {ok: true, value: purgeId};
 }
 
 export interface RestoreResult extends RestoreOutcome {

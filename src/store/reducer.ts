@@ -3,7 +3,7 @@ import {assertNever} from '../domain/result.js';
 import type {MuxHealth} from '../mux/types.js';
 import {visibleConversations} from './conversations.js';
 import {selectedSession, visibleSessions} from './selectors.js';
-import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type SessionDetail, type SessionLive, type StepView, type StopDialog} from './state.js';
+import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type SessionDetail, type SessionLive, type StepView, type StopDialog, type TrashRow} from './state.js';
 
 export type Action =
 	| {readonly type: 'registry/loaded'; readonly sessions: readonly SessionRecord[]; readonly at: number}
@@ -45,7 +45,11 @@ export type Action =
 	| {readonly type: 'new/open'; readonly cwd: string}
 	| {readonly type: 'new/update'; readonly dialog: NewDialog}
 	| {readonly type: 'new/close'}
-	| {readonly type: 'detail/loaded'; readonly detail: SessionDetail | null};
+	| {readonly type: 'detail/loaded'; readonly detail: SessionDetail | null}
+	| {readonly type: 'trash/loaded'; readonly entries: readonly TrashRow[]}
+	| {readonly type: 'trashEmpty/open'; readonly purgeId: string; readonly expected: string}
+	| {readonly type: 'trashEmpty/type'; readonly typed: string}
+	| {readonly type: 'trashEmpty/close'};
 
 function clamp(value: number, length: number): number {
 	if (length <= 0) return 0;
@@ -55,7 +59,7 @@ function clamp(value: number, length: number): number {
 /** The list whose cursor keys move: the current list, or the one under help/filter/dialogs. */
 export function activeList(state: AppState): ListMode {
 	const {mode} = state.ui;
-	return mode === 'sessions' || mode === 'findings' || mode === 'conversations' ? mode : state.ui.previousMode;
+	return mode === 'sessions' || mode === 'findings' || mode === 'conversations' || mode === 'trash' ? mode : state.ui.previousMode;
 }
 
 function listLength(state: AppState, list: ListMode): number {
@@ -66,12 +70,14 @@ function listLength(state: AppState, list: ListMode): number {
 			return state.findings.length;
 		case 'conversations':
 			return visibleConversations(state).length;
+		case 'trash':
+			return state.trash?.length ?? 0;
 		default:
 			return assertNever(list);
 	}
 }
 
-const CURSOR_KEY = {sessions: 'cursor', findings: 'findingsCursor', conversations: 'conversationsCursor'} as const;
+const CURSOR_KEY = {sessions: 'cursor', findings: 'findingsCursor', conversations: 'conversationsCursor', trash: 'trashCursor'} as const;
 
 function withCursor(state: AppState, cursor: number): AppState {
 	const list = activeList(state);
@@ -101,6 +107,7 @@ function clampAll(state: AppState, before: AppState = state): AppState {
 		cursor: followSelection(before, state),
 		findingsCursor: clamp(state.ui.findingsCursor, state.findings.length),
 		conversationsCursor: clamp(state.ui.conversationsCursor, visibleConversations(state).length),
+		trashCursor: clamp(state.ui.trashCursor, state.trash?.length ?? 0),
 	};
 	return {...state, ui};
 }
@@ -243,6 +250,14 @@ function reduce(state: AppState, action: Action): AppState {
 			return {...state, newDialog: null, ui: {...state.ui, mode: state.ui.previousMode}};
 		case 'detail/loaded':
 			return {...state, detail: action.detail};
+		case 'trash/loaded':
+			return clampAll({...state, trash: action.entries});
+		case 'trashEmpty/open':
+			return setMode({...state, trashEmpty: {purgeId: action.purgeId, expected: action.expected, typed: ''}}, 'trashEmpty');
+		case 'trashEmpty/type':
+			return state.trashEmpty ? {...state, trashEmpty: {...state.trashEmpty, typed: action.typed}} : state;
+		case 'trashEmpty/close':
+			return {...state, trashEmpty: null, ui: {...state.ui, mode: state.ui.previousMode}};
 		default:
 			return assertNever(action);
 	}

@@ -1,8 +1,8 @@
 import type {AgentId, AuditRecord, Conversation, Finding, LiveStatus, Pane, ResumeState, SessionRecord} from '../domain/types.js';
 import type {MuxHealth} from '../mux/types.js';
 
-export type ListMode = 'sessions' | 'findings' | 'conversations';
-export type Mode = ListMode | 'help' | 'filter' | 'purge' | 'new' | 'stop';
+export type ListMode = 'sessions' | 'findings' | 'conversations' | 'trash';
+export type Mode = ListMode | 'help' | 'filter' | 'purge' | 'new' | 'stop' | 'trashEmpty';
 
 /** Which conversations the conversations view lists: those in the registry's folders, or every folder. */
 export type ConversationScope = 'registry' | 'all';
@@ -14,6 +14,7 @@ export interface UiState {
 	readonly cursor: number;
 	readonly findingsCursor: number;
 	readonly conversationsCursor: number;
+	readonly trashCursor: number;
 	readonly filter: string;
 	readonly marked: ReadonlySet<string>;
 	/** First line of the detail panel shown; back to 0 when the selection changes. */
@@ -143,6 +144,27 @@ export interface SessionDetail {
 	readonly loadedAt: number;
 }
 
+/** One purge in mam-tui's trash, as the trash view lists it. */
+export interface TrashRow {
+	readonly purgeId: string;
+	readonly agent: AgentId;
+	readonly conversation: string;
+	/** The session's name, or `agent:id`. */
+	readonly label: string;
+	/** `done` for a finished purge; other states are a purge, restore or empty in flight or abandoned. */
+	readonly state: string;
+	readonly ageMs: number;
+	readonly bytes: number;
+	readonly items: number;
+}
+
+/** The typed confirmation `E` opens in the trash view: emptying is the hard delete. */
+export interface TrashEmptyDialog {
+	readonly purgeId: string;
+	readonly expected: string;
+	readonly typed: string;
+}
+
 /** Everything the dashboard renders: plain data, built by src/ services, folded by the reducer. */
 export interface AppState {
 	readonly sessions: readonly SessionRecord[];
@@ -162,6 +184,9 @@ export interface AppState {
 	readonly detail: SessionDetail | null;
 	/** Every folder's conversations, loaded when the view is switched to all folders; null before. */
 	readonly allConversations: readonly Conversation[] | null;
+	/** The trash view's purges, loaded when it opens; null before. */
+	readonly trash: readonly TrashRow[] | null;
+	readonly trashEmpty: TrashEmptyDialog | null;
 	readonly ui: UiState;
 }
 
@@ -171,6 +196,7 @@ export const initialUi: UiState = {
 	cursor: 0,
 	findingsCursor: 0,
 	conversationsCursor: 0,
+	trashCursor: 0,
 	filter: '',
 	marked: new Set(),
 	detailScroll: 0,
@@ -194,6 +220,8 @@ export function initialState(overrides: Partial<AppState> = {}): AppState {
 		stopDialog: null,
 		detail: null,
 		allConversations: null,
+		trash: null,
+		trashEmpty: null,
 		ui: initialUi,
 		...overrides,
 	};

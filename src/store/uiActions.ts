@@ -37,4 +37,10 @@ export interface UiActions {
 	loadAllConversations(): void;
 	/** Restore the last purge of this dashboard from the trash (the notice after a purge offers `u`). */
 	undoPurge(): void;
+	/** Read mam-tui's trash into `state.trash` (the trash view). */
+	loadTrash(): void;
+	/** Put one purge back from the trash (non-destructive: restore refuses rather than overwrite). */
+	restoreTrash(purgeId: string): void;
+	/** Hard-delete one purge from the trash; the trash view asked for the typed confirmation. */
+	emptyTrash(purgeId: string): void;
 }

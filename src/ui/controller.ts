@@ -1,4 +1,4 @@
-import type {Actions, PurgePlanView, StopProgress} from '../actions/index.js';
+import type {Actions, PurgePlanView, StopProgress, TrashListing} from '../actions/index.js';
 import type {AgentAdapter} from '../adapters/types.js';
 import type {Config} from '../config/config.js';
 import type {Conversation} from '../domain/types.js';
@@ -7,7 +7,7 @@ import {messageOf} from '../domain/result.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {Registry} from '../registry/registry.js';
 import type {Action} from '../store/reducer.js';
-import type {AppState, PlanView, StepView, StopTarget} from '../store/state.js';
+import type {AppState, PlanView, StepView, StopTarget, TrashRow} from '../store/state.js';
 import type {Store} from '../store/store.js';
 import type {ConversationRef, UiActions} from '../store/uiActions.js';
 import type {Logger} from '../system/logger.js';
@@ -52,6 +52,11 @@ export function toPlanView(view: PurgePlanView): PlanView {
 		})),
 		totalBytes: view.plan.totalBytes,
 	};
+}
+
+function toTrashRow(entry: TrashListing): TrashRow {
+	const {purgeId, agent, conversation, label, state, ageMs, bytes, items} = entry;
+	return {purgeId, agent, conversation, label, state, ageMs, bytes, items};
 }
 
 /**
@@ -136,12 +141,35 @@ export function createUiController(deps: ControllerDeps): UiActions {
 			store.dispatch({type: 'conversations/all', conversations});
 		});
 
+	const loadTrash = () =>
+		background('trash', async () => {
+			const result = await actions.trashList();
+			if (!result.ok) return notice('error', `trash: ${result.error.message}`);
+			store.dispatch({type: 'trash/loaded', entries: result.value.map(toTrashRow)});
+		});
+
 	return {
 		quit: () => deps.quit(),
 		refresh: () => {
 			deps.refresh();
 			if (store.getState().ui.conversationScope === 'all') loadAll();
+			if (store.getState().trash !== null) loadTrash();
 		},
+		loadTrash,
+		restoreTrash: purgeId =>
+			background('restore', async () => {
+				const result = await actions.restore(purgeId);
+				if (!result.ok) notice('error', `restore ${purgeId}: ${result.error.message}`);
+				else notice('ok', `restored ${result.value.agent}:${result.value.conversation} from ${purgeId}`);
+				loadTrash();
+				deps.refresh();
+			}),
+		emptyTrash: purgeId =>
+			background('empty trash', async () => {
+				const result = await actions.trashEmptyOne(purgeId);
+				notice(result.ok ? 'ok' : 'error', result.ok ? `emptied ${purgeId} from the trash (deleted for good)` : `empty ${purgeId}: ${result.error.message}`);
+				loadTrash();
+			}),
 		openStop: names =>
 			store.dispatch({
 				type: 'stop/open',

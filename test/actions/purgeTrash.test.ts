@@ -214,3 +214,51 @@ describe('dashboard: u undoes the last purge', () => {
 		expect((await claudeAdapter.verify(fx.ctx, id)).kind).toBe('yes');
 	});
 });
+
+describe('dashboard: the trash view', () => {
+	it('lists the purge, restores it (a second restore refuses cleanly), and empties only what it is told', async () => {
+		const fx = buildClaudeFixture();
+		cleanups.push(() => fx.cleanup());
+		const deps = depsFor(fx, claudeAdapter);
+		const store = createStore(reducer, initialState());
+		const controller = createUiController({store, actions: createActions(deps), registry: deps.registry, mux: deps.mux, logger: silentLogger, now: Date.now, refresh: () => {}, quit: () => {}, config: DEFAULT_CONFIG, adapterFor: () => undefined, discoverAll: async () => []});
+		const until = async (ok: (s: AppState) => boolean) => {
+			while (!ok(store.getState())) await new Promise(resolve => setTimeout(resolve, 20));
+		};
+		const said = (s: AppState, start: string) => s.notices.find(n => n.text.startsWith(start))?.text;
+		const purgeOne = async (id: string) => {
+			controller.openPurgeConversation({agent: 'claude', id});
+			await until(s => (s.purge?.plans.length ?? 0) > 0);
+			controller.confirmPurge(id);
+			await until(s => said(s, `purged`) !== undefined);
+			store.dispatch({type: 'notice/dismiss'});
+		};
+		const id = fx.ids.target;
+		await purgeOne(id);
+		controller.loadTrash();
+		await until(s => (s.trash?.length ?? 0) === 1);
+		const [row] = store.getState().trash ?? [];
+		expect(row).toMatchObject({agent: 'claude', conversation: id, state: 'done'});
+		expect(row?.bytes).toBeGreaterThan(0);
+
+		controller.restoreTrash(row!.purgeId);
+		await until(s => said(s, 'restored') !== undefined);
+		expect((await claudeAdapter.verify(fx.ctx, id)).kind).toBe('yes');
+		await until(s => s.trash?.length === 0);
+		store.dispatch({type: 'notice/dismiss'});
+		controller.restoreTrash(row!.purgeId);
+		await until(s => said(s, `restore ${row!.purgeId}`) !== undefined);
+		expect(store.getState().notices.at(-1)?.level).toBe('error');
+		expect((await claudeAdapter.verify(fx.ctx, id)).kind).toBe('yes');
+
+		await purgeOne(id);
+		controller.loadTrash();
+		await until(s => s.trash?.length === 1);
+		const purgeId = store.getState().trash![0]!.purgeId;
+		controller.emptyTrash(purgeId);
+		await until(s => said(s, `emptied ${purgeId}`) !== undefined);
+		await until(s => s.trash?.length === 0);
+		expect(fs.existsSync(path.join(deps.trashDir!, purgeId))).toBe(false);
+		expect((await claudeAdapter.verify(fx.ctx, id)).kind).toBe('no');
+	});
+});

@@ -233,6 +233,9 @@ const NO_ACTIONS: UiActions = {
 	openStop: noop,
 	loadAllConversations: noop,
 	undoPurge: noop,
+	loadTrash: noop,
+	restoreTrash: noop,
+	emptyTrash: noop,
 };
 
 const ANSI = /\u001B\[[0-9;?]*[A-Za-z]/g;

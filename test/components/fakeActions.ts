@@ -21,5 +21,8 @@ export function fakeActions(): FakeActions {
 		openPurgeConversation: vi.fn<UiActions['openPurgeConversation']>(),
 		loadAllConversations: vi.fn<UiActions['loadAllConversations']>(),
 		undoPurge: vi.fn<UiActions['undoPurge']>(),
+		loadTrash: vi.fn<UiActions['loadTrash']>(),
+		restoreTrash: vi.fn<UiActions['restoreTrash']>(),
+		emptyTrash: vi.fn<UiActions['emptyTrash']>(),
 	};
 }
