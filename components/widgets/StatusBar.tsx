@@ -42,6 +42,7 @@ const DIALOG_HINTS: Partial<Record<AppState['ui']['mode'], string>> = {
 	purge: 'type the name · enter confirms · esc cancels · ↑/↓ PgUp/PgDn scroll',
 	new: 'tab field · ↑/↓ agent · enter spawn · esc cancel',
 	stop: 'y stops · n or esc cancels',
+	trashEmpty: 'type empty 1 · enter deletes for good · esc cancels',
 };
 
 /** Mux backend and health, counts by status, findings, last refresh, the last action's outcome, key hints. */

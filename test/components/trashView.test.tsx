@@ -43,6 +43,7 @@ describe('dashboard: the trash view', () => {
 		expect(frame).toContain('20261201-120000-claude-aaaa');
 		expect(frame).toMatch(/claude\s+3h\s+2\.0 KiB\s+docs/);
 		expect(frame).toMatch(/codex\s+2d\s+10 B/);
+		expect(frame).toMatch(/r restore · E empty/);
 		await press(r, KEYS.escape);
 		expect(store.getState().ui.mode).toBe('sessions');
 	});
@@ -59,6 +60,7 @@ describe('dashboard: the trash view', () => {
 		const {r, store, actions} = await inTrash();
 		let frame = await press(r, 'E');
 		expect(frame).toContain('Type empty 1');
+		expect(frame).toContain('enter deletes for good');
 		expect(store.getState().ui.mode).toBe('trashEmpty');
 		// A chunk holding the whole confirmation plus enter is text, then a separate enter.
 		await press(r, 'empty 2', KEYS.enter);
