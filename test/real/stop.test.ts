@@ -214,7 +214,9 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		await tui.waitForScreen(/second line/, 10_000);
 		const result = await stop(world, tui, register(world, tui), 'two-line draft');
 		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
-		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/2-line draft/);
+		// Either fail-safe reason will do: the draft seen as two lines, or (while the TUI is still
+		// redrawing the paste) no composer recognised at all. What matters is that nothing is typed.
+		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/2-line draft|cannot be ruled out/);
 		expect(['close-pane', 'sigkill']).toContain(result.endedBy);
 		await new Promise(resolve => setTimeout(resolve, 1000));
 		expect(sentToModel(model, marker)).toBe(false);
