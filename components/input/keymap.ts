@@ -111,7 +111,7 @@ export const DEFAULT_KEYMAP: Keymap = [
 	{command: 'conversation.purge', chords: [{input: 'p'}], modes: ['conversations'], chunk: 'once', description: 'conversations: purge (typed confirmation)', hint: 'purge'},
 	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], chunk: 'each', description: 'mark rows for a bulk stop or purge'},
 	{command: 'purge.undo', chords: [{input: 'u'}], modes: ['sessions', 'conversations'], chunk: 'once', description: 'undo the last purge (restore it from the trash)'},
-	{command: 'view.trash', chords: [{input: 'T'}], modes: ['sessions', 'trash'], chunk: 'each', description: "mam-tui's trash: purges that can be undone (T again to leave)", hint: 'trash'},
+	{command: 'view.trash', chords: [{input: 'T'}], modes: ['sessions', 'trash'], chunk: 'each', description: "mam-tui's trash: purges that can be undone (T again to leave)"},
 	{command: 'trash.restore', chords: [{input: 'r'}], modes: ['trash'], chunk: 'once', description: 'trash: restore the selected purge (refuses to overwrite anything)', hint: 'restore'},
 	{command: 'trash.empty', chords: [{input: 'E'}], modes: ['trash'], chunk: 'once', description: 'trash: delete the selected purge for good (type `empty 1` to confirm)', hint: 'empty'},
 	{command: 'app.refresh', chords: [{input: 'R'}], modes: LISTS, chunk: 'once', description: 'refresh now'},
