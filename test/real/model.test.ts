@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {afterAll, beforeAll, describe, it} from 'vitest';
+import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {makeWorld, REAL_AGENTS, RUN_SHELL, SLOW_REPLY, SPAWN_SUBAGENT, startModel, startTui, SUBAGENT_TASK, type Model, type RealAgent, type RealWorld} from './support/harness.js';
 
 /** Each TUI's working and approval markers (screens/README.md "Marker summary"). */
@@ -45,15 +45,19 @@ describe('real agents: the stand-in model', () => {
 		await tui.prompt(`${SLOW_REPLY} please, ${agent}`);
 		await tui.waitForScreen(WORKING[agent], 30_000);
 		await tui.waitForScreen(/Hello from the stand-in model\./, 60_000);
+		expect(model.requests().some(r => r.lastUserText.includes(SLOW_REPLY))).toBe(true);
 
 		await tui.prompt(`${RUN_SHELL} for ${agent}`);
 		await tui.waitForScreen(APPROVAL[agent], 60_000);
 		await tui.sendKeys('Enter');
 		const written = path.join(agent === 'opencode' ? world.beta : cwd, 'hello-from-tool.txt');
 		await waitFor(() => fs.existsSync(written), `${agent} to run the approved command`);
+		expect(fs.existsSync(written)).toBe(true);
 
 		await tui.prompt(`${SPAWN_SUBAGENT} for ${agent}`);
-		await waitFor(() => model.requests().some(r => r.lastUserText.includes(SUBAGENT_TASK)), `${agent} to start a sub-agent`);
+		const subAgentAsked = () => model.requests().some(r => r.lastUserText.includes(SUBAGENT_TASK));
+		await waitFor(subAgentAsked, `${agent} to start a sub-agent`);
+		expect(subAgentAsked()).toBe(true);
 		await tui.quit(60_000);
 	});
 });
