@@ -18,6 +18,7 @@ import {createStore, type Store} from '../../src/store/store.js';
 import type {UiActions} from '../../src/store/uiActions.js';
 import {startSupervisor, type Supervisor} from '../../src/sync/supervisor.js';
 import {realExec} from '../../src/system/exec.js';
+import type {Logger} from '../../src/system/logger.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {sleep, summarize, waitFor, type Summary} from './stats.js';
 import type {BenchWorld, ConversationSpec} from './world.js';
@@ -68,7 +69,10 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 		if (listings > listingsSeen) listedSnapshots += 1;
 		listingsSeen = listings;
 	};
-	const supervisor = startSupervisor({store, mux, ctx, processes, discoverySeconds: 5, coalesceMs: 0, onSnapshot});
+	// A refresh that fails is logged, not thrown: the bench says so rather than timing out in silence.
+	const say = (level: string) => (message: string, detail?: unknown) => process.stderr.write(`[bench live ${level}] ${message}${detail === undefined ? '' : ` ${String(detail)}`}\n`);
+	const logger: Logger = {debug: () => undefined, info: () => undefined, warn: say('warn'), error: say('error')};
+	const supervisor = startSupervisor({store, mux, ctx, processes, discoverySeconds: 5, coalesceMs: 0, onSnapshot, logger});
 	await waitFor('the first complete refresh', () => (snapshots > 0 ? true : undefined), 600_000, 20);
 	const firstRefreshMs = performance.now() - started;
 	return {
