@@ -9,7 +9,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, rewriteJsonFile, toEpochMs} from './common/jsonRecords.js';
 import {oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, rootContaining} from './common/paths.js';
-import {memo, parseCached} from './common/memo.js';
+import {memo, parseCached, type InRefresh} from './common/refresh.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
@@ -146,24 +146,24 @@ type Belonging = {readonly kind: 'yes'} | {readonly kind: 'no'; readonly reason:
  * Does conversation `id` belong to `cwd`? A conversation that last_conversations.json gives to
  * another workspace does not, even when `cwd` appears among its workspace URIs.
  */
-function belongsTo(index: AgyIndex, id: string, cwd: string): Belonging {
-	const want = canonicalCwd(cwd);
+function belongsTo(ctx: InRefresh, index: AgyIndex, id: string, cwd: string): Belonging {
+	const want = canonicalCwd(ctx, cwd);
 	const claimed = index.claims.get(id);
 	if (claimed) {
-		if (claimed.some(w => canonicalCwd(w) === want)) return {kind: 'yes'};
+		if (claimed.some(w => canonicalCwd(ctx, w) === want)) return {kind: 'yes'};
 		return {kind: 'no', reason: `belongs to workspace ${claimed[0] ?? ''}`};
 	}
 	const workspaces = index.summaries.get(id)?.workspaces ?? [];
 	if (workspaces.length === 0) return {kind: 'unknown'};
-	if (workspaces.some(w => canonicalCwd(w) === want)) return {kind: 'yes'};
+	if (workspaces.some(w => canonicalCwd(ctx, w) === want)) return {kind: 'yes'};
 	return {kind: 'no', reason: `belongs to workspace ${workspaces.at(-1) ?? ''}`};
 }
 
 /** Steps in the conversation's own database, asked again only when the database or its WAL changed. */
-function stepsState(paths: AgyPaths, id: string): ResumeState {
+function stepsState(ctx: InRefresh, paths: AgyPaths, id: string): ResumeState {
 	const file = conversationDb(paths, id);
 	const wal = lstatOrUndefined(`${file}-wal`);
-	return parseCached('agy-steps', file, `${wal?.mtimeMs}:${wal?.size}`, () => stepsStateNow(paths, id), state => state.kind !== 'unknown');
+	return parseCached(ctx, 'agy-steps', file, `${wal?.mtimeMs}:${wal?.size}`, () => stepsStateNow(paths, id), state => state.kind !== 'unknown');
 }
 
 /** Steps in the conversation's own database: resume is safe only when it exists and has some. */
@@ -183,8 +183,8 @@ function stepsStateNow(paths: AgyPaths, id: string): ResumeState {
 }
 
 /** Ids with a conversation database on disk. */
-function conversationIds(paths: AgyPaths): string[] {
-	return listDir(paths.conversations)
+function conversationIds(ctx: InRefresh, paths: AgyPaths): string[] {
+	return listDir(paths.conversations, ctx)
 		.filter(entry => entry.isFile() && entry.name.endsWith('.db'))
 		.map(entry => entry.name.slice(0, -'.db'.length))
 		.filter(id => ID_PATTERN.test(id));
@@ -231,7 +231,7 @@ function indexIn(ctx: AdapterContext, paths: AgyPaths): AgyIndex {
 }
 
 function idsIn(ctx: AdapterContext, paths: AgyPaths): string[] {
-	return memo(ctx, `agy:ids:${paths.conversations}`, () => conversationIds(paths));
+	return memo(ctx, `agy:ids:${paths.conversations}`, () => conversationIds(ctx, paths));
 }
 
 /** Children per parent, counted in one pass (per conversation it would cost conversations²). */
@@ -241,7 +241,7 @@ function childCounts(index: AgyIndex): Map<string, number> {
 	return counts;
 }
 
-function toConversation(paths: AgyPaths, index: AgyIndex, id: string, children: ReadonlyMap<string, number>): Conversation {
+function toConversation(ctx: InRefresh, paths: AgyPaths, index: AgyIndex, id: string, children: ReadonlyMap<string, number>): Conversation {
 	const summary = index.summaries.get(id);
 	const times = conversationTimes(paths, id);
 	const childCount = children.get(id) ?? 0;
@@ -254,14 +254,14 @@ function toConversation(paths: AgyPaths, index: AgyIndex, id: string, children: 
 		...(summary?.parentId ? {parentId: summary.parentId} : {}),
 		...(summary?.title ? {title: summary.title} : {}),
 		childCount,
-		resumeState: stepsState(paths, id),
+		resumeState: stepsState(ctx, paths, id),
 	};
 }
 
-function isCandidate(paths: AgyPaths, index: AgyIndex, id: string, query: DiscoverQuery): boolean {
+function isCandidate(ctx: InRefresh, paths: AgyPaths, index: AgyIndex, id: string, query: DiscoverQuery): boolean {
 	if (!query.includeChildren && index.summaries.get(id)?.parentId) return false;
 	if (query.since !== undefined && conversationTimes(paths, id).createdAt < query.since) return false;
-	return query.cwd === undefined || belongsTo(index, id, query.cwd).kind === 'yes';
+	return query.cwd === undefined || belongsTo(ctx, index, id, query.cwd).kind === 'yes';
 }
 
 function planFor(paths: AgyPaths, index: AgyIndex, id: string, descendants: readonly string[]): PlanItem[] {
@@ -340,8 +340,8 @@ export const agyAdapter: AgentAdapter = {
 		const index = indexIn(ctx, paths);
 		const children = memo(ctx, `agy:children:${paths.summariesDb}`, () => childCounts(index));
 		const conversations = idsIn(ctx, paths)
-			.filter(id => isCandidate(paths, index, id, query))
-			.map(id => toConversation(paths, index, id, children))
+			.filter(id => isCandidate(ctx, paths, index, id, query))
+			.map(id => toConversation(ctx, paths, index, id, children))
 			.sort((a, b) => b.createdAt - a.createdAt);
 		return {conversations, problems: [...index.problems]};
 	},
@@ -359,10 +359,10 @@ export const agyAdapter: AgentAdapter = {
 	async verify(ctx, id, cwd) {
 		assertValidId(agyAdapter, id);
 		const paths = agyPaths(ctx);
-		const steps = stepsState(paths, id);
+		const steps = stepsState(ctx, paths, id);
 		if (steps.kind !== 'yes' || cwd === undefined) return steps;
 		const index = indexIn(ctx, paths);
-		const belonging = belongsTo(index, id, cwd);
+		const belonging = belongsTo(ctx, index, id, cwd);
 		if (belonging.kind === 'yes') return steps;
 		if (belonging.kind === 'no') return {kind: 'no', reason: belonging.reason};
 		return {kind: 'unknown', reason: index.problems[0] ?? 'the conversation records no workspace'};
@@ -411,7 +411,7 @@ export const agyAdapter: AgentAdapter = {
 		assertValidId(agyAdapter, id);
 		const paths = agyPaths(ctx);
 		const cache = path.join(paths.root, 'cache');
-		const databases = [paths.summariesDb, ...conversationIds(paths).map(x => conversationDb(paths, x))].filter(f => lstatOrUndefined(f)?.isFile());
+		const databases = [paths.summariesDb, ...conversationIds(ctx, paths).map(x => conversationDb(paths, x))].filter(f => lstatOrUndefined(f)?.isFile());
 		return scanResidual({
 			id,
 			descendants: descendantsOf(readIndex(paths), id),
@@ -445,11 +445,11 @@ export const agyAdapter: AgentAdapter = {
 async function busyInWorkspace(ctx: AdapterContext, index: AgyIndex, id: string, known: readonly InUseHolder[]): Promise<InUseHolder[]> {
 	const cwd = recordedCwd(index, id);
 	if (!index.summaries.get(id)?.busy || cwd === undefined) return [];
-	const want = canonicalCwd(cwd);
+	const want = canonicalCwd(ctx, cwd);
 	const out: InUseHolder[] = [];
 	for (const proc of await ctx.processes.list()) {
 		if (!agyAdapter.matchesProcess(proc) || known.some(h => h.pid === proc.pid) || proc.cwd === undefined) continue;
-		if (canonicalCwd(proc.cwd) !== want || proc.argv.some(arg => ID_PATTERN.test(arg.replace(/^.*=/, '')))) continue;
+		if (canonicalCwd(ctx, proc.cwd) !== want || proc.argv.some(arg => ID_PATTERN.test(arg.replace(/^.*=/, '')))) continue;
 		out.push({pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' '), reason: 'agy runs in the workspace while the conversation is not idle'});
 	}
 	return out;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import {messageOf} from '../domain/result.js';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {measuredExitInput, readClaudeScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
@@ -9,7 +10,7 @@ import {countJsonMembers, removeJsonMembers} from './common/jsonKey.js';
 import {jsonFieldIn, parseJsonLine, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, listNames, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {pushTo} from './common/groups.js';
-import {memo, parseCached} from './common/memo.js';
+import {memo, parseCached, type InRefresh} from './common/refresh.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {argvNames} from './stub.js';
@@ -50,11 +51,11 @@ export function projectSlug(cwd: string): string {
 }
 
 /** Project folders (real folders, links not followed) that may hold `cwd`'s transcripts; all when no cwd. */
-function projectDirs(root: string, cwd?: string): string[] {
+function projectDirs(ctx: InRefresh, root: string, cwd?: string): string[] {
 	const projects = path.join(root, 'projects');
-	const dirs = listDir(projects).filter(e => e.isDirectory());
+	const dirs = listDir(projects, ctx).filter(e => e.isDirectory());
 	if (cwd === undefined) return dirs.map(e => path.join(projects, e.name));
-	const slug = projectSlug(canonicalCwd(cwd));
+	const slug = projectSlug(canonicalCwd(ctx, cwd));
 	if (slug.length <= SLUG_LIMIT) return dirs.filter(e => e.name === slug).map(e => path.join(projects, e.name));
 	// Long paths are cut and suffixed with a hash; the cwd inside the transcript confirms the match.
 	const prefix = slug.slice(0, SLUG_LIMIT);
@@ -95,8 +96,8 @@ function isRealMessage(record: Record<string, unknown>): boolean {
 }
 
 /** A transcript, parsed again only when it changed (a refresh re-reads the one that grew, not all). */
-function readTranscript(file: string, id: string): Transcript {
-	return parseCached('claude-transcript', file, id, () => parseTranscript(file, id));
+function readTranscript(ctx: InRefresh, file: string, id: string): Transcript {
+	return parseCached(ctx, 'claude-transcript', file, id, () => parseTranscript(file, id));
 }
 
 function parseTranscript(file: string, id: string): Transcript {
@@ -127,10 +128,10 @@ function parseTranscript(file: string, id: string): Transcript {
 }
 
 /** `<id>.jsonl` in every project folder (a conversation may have been moved or copied between them). */
-function transcriptFiles(root: string, id: string): string[] {
+function transcriptFiles(ctx: InRefresh, root: string, id: string): string[] {
 	// A plain join: the folders are normal paths and a valid id holds no separator (path.join
 	// normalising 40 paths per row was most of a lookup).
-	return projectDirs(root).map(dir => `${dir}${path.sep}${id}.jsonl`).filter(file => lstatOrUndefined(file)?.isFile() === true);
+	return projectDirs(ctx, root).map(dir => `${dir}${path.sep}${id}.jsonl`).filter(file => lstatOrUndefined(file)?.isFile() === true);
 }
 
 /** A sub-agent transcript belonging to a conversation. */
@@ -168,7 +169,7 @@ interface NameSet {
  */
 function projectNameSets(ctx: AdapterContext, root: string): readonly NameSet[] {
 	return memo(ctx, `claude:name-sets:${root}`, () =>
-		memo(ctx, `claude:projects:${root}`, () => projectDirs(root)).map(dir => ({dir, names: new Set(listNames(dir))})),
+		memo(ctx, `claude:projects:${root}`, () => projectDirs(ctx, root)).map(dir => ({dir, names: new Set(listNames(dir, ctx))})),
 	);
 }
 
@@ -189,7 +190,7 @@ function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[
 				const file = path.join(dir, name);
 				if (lstatOrUndefined(file)?.isFile() !== true) continue;
 				// First lines name the parent; parsed once per file version, not once per refresh.
-				const parent = parseCached('claude-legacy-parent', file, '', () => legacyParent(file));
+				const parent = parseCached(ctx, 'claude-legacy-parent', file, '', () => legacyParent(file));
 				if (parent) pushTo(legacy, parent, {id: sub[1], file, legacy: true});
 			}
 			return {dir, names, legacy};
@@ -214,7 +215,7 @@ function transcriptsNamed(sets: readonly NameSet[], id: string): string[] {
  * looked into (indexing every conversation's sub-agent folder up front cost a stat per
  * conversation folder for the few rows a refresh asks about).
  */
-function subAgentsFrom(listings: readonly ProjectNames[], id: string): SubAgent[] {
+function subAgentsFrom(ctx: InRefresh, listings: readonly ProjectNames[], id: string): SubAgent[] {
 	const out: SubAgent[] = [];
 	for (const {dir, names, legacy} of listings) {
 		// The path is made only where the name exists: one join per listing and row was a quarter of the cost.
@@ -222,7 +223,7 @@ function subAgentsFrom(listings: readonly ProjectNames[], id: string): SubAgent[
 		// Only real folders: a link named like the session is unlinked by purge, never read through.
 		const nested = folder !== undefined && lstatOrUndefined(folder)?.isDirectory() === true ? path.join(folder, 'subagents') : undefined;
 		if (nested !== undefined && lstatOrUndefined(nested)?.isDirectory() === true) {
-			for (const entry of listDir(nested)) {
+			for (const entry of listDir(nested, ctx)) {
 				const m = SUBAGENT_FILE.exec(entry.name);
 				if (!m?.[1] || !entry.isFile()) continue;
 				const meta = path.join(nested, `${m[1]}.meta.json`);
@@ -240,7 +241,7 @@ function subAgentsFrom(listings: readonly ProjectNames[], id: string): SubAgent[
  * folders are looked at directly, as before.
  */
 function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
-	if (!ctx.memo) return transcriptFiles(root, id);
+	if (!ctx.refresh) return transcriptFiles(ctx, root, id);
 	// The folders' names, which inUse lists anyway for sub-agents: a lookup is a set test per
 	// folder and an lstat per hit, where a stat per folder and row was most of a status run's
 	// verify (and many rows used to list every folder a second time, with types, for an index).
@@ -252,13 +253,13 @@ function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly 
  * transcripts. Inside a refresh the project folders' names are listed once for every row.
  */
 function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
-	return subAgentsFrom(projectNames(ctx, root), id);
+	return subAgentsFrom(ctx, projectNames(ctx, root), id);
 }
 
 /** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */
-function legacyChildCounts(dir: string): Map<string, number> {
+function legacyChildCounts(ctx: InRefresh, dir: string): Map<string, number> {
 	const counts = new Map<string, number>();
-	for (const entry of listDir(dir)) {
+	for (const entry of listDir(dir, ctx)) {
 		if (!entry.isFile() || !SUBAGENT_FILE.test(entry.name)) continue;
 		const parent = legacyParent(path.join(dir, entry.name));
 		if (parent) counts.set(parent, (counts.get(parent) ?? 0) + 1);
@@ -267,10 +268,10 @@ function legacyChildCounts(dir: string): Map<string, number> {
 }
 
 /** Sub-agent transcripts under `<dir>/<id>/subagents/` (real folders only). */
-function nestedSubAgentCount(dir: string, id: string): number {
+function nestedSubAgentCount(ctx: InRefresh, dir: string, id: string): number {
 	const nested = path.join(dir, id, 'subagents');
 	if (lstatOrUndefined(path.join(dir, id))?.isDirectory() !== true) return 0;
-	return listDir(nested).filter(e => e.isFile() && SUBAGENT_FILE.test(e.name)).length;
+	return listDir(nested, ctx).filter(e => e.isFile() && SUBAGENT_FILE.test(e.name)).length;
 }
 
 function resumeStateOf(t: Transcript, exists: (cwd: string) => boolean = fs.existsSync): ResumeState {
@@ -317,10 +318,10 @@ function parseLiveRecord(file: string, name: string): LiveRecord | undefined {
 	};
 }
 
-function liveRecords(root: string): LiveRecord[] {
+function liveRecords(ctx: InRefresh, root: string): LiveRecord[] {
 	const dir = path.join(root, 'sessions');
 	const out: LiveRecord[] = [];
-	for (const entry of listDir(dir)) {
+	for (const entry of listDir(dir, ctx)) {
 		if (!entry.isFile()) continue;
 		const record = parseLiveRecord(path.join(dir, entry.name), entry.name);
 		if (record) out.push(record);
@@ -367,7 +368,7 @@ function isClaudeService(argv: readonly string[]): boolean {
 async function claudeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
 	const root = claudeRoot(ctx);
 	const records = new Map<number, LiveRecord>();
-	for (const record of memo(ctx, `claude:live:${root}`, () => liveRecords(root))) records.set(record.pid, record);
+	for (const record of memo(ctx, `claude:live:${root}`, () => liveRecords(ctx, root))) records.set(record.pid, record);
 	const recorded = (proc: ProcessRef) => {
 		const record = records.get(proc.pid);
 		return record !== undefined && (record.procStart === undefined || record.procStart === String(proc.startTime));
@@ -389,8 +390,8 @@ async function claudeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]
 }
 
 /** The folders a conversation's transcripts record (for the project rule). */
-function transcriptCwds(files: readonly string[], id: string): string[] {
-	return [...new Set(files.flatMap(f => readTranscript(f, id).cwd ?? []))];
+function transcriptCwds(ctx: InRefresh, files: readonly string[], id: string): string[] {
+	return [...new Set(files.flatMap(f => readTranscript(ctx, f, id).cwd ?? []))];
 }
 
 /** Hashes of pasted contents referenced by history lines that `match` selects (or does not). */
@@ -417,7 +418,7 @@ async function planFor(ctx: AdapterContext, id: string) {
 	const root = claudeRoot(ctx);
 	const agents = subAgentsIn(ctx, root, id);
 	const items: (PlanItem | undefined)[] = [];
-	for (const file of transcriptFiles(root, id)) items.push(fileItem(file, id, 'transcript'));
+	for (const file of transcriptFiles({}, root, id)) items.push(fileItem(file, id, 'transcript'));
 	let counted = 0;
 	for (const agent of agents) {
 		const file = fileItem(agent.file, agent.id, agent.legacy ? 'sub-agent transcript (legacy)' : 'sub-agent transcript');
@@ -425,7 +426,7 @@ async function planFor(ctx: AdapterContext, id: string) {
 		if (!agent.legacy) counted += (file?.bytes ?? 0) + (meta?.bytes ?? 0);
 		items.push(file, meta);
 	}
-	for (const dir of projectDirs(root)) items.push(dirItem(joinNames(dir, id), id, 'session folder (sub-agents, tool results)', counted));
+	for (const dir of projectDirs({}, root)) items.push(dirItem(joinNames(dir, id), id, 'session folder (sub-agents, tool results)', counted));
 	for (const [folder, description] of [
 		['tasks', 'task list'],
 		['file-history', 'file checkpoints'],
@@ -441,7 +442,7 @@ async function planFor(ctx: AdapterContext, id: string) {
 	for (const entry of listDir(path.join(root, 'telemetry'))) {
 		if (entry.name.startsWith(`1p_failed_events.${id}.`)) items.push(fileItem(joinNames(root, 'telemetry', entry.name), id, 'unsent telemetry'));
 	}
-	for (const record of liveRecords(root)) {
+	for (const record of liveRecords({}, root)) {
 		if (record.sessionId === id && !(await liveProcess(ctx, record))) items.push(fileItem(record.file, id, 'stale live-session record'));
 	}
 	items.push(...historyItems(root, id), ...configKeyItems(ctx, id));
@@ -517,7 +518,7 @@ export const claudeAdapter: AgentAdapter = {
 
 	async discover(ctx, query = {}) {
 		const root = claudeRoot(ctx);
-		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
 		const found = new Map<string, Conversation>();
 		const problems: string[] = [];
 		// One existsSync per cwd, not per transcript (a busy project folder: a thousand, one cwd).
@@ -527,9 +528,9 @@ export const claudeAdapter: AgentAdapter = {
 			if (known === undefined) cwds.set(cwd, (known = fs.existsSync(cwd)));
 			return known;
 		};
-		for (const dir of projectDirs(root, query.cwd)) {
-			const legacy = legacyChildCounts(dir);
-			const entries = listDir(dir);
+		for (const dir of projectDirs(ctx, root, query.cwd)) {
+			const legacy = legacyChildCounts(ctx, dir);
+			const entries = listDir(dir, ctx);
 			// Only a conversation with a folder can have nested sub-agents: the listing says which
 			// do, so the others cost no lstat (a thousand per busy project folder).
 			const folders = new Set(entries.filter(e => e.isDirectory()).map(e => e.name));
@@ -538,9 +539,9 @@ export const claudeAdapter: AgentAdapter = {
 				if (!entry.isFile() || !claudeAdapter.idPattern.test(id) || found.has(id)) continue;
 				let t: Transcript;
 				try {
-					t = readTranscript(path.join(dir, entry.name), id);
+					t = readTranscript(ctx, path.join(dir, entry.name), id);
 				} catch (error) {
-					problems.push(`${path.join(dir, entry.name)}: ${error instanceof Error ? error.message : String(error)}`);
+					problems.push(`${path.join(dir, entry.name)}: ${messageOf(error)}`);
 					continue;
 				}
 				if (!t.cwd || (wantCwd !== undefined && t.cwd !== wantCwd)) continue;
@@ -552,7 +553,7 @@ export const claudeAdapter: AgentAdapter = {
 					createdAt: t.createdAt,
 					updatedAt: t.updatedAt,
 					...(t.title ? {title: t.title} : {}),
-					childCount: (folders.has(id) ? nestedSubAgentCount(dir, id) : 0) + (legacy.get(id) ?? 0),
+					childCount: (folders.has(id) ? nestedSubAgentCount(ctx, dir, id) : 0) + (legacy.get(id) ?? 0),
 					resumeState: resumeStateOf(t, exists),
 				});
 			}
@@ -563,9 +564,9 @@ export const claudeAdapter: AgentAdapter = {
 
 	watchPaths(ctx, cwd) {
 		const root = claudeRoot(ctx);
-		const dirs = projectDirs(root, cwd);
+		const dirs = projectDirs(ctx, root, cwd);
 		// A new transcript changes its folder's mtime; a new turn grows the transcript.
-		const transcripts = dirs.flatMap(dir => listDir(dir).filter(e => e.isFile() && e.name.endsWith('.jsonl')).map(e => path.join(dir, e.name)));
+		const transcripts = dirs.flatMap(dir => listDir(dir, ctx).filter(e => e.isFile() && e.name.endsWith('.jsonl')).map(e => path.join(dir, e.name)));
 		return [path.join(root, 'projects'), ...dirs, ...transcripts];
 	},
 
@@ -575,12 +576,12 @@ export const claudeAdapter: AgentAdapter = {
 		if (files.length === 0) return {kind: 'no', reason: 'no transcript on disk'};
 		let transcripts: Transcript[];
 		try {
-			transcripts = files.map(f => readTranscript(f, id));
+			transcripts = files.map(f => readTranscript(ctx, f, id));
 		} catch (error) {
-			return {kind: 'unknown', reason: error instanceof Error ? error.message : String(error)};
+			return {kind: 'unknown', reason: messageOf(error)};
 		}
 		if (cwd === undefined) return resumeStateOf(transcripts[0] as Transcript);
-		const want = canonicalCwd(cwd);
+		const want = canonicalCwd(ctx, cwd);
 		const match = transcripts.find(t => t.cwd === want);
 		if (!match) return {kind: 'no', reason: `belongs to ${transcripts[0]?.cwd ?? 'an unknown cwd'}, not ${want}`};
 		return resumeStateOf(match);
@@ -601,7 +602,7 @@ export const claudeAdapter: AgentAdapter = {
 				removeLines(item.path, jsonFieldIn('sessionId', [id]), allowed);
 				removed.push(item);
 			} catch (error) {
-				warnings.push(error instanceof Error ? error.message : String(error));
+				warnings.push(messageOf(error));
 			}
 		}
 		for (const item of plan.items.filter(i => i.kind === 'key')) {
@@ -609,7 +610,7 @@ export const claudeAdapter: AgentAdapter = {
 				removeJsonMembers(item.path, 'lastSessionId', id, configRoots(ctx));
 				removed.push(item);
 			} catch (error) {
-				warnings.push(error instanceof Error ? error.message : String(error));
+				warnings.push(messageOf(error));
 			}
 		}
 		return {removed, warnings};
@@ -625,7 +626,7 @@ export const claudeAdapter: AgentAdapter = {
 			indexFiles: [
 				path.join(root, 'history.jsonl'),
 				...configFiles(ctx),
-				...projectDirs(root).map(dir => path.join(dir, 'sessions-index.json')),
+				...projectDirs(ctx, root).map(dir => path.join(dir, 'sessions-index.json')),
 			],
 			databases: [],
 		});
@@ -637,7 +638,7 @@ export const claudeAdapter: AgentAdapter = {
 		const agents = subAgentsIn(ctx, root, id);
 		const transcripts = transcriptsIn(ctx, root, id);
 		const uses = await memo(ctx, `claude:uses:${root}`, () => claudeLiveUses(ctx));
-		const cwds = needsFolders(uses) ? transcriptCwds(transcripts, id) : [];
+		const cwds = needsFolders(uses) ? transcriptCwds(ctx, transcripts, id) : [];
 		const holders: InUseHolder[] = usersOf(uses, {ids: [id, ...agents.map(a => a.id)], cwds});
 		holders.push(...(await argvUsers(ctx, [id, ...agents.map(a => a.id)])));
 		const files = [...transcripts, ...agents.map(a => a.file)].map(f => realpathOrUndefined(f)).filter((f): f is string => f !== undefined);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import {messageOf} from '../domain/result.js';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
 import {measuredExitInput, readCodexScreen} from './common/exitSequences.js';
@@ -9,7 +10,7 @@ import {isoMs, obj, oneLine, readFirstJsonLine, readJsonl, str} from './common/j
 import {countLines, jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, joinNames, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {pushTo} from './common/groups.js';
-import {memo, memoHas, parseCached} from './common/memo.js';
+import {memo, memoHas, parseCached, type InRefresh} from './common/refresh.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {chunks, placeholders} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
@@ -43,7 +44,7 @@ function roots(ctx: AdapterContext): string[] {
 
 function databases(ctx: AdapterContext): string[] {
 	const dir = sqliteHome(ctx);
-	return listDir(dir)
+	return listDir(dir, ctx)
 		.filter(e => e.isFile() && GENERATION_DB.test(e.name))
 		.map(e => path.join(dir, e.name))
 		.sort();
@@ -60,10 +61,10 @@ interface RolloutFile {
  * Every rollout under `sessions/YYYY/MM/DD/` and `archived_sessions/`. Date folders are local
  * time, so they are globbed, never computed. Symlinked folders are not followed.
  */
-function rolloutFiles(root: string): RolloutFile[] {
+function rolloutFiles(ctx: InRefresh, root: string): RolloutFile[] {
 	const out: RolloutFile[] = [];
 	const collect = (dir: string, archived: boolean) => {
-		for (const entry of listDir(dir)) {
+		for (const entry of listDir(dir, ctx)) {
 			const m = ROLLOUT_FILE.exec(entry.name);
 			// Thousands of rollouts: a plain join (dir is already normal; the name has no separator).
 			if (m?.[1] && entry.isFile()) out.push({id: m[1], file: `${dir}${path.sep}${entry.name}`, archived});
@@ -71,7 +72,7 @@ function rolloutFiles(root: string): RolloutFile[] {
 	};
 	const sessions = path.join(root, 'sessions');
 	const subdirs = (dir: string, pattern: RegExp) =>
-		listDir(dir)
+		listDir(dir, ctx)
 			.filter(e => e.isDirectory() && pattern.test(e.name))
 			.map(e => path.join(dir, e.name));
 	for (const year of subdirs(sessions, /^\d{4}$/)) {
@@ -109,7 +110,7 @@ function rolloutsByDate(ctx: AdapterContext, root: string, id: string): RolloutF
 	const out: RolloutFile[] = [];
 	for (const day of days) {
 		const dir = realFolder(path.join(root, 'sessions'), day.split('-'), isReal);
-		for (const entry of dir === undefined ? [] : listDir(dir)) {
+		for (const entry of dir === undefined ? [] : listDir(dir, ctx)) {
 			if (entry.isFile() && ROLLOUT_FILE.exec(entry.name)?.[1] === id) out.push({id, file: `${dir}${path.sep}${entry.name}`, archived: false});
 		}
 	}
@@ -129,13 +130,13 @@ function realFolder(base: string, names: readonly string[], isReal: (dir: string
 /** Every rollout of the codex home, globbed once per refresh (memo). */
 function rollouts(ctx: AdapterContext): RolloutFile[] {
 	const root = codexRoot(ctx);
-	return memo(ctx, `codex:rollouts:${root}`, () => rolloutFiles(root));
+	return memo(ctx, `codex:rollouts:${root}`, () => rolloutFiles(ctx, root));
 }
 
 /** The session_meta payload of a rollout, when its first line is one and names `id`. */
-function metaOf(file: string, id: string): Record<string, unknown> | undefined {
+function metaOf(ctx: InRefresh, file: string, id: string): Record<string, unknown> | undefined {
 	// First lines never change once written: parsed once per file version, not once per question.
-	const first = parseCached('codex-first-line', file, '', () => readFirstJsonLine(file));
+	const first = parseCached(ctx, 'codex-first-line', file, '', () => readFirstJsonLine(file));
 	const payload = obj(first, 'payload');
 	return first?.['type'] === 'session_meta' && str(payload, 'id') === id ? payload : undefined;
 }
@@ -166,8 +167,8 @@ function messageText(payload: Record<string, unknown> | undefined): string {
 }
 
 /** A rollout, parsed again only when the file changed (a refresh re-reads the one that grew, not all). */
-function readRollout(ref: RolloutFile): Rollout | undefined {
-	return parseCached('codex-rollout', ref.file, ref.id, () => parseRollout(ref));
+function readRollout(ctx: InRefresh, ref: RolloutFile): Rollout | undefined {
+	return parseCached(ctx, 'codex-rollout', ref.file, ref.id, () => parseRollout(ref));
 }
 
 function parseRollout(ref: RolloutFile): Rollout | undefined {
@@ -253,7 +254,7 @@ function parentMap(ctx: AdapterContext, index: ThreadIndex): Map<string, string>
 	return memo(ctx, `codex:parents:${codexRoot(ctx)}`, () => {
 		const parents = new Map(index.parents);
 		for (const ref of rollouts(ctx)) {
-			const parent = parentFromMeta(metaOf(ref.file, ref.id));
+			const parent = parentFromMeta(metaOf(ctx, ref.file, ref.id));
 			if (parent) parents.set(ref.id, parent);
 		}
 		return parents;
@@ -322,7 +323,7 @@ function parentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, str
 	const parents = indexParentsOf(ctx, ids);
 	for (const id of ids) {
 		for (const ref of rolloutsOf(ctx, id)) {
-			const parent = parentFromMeta(metaOf(ref.file, id));
+			const parent = parentFromMeta(metaOf(ctx, ref.file, id));
 			if (parent) parents.set(id, parent);
 		}
 	}
@@ -384,7 +385,7 @@ async function codexLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[])
 
 /** The folders a thread's rollouts record (for the project rule). */
 function threadCwds(ctx: AdapterContext, id: string): string[] {
-	return [...new Set(rolloutsOf(ctx, id).flatMap(r => readRollout(r)?.cwd ?? []))];
+	return [...new Set(rolloutsOf(ctx, id).flatMap(r => readRollout(ctx, r)?.cwd ?? []))];
 }
 
 /**
@@ -397,7 +398,7 @@ function threadCwds(ctx: AdapterContext, id: string): string[] {
 function verifyRolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 	const root = codexRoot(ctx);
 	if (!memoHas(ctx, `codex:rollouts:${root}`)) {
-		const dated = rolloutsByDate(ctx, root, id)?.filter(r => metaOf(r.file, id) !== undefined);
+		const dated = rolloutsByDate(ctx, root, id)?.filter(r => metaOf(ctx, r.file, id) !== undefined);
 		if (dated && dated.length > 0) return dated;
 	}
 	return rolloutsOf(ctx, id);
@@ -410,7 +411,7 @@ function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 		for (const r of rollouts(ctx)) pushTo(map, r.id, r);
 		return map;
 	});
-	return (byId.get(id) ?? []).filter(r => metaOf(r.file, id) !== undefined);
+	return (byId.get(id) ?? []).filter(r => metaOf(ctx, r.file, id) !== undefined);
 }
 
 function resumeStateOf(r: Rollout): ResumeState {
@@ -529,7 +530,7 @@ function purgeRows(plan: ReturnType<typeof planFor>, ids: readonly string[]): {r
 			deleteRows(db, steps);
 			removed.push(...items);
 		} catch (error) {
-			warnings.push(error instanceof Error ? error.message : String(error));
+			warnings.push(messageOf(error));
 		}
 	}
 	return {removed, warnings};
@@ -554,17 +555,17 @@ export const codexAdapter: AgentAdapter = {
 	async discover(ctx, query = {}) {
 		const index = readThreadIndex(ctx);
 		const parents = parentMap(ctx, index);
-		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
 		const read = memo(ctx, `codex:read:${codexRoot(ctx)}`, () => {
 			const problems: string[] = [];
 			const byId = new Map<string, Rollout>();
 			for (const ref of rollouts(ctx)) {
 				if (byId.has(ref.id) && ref.archived) continue;
 				try {
-					const rollout = readRollout(ref);
+					const rollout = readRollout(ctx, ref);
 					if (rollout) byId.set(ref.id, rollout);
 				} catch (error) {
-					problems.push(`${ref.file}: ${error instanceof Error ? error.message : String(error)}`);
+					problems.push(`${ref.file}: ${messageOf(error)}`);
 				}
 			}
 			// Children counted in one pass (per rollout it would cost rollouts² at thousands).
@@ -621,14 +622,14 @@ export const codexAdapter: AgentAdapter = {
 		}
 		let rollouts: Rollout[];
 		try {
-			rollouts = refs.map(readRollout).filter((r): r is Rollout => r !== undefined);
+			rollouts = refs.map(ref => readRollout(ctx, ref)).filter((r): r is Rollout => r !== undefined);
 		} catch (error) {
-			return {kind: 'unknown', reason: error instanceof Error ? error.message : String(error)};
+			return {kind: 'unknown', reason: messageOf(error)};
 		}
 		const first = rollouts.find(r => !refs.find(ref => ref.file === r.file)?.archived) ?? rollouts[0];
 		if (!first) return {kind: 'unknown', reason: 'rollout unreadable'};
-		if (cwd !== undefined && first.cwd !== canonicalCwd(cwd)) {
-			return {kind: 'no', reason: `belongs to ${first.cwd ?? 'an unknown cwd'}, not ${canonicalCwd(cwd)}`};
+		if (cwd !== undefined && first.cwd !== canonicalCwd(ctx, cwd)) {
+			return {kind: 'no', reason: `belongs to ${first.cwd ?? 'an unknown cwd'}, not ${canonicalCwd(ctx, cwd)}`};
 		}
 		return resumeStateOf(first);
 	},
@@ -655,7 +656,7 @@ export const codexAdapter: AgentAdapter = {
 				removeLines(item.path, jsonFieldIn(field, [item.sessionId]), allowed);
 				removed.push(item);
 			} catch (error) {
-				warnings.push(error instanceof Error ? error.message : String(error));
+				warnings.push(messageOf(error));
 			}
 		}
 		const touched = new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path));

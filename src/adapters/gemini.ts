@@ -10,7 +10,7 @@ import {parseJsonLine} from './common/lines.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, listNames, lstatOrUndefined, realpathOrUndefined, removeInsideRoots} from './common/paths.js';
 import {pushTo} from './common/groups.js';
-import {indexAfter, memo, parseCached} from './common/memo.js';
+import {indexAfter, memo, parseCached, type InRefresh} from './common/refresh.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
@@ -66,10 +66,10 @@ function projectNames(root: string): (folder: string) => string | undefined {
 	return folder => bySlug.get(folder) ?? (LEGACY_FOLDER.test(folder) ? (byHash ??= hashed()).get(folder) : undefined);
 }
 
-function projectsOf(root: string): Project[] {
+function projectsOf(ctx: InRefresh, root: string): Project[] {
 	const tmp = path.join(root, 'tmp');
 	const nameOf = projectNames(root);
-	return listDir(tmp)
+	return listDir(tmp, ctx)
 		.filter(e => e.isDirectory())
 		.map(e => {
 			const dir = path.join(tmp, e.name);
@@ -101,8 +101,8 @@ function isRealMessage(record: Record<string, unknown>): boolean {
 }
 
 /** A chat file, parsed again only when it changed (a refresh re-reads the one that grew, not all). */
-function parseChat(file: string): ChatFile | undefined {
-	return parseCached('gemini-chat', file, '', () => parseChatNow(file));
+function parseChat(ctx: InRefresh, file: string): ChatFile | undefined {
+	return parseCached(ctx, 'gemini-chat', file, '', () => parseChatNow(file));
 }
 
 /** Parse a whole `.jsonl` (header, messages, `$set` patches, `$rewindTo`) or a legacy `.json` record. */
@@ -172,20 +172,20 @@ interface Session {
  * sub-agent transcripts named `<id>.json(l)` (FORMATS 4), the id inside each still confirmed by the
  * caller. Verifying one session then reads a few files instead of every chat of every project.
  */
-function sessionsOf(project: Project, only?: string): Session[] {
+function sessionsOf(ctx: InRefresh, project: Project, only?: string): Session[] {
 	const chats = path.join(project.dir, 'chats');
 	const byId = new Map<string, ChatFile[]>();
 	const out: Session[] = [];
 	const mainName = only === undefined ? undefined : new RegExp(`-${escapeRegExp(only.slice(0, 8))}\\.jsonl?$`);
 	const subName = only === undefined ? undefined : new Set([`${only}.json`, `${only}.jsonl`]);
-	for (const entry of listDir(chats)) {
+	for (const entry of listDir(chats, ctx)) {
 		if (entry.isFile() && MAIN_CHAT.test(entry.name) && (mainName === undefined || mainName.test(entry.name))) {
-			const chat = parseChat(path.join(chats, entry.name));
+			const chat = parseChat(ctx, path.join(chats, entry.name));
 			if (chat && ID_PATTERN.test(chat.id)) pushTo(byId, chat.id, chat);
 		} else if (entry.isDirectory() && ID_PATTERN.test(entry.name)) {
-			for (const sub of listDir(path.join(chats, entry.name))) {
+			for (const sub of listDir(path.join(chats, entry.name), ctx)) {
 				if (!sub.isFile() || !/\.jsonl?$/.test(sub.name) || (subName !== undefined && !subName.has(sub.name))) continue;
-				const chat = parseChat(path.join(chats, entry.name, sub.name));
+				const chat = parseChat(ctx, path.join(chats, entry.name, sub.name));
 				if (chat && ID_PATTERN.test(chat.id)) out.push({id: chat.id, project, files: [chat], parentId: entry.name});
 			}
 		}
@@ -230,7 +230,7 @@ function mainChatKey(name: string): string | undefined {
 
 /** A chats folder's names, listed once per refresh. */
 function chatNames(ctx: AdapterContext, chats: string): readonly string[] {
-	return memo(ctx, `gemini:names:${chats}`, () => listNames(chats));
+	return memo(ctx, `gemini:names:${chats}`, () => listNames(chats, ctx));
 }
 
 /**
@@ -250,13 +250,13 @@ function mainChatsFor(ctx: AdapterContext, root: string, projects: readonly Proj
 }
 
 /** Every project's sub-agent transcripts (`chats/<parent>/<id>.json(l)`) by the id in their name. */
-function subAgentIndex(projects: readonly Project[]): Map<string, ChatRef[]> {
+function subAgentIndex(ctx: InRefresh, projects: readonly Project[]): Map<string, ChatRef[]> {
 	const index = new Map<string, ChatRef[]>();
 	for (const project of projects) {
 		const chats = path.join(project.dir, 'chats');
-		for (const entry of listDir(chats)) {
+		for (const entry of listDir(chats, ctx)) {
 			if (!entry.isDirectory() || !ID_PATTERN.test(entry.name)) continue;
-			for (const sub of listDir(path.join(chats, entry.name))) {
+			for (const sub of listDir(path.join(chats, entry.name), ctx)) {
 				const name = sub.isFile() ? SUB_FILE.exec(sub.name)?.[1] : undefined;
 				if (name !== undefined) pushTo(index, name, {project, file: path.join(chats, entry.name, sub.name), parentId: entry.name});
 			}
@@ -266,11 +266,11 @@ function subAgentIndex(projects: readonly Project[]): Map<string, ChatRef[]> {
 }
 
 /** The sessions the files in `refs` hold, grouped as `sessionsOf` groups them (per project, main chats by id). */
-function sessionsFrom(refs: readonly ChatRef[], id: string): Session[] {
+function sessionsFrom(ctx: InRefresh, refs: readonly ChatRef[], id: string): Session[] {
 	const out: Session[] = [];
 	const mains = new Map<Project, ChatFile[]>();
 	for (const ref of refs) {
-		const chat = parseChat(ref.file);
+		const chat = parseChat(ctx, ref.file);
 		if (!chat || chat.id !== id) continue;
 		if (ref.parentId !== undefined) out.push({id, project: ref.project, files: [chat], parentId: ref.parentId});
 		else pushTo(mains, ref.project, chat);
@@ -289,11 +289,11 @@ function sessionsFrom(refs: readonly ChatRef[], id: string): Session[] {
  */
 function sessionsWithId(ctx: AdapterContext, id: string): Session[] {
 	const root = geminiRoot(ctx);
-	const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root));
-	if (!ctx.memo || id.length < 8) return projects.flatMap(p => sessionsOf(p, id)).filter(s => s.id === id);
-	const main = sessionsFrom(mainChatsFor(ctx, root, projects, id.slice(0, 8)), id);
+	const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(ctx, root));
+	if (!ctx.refresh || id.length < 8) return projects.flatMap(p => sessionsOf(ctx, p, id)).filter(s => s.id === id);
+	const main = sessionsFrom(ctx, mainChatsFor(ctx, root, projects, id.slice(0, 8)), id);
 	if (main.length > 0) return main;
-	return sessionsFrom(memo(ctx, `gemini:sub-agents:${root}`, () => subAgentIndex(projects)).get(id) ?? [], id);
+	return sessionsFrom(ctx, memo(ctx, `gemini:sub-agents:${root}`, () => subAgentIndex(ctx, projects)).get(id) ?? [], id);
 }
 
 /**
@@ -337,14 +337,14 @@ function escapeRegExp(text: string): string {
 	return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function allSessions(root: string): Session[] {
-	return projectsOf(root).flatMap(p => sessionsOf(p));
+function allSessions(ctx: InRefresh, root: string): Session[] {
+	return projectsOf(ctx, root).flatMap(p => sessionsOf(ctx, p));
 }
 
 /** Every session, read once per refresh (memo) for the many verify/inUse calls a refresh makes. */
 function sessionsIn(ctx: AdapterContext): Session[] {
 	const root = geminiRoot(ctx);
-	return memo(ctx, `gemini:sessions:${root}`, () => allSessions(root));
+	return memo(ctx, `gemini:sessions:${root}`, () => allSessions(ctx, root));
 }
 
 function createdAt(session: Session): number {
@@ -364,7 +364,7 @@ function resumeStateOf(session: Session): ResumeState {
 }
 
 /** The sub-agent sessions in `chats/<id>/`, their own sub-agents' folders, and so on down. */
-function subAgentsBelow(project: Project, id: string): Session[] {
+function subAgentsBelow(ctx: InRefresh, project: Project, id: string): Session[] {
 	const chats = path.join(project.dir, 'chats');
 	const out: Session[] = [];
 	const visited = new Set<string>();
@@ -374,9 +374,9 @@ function subAgentsBelow(project: Project, id: string): Session[] {
 		visited.add(parent);
 		const folder = path.join(chats, parent);
 		if (lstatOrUndefined(folder)?.isDirectory() !== true) continue;
-		for (const sub of listDir(folder)) {
+		for (const sub of listDir(folder, ctx)) {
 			if (!sub.isFile() || !/\.jsonl?$/.test(sub.name)) continue;
-			const chat = parseChat(path.join(folder, sub.name));
+			const chat = parseChat(ctx, path.join(folder, sub.name));
 			if (!chat || !ID_PATTERN.test(chat.id)) continue;
 			out.push({id: chat.id, project, files: [chat], parentId: parent});
 			queue.push(chat.id);
@@ -434,11 +434,11 @@ function logEntries(project: Project): Record<string, unknown>[] {
 	return Array.isArray(parsed) ? parsed.filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && !Array.isArray(e)) : [];
 }
 
-function planFor(root: string, id: string): {descendants: string[]; items: PlanItem[]} {
-	const sessions = allSessions(root);
+function planFor(ctx: InRefresh, root: string, id: string): {descendants: string[]; items: PlanItem[]} {
+	const sessions = allSessions(ctx, root);
 	const descendants = new Set<string>();
 	const items: (PlanItem | undefined)[] = [];
-	for (const project of projectsOf(root)) {
+	for (const project of projectsOf(ctx, root)) {
 		const here = sessions.filter(s => s.project.dir === project.dir);
 		const own = here.filter(s => s.id === id);
 		const children = descendantsOf(here, id);
@@ -521,14 +521,14 @@ export const geminiAdapter: AgentAdapter = {
 
 	async discover(ctx, query = {}) {
 		const sessions = sessionsIn(ctx);
-		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const want = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
 		// Children per (project, parent) counted in one pass, not once per session (sessions²).
 		const children = new Map<string, number>();
 		for (const s of sessions) if (s.parentId) children.set(`${s.project.dir}\0${s.parentId}`, (children.get(`${s.project.dir}\0${s.parentId}`) ?? 0) + 1);
 		const conversations = sessions
 			.filter(s => s.project.cwd !== undefined)
 			.filter(s => query.includeChildren || !s.parentId)
-			.filter(s => want === undefined || canonicalCwd(s.project.cwd ?? '') === want)
+			.filter(s => want === undefined || canonicalCwd(ctx, s.project.cwd ?? '') === want)
 			.map(s => toConversation(s, children))
 			.filter(c => query.since === undefined || c.createdAt >= query.since)
 			.sort((a, b) => b.createdAt - a.createdAt);
@@ -537,13 +537,13 @@ export const geminiAdapter: AgentAdapter = {
 
 	watchPaths(ctx, cwd) {
 		const root = geminiRoot(ctx);
-		const want = canonicalCwd(cwd);
+		const want = canonicalCwd(ctx, cwd);
 		// The project folders are the same for every cwd: read once per refresh.
-		const chats = memo(ctx, `gemini:projects:${root}`, () => projectsOf(root))
-			.filter(p => p.cwd !== undefined && canonicalCwd(p.cwd) === want)
+		const chats = memo(ctx, `gemini:projects:${root}`, () => projectsOf(ctx, root))
+			.filter(p => p.cwd !== undefined && canonicalCwd(ctx, p.cwd) === want)
 			.map(p => path.join(p.dir, 'chats'));
 		// New chat files and sub-agent folders move a chats folder; a new turn grows its file.
-		const inside = chats.flatMap(dir => listDir(dir).map(e => path.join(dir, e.name)));
+		const inside = chats.flatMap(dir => listDir(dir, ctx).map(e => path.join(dir, e.name)));
 		return [path.join(root, 'tmp'), path.join(root, 'projects.json'), ...chats, ...inside];
 	},
 
@@ -553,15 +553,15 @@ export const geminiAdapter: AgentAdapter = {
 		if (found.length === 0) return {kind: 'no', reason: `no gemini session ${id}`};
 		const state = found.map(resumeStateOf).find(s => s.kind === 'yes') ?? resumeStateOf(found[0] as Session);
 		if (state.kind !== 'yes' || cwd === undefined) return state;
-		const want = canonicalCwd(cwd);
-		if (found.some(s => s.project.cwd !== undefined && canonicalCwd(s.project.cwd) === want)) return state;
+		const want = canonicalCwd(ctx, cwd);
+		if (found.some(s => s.project.cwd !== undefined && canonicalCwd(ctx, s.project.cwd) === want)) return state;
 		// gemini resumes only from the project's own folder (rc 42 elsewhere, FORMATS 10).
 		return {kind: 'no', reason: `belongs to ${found.map(s => s.project.cwd ?? s.project.dir).join(', ')}`};
 	},
 
 	async artifacts(ctx, id) {
 		assertValidId(geminiAdapter, id);
-		const {descendants, items} = planFor(geminiRoot(ctx), id);
+		const {descendants, items} = planFor(ctx, geminiRoot(ctx), id);
 		return makePlan('gemini', id, descendants, items);
 	},
 
@@ -592,8 +592,8 @@ export const geminiAdapter: AgentAdapter = {
 	async residual(ctx, id) {
 		assertValidId(geminiAdapter, id);
 		const root = geminiRoot(ctx);
-		const sessions = allSessions(root);
-		const descendants = [...new Set(projectsOf(root).flatMap(p => descendantsOf(sessions.filter(s => s.project.dir === p.dir), id).map(s => s.id)))];
+		const sessions = allSessions(ctx, root);
+		const descendants = [...new Set(projectsOf(ctx, root).flatMap(p => descendantsOf(sessions.filter(s => s.project.dir === p.dir), id).map(s => s.id)))];
 		// Main chat files are named by an 8-character prefix: only the id inside them counts.
 		const chats = sessions
 			.filter(s => !s.parentId && (s.id === id || descendants.includes(s.id)))
@@ -602,7 +602,7 @@ export const geminiAdapter: AgentAdapter = {
 			id,
 			descendants,
 			roots: [path.join(root, 'tmp')],
-			indexFiles: projectsOf(root).map(p => path.join(p.dir, 'logs.json')).filter(f => lstatOrUndefined(f)),
+			indexFiles: projectsOf(ctx, root).map(p => path.join(p.dir, 'logs.json')).filter(f => lstatOrUndefined(f)),
 			databases: [],
 		});
 		return [...chats, ...names];
@@ -613,7 +613,7 @@ export const geminiAdapter: AgentAdapter = {
 		// Only the files that can hold the session and the sub-agent folders below it are read
 		// (as in verify), not every chat of every project.
 		const own = sessionsWithId(ctx, id);
-		const family = [...own, ...own.flatMap(s => descendantsOf(subAgentsBelow(s.project, id), id))];
+		const family = [...own, ...own.flatMap(s => descendantsOf(subAgentsBelow(ctx, s.project, id), id))];
 		const ids = [...new Set([id, ...family.map(s => s.id)])];
 		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
 		const uses = await memo(ctx, `gemini:uses:${geminiRoot(ctx)}`, () => geminiLiveUses(ctx));

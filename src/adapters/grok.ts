@@ -8,7 +8,7 @@ import {parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecor
 import {obj, oneLine, readJsonl, str} from './common/jsonl.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {indexAfter, memo, memoHas, parseCached} from './common/memo.js';
+import {indexAfter, memo, memoHas, parseCached, type InRefresh} from './common/refresh.js';
 import {dirItem, makePlan, removePaths} from './common/plan.js';
 import {withPurgeDb} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
@@ -125,17 +125,17 @@ function readBuildSession(group: string, name: string): BuildSession | undefined
 }
 
 /** One session folder, parsed again only when its updates.jsonl or summary.json moved. */
-function buildSessionAt(groupDir: string, name: string): BuildSession | undefined {
+function buildSessionAt(ctx: InRefresh, groupDir: string, name: string): BuildSession | undefined {
 	const dir = path.join(groupDir, name);
 	const summary = lstatOrUndefined(path.join(dir, 'summary.json'));
 	// The parse depends on summary.json too: its stat joins updates.jsonl's in the key.
-	return parseCached('grok-build', path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, name));
+	return parseCached(ctx, 'grok-build', path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, name));
 }
 
 /** The cwd group folders, in listing order (listed once per refresh). */
 function buildGroups(ctx: AdapterContext): string[] {
 	const sessions = path.join(buildRoot(ctx), 'sessions');
-	return memo(ctx, `grok:groups:${sessions}`, () => listDir(sessions).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name)));
+	return memo(ctx, `grok:groups:${sessions}`, () => listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name)));
 }
 
 /** Every Grok Build session; read once per refresh (memo), each folder re-read only when its updates.jsonl or summary moved. */
@@ -148,8 +148,8 @@ const buildKey = (ctx: AdapterContext): string => `grok:build:${path.join(buildR
 function buildSessionsNow(ctx: AdapterContext): BuildSession[] {
 	const out: BuildSession[] = [];
 	for (const groupDir of buildGroups(ctx)) {
-		for (const entry of listDir(groupDir).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
-			const session = buildSessionAt(groupDir, entry.name);
+		for (const entry of listDir(groupDir, ctx).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
+			const session = buildSessionAt(ctx, groupDir, entry.name);
 			if (session) out.push(session);
 		}
 	}
@@ -171,7 +171,7 @@ function buildSessionOf(ctx: AdapterContext, id: string): BuildSession | undefin
 	for (const groupDir of buildGroups(ctx)) {
 		// A folder, not a link to one (the listing's Dirent type is the entry's own).
 		if (!lstatOrUndefined(path.join(groupDir, id))?.isDirectory()) continue;
-		const session = buildSessionAt(groupDir, id);
+		const session = buildSessionAt(ctx, groupDir, id);
 		if (session) return session;
 	}
 	return undefined;
@@ -203,9 +203,9 @@ function buildLinks(ctx: AdapterContext): readonly BuildLink[] {
 	return memo(ctx, `grok:links:${buildRoot(ctx)}`, () => {
 		const out: BuildLink[] = [];
 		for (const groupDir of buildGroups(ctx)) {
-			for (const entry of listDir(groupDir).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
+			for (const entry of listDir(groupDir, ctx).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
 				const dir = path.join(groupDir, entry.name);
-				const link = parseCached('grok-link', path.join(dir, 'summary.json'), '', () => readBuildLink(dir, entry.name));
+				const link = parseCached(ctx, 'grok-link', path.join(dir, 'summary.json'), '', () => readBuildLink(dir, entry.name));
 				if (link) out.push(link);
 			}
 		}
@@ -325,12 +325,12 @@ function cliConversation(session: CliSession): Conversation {
 	};
 }
 
-function verifyAgainst(found: {cwd?: string; realMessages: number} | undefined, id: string, cwd: string | undefined): ResumeState {
+function verifyAgainst(ctx: InRefresh, found: {cwd?: string; realMessages: number} | undefined, id: string, cwd: string | undefined): ResumeState {
 	if (!found) return {kind: 'no', reason: `no grok session ${id}`};
 	if (found.realMessages === 0) return {kind: 'no', reason: 'the session holds no messages'};
 	if (cwd === undefined) return {kind: 'yes'};
 	if (found.cwd === undefined) return {kind: 'unknown', reason: 'the session records no cwd'};
-	return canonicalCwd(found.cwd) === canonicalCwd(cwd) ? {kind: 'yes'} : {kind: 'no', reason: `belongs to ${found.cwd}`};
+	return canonicalCwd(ctx, found.cwd) === canonicalCwd(ctx, cwd) ? {kind: 'yes'} : {kind: 'no', reason: `belongs to ${found.cwd}`};
 }
 
 /** grok-cli rows of a session: its children first (FORMATS 7b: the cascade, made explicit). */
@@ -398,12 +398,12 @@ function isService(argv: readonly string[]): boolean {
 async function cliDbUsers(ctx: AdapterContext, session: CliSession | undefined): Promise<InUseHolder[]> {
 	const db = realpathOrUndefined(cliDb(ctx));
 	if (!session || !db) return [];
-	const want = new Set([canonicalCwd(session.cwd), canonicalCwd(session.cwdLast)]);
+	const want = new Set([canonicalCwd(ctx, session.cwd), canonicalCwd(ctx, session.cwdLast)]);
 	const holders = await fileUsers(ctx, [db], h => isService(h.argv));
 	const out: InUseHolder[] = [];
 	for (const holder of holders) {
 		const cwd = (await ctx.processes.get(holder.pid))?.cwd;
-		if (cwd === undefined || want.has(canonicalCwd(cwd))) out.push(holder);
+		if (cwd === undefined || want.has(canonicalCwd(ctx, cwd))) out.push(holder);
 	}
 	return out;
 }
@@ -429,7 +429,7 @@ export const grokAdapter: AgentAdapter = {
 	async discover(ctx, query = {}) {
 		const build = buildSessions(ctx);
 		const cli = cliSessions(ctx);
-		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const want = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
 		// Children counted in one pass: per session it would cost sessions² at a thousand sessions.
 		const children = new Map<string, number>();
 		for (const s of build) if (s.parentId) children.set(s.parentId, (children.get(s.parentId) ?? 0) + 1);
@@ -437,7 +437,7 @@ export const grokAdapter: AgentAdapter = {
 			...build.filter(s => query.includeChildren || !s.isSubagent).map(s => buildConversation(s, children)),
 			...cli.sessions.map(cliConversation),
 		]
-			.filter(c => want === undefined || (c.cwd !== '' && canonicalCwd(c.cwd) === want))
+			.filter(c => want === undefined || (c.cwd !== '' && canonicalCwd(ctx, c.cwd) === want))
 			.filter(c => query.since === undefined || c.createdAt >= query.since)
 			.sort((a, b) => b.createdAt - a.createdAt);
 		return {conversations, problems: cli.problem ? [cli.problem] : []};
@@ -447,19 +447,19 @@ export const grokAdapter: AgentAdapter = {
 		const sessions = path.join(buildRoot(ctx), 'sessions');
 		// The same for every cwd: listed once per refresh.
 		return memo(ctx, `grok:watch:${sessions}`, () => {
-			const groups = listDir(sessions).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name));
+			const groups = listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name));
 			// A session folder added or removed moves its group; a new turn grows updates.jsonl.
-			const updates = groups.flatMap(g => listDir(g).filter(e => e.isDirectory()).map(e => path.join(g, e.name, 'updates.jsonl')));
+			const updates = groups.flatMap(g => listDir(g, ctx).filter(e => e.isDirectory()).map(e => path.join(g, e.name, 'updates.jsonl')));
 			return [sessions, ...groups, ...updates, cliDb(ctx), `${cliDb(ctx)}-wal`];
 		});
 	},
 
 	async verify(ctx, id, cwd) {
 		assertValidId(grokAdapter, id);
-		if (layoutOf(id) === 'build') return verifyAgainst(buildSessionOf(ctx, id), id, cwd);
+		if (layoutOf(id) === 'build') return verifyAgainst(ctx, buildSessionOf(ctx, id), id, cwd);
 		const cli = cliSessionOf(ctx, id);
 		if (cli.problem) return {kind: 'unknown', reason: cli.problem};
-		return verifyAgainst(cli.session, id, cwd);
+		return verifyAgainst(ctx, cli.session, id, cwd);
 	},
 
 	async artifacts(ctx, id) {
@@ -510,7 +510,7 @@ export const grokAdapter: AgentAdapter = {
 		const sessions = buildLinks(ctx);
 		const family = [...sessions.filter(s => s.id === id), ...buildDescendants(sessions, id)];
 		const files = family
-			.flatMap(s => listDir(s.dir).filter(e => e.isFile()).map(e => realpathOrUndefined(path.join(s.dir, e.name))))
+			.flatMap(s => listDir(s.dir, ctx).filter(e => e.isFile()).map(e => realpathOrUndefined(path.join(s.dir, e.name))))
 			.filter((f): f is string => f !== undefined);
 		return uniqueHolders([...(await argvUsers(ctx, [id, ...family.map(s => s.id)])), ...(await fileUsers(ctx, files, h => isService(h.argv)))]);
 	},

@@ -8,7 +8,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from './common/jsonRecords.js';
 import {oneLine} from './common/jsonl.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {indexAfter, memo} from './common/memo.js';
+import {indexAfter, memo, type InRefresh} from './common/refresh.js';
 import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb, type WriteDb} from './common/purgeDb.js';
@@ -47,9 +47,9 @@ function hermesRoot(ctx: AdapterContext): string {
 	return path.join(ctx.home, `.hermes${/^[A-Za-z0-9_-]*$/.test(suffix) ? suffix : ''}`);
 }
 
-function storesOf(root: string): HermesStore[] {
+function storesOf(ctx: InRefresh, root: string): HermesStore[] {
 	const profiles = path.join(root, 'profiles');
-	const homes = [root, ...listDir(profiles).filter(e => e.isDirectory()).map(e => path.join(profiles, e.name))];
+	const homes = [root, ...listDir(profiles, ctx).filter(e => e.isDirectory()).map(e => path.join(profiles, e.name))];
 	return homes.map(home => ({home, db: path.join(home, 'state.db')})).filter(s => lstatOrUndefined(s.db)?.isFile());
 }
 
@@ -74,6 +74,8 @@ interface StoreData {
 	readonly messages: ReadonlyMap<string, number>;
 	readonly lastMessageAt: ReadonlyMap<string, number>;
 	readonly columns: ReadonlyMap<string, ReadonlySet<string>>;
+	/** The whole store as a view (children indexed on first use), made with the data. */
+	readonly view: StoreView;
 }
 
 const REQUIRED_SESSION_COLUMNS = ['id', 'parent_session_id', 'started_at'];
@@ -139,7 +141,7 @@ function readStoreDb(store: HermesStore, db: ReadDb): StoreData {
 			if (last) lastMessageAt.set(r.id, last);
 		}
 	}
-	return {store, rows, messages, lastMessageAt, columns};
+	return withView({store, rows, messages, lastMessageAt, columns});
 }
 
 /**
@@ -153,12 +155,8 @@ interface StoreView {
 	messages(id: string): number;
 }
 
-const fullViews = new WeakMap<StoreData, StoreView>();
-
 /** The whole-store index as a view; children indexed once (a filter per call cost rows² in discover). */
-function viewOf(data: StoreData): StoreView {
-	const known = fullViews.get(data);
-	if (known) return known;
+function withView(data: Omit<StoreData, 'view'>): StoreData {
 	let byParent: Map<string, SessionRow[]> | undefined;
 	const view: StoreView = {
 		store: data.store,
@@ -172,8 +170,11 @@ function viewOf(data: StoreData): StoreView {
 		},
 		messages: id => data.messages.get(id) ?? 0,
 	};
-	fullViews.set(data, view);
-	return view;
+	return {...data, view};
+}
+
+function viewOf(data: StoreData): StoreView {
+	return data.view;
 }
 
 /**
@@ -216,7 +217,7 @@ const storesKey = (ctx: AdapterContext): string => `hermes:stores:${hermesRoot(c
 function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
 	const data: StoreData[] = [];
 	const problems: string[] = [];
-	for (const store of storesOf(hermesRoot(ctx))) {
+	for (const store of storesOf(ctx, hermesRoot(ctx))) {
 		try {
 			data.push(withReadOnlyDb(store.db, db => readStoreDb(store, db)));
 		} catch (error) {
@@ -242,7 +243,7 @@ function indexFor(ctx: AdapterContext): {data: StoreData[]; problems: string[]} 
 function askStores<T>(ctx: AdapterContext, ask: (view: ReturnType<typeof queryView>, db: ReadDb) => T | undefined): {found: T[]; problems: string[]} {
 	const found: T[] = [];
 	const problems: string[] = [];
-	for (const store of storesOf(hermesRoot(ctx))) {
+	for (const store of storesOf(ctx, hermesRoot(ctx))) {
 		try {
 			const answer = withReadOnlyDb(store.db, db => ask(queryView(store, db), db));
 			if (answer !== undefined) found.push(answer);
@@ -354,8 +355,8 @@ function sessionFiles(store: HermesStore, id: string, dumpNames: readonly string
 }
 
 /** The request dump names in a store's sessions folder (thousands of transcripts beside them). */
-function requestDumps(store: HermesStore): string[] {
-	return listDir(path.join(store.home, 'sessions'))
+function requestDumps(store: HermesStore, ctx: InRefresh = {}): string[] {
+	return listDir(path.join(store.home, 'sessions'), ctx)
 		.map(e => e.name)
 		.filter(name => name.startsWith('request_dump_'));
 }
@@ -534,12 +535,12 @@ function storeUse(view: StoreView, db: ReadDb, columns: ReadonlyMap<string, Read
 }
 
 /** One verdict for `id` in the store holding its row (index and queries alike). */
-function verdictIn(view: StoreView, id: string, cwd: string | undefined): ResumeState {
+function verdictIn(ctx: InRefresh, view: StoreView, id: string, cwd: string | undefined): ResumeState {
 	const state = resumeStateOf(view, id);
 	if (state.kind !== 'yes' || cwd === undefined) return state;
 	const recorded = cwdOf(view, id);
 	if (recorded === undefined) return {kind: 'unknown', reason: 'the session records no cwd'};
-	return canonicalCwd(recorded) === canonicalCwd(cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
+	return canonicalCwd(ctx, recorded) === canonicalCwd(ctx, cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
 }
 
 export const hermesAdapter: AgentAdapter = {
@@ -562,7 +563,7 @@ export const hermesAdapter: AgentAdapter = {
 
 	async discover(ctx, query = {}) {
 		const {data, problems} = readStores(ctx);
-		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const want = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
 		const conversations: Conversation[] = [];
 		for (const store of data) {
 			for (const row of store.rows.values()) {
@@ -570,7 +571,7 @@ export const hermesAdapter: AgentAdapter = {
 				if (!query.includeChildren && belongsToParent(viewOf(store), row)) continue;
 				if (query.since !== undefined && row.startedAt < query.since) continue;
 				const cwd = cwdOf(viewOf(store), row.id);
-				if (want !== undefined && (cwd === undefined || canonicalCwd(cwd) !== want)) continue;
+				if (want !== undefined && (cwd === undefined || canonicalCwd(ctx, cwd) !== want)) continue;
 				conversations.push(toConversation(store, row));
 			}
 		}
@@ -580,7 +581,7 @@ export const hermesAdapter: AgentAdapter = {
 	watchPaths(ctx) {
 		const root = hermesRoot(ctx);
 		// Every session change lands in a store's state.db or, while hermes runs, in its WAL.
-		return [root, path.join(root, 'profiles'), ...storesOf(root).flatMap(s => [s.db, `${s.db}-wal`])];
+		return [root, path.join(root, 'profiles'), ...storesOf(ctx, root).flatMap(s => [s.db, `${s.db}-wal`])];
 	},
 
 	async verify(ctx, id, cwd) {
@@ -588,7 +589,7 @@ export const hermesAdapter: AgentAdapter = {
 		const index = indexFor(ctx);
 		if (!index) {
 			// A few ids: the stores are asked for this id's rows only (see indexAfter).
-			const {found, problems} = askStores(ctx, view => (view.row(id) ? verdictIn(view, id, cwd) : undefined));
+			const {found, problems} = askStores(ctx, view => (view.row(id) ? verdictIn(ctx, view, id, cwd) : undefined));
 			const first = found[0];
 			if (first) return first;
 			return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: `no hermes session ${id}`};
@@ -596,7 +597,7 @@ export const hermesAdapter: AgentAdapter = {
 		const {data, problems} = index;
 		const store = data.find(d => d.rows.has(id));
 		if (!store) return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: `no hermes session ${id}`};
-		return verdictIn(viewOf(store), id, cwd);
+		return verdictIn(ctx, viewOf(store), id, cwd);
 	},
 
 	async artifacts(ctx, id) {
@@ -650,7 +651,7 @@ export const hermesAdapter: AgentAdapter = {
 		const {data} = readStores(ctx);
 		const descendants = new Set<string>();
 		for (const store of data) for (const d of descendantsIn(viewOf(store), id)) descendants.add(d);
-		const stores = storesOf(root);
+		const stores = storesOf(ctx, root);
 		const crumbs = stores.flatMap(s => listDir(path.join(s.home, 'terminal-sessions')).filter(e => e.isFile()).map(e => path.join(s.home, 'terminal-sessions', e.name)));
 		return scanResidual({
 			id,
@@ -682,7 +683,7 @@ export const hermesAdapter: AgentAdapter = {
 		for (const use of uses) {
 			for (const x of use.own) ids.add(x);
 			// One listing of the sessions folder per refresh, not one per id.
-			const dumps = memo(ctx, `hermes:dumps:${use.store.home}`, () => requestDumps(use.store));
+			const dumps = memo(ctx, `hermes:dumps:${use.store.home}`, () => requestDumps(use.store, ctx));
 			files.push(...use.own.flatMap(x => sessionFiles(use.store, x, dumps)));
 			// state.db is shared: holding it counts only while one of these sessions is still open.
 			if (use.open) files.push(use.store.db, `${use.store.db}-wal`);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import {messageOf} from '../domain/result.js';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
 import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
@@ -9,7 +10,7 @@ import {subcommand as subcommandOf} from './common/programs.js';
 import {obj, str} from './common/jsonl.js';
 import {countLines, parseJsonLine, removeLines, type LineMatch} from './common/lines.js';
 import {canonicalCwd, isPlainName, joinNames, listDir, lstatOrUndefined} from './common/paths.js';
-import {indexAfter, memo} from './common/memo.js';
+import {indexAfter, memo, type InRefresh} from './common/refresh.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.js';
@@ -34,7 +35,7 @@ function dbFiles(ctx: AdapterContext): string[] {
 	const dir = dataDir(ctx);
 	const override = ctx.ownHome ? ctx.env['OPENCODE_DB'] : undefined;
 	if (override && override !== ':memory:') return [path.isAbsolute(override) ? override : path.join(dir, override)];
-	return listDir(dir)
+	return listDir(dir, ctx)
 		.filter(e => e.isFile() && DB_FILE.test(e.name))
 		.map(e => path.join(dir, e.name))
 		.sort();
@@ -346,8 +347,8 @@ function resumeStateOf(s: Session): ResumeState {
 	return {kind: 'yes'};
 }
 
-function sameDir(recorded: string, want: string): boolean {
-	return recorded === want || canonicalCwd(recorded) === want;
+function sameDir(ctx: InRefresh, recorded: string, want: string): boolean {
+	return recorded === want || canonicalCwd(ctx, recorded) === want;
 }
 
 /** How a table names a session: the owner column and an optional extra condition, in delete order. */
@@ -497,7 +498,7 @@ function removeTextLines(ctx: AdapterContext, plan: PurgePlan, prompts: LineMatc
 			removeLines(file, match, roots(ctx));
 			if (item) removed.push(item);
 		} catch (error) {
-			warnings.push(error instanceof Error ? error.message : String(error));
+			warnings.push(messageOf(error));
 		}
 	}
 	return {removed, warnings};
@@ -514,7 +515,7 @@ function deletePlannedRows(plan: PurgePlan, ids: readonly string[]): {removed: P
 			deleteRows(db, steps);
 			removed.push(...plan.items.filter(i => i.kind === 'rows' && i.path === db));
 		} catch (error) {
-			warnings.push(error instanceof Error ? error.message : String(error));
+			warnings.push(messageOf(error));
 		}
 	}
 	return {removed, warnings};
@@ -572,7 +573,7 @@ export const opencodeAdapter: AgentAdapter = {
 
 	async discover(ctx, query = {}) {
 		const {stores, problems} = readStores(ctx);
-		const want = query.cwd === undefined ? undefined : canonicalCwd(query.cwd);
+		const want = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
 		const seen = new Set<string>();
 		const conversations: Conversation[] = [];
 		for (const store of stores) {
@@ -587,7 +588,7 @@ export const opencodeAdapter: AgentAdapter = {
 				seen.add(s.id);
 				const parentId = store.parents.get(s.id);
 				if (parentId !== undefined && !query.includeChildren) continue;
-				if (want !== undefined && !sameDir(s.directory, want)) continue;
+				if (want !== undefined && !sameDir(ctx, s.directory, want)) continue;
 				if (query.since !== undefined && s.createdAt < query.since) continue;
 				const childCount = children.get(s.id) ?? 0;
 				conversations.push({
@@ -618,8 +619,8 @@ export const opencodeAdapter: AgentAdapter = {
 		const {stores, problems} = direct ? {stores: [], problems: []} : readStores(ctx);
 		const session = direct ? direct.value : stores.map(s => s.sessions.get(id)).find(s => s !== undefined);
 		if (!session) return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: 'no session with this id'};
-		if (cwd !== undefined && !sameDir(session.directory, canonicalCwd(cwd))) {
-			return {kind: 'no', reason: `belongs to ${session.directory}, not ${canonicalCwd(cwd)}`};
+		if (cwd !== undefined && !sameDir(ctx, session.directory, canonicalCwd(ctx, cwd))) {
+			return {kind: 'no', reason: `belongs to ${session.directory}, not ${canonicalCwd(ctx, cwd)}`};
 		}
 		return resumeStateOf(session);
 	},

@@ -2,6 +2,7 @@ import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
 import type {LiveUse} from './common/liveEvidence.js';
 import type {Exec} from '../system/exec.js';
 import type {ProcessTable} from '../system/processes.js';
+import type {Refresh} from './common/refresh.js';
 
 /**
  * The world an adapter works in. Adapters never reach for `os.homedir()`, `process.env` or
@@ -25,20 +26,13 @@ export interface AdapterContext {
 	/** A private scratch folder root (for sqlite copies); adapters remove what they create. */
 	readonly tmpDir: string;
 	/**
-	 * Set only by the live snapshot, for the length of one refresh: a refresh asks `verify` and
-	 * `inUse` once per row, and without this every call would read the whole store again (500
-	 * rows × 20,000 conversations). Adapters keep whole-store scans in it (`memo` in
-	 * common/memo.ts); absent everywhere else, so actions and purges always read fresh.
+	 * Set only for the length of one refresh (the discovery cache makes one per refresh): a
+	 * refresh asks `verify` and `inUse` once per row, and without it every call would read the
+	 * whole store again (500 rows × 20,000 conversations). Adapters keep whole-store scans, parsed
+	 * files and vouched listings in it (common/refresh.ts); absent everywhere else, so actions and
+	 * purges always read fresh.
 	 */
-	readonly memo?: ScanMemo;
-}
-
-/** Remembers values for the length of one refresh. */
-export interface ScanMemo {
-	/** The value kept under `key`, computed by `compute` on first use. */
-	get<T>(key: string, compute: () => T): T;
-	/** Is a value kept under `key` already? */
-	has(key: string): boolean;
+	readonly refresh?: Refresh;
 }
 
 /** Filters for `discover`. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
-import {createScanMemo} from '../adapters/common/memo.js';
+import {createRefresh} from '../adapters/common/refresh.js';
 import {withUse} from '../sync/conversationUse.js';
 import {snapshotTable} from '../system/processes.js';
 import {AGENT_IDS, formatResumeState, isAgentId, type AgentId, type Conversation} from '../domain/types.js';
@@ -97,9 +97,9 @@ export const conversationsCommand: Command = {
 		const agents = agent ? [agent] : [...AGENT_IDS];
 		const results = await Promise.all(agents.map(a => discoverAgent(world, a, cwd)));
 		const found = results.flatMap(r => r.conversations).sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
-		// The in-use rule, as purge and resume apply it: one process table and one scan memo for all.
+		// The in-use rule, as purge and resume apply it: one process table and one refresh for all.
 		const ctx = world.adapterContext();
-		const conversations = await withUse({...ctx, memo: createScanMemo(), processes: snapshotTable(ctx.processes)}, found);
+		const conversations = await withUse({...ctx, refresh: createRefresh(), processes: snapshotTable(ctx.processes)}, found);
 		const home = world.adapterContext().home;
 		if (world.options.json) {
 			const body: ConversationsJson = {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
-import {createScanMemo, vouching} from '../adapters/common/memo.js';
+import {createRefresh, ParseCache} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
@@ -311,6 +311,8 @@ export class DiscoveryCache {
 	private readonly once: boolean;
 	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
 	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
+	/** Parsed files and vouched listings, kept across refreshes and handed to each refresh's context. */
+	private readonly parses = new ParseCache();
 	/** How many adapter calls the last refresh made (tests and the benchmark read it). */
 	lastCalls = 0;
 
@@ -411,9 +413,13 @@ export class DiscoveryCache {
 		const rows = sessions.filter(s => s.status !== 'purged');
 		const checked = options.live ? rows.filter(r => !options.live?.has(r.id)) : rows;
 		const look = {rescan: options.rescan, full: options.full === true, dirty: this.watch?.take() ?? new Set<string>()};
-		// One refresh is one moment: adapters share their whole-store scans (memo), one process
+		// One refresh is one moment: adapters share their whole-store scans (ctx.refresh), one process
 		// table and one pass over open files, and each (agent, cwd) signature is stat()ed once.
-		const ctx: AdapterContext = {...this.ctx, memo: createScanMemo(), processes: snapshotTable(this.ctx.processes, options.processes)};
+		// Adapter reads trust the folder watch for files and folders no event named (not on a full
+		// tick: that one checks everything, in case an event was lost).
+		const vouch = this.watch && !look.full ? this.watch.vouch() : undefined;
+		const refresh = createRefresh({parses: this.parses, ...(vouch ? {vouch} : {})});
+		const ctx: AdapterContext = {...this.ctx, refresh, processes: snapshotTable(this.ctx.processes, options.processes)};
 		const signatures = new Map<string, string | undefined>();
 		const looked: Looked = new WeakMap();
 		const stats = new Map<string, ReturnType<StatFn>>();
@@ -427,8 +433,6 @@ export class DiscoveryCache {
 			if (!signatures.has(key)) signatures.set(key, this.signature(ctx, adapter, cwd, statOnce, looked));
 			return signatures.get(key);
 		};
-		// Adapter reads trust the folder watch for files and folders no event named (not on a full
-		// tick: that one checks everything, in case an event was lost).
 		const read = async () => {
 			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
 			const verified = await this.refreshPins(ctx, checked, look, signature);
@@ -438,8 +442,7 @@ export class DiscoveryCache {
 			return {byCwd, verified, conversations, paneEvidence};
 		};
 		// Each store a call reads stays open for the refresh's other calls (keepingReadConnections).
-		const kept = () => keepingReadConnections(read);
-		const {byCwd, verified, conversations, paneEvidence} = this.watch && !look.full ? await vouching.run(this.watch.vouch(), kept) : await kept();
+		const {byCwd, verified, conversations, paneEvidence} = await keepingReadConnections(read);
 		return {
 			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
 			verify: new Map([...verified].map(([k, e]) => [k, e.value])),

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type {Vouch} from '../adapters/common/memo.js';
+import type {Vouch} from '../adapters/common/refresh.js';
 
 /** How many changed paths are remembered; past that, everything read before counts as changed. */
 const REMEMBERED = 100_000;

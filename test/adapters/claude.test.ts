@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {claudeAdapter, projectSlug} from '../../src/adapters/claude.js';
-import {createScanMemo} from '../../src/adapters/common/memo.js';
+import {createRefresh} from '../../src/adapters/common/refresh.js';
 import {snapshotTable} from '../../src/system/processes.js';
 import {removeLines} from '../../src/adapters/common/lines.js';
 import {createProcessTable} from '../../src/system/processes.js';
@@ -60,7 +60,7 @@ describe('claude sub-agents inside a refresh (names listed once, links never fol
 		const [a1, b2, c3, d4] = held.map(h => h.pid);
 		const pids = async (ctx: Parameters<typeof claudeAdapter.inUse>[0], of: string) => (await claudeAdapter.inUse(ctx, of)).map(h => h.pid);
 		const alone = fixtureContext(l);
-		const refresh = {...fixtureContext(l), memo: createScanMemo(), processes: snapshotTable(alone.processes)};
+		const refresh = {...fixtureContext(l), refresh: createRefresh(), processes: snapshotTable(alone.processes)};
 		for (const ctx of [alone, refresh]) {
 			const own = await pids(ctx, id);
 			expect(own).toEqual(expect.arrayContaining([a1, b2]));
@@ -103,7 +103,7 @@ describe('claude verify inside a refresh (transcripts found by the folders names
 		const expected = await answers(alone);
 		expect(expected.map(a => a.kind)).toEqual(['yes', 'yes', 'no', 'yes', 'no', 'no']);
 		expect(expected[4]).toEqual({kind: 'no', reason: 'no transcript on disk'});
-		const refresh = {...fixtureContext(l), memo: createScanMemo(), processes: snapshotTable(alone.processes)};
+		const refresh = {...fixtureContext(l), refresh: createRefresh(), processes: snapshotTable(alone.processes)};
 		expect(await answers(refresh)).toEqual(expected);
 	});
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
 import {codexAdapter, uuidV7Time} from '../../src/adapters/codex.js';
-import {createScanMemo, memoHas} from '../../src/adapters/common/memo.js';
+import {createRefresh, memoHas} from '../../src/adapters/common/refresh.js';
 import {buildCodexFixture, codexRollout, rolloutRelPath, uuidV7, writeDb} from './fixtures/codex.js';
 import {CODEX_STATE_SCHEMA} from './fixtures/codexSchema.js';
 import {spawnArgvHolder} from '../support/holders.js';
@@ -126,7 +126,7 @@ describe('codex discovery rules', () => {
 		for (const c of cases) {
 			writeFile(path.join(root, 'sessions', ...c.folder, `rollout-2026-11-29T23-30-00-${c.id}.jsonl`), codexRollout({id: c.id, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}));
 		}
-		const ctx = {...fixtureContext(l), memo: createScanMemo()};
+		const ctx = {...fixtureContext(l), refresh: createRefresh()};
 		for (const c of cases) expect(await codexAdapter.verify(ctx, c.id, l.cwds[0])).toEqual({kind: 'yes'});
 		// No index of every rollout was built for them.
 		expect(memoHas(ctx, `codex:rollouts:${root}`)).toBe(false);

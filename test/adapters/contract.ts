@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {InvalidIdError, type AdapterContext, type AgentAdapter, type PurgePlan} from '../../src/adapters/types.js';
-import {createScanMemo} from '../../src/adapters/common/memo.js';
+import {createRefresh} from '../../src/adapters/common/refresh.js';
 import {snapshotTable, type ProcessTable} from '../../src/system/processes.js';
 import {spawnArgvHolder, spawnFileHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {hashWorld} from './fixtures/hashWorld.js';
@@ -332,14 +332,14 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			const byChild = await hold(spawnArgvHolder([world.ids.targetDescendants[0] ?? world.ids.target]));
 			const own = world.holdPaths(world.ids.target);
 			const byFile = own.length > 0 ? await hold(spawnFileHolder(own)) : await hold(spawnArgvHolder([world.ids.target]));
-			const refresh: AdapterContext = {...world.ctx, memo: createScanMemo(), processes: snapshotTable(world.ctx.processes)};
+			const refresh: AdapterContext = {...world.ctx, refresh: createRefresh(), processes: snapshotTable(world.ctx.processes)};
 			const pids = async (ctx: AdapterContext, id: string) => (await adapter.inUse(ctx, id)).map(h => h.pid).sort((a, b) => a - b);
 			// Asked in another order than alone, so an index built for the first id serves the next.
 			for (const id of [world.ids.sibling, world.ids.target, world.ids.foreign]) expect(await pids(refresh, id)).toEqual(await pids(world.ctx, id));
 			expect(await pids(refresh, world.ids.target)).toEqual(expect.arrayContaining([byChild.pid, byFile.pid]));
 			for (const id of [world.ids.old, world.ids.target, world.ids.foreign]) expect(await adapter.verify(refresh, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
 			// In a status run's order: every row verified, then the same ids asked about use.
-			const status: AdapterContext = {...world.ctx, memo: createScanMemo(), processes: snapshotTable(world.ctx.processes)};
+			const status: AdapterContext = {...world.ctx, refresh: createRefresh(), processes: snapshotTable(world.ctx.processes)};
 			const ids = [world.ids.target, world.ids.sibling, world.ids.old, world.ids.foreign];
 			for (const id of ids) expect(await adapter.verify(status, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
 			for (const id of ids) expect(await pids(status, id)).toEqual(await pids(world.ctx, id));

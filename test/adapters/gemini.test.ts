@@ -4,7 +4,7 @@ import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {geminiAdapter} from '../../src/adapters/gemini.js';
 import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
-import {createScanMemo, memoHas, setDirectLookups} from '../../src/adapters/common/memo.js';
+import {createRefresh, memoHas} from '../../src/adapters/common/refresh.js';
 import {chatFileName, geminiRoot, uuidWithPrefix, writeGeminiArtifacts, writeGeminiMain, writeGeminiProject, writeGeminiSubagent} from './fixtures/gemini.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 
@@ -225,9 +225,8 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 		const alone = fixtureContext(l);
 		// By name in each listing (a few ids), and from the index of every main chat (many ids).
 		for (const limit of [32, 0]) {
-			const before = setDirectLookups(limit);
-			try {
-				const inRefresh = {...fixtureContext(l), memo: createScanMemo()};
+			{
+				const inRefresh = {...fixtureContext(l), refresh: createRefresh({directLookups: limit})};
 				for (const id of ids) {
 					for (const cwd of [alpha, beta, undefined]) expect(await geminiAdapter.verify(inRefresh, id, cwd)).toEqual(await geminiAdapter.verify(alone, id, cwd));
 					expect(await geminiAdapter.inUse(inRefresh, id)).toEqual(await geminiAdapter.inUse(alone, id));
@@ -236,8 +235,6 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 				expect((await geminiAdapter.verify(inRefresh, linked)).kind).toBe('no');
 				expect(await geminiAdapter.verify(inRefresh, legacy, alpha)).toEqual({kind: 'yes'});
 				expect(memoHas(inRefresh, `gemini:main-chats:${path.join(l.home, '.gemini')}`)).toBe(limit === 0);
-			} finally {
-				setDirectLookups(before);
 			}
 		}
 	});
@@ -245,7 +242,7 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 	it('lists the sub-agent folders only for an id no main chat holds', async () => {
 		const l = layout();
 		const {a} = twins(l);
-		const ctx = {...fixtureContext(l), memo: createScanMemo()};
+		const ctx = {...fixtureContext(l), refresh: createRefresh()};
 		const subAgents = `gemini:sub-agents:${path.join(l.home, '.gemini')}`;
 		expect(await geminiAdapter.verify(ctx, a, l.cwds[0])).toEqual({kind: 'yes'});
 		expect(memoHas(ctx, subAgents)).toBe(false);

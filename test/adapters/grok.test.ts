@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import {afterEach, describe, expect, it, vi} from 'vitest';
 import {grokAdapter} from '../../src/adapters/grok.js';
-import {setDirectLookups} from '../../src/adapters/common/memo.js';
 import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
 import {spawnArgvHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {adapterContract} from './contract.js';
@@ -217,7 +216,7 @@ describe('grok targeted lookups', () => {
 		insertGrokCliSession(w.home, {id: ids.cliEmpty, cwd: alpha, createdAt: at + 40, title: 'empty', turns: 0});
 		await held(spawnArgvHolder([ids.crossChild]));
 		const asked = [w.ids.target, ...w.ids.targetDescendants, w.ids.sibling, w.ids.foreign, w.ids.old, w.ids.absent, ...Object.values(ids)];
-		await expectTargetedMatchesIndex(grokAdapter, w.ctx, setDirectLookups, asked, [undefined, alpha, beta]);
+		await expectTargetedMatchesIndex(grokAdapter, w.ctx, asked, [undefined, alpha, beta]);
 		expect(await grokAdapter.verify(w.ctx, ids.empty)).toEqual({kind: 'no', reason: 'the session holds no messages'});
 		expect(await grokAdapter.verify(w.ctx, ids.crossChild, beta)).toEqual({kind: 'yes'});
 		expect(await grokAdapter.verify(w.ctx, ids.liar)).toEqual({kind: 'yes'});

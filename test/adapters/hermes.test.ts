@@ -5,7 +5,6 @@ import '../../src/system/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it, vi} from 'vitest';
 import {hermesAdapter, hermesRootFor} from '../../src/adapters/hermes.js';
-import {setDirectLookups} from '../../src/adapters/common/memo.js';
 import {realExec} from '../../src/system/exec.js';
 import {spawnArgvHolder, spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {buildHermesFixture, createHermesStore, hermesId, hermesSql, insertHermesSession} from './fixtures/hermes.js';
@@ -255,7 +254,7 @@ describe('hermes targeted lookups', () => {
 		await held(spawnArgvHolder([w.ids.targetDescendants[2] ?? w.ids.target]));
 		await held(spawnFileHolder(w.holdPaths(w.ids.target)));
 		const asked = [w.ids.target, ...w.ids.targetDescendants, w.ids.sibling, w.ids.foreign, w.ids.old, w.ids.absent, ...Object.values(ids)];
-		await expectTargetedMatchesIndex(hermesAdapter, w.ctx, setDirectLookups, asked, [undefined, w.cwds[0], w.cwds[1]]);
+		await expectTargetedMatchesIndex(hermesAdapter, w.ctx, asked, [undefined, w.cwds[0], w.cwds[1]]);
 		// The cases above are the ones a wrong lookup would get wrong.
 		expect(await hermesAdapter.verify(w.ctx, ids.empty)).toEqual({kind: 'no', reason: 'the session holds no messages'});
 		expect(await hermesAdapter.verify(w.ctx, ids.noCwd, w.cwds[0])).toEqual({kind: 'yes'});

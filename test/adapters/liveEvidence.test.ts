@@ -3,7 +3,7 @@ import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import {flagValue, usersOf, wordAfter, type LiveUse} from '../../src/adapters/common/liveEvidence.js';
-import {createScanMemo} from '../../src/adapters/common/memo.js';
+import {createRefresh} from '../../src/adapters/common/refresh.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {parseStat, snapshotTable} from '../../src/system/processes.js';
 import {asUserOf, spawnFileHolder, type HeldProcess} from '../support/holders.js';
@@ -55,7 +55,7 @@ describe.each(['claude', 'codex', 'opencode', 'gemini'] as const)('in use by pro
 		const inAlpha = await hold(spawnFileHolder([], agent, [], alpha, asUserOf(w)));
 		for (const id of [w.ids.target, w.ids.sibling]) expect(await pids(agent, w.ctx, id)).toEqual([inAlpha.pid]);
 		// Inside a refresh (one memo, one table) the answer is the same.
-		const refresh: AdapterContext = {...w.ctx, memo: createScanMemo(), processes: snapshotTable(w.ctx.processes)};
+		const refresh: AdapterContext = {...w.ctx, refresh: createRefresh(), processes: snapshotTable(w.ctx.processes)};
 		for (const id of [w.ids.foreign, w.ids.target, w.ids.sibling]) expect(await pids(agent, refresh, id)).toEqual(await pids(agent, w.ctx, id));
 	});
 });

@@ -4,7 +4,6 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
 import {opencodeAdapter} from '../../src/adapters/opencode.js';
-import {setDirectLookups} from '../../src/adapters/common/memo.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {realExec, type Exec} from '../../src/system/exec.js';
 import {asUserOf, spawnArgvHolder, spawnFileHolder} from '../support/holders.js';
@@ -270,7 +269,7 @@ describe('opencode targeted lookups', () => {
 		const deep = await spawnArgvHolder([w.ids.targetDescendants.at(-1) ?? w.ids.target]);
 		cleanups.push(() => deep.stop());
 		const asked = [w.ids.target, ...w.ids.targetDescendants, w.ids.sibling, w.ids.foreign, w.ids.old, w.ids.absent, ...Object.values(ids)];
-		await expectTargetedMatchesIndex(opencodeAdapter, w.ctx, setDirectLookups, asked, [undefined, alpha, beta]);
+		await expectTargetedMatchesIndex(opencodeAdapter, w.ctx, asked, [undefined, alpha, beta]);
 		expect(await opencodeAdapter.verify(w.ctx, ids.empty)).toEqual({kind: 'no', reason: 'no messages yet'});
 		expect((await opencodeAdapter.verify(w.ctx, ids.gone)).kind).toBe('no');
 		expect(await opencodeAdapter.verify(w.ctx, w.ids.target, beta)).toEqual({kind: 'no', reason: `belongs to ${alpha}, not ${beta}`});

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
-import {parseCached, vouching} from '../../src/adapters/common/memo.js';
+import {createRefresh, ParseCache, type Vouch} from '../../src/adapters/common/refresh.js';
 import {listDir} from '../../src/adapters/common/paths.js';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AgentAdapter, DiscoverQuery} from '../../src/adapters/types.js';
@@ -281,6 +281,10 @@ describe('the folder watch', () => {
 });
 
 describe('the parse cache', () => {
+	// Kept across refreshes by its owner (the discovery cache), each refresh a new object.
+	const kept = new ParseCache();
+	const parseCached = <T>(kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T => createRefresh({parses: kept}).parse(kind, file, also, parse, keep);
+
 	it('parses again when the file changes (same size, new mtime), keeps the answer otherwise', () => {
 		const file = path.join(dir, 'f.jsonl');
 		fs.writeFileSync(file, 'aaaa');
@@ -324,7 +328,10 @@ describe('reads vouched for by the folder watch', () => {
 		try {
 			watch.track('k', [watched]);
 			let parses = 0;
-			const read = (f: string) => vouching.run(watch.vouch(), () => parseCached('vouch-test', f, '', () => (parses += 1, fs.readFileSync(f, 'utf8'))));
+			// One refresh per read, each with the watch's vouch of that moment and one long-lived cache.
+			const cache = new ParseCache();
+			const inRefresh = (vouch: Vouch) => ({refresh: createRefresh({parses: cache, vouch})});
+			const read = (f: string) => inRefresh(watch.vouch()).refresh.parse('vouch-test', f, '', () => (parses += 1, fs.readFileSync(f, 'utf8')));
 			expect(read(file)).toBe('one');
 			expect(read(file)).toBe('one');
 			expect(parses).toBe(1);
@@ -337,7 +344,7 @@ describe('reads vouched for by the folder watch', () => {
 			fs.writeFileSync(other, 'three');
 			expect(read(other)).toBe('three');
 			// A listing is reused until something is created in the folder.
-			const names = () => vouching.run(watch.vouch(), () => listDir(watched).map(e => e.name).sort());
+			const names = () => listDir(watched, inRefresh(watch.vouch())).map(e => e.name).sort();
 			expect(names()).toEqual(['t.jsonl']);
 			watch.take();
 			fs.writeFileSync(path.join(watched, 'new.jsonl'), '');

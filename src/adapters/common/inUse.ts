@@ -6,17 +6,18 @@ import type {AdapterContext, InUseHolder} from '../types.js';
  * Our own process, and the wrappers that started us with the same arguments (`npx mam-tui purge
  * --id X`, `sh -c 'mam-tui purge --id X'`): their argv names the id too, but they are not users
  * of the conversation. Any other ancestor (an agent whose Bash tool runs mam-tui) still counts.
+ * Inside a refresh, once per process table: a refresh asks inUse for hundreds of rows with one table.
  */
-function selfPids(all: readonly ProcessRef[]): ReadonlySet<number> {
-	// One answer per process table: a refresh asks inUse for hundreds of rows with the same table.
-	const known = selfByTable.get(all);
-	if (known) return known;
-	const self = selfPidsNow(all);
-	selfByTable.set(all, self);
-	return self;
+function selfPids(ctx: AdapterContext, all: readonly ProcessRef[]): ReadonlySet<number> {
+	return perTable(ctx, 'self-pids', all, () => selfPidsNow(all));
 }
 
-const selfByTable = new WeakMap<readonly ProcessRef[], ReadonlySet<number>>();
+/** `compute()` once per refresh and process table (the refresh's table is one listing); outside a refresh, every time. */
+function perTable<T>(ctx: AdapterContext, key: string, all: readonly ProcessRef[], compute: () => T): T {
+	if (!ctx.refresh) return compute();
+	const kept = ctx.refresh.memo(`in-use:${key}`, () => ({all, value: compute()}));
+	return kept.all === all ? kept.value : compute();
+}
 
 function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
 	const self = new Set<number>([process.pid]);
@@ -34,31 +35,24 @@ function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
 }
 
 /**
- * Each process's arguments in one string, NUL between them, once per table: a refresh asks for
- * hundreds of rows over the same table. A valid id holds no NUL, so it is found in this string
- * exactly when one argument holds it.
+ * Each process's arguments in one string, NUL between them (once per table inside a refresh: it
+ * asks for hundreds of rows over the same table). A valid id holds no NUL, so it is found in this
+ * string exactly when one argument holds it.
  */
-const joinedByTable = new WeakMap<readonly ProcessRef[], {readonly each: readonly string[]; readonly every: string}>();
-
 function joinedArgv(all: readonly ProcessRef[]): {readonly each: readonly string[]; readonly every: string} {
-	let joined = joinedByTable.get(all);
-	if (!joined) {
-		const each = all.map(p => p.argv.join('\0'));
-		// Every argument of every process in one string: an id that is not in it is in no argument,
-		// and one search of it is much cheaper than one per process (most ids are named by nobody).
-		joined = {each, every: each.join('\0')};
-		joinedByTable.set(all, joined);
-	}
-	return joined;
+	const each = all.map(p => p.argv.join('\0'));
+	// Every argument of every process in one string: an id that is not in it is in no argument,
+	// and one search of it is much cheaper than one per process (most ids are named by nobody).
+	return {each, every: each.join('\0')};
 }
 
 /** Processes (other than us) whose argv names one of `ids` in any argument. */
 export async function argvUsers(ctx: AdapterContext, ids: readonly string[]): Promise<InUseHolder[]> {
 	const all = await ctx.processes.list();
-	const joined = joinedArgv(all);
+	const joined = perTable(ctx, 'joined-argv', all, () => joinedArgv(all));
 	const wanted = ids.filter(id => id !== '' && !id.includes('\0') && joined.every.includes(id));
 	if (wanted.length === 0) return [];
-	const self = selfPids(all);
+	const self = selfPids(ctx, all);
 	const out: InUseHolder[] = [];
 	for (let i = 0; i < all.length; i++) {
 		const proc = all[i] as ProcessRef;

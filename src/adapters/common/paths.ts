@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {listVouched, namesVouched} from './memo.js';
+import {messageOf} from '../../domain/result.js';
+import type {InRefresh} from './refresh.js';
 
 /** True when `p` is `root` or lies below it (both already resolved). */
 export function isInside(p: string, root: string): boolean {
@@ -17,22 +18,13 @@ export function realpathOrUndefined(p: string): string | undefined {
 }
 
 /**
- * Answers of the last second: a discovery pass compares thousands of conversations with the same
- * few dozen cwds, and a realpath walks every component. A cwd turning into a symlink is seen a
- * second later at most.
+ * The realpath of `cwd` when it exists, else the path normalised (a deleted cwd still matches its
+ * record). Inside a refresh, once per cwd: a discovery pass compares thousands of conversations
+ * with the same few dozen cwds, and a realpath walks every component.
  */
-const recentCwds = new Map<string, {readonly at: number; readonly value: string}>();
-const RECENT_CWD_MS = 1000;
-
-/** The realpath of `cwd` when it exists, else the path normalised (a deleted cwd still matches its record). */
-export function canonicalCwd(cwd: string): string {
-	const now = Date.now();
-	const hit = recentCwds.get(cwd);
-	if (hit && now - hit.at < RECENT_CWD_MS && now >= hit.at) return hit.value;
-	const value = realpathOrUndefined(cwd) ?? path.resolve(cwd);
-	if (recentCwds.size >= 10_000) recentCwds.clear();
-	recentCwds.set(cwd, {at: now, value});
-	return value;
+export function canonicalCwd(ctx: InRefresh, cwd: string): string {
+	const resolve = () => realpathOrUndefined(cwd) ?? path.resolve(cwd);
+	return ctx.refresh ? ctx.refresh.memo(`cwd\0${cwd}`, resolve) : resolve();
 }
 
 /** A plain file or folder name: no separators, not `.`/`..`, no NUL. */
@@ -76,15 +68,16 @@ export function rootContaining(p: string, roots: readonly string[]): string | un
 }
 
 /** Entries of a folder, or [] when it is missing or unreadable. Symlinks show as links (not followed). */
-export function listDir(dir: string): fs.Dirent[] {
-	// Inside a live refresh, a folder the watch saw no entry come or go in is not read again.
-	return listVouched(dir, () => {
+export function listDir(dir: string, ctx: InRefresh = {}): fs.Dirent[] {
+	const read = () => {
 		try {
 			return fs.readdirSync(dir, {withFileTypes: true});
 		} catch {
 			return [];
 		}
-	});
+	};
+	// Inside a live refresh, a folder the watch saw no entry come or go in is not read again.
+	return ctx.refresh ? ctx.refresh.list(dir, read) : read();
 }
 
 /**
@@ -100,15 +93,15 @@ export function tempBeside(file: string): string {
  * Names in a folder, or [] when it is missing or unreadable: half the cost of `listDir` (no entry
  * objects), for indexes by name whose few hits the caller lstat()s before trusting them.
  */
-export function listNames(dir: string): string[] {
-	// Inside a live refresh, a folder the watch saw no entry come or go in is not read again.
-	return namesVouched(dir, () => {
+export function listNames(dir: string, ctx: InRefresh = {}): string[] {
+	const read = () => {
 		try {
 			return fs.readdirSync(dir);
 		} catch {
 			return [];
 		}
-	});
+	};
+	return ctx.refresh ? ctx.refresh.names(dir, read) : read();
 }
 
 /** lstat without throwing. */
@@ -141,7 +134,7 @@ export function removeInsideRoots(p: string, roots: readonly string[]): string |
 		removeTree(p);
 		return undefined;
 	} catch (error) {
-		return `${p}: ${error instanceof Error ? error.message : String(error)}`;
+		return `${p}: ${messageOf(error)}`;
 	}
 }
 
