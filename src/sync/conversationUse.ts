@@ -1,5 +1,5 @@
 import {ADAPTERS} from '../adapters/index.js';
-import {sameFolder, type LiveUse} from '../adapters/common/liveEvidence.js';
+import {folderResolver, sameResolvedTree, type LiveUse} from '../adapters/common/liveEvidence.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {AgentId, Conversation, ResumeState} from '../domain/types.js';
@@ -17,12 +17,13 @@ export function inUseText(holders: readonly Pick<InUseHolder, 'pid' | 'command' 
  * 20,000 conversations cannot each be asked. A claim on an id not listed (a sub-agent) makes
  * every listed parent a candidate; an argv naming the id (any process) makes it one too.
  */
-function mayBeUsed(conv: Conversation, uses: readonly LiveUse[], listed: ReadonlySet<string>, argvText: string): boolean {
+function mayBeUsed(conv: Conversation, uses: readonly LiveUse[], listed: ReadonlySet<string>, argvText: string, resolve: (p: string) => string): boolean {
 	if (argvText.includes(conv.id)) return true;
 	return uses.some(use => {
 		const claim = use.claim;
 		if (claim.kind === 'any') return true;
-		if (claim.kind === 'project') return sameFolder(claim.cwd, conv.cwd) || claim.cwd.startsWith(`${conv.cwd}/`) || conv.cwd.startsWith(`${claim.cwd}/`);
+		// A wide net (the folders as written, and resolved): the rule itself decides after.
+		if (claim.kind === 'project') return sameResolvedTree(claim.cwd, conv.cwd) || sameResolvedTree(claim.folder, resolve(conv.cwd));
 		return claim.ids.includes(conv.id) || (conv.childCount > 0 && claim.ids.some(id => !listed.has(id)));
 	});
 }
@@ -45,8 +46,9 @@ export async function withUse(
 	for (const agent of agents) usesOf.set(agent, (await adapters[agent].liveUses?.(ctx, all)) ?? []);
 	const listed = new Set(conversations.map(c => c.id));
 	const states = new Map<Conversation, ResumeState>();
+	const resolve = folderResolver();
 	for (const conv of conversations) {
-		if (!mayBeUsed(conv, usesOf.get(conv.agent) ?? [], listed, argvText)) continue;
+		if (!mayBeUsed(conv, usesOf.get(conv.agent) ?? [], listed, argvText, resolve)) continue;
 		try {
 			const holders = await adapters[conv.agent].inUse(ctx, conv.id);
 			if (holders.length > 0) states.set(conv, {kind: 'no', reason: inUseText(holders)});

@@ -412,7 +412,9 @@ export class DiscoveryCache {
 		this.lastCalls = 0;
 		const rows = sessions.filter(s => s.status !== 'purged');
 		const checked = options.live ? rows.filter(r => !options.live?.has(r.id)) : rows;
-		const look = {rescan: options.rescan, full: options.full === true, dirty: this.watch?.take() ?? new Set<string>()};
+		// Only a refresh that looks at the disk takes the changes seen; a pane refresh leaves them for the next one.
+		const dirty = options.rescan ? this.watch?.take() : undefined;
+		const look = {rescan: options.rescan, full: options.full === true, dirty: dirty ?? new Set<string>()};
 		// One refresh is one moment: adapters share their whole-store scans (ctx.refresh), one process
 		// table and one pass over open files, and each (agent, cwd) signature is stat()ed once.
 		// Adapter reads trust the folder watch for files and folders no event named (not on a full
