@@ -13,7 +13,7 @@ import {pushTo} from './common/groups.js';
 import {memo, parseCached, type InRefresh} from './common/refresh.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
-import {argvNames} from './stub.js';
+import {runsProgram} from './common/programs.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
 
 /** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
@@ -514,7 +514,7 @@ export const claudeAdapter: AgentAdapter = {
 		assertValidId(claudeAdapter, id);
 		return {argv: ['claude', '--resume', id]};
 	},
-	matchesProcess: proc => argvNames(proc, claudeAdapter.processNames) || proc.argv.slice(0, 2).some(a => a.includes('@anthropic-ai/claude-code/')),
+	matchesProcess: proc => runsProgram(proc, claudeAdapter.processNames, ['@anthropic-ai/claude-code/']),
 
 	async discover(ctx, query = {}) {
 		const root = claudeRoot(ctx);

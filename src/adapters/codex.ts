@@ -15,7 +15,7 @@ import {fileItem, makePlan, removePaths} from './common/plan.js';
 import {chunks, placeholders} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.js';
-import {argvNames} from './stub.js';
+import {programOf, runsProgram} from './common/programs.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -550,7 +550,7 @@ export const codexAdapter: AgentAdapter = {
 		assertValidId(codexAdapter, id);
 		return {argv: ['codex', 'resume', id]};
 	},
-	matchesProcess: proc => argvNames(proc, codexAdapter.processNames) || /^codex-[a-z0-9_-]+$/.test(path.basename(proc.argv[0] ?? proc.name)),
+	matchesProcess: proc => runsProgram(proc, codexAdapter.processNames) || /^codex-[a-z0-9_-]+$/.test(path.basename(programOf(proc.argv) || proc.name)),
 
 	async discover(ctx, query = {}) {
 		const index = readThreadIndex(ctx);

@@ -14,7 +14,7 @@ import {indexAfter, memo, type InRefresh} from './common/refresh.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.js';
-import {argvNames} from './stub.js';
+import {runsProgram} from './common/programs.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type KeptPlace, type PlanItem, type PurgePlan} from './types.js';
 
 /** Session tables of both generations: 1.x `session`, 2.x `session_v2` (a migrated database has both). */
@@ -524,7 +524,7 @@ function deletePlannedRows(plan: PurgePlan, ids: readonly string[]): {removed: P
 /** The background service that holds the shared database for every session (`serve --service`). */
 export function isBackgroundService(argv: readonly string[]): boolean {
 	const proc: ProcessRef = {pid: 0, ppid: 0, startTime: 0, name: path.basename(argv[0] ?? ''), argv};
-	return argvNames(proc, opencodeAdapter.processNames) && argv.includes('serve') && argv.includes('--service');
+	return runsProgram(proc, opencodeAdapter.processNames) && argv.includes('serve') && argv.includes('--service');
 }
 
 const SESSION_ARG = /^ses_[0-9A-Za-z]+$/;
@@ -569,7 +569,7 @@ export const opencodeAdapter: AgentAdapter = {
 		assertValidId(opencodeAdapter, id);
 		return {argv: ['opencode', '--session', id]};
 	},
-	matchesProcess: proc => argvNames(proc, opencodeAdapter.processNames),
+	matchesProcess: proc => runsProgram(proc, opencodeAdapter.processNames),
 
 	async discover(ctx, query = {}) {
 		const {stores, problems} = readStores(ctx);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {argvNames} from '../../../src/adapters/stub.js';
+import {runsProgram} from '../../../src/adapters/common/programs.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem, type PurgePlan} from '../../../src/adapters/types.js';
 import type {Conversation} from '../../../src/domain/types.js';
 
@@ -115,7 +115,7 @@ export function createFixtureAdapter(): AgentAdapter {
 			assertValidId(adapter, id);
 			return {argv: ['claude', '--resume', id]};
 		},
-		matchesProcess: proc => argvNames(proc, ['claude']),
+		matchesProcess: proc => runsProgram(proc, ['claude']),
 		async discover(ctx, query = {}) {
 			const root = fixtureRoot(ctx.home);
 			const conversations: Conversation[] = headers(root)
