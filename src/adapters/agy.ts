@@ -15,6 +15,7 @@ import {runsProgram, subcommand} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows} from './common/sqlitePurge.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type DiscoverQuery, type InUseHolder, type PlanItem} from './types.js';
+import {childrenFrom, descendants} from '../system/descendants.js';
 
 // Antigravity CLI (FORMATS 5): one sqlite database per conversation, a shared summaries
 // database, brain/<id>/ artifacts and a workspace → newest-conversation cache.
@@ -210,19 +211,8 @@ function conversationTimes(paths: AgyPaths, id: string): {createdAt: number; upd
 
 /** Every descendant of `id` (sub-agent conversations at any depth), via parent_conversation_id. */
 function descendantsOf(index: AgyIndex, id: string): string[] {
-	const children = new Map<string, string[]>();
-	for (const summary of index.summaries.values()) {
-		if (summary.parentId) pushTo(children, summary.parentId, summary.id);
-	}
-	const out: string[] = [];
-	const queue = [...(children.get(id) ?? [])];
-	while (queue.length > 0) {
-		const next = queue.shift();
-		if (next === undefined || next === id || out.includes(next)) continue;
-		out.push(next);
-		queue.push(...(children.get(next) ?? []));
-	}
-	return out;
+	const links = [...index.summaries.values()].flatMap(s => (s.parentId ? [[s.id, s.parentId] as const] : []));
+	return descendants(id, childrenFrom(links));
 }
 
 /** The index and the ids on disk, read once per refresh (memo) for the refresh's many calls. */

@@ -17,6 +17,7 @@ import {scanResidual} from './common/residual.js';
 import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.js';
 import {programOf, runsProgram} from './common/programs.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
+import {childrenFrom, descendants} from '../system/descendants.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** `rollout-<local time>-<thread id>.jsonl` (FORMATS 2). */
@@ -263,18 +264,7 @@ function parentMap(ctx: AdapterContext, index: ThreadIndex): Map<string, string>
 
 /** Children of `id` at every depth, breadth first. */
 function descendantsOf(id: string, parents: ReadonlyMap<string, string>): string[] {
-	const children = new Map<string, string[]>();
-	for (const [child, parent] of parents) pushTo(children, parent, child);
-	const out: string[] = [];
-	const queue = [id];
-	while (queue.length > 0) {
-		for (const child of children.get(queue.shift() ?? '') ?? []) {
-			if (child === id || out.includes(child)) continue;
-			out.push(child);
-			queue.push(child);
-		}
-	}
-	return out;
+	return descendants(id, childrenFrom(parents));
 }
 
 /** Thread ids anywhere in a text, overlapping ones too: compiled once (a table has thousands of arguments). */

@@ -14,6 +14,7 @@ import {indexAfter, memo, parseCached, type InRefresh} from './common/refresh.js
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
+import {sessionDescendants} from './common/groups.js';
 
 // Gemini CLI (FORMATS 4 and 10): project folders under ~/.gemini/tmp, one chat file per session
 // named by time and the FIRST 8 characters of the id. Files are attributed by the full id inside
@@ -386,16 +387,7 @@ function subAgentsBelow(ctx: InRefresh, project: Project, id: string): Session[]
 }
 
 function descendantsOf(sessions: readonly Session[], id: string): Session[] {
-	const out: Session[] = [];
-	const queue = [id];
-	while (queue.length > 0) {
-		const parent = queue.shift();
-		for (const child of sessions.filter(s => s.parentId === parent && s.id !== id && !out.includes(s))) {
-			out.push(child);
-			queue.push(child.id);
-		}
-	}
-	return out;
+	return sessionDescendants(sessions, id);
 }
 
 function toConversation(session: Session, children: ReadonlyMap<string, number>): Conversation {

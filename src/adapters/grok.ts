@@ -14,6 +14,7 @@ import {withPurgeDb} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
 
 import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
+import {sessionDescendants} from './common/groups.js';
 
 // Two unrelated products share ~/.grok (FORMATS 7): xAI's Grok Build keeps a folder per session
 // (UUID ids, `grok --resume <id>`), the community grok-cli keeps grok.db (12-hex ids,
@@ -215,16 +216,7 @@ function buildLinks(ctx: AdapterContext): readonly BuildLink[] {
 
 /** Descendants through `parent_session_id` in every session's summary.json, at any depth. */
 function buildDescendants<T extends BuildLink>(sessions: readonly T[], id: string): T[] {
-	const out: T[] = [];
-	const queue = [id];
-	while (queue.length > 0) {
-		const parent = queue.shift();
-		for (const child of sessions.filter(s => s.parentId === parent && s.id !== id && !out.includes(s))) {
-			out.push(child);
-			queue.push(child.id);
-		}
-	}
-	return out;
+	return sessionDescendants(sessions, id);
 }
 
 function buildConversation(session: BuildSession, children: ReadonlyMap<string, number>): Conversation {

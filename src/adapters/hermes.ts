@@ -14,6 +14,7 @@ import {runsProgram, subcommand} from './common/programs.js';
 import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb, type WriteDb} from './common/purgeDb.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
+import {descendants} from '../system/descendants.js';
 
 // Hermes Agent (FORMATS 6): a state.db per profile store holding sessions and messages, plus
 // per-session files. A conversation is a root session with its delegate (sub-agent) children and
@@ -289,15 +290,7 @@ function ownChildren(view: StoreView, id: string): SessionRow[] {
 
 /** Every descendant of `id` in this store (delegates and continuations, at any depth). */
 function descendantsIn(view: StoreView, id: string): string[] {
-	const out: string[] = [];
-	const queue = ownChildren(view, id).map(r => r.id);
-	while (queue.length > 0) {
-		const next = queue.shift();
-		if (next === undefined || next === id || out.includes(next)) continue;
-		out.push(next);
-		queue.push(...ownChildren(view, next).map(r => r.id));
-	}
-	return out;
+	return descendants(id, x => ownChildren(view, x).map(r => r.id));
 }
 
 /** A session's cwd, or the nearest ancestor's when it recorded none. */

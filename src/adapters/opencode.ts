@@ -16,6 +16,7 @@ import {scanResidual} from './common/residual.js';
 import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.js';
 import {runsProgram} from './common/programs.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type KeptPlace, type PlanItem, type PurgePlan} from './types.js';
+import {childrenFrom, descendants} from '../system/descendants.js';
 
 /** Session tables of both generations: 1.x `session`, 2.x `session_v2` (a migrated database has both). */
 const SESSION_TABLES = ['session', 'session_v2'] as const;
@@ -301,16 +302,7 @@ function childCandidates(o: OpenDb, id: string): string[] {
 /** Descendants of `id` by queries: each candidate kept when its parent (the last database's word, as the merged map keeps it) is the one asked. */
 function descendantsByQuery(open: readonly OpenDb[], id: string): string[] {
 	const parentOf = (child: string) => open.map(o => parentIn(o, child)).findLast(p => p !== undefined);
-	const out: string[] = [];
-	const queue = [id];
-	while (queue.length > 0) {
-		const current = queue.shift();
-		if (current === undefined) continue;
-		const children = [...new Set(open.flatMap(o => childCandidates(o, current)))].filter(child => child !== id && !out.includes(child) && parentOf(child) === current);
-		out.push(...children);
-		queue.push(...children);
-	}
-	return out;
+	return descendants(id, current => [...new Set(open.flatMap(o => childCandidates(o, current)))].filter(child => parentOf(child) === current));
 }
 
 function readStoresNow(ctx: AdapterContext): {stores: Store[]; problems: string[]} {
@@ -328,17 +320,7 @@ function readStoresNow(ctx: AdapterContext): {stores: Store[]; problems: string[
 }
 
 function descendantsOf(id: string, parents: ReadonlyMap<string, string>): string[] {
-	const out: string[] = [];
-	const queue = [id];
-	while (queue.length > 0) {
-		const current = queue.shift();
-		for (const [child, parent] of parents) {
-			if (parent !== current || child === id || out.includes(child)) continue;
-			out.push(child);
-			queue.push(child);
-		}
-	}
-	return out;
+	return descendants(id, childrenFrom(parents));
 }
 
 function resumeStateOf(s: Session): ResumeState {

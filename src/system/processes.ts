@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import {monotonicMs} from './clock.js';
+import {descendants} from './descendants.js';
 import type {ProcessRef} from '../domain/types.js';
 
 /**
@@ -220,16 +221,7 @@ export function processTree(all: readonly ProcessRef[], rootPid: number): Proces
 	const {byPid, byParent} = indexOf(all);
 	const root = byPid.get(rootPid);
 	if (!root) return [];
-	const queue = [root];
-	const seen = new Set<number>([root.pid]);
-	for (let i = 0; i < queue.length; i++) {
-		for (const child of byParent.get((queue[i] as ProcessRef).pid) ?? []) {
-			if (seen.has(child.pid)) continue;
-			seen.add(child.pid);
-			queue.push(child);
-		}
-	}
-	return queue;
+	return [root, ...descendants(root, proc => byParent.get(proc.pid) ?? [])];
 }
 
 /**
