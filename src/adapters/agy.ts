@@ -16,6 +16,7 @@ import {scanResidual} from './common/residual.js';
 import {deleteRows} from './common/sqlitePurge.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type DiscoverQuery, type InUseHolder, type PlanItem} from './types.js';
 import {childrenFrom, descendants} from '../system/descendants.js';
+import {unlessUnreadable} from './common/storeRead.js';
 
 // Antigravity CLI (FORMATS 5): one sqlite database per conversation, a shared summaries
 // database, brain/<id>/ artifacts and a workspace → newest-conversation cache.
@@ -86,7 +87,7 @@ function parseWorkspaces(value: unknown): string[] {
 function readSummaries(paths: AgyPaths): {summaries: Map<string, AgySummary>; problem?: string} {
 	const summaries = new Map<string, AgySummary>();
 	if (!lstatOrUndefined(paths.summariesDb)) return {summaries};
-	try {
+	return unlessUnreadable(() => {
 		withReadOnlyDb(paths.summariesDb, db => {
 			const columns = tableColumns(db).get(SUMMARY_TABLE);
 			if (!columns?.has('conversation_id')) return;
@@ -110,10 +111,7 @@ function readSummaries(paths: AgyPaths): {summaries: Map<string, AgySummary>; pr
 			}
 		});
 		return {summaries};
-	} catch (error) {
-		if (error instanceof StoreReadError) return {summaries, problem: error.message};
-		throw error;
-	}
+	}, problem => ({summaries, problem}));
 }
 
 /** last_conversations.json: `{"<workspace>": "<conversation id>"}`, inverted. */
@@ -171,16 +169,13 @@ function stepsState(ctx: InRefresh, paths: AgyPaths, id: string): ResumeState {
 function stepsStateNow(paths: AgyPaths, id: string): ResumeState {
 	const file = conversationDb(paths, id);
 	if (!lstatOrUndefined(file)) return {kind: 'no', reason: 'no conversation database (agy would silently start a new conversation)'};
-	try {
+	return unlessUnreadable(() => {
 		return withReadOnlyDb(file, db => {
 			if (!tableColumns(db).has('steps')) return {kind: 'unknown', reason: `${file}: no steps table (unexpected schema)`};
 			const row = db.prepare<[], {n: number}>('SELECT count(*) AS n FROM steps').get();
 			return (row?.n ?? 0) > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'conversation has no steps yet'};
 		});
-	} catch (error) {
-		if (error instanceof StoreReadError) return {kind: 'unknown', reason: error.message};
-		throw error;
-	}
+	}, (reason): ResumeState => ({kind: 'unknown', reason}));
 }
 
 /** Ids with a conversation database on disk. */

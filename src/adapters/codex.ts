@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {messageOf} from '../domain/result.js';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
-import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
+import {tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
 import {measuredExitInput, readCodexScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, hasFlag, idsUse, needsFolders, openFilesOf, projectUse, usersOf, wordAfter, type LiveUse} from './common/liveEvidence.js';
@@ -18,6 +18,7 @@ import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.j
 import {programOf, runsProgram} from './common/programs.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem} from './types.js';
 import {childrenFrom, descendants} from '../system/descendants.js';
+import {unlessUnreadable} from './common/storeRead.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** `rollout-<local time>-<thread id>.jsonl` (FORMATS 2). */
@@ -222,7 +223,7 @@ function readThreadIndex(ctx: AdapterContext): ThreadIndex {
 function readThreadIndexNow(ctx: AdapterContext): ThreadIndex {
 	const index: ThreadIndex = {titles: new Map(), parents: new Map(), ids: new Set(), problems: []};
 	for (const db of databases(ctx).filter(f => path.basename(f).startsWith('state_'))) {
-		try {
+		unlessUnreadable(() => {
 			withReadOnlyDb(db, handle => {
 				const tables = tableColumns(handle);
 				const threads = tables.get('threads');
@@ -242,10 +243,7 @@ function readThreadIndexNow(ctx: AdapterContext): ThreadIndex {
 					for (const edge of edges) index.parents.set(edge.child, edge.parent);
 				}
 			});
-		} catch (error) {
-			if (!(error instanceof StoreReadError)) throw error;
-			index.problems.push(error.message);
-		}
+		}, problem => index.problems.push(problem));
 	}
 	return index;
 }
@@ -286,7 +284,7 @@ function indexParentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string
 	const parents = new Map<string, string>();
 	if (ids.length === 0) return parents;
 	for (const db of databases(ctx).filter(f => path.basename(f).startsWith('state_'))) {
-		try {
+		unlessUnreadable(() => {
 			withReadOnlyDb(db, handle => {
 				const tables = tableColumns(handle);
 				for (const chunk of chunks(ids)) {
@@ -301,9 +299,7 @@ function indexParentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string
 					}
 				}
 			});
-		} catch (error) {
-			if (!(error instanceof StoreReadError)) throw error;
-		}
+		}, () => undefined);
 	}
 	return parents;
 }

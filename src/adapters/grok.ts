@@ -15,6 +15,7 @@ import {scanResidual} from './common/residual.js';
 
 import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
 import {sessionDescendants} from './common/groups.js';
+import {unlessUnreadable} from './common/storeRead.js';
 
 // Two unrelated products share ~/.grok (FORMATS 7): xAI's Grok Build keeps a folder per session
 // (UUID ids, `grok --resume <id>`), the community grok-cli keeps grok.db (12-hex ids,
@@ -285,12 +286,9 @@ const cliKey = (file: string): string => `grok:cli:${file}`;
 
 function readCliSessions(file: string, id?: string): {sessions: CliSession[]; problem?: string} {
 	if (!lstatOrUndefined(file)) return {sessions: []};
-	try {
+	return unlessUnreadable(() => {
 		return {sessions: withReadOnlyDb(file, db => readCliDb(file, db, id))};
-	} catch (error) {
-		if (error instanceof StoreReadError) return {sessions: [], problem: error.message};
-		throw error;
-	}
+	}, problem => ({sessions: [], problem}));
 }
 
 /**

@@ -15,6 +15,7 @@ import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb, type Write
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
 import {descendants} from '../system/descendants.js';
+import {unlessUnreadable} from './common/storeRead.js';
 
 // Hermes Agent (FORMATS 6): a state.db per profile store holding sessions and messages, plus
 // per-session files. A conversation is a root session with its delegate (sub-agent) children and
@@ -219,12 +220,9 @@ function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: strin
 	const data: StoreData[] = [];
 	const problems: string[] = [];
 	for (const store of storesOf(ctx, hermesRoot(ctx))) {
-		try {
+		unlessUnreadable(() => {
 			data.push(withReadOnlyDb(store.db, db => readStoreDb(store, db)));
-		} catch (error) {
-			if (error instanceof StoreReadError) problems.push(error.message);
-			else throw error;
-		}
+		}, problem => problems.push(problem));
 	}
 	return {data, problems};
 }
@@ -245,13 +243,10 @@ function askStores<T>(ctx: AdapterContext, ask: (view: ReturnType<typeof queryVi
 	const found: T[] = [];
 	const problems: string[] = [];
 	for (const store of storesOf(ctx, hermesRoot(ctx))) {
-		try {
+		unlessUnreadable(() => {
 			const answer = withReadOnlyDb(store.db, db => ask(queryView(store, db), db));
 			if (answer !== undefined) found.push(answer);
-		} catch (error) {
-			if (error instanceof StoreReadError) problems.push(error.message);
-			else throw error;
-		}
+		}, problem => problems.push(problem));
 	}
 	return {found, problems};
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {messageOf} from '../domain/result.js';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
-import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
+import {tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
 import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
 import {argvUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameResolvedTree, usersOf, type LiveUse} from './common/liveEvidence.js';
@@ -17,6 +17,7 @@ import {deleteRows, eraseDatabases, type RowDelete} from './common/sqlitePurge.j
 import {runsProgram} from './common/programs.js';
 import {assertValidId, type AdapterContext, type AgentAdapter, type KeptPlace, type PlanItem, type PurgePlan} from './types.js';
 import {childrenFrom, descendants} from '../system/descendants.js';
+import {unlessUnreadable} from './common/storeRead.js';
 
 /** Session tables of both generations: 1.x `session`, 2.x `session_v2` (a migrated database has both). */
 const SESSION_TABLES = ['session', 'session_v2'] as const;
@@ -249,12 +250,9 @@ interface OpenDb {
 function withEveryDb<T>(files: readonly string[], fn: (open: readonly OpenDb[]) => T, open: readonly OpenDb[] = []): {value: T} | undefined {
 	const [first, ...rest] = files;
 	if (first === undefined) return {value: fn(open)};
-	try {
+	return unlessUnreadable(() => {
 		return withReadOnlyDb(first, handle => withEveryDb(rest, fn, [...open, {db: first, handle, tables: tableColumns(handle)}]));
-	} catch (error) {
-		if (error instanceof StoreReadError) return undefined;
-		throw error;
-	}
+	}, () => undefined);
 }
 
 /** The merged session `id` of the first database holding it (the index's `find`). */
@@ -309,12 +307,9 @@ function readStoresNow(ctx: AdapterContext): {stores: Store[]; problems: string[
 	const stores: Store[] = [];
 	const problems: string[] = [];
 	for (const db of dbFiles(ctx)) {
-		try {
+		unlessUnreadable(() => {
 			stores.push(readStore(db));
-		} catch (error) {
-			if (!(error instanceof StoreReadError)) throw error;
-			problems.push(error.message);
-		}
+		}, problem => problems.push(problem));
 	}
 	return {stores, problems};
 }
