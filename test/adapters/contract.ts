@@ -358,6 +358,37 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 		});
 	});
 
+	describe('inside a refresh', () => {
+		// A refresh may answer from per-id lookups or from a whole-store index (ctx.refresh decides,
+		// after `directLookups` ids); every answer must be the one the adapter gives alone.
+		it.each([0, 1, 32])('answers discover, verify, inUse, watchPaths and artifacts as alone (direct lookups: %i)', SLOW, async directLookups => {
+			const alone = world.ctx;
+			const {target, sibling, old, foreign, absent, targetDescendants} = world.ids;
+			const ids = [foreign, target, ...targetDescendants.filter(d => adapter.idPattern.test(d)), sibling, old, absent];
+			const cwds = [undefined, ...world.cwds];
+			const inRefresh: AdapterContext = {...alone, refresh: createRefresh({directLookups}), processes: snapshotTable(alone.processes)};
+			const pids = async (ctx: AdapterContext, id: string) => (await adapter.inUse(ctx, id)).map(h => `${h.pid} ${h.reason}`).sort();
+			const ask = async (ctx: AdapterContext) => {
+				const answers: unknown[] = [];
+				for (const id of ids) for (const cwd of cwds) answers.push(await adapter.verify(ctx, id, cwd));
+				for (const id of ids) answers.push(await pids(ctx, id));
+				return answers;
+			};
+			const expected = await ask(alone);
+			// Before and after discover has read the whole store into the refresh.
+			expect(await ask(inRefresh)).toEqual(expected);
+			for (const cwd of cwds) {
+				for (const includeChildren of [false, true]) {
+					const query = {...(cwd === undefined ? {} : {cwd}), includeChildren};
+					expect(await adapter.discover(inRefresh, query), `discover ${JSON.stringify(query)}`).toEqual(await adapter.discover(alone, query));
+				}
+			}
+			expect(await ask(inRefresh)).toEqual(expected);
+			for (const cwd of world.cwds) expect(adapter.watchPaths?.(inRefresh, cwd)).toEqual(adapter.watchPaths?.(alone, cwd));
+			expect(await adapter.artifacts(inRefresh, target)).toEqual(await adapter.artifacts(alone, target));
+		});
+	});
+
 	describe('bad ids', () => {
 		it('are rejected by every id-taking method before any I/O', SLOW, async () => {
 			const before = world.snapshotOthers([]);
