@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {messageOf} from '../domain/result.js';
 import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
-import {tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
+import {tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
 import {measuredExitInput, readCodexScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, hasFlag, idsUse, needsFolders, openFilesOf, projectUse, usersOf, wordAfter, type LiveUse} from './common/liveEvidence.js';
@@ -222,42 +222,67 @@ function readThreadIndex(ctx: AdapterContext): ThreadIndex {
 
 function readThreadIndexNow(ctx: AdapterContext): ThreadIndex {
 	const index: ThreadIndex = {titles: new Map(), parents: new Map(), ids: new Set(), problems: []};
-	for (const db of databases(ctx).filter(f => path.basename(f).startsWith('state_'))) {
+	for (const db of stateDatabases(ctx)) {
 		unlessUnreadable(() => {
 			withReadOnlyDb(db, handle => {
 				const tables = tableColumns(handle);
 				const threads = tables.get('threads');
 				if (threads?.has('id')) {
-					const cols = ['id', ...['name', 'title', 'parent_thread_id'].filter(c => threads.has(c))];
+					const cols = ['id', ...['name', 'title'].filter(c => threads.has(c))];
 					const rows = handle.prepare(`SELECT ${cols.join(', ')} FROM threads`).all() as Record<string, unknown>[];
 					for (const row of rows) {
 						const id = String(row['id']);
 						index.ids.add(id);
 						const title = [row['name'], row['title']].find(v => typeof v === 'string' && v.trim() !== '');
 						if (typeof title === 'string') index.titles.set(id, title);
-						if (typeof row['parent_thread_id'] === 'string') index.parents.set(id, row['parent_thread_id']);
 					}
 				}
-				if (tables.get('thread_spawn_edges')?.has('child_thread_id')) {
-					const edges = handle.prepare('SELECT parent_thread_id AS parent, child_thread_id AS child FROM thread_spawn_edges').all() as {parent: string; child: string}[];
-					for (const edge of edges) index.parents.set(edge.child, edge.parent);
-				}
+				for (const [child, parent] of parentLinks(handle, tables)) index.parents.set(child, parent);
 			});
 		}, problem => index.problems.push(problem));
 	}
 	return index;
 }
 
-/** Parent of every thread: rollout sub-agent sources, spawn edges, threads.parent_thread_id. */
-function parentMap(ctx: AdapterContext, index: ThreadIndex): Map<string, string> {
-	return memo(ctx, `codex:parents:${codexRoot(ctx)}`, () => {
-		const parents = new Map(index.parents);
-		for (const ref of rollouts(ctx)) {
-			const parent = parentFromMeta(metaOf(ctx, ref.file, ref.id));
-			if (parent) parents.set(ref.id, parent);
+function stateDatabases(ctx: AdapterContext): string[] {
+	return databases(ctx).filter(f => path.basename(f).startsWith('state_'));
+}
+
+/**
+ * THE index's parent links of one state database: `threads.parent_thread_id`, with spawn edges
+ * over it. Of every thread, or with `ids` of those children only (bound `IN` lists, for a few).
+ */
+function parentLinks(handle: ReadDb, tables: ReadonlyMap<string, ReadonlySet<string>>, ids?: readonly string[]): Map<string, string> {
+	const links = new Map<string, string>();
+	const batches = ids === undefined ? [undefined] : chunks(ids);
+	const where = (column: string, batch: readonly string[] | undefined) => (batch === undefined ? '' : ` WHERE ${column} IN (${placeholders(batch.length)})`);
+	if (tables.get('threads')?.has('id') && tables.get('threads')?.has('parent_thread_id')) {
+		for (const batch of batches) {
+			const rows = handle.prepare(`SELECT id, parent_thread_id AS parent FROM threads${where('id', batch)}`).all(...(batch ?? [])) as {id: unknown; parent: unknown}[];
+			for (const row of rows) if (typeof row.parent === 'string') links.set(String(row.id), row.parent);
 		}
-		return parents;
-	});
+	}
+	if (tables.get('thread_spawn_edges')?.has('child_thread_id')) {
+		for (const batch of batches) {
+			const edges = handle.prepare(`SELECT parent_thread_id AS parent, child_thread_id AS child FROM thread_spawn_edges${where('child_thread_id', batch)}`).all(...(batch ?? [])) as {parent: string; child: string}[];
+			for (const edge of edges) links.set(edge.child, edge.parent);
+		}
+	}
+	return links;
+}
+
+/** THE parent rule over the index's links: a rollout's own word (its session_meta) wins. */
+function withRolloutParents(ctx: InRefresh, links: Map<string, string>, refs: Iterable<RolloutFile>): Map<string, string> {
+	for (const ref of refs) {
+		const parent = parentFromMeta(metaOf(ctx, ref.file, ref.id));
+		if (parent) links.set(ref.id, parent);
+	}
+	return links;
+}
+
+/** Parent of every thread (for descendants), once per refresh. */
+function parentMap(ctx: AdapterContext, index: ThreadIndex): Map<string, string> {
+	return memo(ctx, `codex:parents:${codexRoot(ctx)}`, () => withRolloutParents(ctx, new Map(index.parents), rollouts(ctx)));
 }
 
 /** Children of `id` at every depth, breadth first. */
@@ -276,44 +301,19 @@ function threadIdsIn(text: string, into: Set<string>): void {
 }
 
 /**
- * The index's parent of each of `ids` (what `readThreadIndex(ctx).parents` holds for them, with
- * the same precedence: databases in order, spawn edges over `threads.parent_thread_id`), asked
- * with bound `IN` lists instead of reading every thread of every database.
+ * The parent of each of `ids` as `parentMap` gives it, without reading every thread of every
+ * database or the first line of every rollout: the same links and rule, asked for these ids.
  */
-function indexParentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, string> {
-	const parents = new Map<string, string>();
-	if (ids.length === 0) return parents;
-	for (const db of databases(ctx).filter(f => path.basename(f).startsWith('state_'))) {
-		unlessUnreadable(() => {
-			withReadOnlyDb(db, handle => {
-				const tables = tableColumns(handle);
-				for (const chunk of chunks(ids)) {
-					const marks = placeholders(chunk.length);
-					if (tables.get('threads')?.has('id') && tables.get('threads')?.has('parent_thread_id')) {
-						const rows = handle.prepare(`SELECT id, parent_thread_id AS parent FROM threads WHERE id IN (${marks})`).all(...chunk) as {id: unknown; parent: unknown}[];
-						for (const row of rows) if (typeof row.parent === 'string') parents.set(String(row.id), row.parent);
-					}
-					if (tables.get('thread_spawn_edges')?.has('child_thread_id')) {
-						const edges = handle.prepare(`SELECT parent_thread_id AS parent, child_thread_id AS child FROM thread_spawn_edges WHERE child_thread_id IN (${marks})`).all(...chunk) as {parent: string; child: string}[];
-						for (const edge of edges) parents.set(edge.child, edge.parent);
-					}
-				}
-			});
-		}, () => undefined);
-	}
-	return parents;
-}
-
-/** The parent of each of `ids` as `parentMap` would give it: the rollout's own word, else the index's. */
 function parentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, string> {
-	const parents = indexParentsOf(ctx, ids);
-	for (const id of ids) {
-		for (const ref of rolloutsOf(ctx, id)) {
-			const parent = parentFromMeta(metaOf(ctx, ref.file, id));
-			if (parent) parents.set(id, parent);
-		}
+	const links = new Map<string, string>();
+	if (ids.length === 0) return links;
+	for (const db of stateDatabases(ctx)) {
+		unlessUnreadable(
+			() => withReadOnlyDb(db, handle => parentLinks(handle, tableColumns(handle), ids).forEach((parent, child) => links.set(child, parent))),
+			() => undefined,
+		);
 	}
-	return parents;
+	return withRolloutParents(ctx, links, ids.flatMap(id => rolloutsOf(ctx, id)));
 }
 
 /**
