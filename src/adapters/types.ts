@@ -2,7 +2,7 @@ import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
 import type {LiveUse} from './common/liveEvidence.js';
 import type {Exec} from '../system/exec.js';
 import type {ProcessTable} from '../system/processes.js';
-import type {Refresh} from './common/refresh.js';
+import type {ParseCache, Refresh} from './common/refresh.js';
 
 /**
  * The world an adapter works in. Adapters never reach for `os.homedir()`, `process.env` or
@@ -33,6 +33,12 @@ export interface AdapterContext {
 	 * purges always read fresh.
 	 */
 	readonly refresh?: Refresh;
+	/**
+	 * Parsed files kept across calls by whoever owns this context for long (one mam-tui process's
+	 * world): the conversations view, the live refreshes and the actions then parse a file again
+	 * only when it changed. Absent: every call outside a refresh parses what it reads.
+	 */
+	readonly parses?: ParseCache;
 }
 
 /** Filters for `discover`. */

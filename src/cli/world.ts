@@ -7,6 +7,7 @@ import {Registry} from '../registry/registry.js';
 import {realExec, type Exec} from '../system/exec.js';
 import {createFileLogger, type Logger} from '../system/logger.js';
 import {createProcessTable, type ProcessTable} from '../system/processes.js';
+import {ParseCache} from '../adapters/common/refresh.js';
 
 /** The options every command accepts. */
 export interface GlobalOptions {
@@ -58,6 +59,8 @@ export function createWorld(options: GlobalOptions, env: Readonly<Record<string,
 	const processes = createProcessTable();
 	let registry: Registry | undefined;
 	const agentHome = dataHome(options.home, env);
+	// One parse cache for the process: the dashboard's refreshes, its conversations view and its actions.
+	const parses = new ParseCache();
 	return {
 		options,
 		env,
@@ -74,6 +77,7 @@ export function createWorld(options: GlobalOptions, env: Readonly<Record<string,
 		},
 		adapterContext() {
 			return {
+				parses,
 				home: agentHome,
 				ownHome: agentHome === home,
 				env,

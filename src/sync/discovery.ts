@@ -311,13 +311,14 @@ export class DiscoveryCache {
 	private readonly once: boolean;
 	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
 	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
-	/** Parsed files and vouched listings, kept across refreshes and handed to each refresh's context. */
-	private readonly parses = new ParseCache();
+	/** Parsed files and vouched listings, kept across refreshes and handed to each refresh (the context's own, when it has one). */
+	private readonly parses: ParseCache;
 	/** How many adapter calls the last refresh made (tests and the benchmark read it). */
 	lastCalls = 0;
 
 	constructor(deps: DiscoveryDeps) {
 		this.ctx = deps.ctx;
+		this.parses = deps.ctx.parses ?? new ParseCache();
 		this.adapters = deps.adapters ?? ADAPTERS;
 		this.stat = deps.stat ?? realStat;
 		this.watch = deps.onChange ? new FolderWatch(deps.onChange) : undefined;

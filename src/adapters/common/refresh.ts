@@ -71,7 +71,7 @@ export interface Refresh {
 }
 
 export interface RefreshOptions {
-	/** Parsed files kept across refreshes; absent: a cache for this refresh alone. */
+	/** Parsed files kept across refreshes (the context's `parses`, or the discovery cache's own); absent: a cache for this refresh alone. */
 	readonly parses?: ParseCache;
 	/** What the folder watch vouches for during this refresh (never on a full tick). */
 	readonly vouch?: Vouch;
@@ -115,44 +115,47 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 			const asked = memoOf(`${key}\0asked`, () => ({count: 0}));
 			return ++asked.count <= limit ? undefined : memoOf(key, build);
 		},
-		parse<T>(kind: string, file: string, also: string, parse: () => T, keep: (value: T) => boolean = () => true): T {
-			const key = `${kind}\0${file}`;
-			const known = parses.parsed.get(key);
-			// A file no change event named since it was read is not even stat()ed: a busy folder
-			// re-read after one transcript grew then costs one read, not a thousand stats.
-			if (vouch && known?.seq !== undefined && known.also === also && vouch.fileUnchangedSince(file, known.seq)) return known.value as T;
-			const seq = vouch?.seq;
-			let st: fs.Stats | undefined;
-			try {
-				st = fs.statSync(file, {throwIfNoEntry: false});
-			} catch {
-				st = undefined;
-			}
-			if (!st) {
-				parses.parsed.delete(key);
-				return parse();
-			}
-			const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}:${also}`;
-			if (known?.stamp === stamp) {
-				if (seq !== undefined && known.seq !== seq) parses.parsed.set(key, {...known, seq});
-				return known.value as T;
-			}
-			const value = parse();
-			if (!keep(value)) {
-				parses.parsed.delete(key);
-				return value;
-			}
-			if (parses.parsed.size >= PARSED_LIMIT) parses.parsed.clear();
-			parses.parsed.set(key, {stamp, also, seq, value});
-			return value;
-		},
+		parse: (kind, file, also, parse, keep) => parseIn(parses, vouch, kind, file, also, parse, keep),
 		list: (dir, read) => listing(parses.listings, dir, read),
 		names: (dir, read) => listing(parses.names, dir, read),
 	};
 }
 
+/** `Refresh.parse` against `parses`, trusting `vouch` (when given) for files no event named. */
+function parseIn<T>(parses: ParseCache, vouch: Vouch | undefined, kind: string, file: string, also: string, parse: () => T, keep: (value: T) => boolean = () => true): T {
+	const key = `${kind}\0${file}`;
+	const known = parses.parsed.get(key);
+	// A file no change event named since it was read is not even stat()ed: a busy folder
+	// re-read after one transcript grew then costs one read, not a thousand stats.
+	if (vouch && known?.seq !== undefined && known.also === also && vouch.fileUnchangedSince(file, known.seq)) return known.value as T;
+	const seq = vouch?.seq;
+	let st: fs.Stats | undefined;
+	try {
+		st = fs.statSync(file, {throwIfNoEntry: false});
+	} catch {
+		st = undefined;
+	}
+	if (!st) {
+		parses.parsed.delete(key);
+		return parse();
+	}
+	const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}:${also}`;
+	if (known?.stamp === stamp) {
+		if (seq !== undefined && known.seq !== seq) parses.parsed.set(key, {...known, seq});
+		return known.value as T;
+	}
+	const value = parse();
+	if (!keep(value)) {
+		parses.parsed.delete(key);
+		return value;
+	}
+	if (parses.parsed.size >= PARSED_LIMIT) parses.parsed.clear();
+	parses.parsed.set(key, {stamp, also, seq, value});
+	return value;
+}
+
 /** What the helpers below need of a context: its refresh, if it is inside one. */
-export type InRefresh = Pick<AdapterContext, 'refresh'>;
+export type InRefresh = Pick<AdapterContext, 'refresh' | 'parses'>;
 
 /**
  * `compute()` once per refresh when the context is inside one, else every time. Only for
@@ -172,7 +175,11 @@ export function indexAfter<T>(ctx: InRefresh, key: string, build: () => T): T | 
 	return ctx.refresh?.index(key, build);
 }
 
-/** `Refresh.parse` inside a refresh; outside one, `parse()` (one call reads the file once anyway). */
+/**
+ * `Refresh.parse` inside a refresh; outside one, against the context's long-lived parse cache
+ * (stat()ed, never vouched), else `parse()`.
+ */
 export function parseCached<T>(ctx: InRefresh, kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
-	return ctx.refresh ? ctx.refresh.parse(kind, file, also, parse, keep) : parse();
+	if (ctx.refresh) return ctx.refresh.parse(kind, file, also, parse, keep);
+	return ctx.parses ? parseIn(ctx.parses, undefined, kind, file, also, parse, keep) : parse();
 }
