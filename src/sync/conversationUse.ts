@@ -93,13 +93,24 @@ export function idsNamed(processes: readonly ProcessRef[], listed: ReadonlySet<s
 }
 
 /**
- * What the in-use answers of a list were made from, kept by the caller between refreshes: while
- * the live uses and the ids argv names are the same, a conversation (the same object: its cwd
- * was not read again) keeps its answer, and only new ones are asked.
+ * What the in-use answers of a list were made from, kept by the caller between refreshes. The
+ * live uses are read once per process listing (a refresh for a file change reuses the last
+ * listing, open files included, as it reuses the panes); while the uses and the ids argv names
+ * stand, a conversation (the same object: its cwd was not read again) keeps its answer, and
+ * only new ones are asked.
  */
 export interface UseMemo {
+	readonly table: readonly ProcessRef[];
+	readonly usesOf: ReadonlyMap<AgentId, readonly LiveUse[]>;
 	readonly key: string;
 	readonly answers: WeakMap<Conversation, Conversation>;
+}
+
+async function usesFor(ctx: AdapterContext, table: readonly ProcessRef[], agents: readonly AgentId[], adapters: Readonly<Record<AgentId, AgentAdapter>>, memo: UseMemo | undefined): Promise<ReadonlyMap<AgentId, readonly LiveUse[]>> {
+	if (memo?.table === table && agents.every(a => memo.usesOf.has(a))) return memo.usesOf;
+	const usesOf = new Map<AgentId, readonly LiveUse[]>();
+	for (const agent of agents) usesOf.set(agent, (await adapters[agent].liveUses?.(ctx, table)) ?? []);
+	return usesOf;
 }
 
 /**
@@ -112,14 +123,13 @@ export async function withUse(
 	conversations: readonly Conversation[],
 	adapters: Readonly<Record<AgentId, AgentAdapter>> = ADAPTERS,
 	memo?: UseMemo,
-): Promise<{readonly conversations: readonly Conversation[]; readonly memo: UseMemo}> {
-	if (conversations.length === 0) return {conversations, memo: memo ?? {key: '', answers: new WeakMap()}};
-	const all = await ctx.processes.list();
+): Promise<{readonly conversations: readonly Conversation[]; readonly memo?: UseMemo}> {
+	if (conversations.length === 0) return {conversations, ...(memo ? {memo} : {})};
+	const table = await ctx.processes.list();
 	const listed = new Set(conversations.map(c => c.id));
-	const named = idsNamed(all, listed);
+	const named = idsNamed(table, listed);
 	const agents = [...new Set(conversations.map(c => c.agent))].sort();
-	const usesOf = new Map<AgentId, readonly LiveUse[]>();
-	for (const agent of agents) usesOf.set(agent, (await adapters[agent].liveUses?.(ctx, all)) ?? []);
+	const usesOf = await usesFor(ctx, table, agents, adapters, memo);
 	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed)]));
 	const key = JSON.stringify([[...usesOf].map(([agent, uses]) => [agent, uses.map(u => [u.pid, u.startTime, u.claim])]), [...named].sort(), agents.map(a => nets.get(a)?.unlisted)]);
 	const answers = memo?.key === key ? memo.answers : new WeakMap<Conversation, Conversation>();
@@ -135,7 +145,7 @@ export async function withUse(
 		if (answer !== conv) changed = true;
 		out.push(answer);
 	}
-	return {conversations: changed ? out : conversations, memo: {key, answers}};
+	return {conversations: changed ? out : conversations, memo: {table, usesOf, key, answers}};
 }
 
 /** `conv` itself, or a copy saying who uses it (or that nobody could tell). */

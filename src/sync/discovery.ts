@@ -5,7 +5,7 @@ import {createScanMemo, vouching} from '../adapters/common/memo.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
-import {snapshotTable} from '../system/processes.js';
+import {snapshotTable, type ProcessTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
 import {paneEvidence} from '../drift/evidence.js';
 import type {PaneEvidence} from '../drift/input.js';
@@ -315,6 +315,7 @@ export class DiscoveryCache {
 	/** Per pane no pinned row accounts for: its agent processes and the evidence read for them. */
 	private paneFacts = new Map<string, PaneFacts>();
 	private lastEvidence: ReadonlyMap<string, PaneEvidence> | undefined;
+	private table: {readonly rows: readonly ProcessRef[]; readonly table: ProcessTable} | undefined;
 	private lastUse: {readonly merged: readonly Conversation[]; readonly key: string | undefined; readonly out: readonly Conversation[]; readonly memo?: UseMemo} | undefined;
 	private readonly once: boolean;
 	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
@@ -328,6 +329,17 @@ export class DiscoveryCache {
 		this.stat = deps.stat ?? realStat;
 		this.watch = deps.onChange ? new FolderWatch(deps.onChange) : undefined;
 		this.once = deps.once === true;
+	}
+
+	/**
+	 * The process table of one listing. A refresh for a file change reuses the last listing (see
+	 * the supervisor), and with it the pass over open files that listing's table made: a file
+	 * change costs no second walk of every process's file descriptors.
+	 */
+	private tableFor(rows: readonly ProcessRef[] | undefined): ProcessTable {
+		if (rows === undefined) return snapshotTable(this.ctx.processes);
+		if (this.table?.rows !== rows) this.table = {rows, table: snapshotTable(this.ctx.processes, rows)};
+		return this.table.table;
 	}
 
 	/** Stop watching folders. */
@@ -423,7 +435,7 @@ export class DiscoveryCache {
 		const look = {rescan: options.rescan, full: options.full === true, dirty: dirty ?? new Set<string>()};
 		// One refresh is one moment: adapters share their whole-store scans (memo), one process
 		// table and one pass over open files, and each (agent, cwd) signature is stat()ed once.
-		const ctx: AdapterContext = {...this.ctx, memo: createScanMemo(), processes: snapshotTable(this.ctx.processes, options.processes)};
+		const ctx: AdapterContext = {...this.ctx, memo: createScanMemo(), processes: this.tableFor(options.processes)};
 		const signatures = new Map<string, string | undefined>();
 		const looked: Looked = new WeakMap();
 		const stats = new Map<string, ReturnType<StatFn>>();
@@ -509,7 +521,9 @@ export class DiscoveryCache {
 		let out: readonly Conversation[] = merged;
 		let memo = last?.memo;
 		try {
-			({conversations: out, memo} = await withUse(ctx, merged, this.adapters, memo));
+			const used = await withUse(ctx, merged, this.adapters, memo);
+			out = used.conversations;
+			memo = used.memo;
 		} catch {
 			// The list still shows; purge and resume ask the rule themselves.
 		}

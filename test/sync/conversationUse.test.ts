@@ -70,6 +70,21 @@ describe('the conversations list and the in-use rule', () => {
 		await withUse(on([]), list, adapters, first.memo);
 		expect(adapter.calls.inUse).toBe(4);
 	});
+
+	it('reads the live uses once per process listing', async () => {
+		const {adapters} = withUses([project('/w/app')]);
+		let reads = 0;
+		const counted = {...adapters, claude: {...adapters.claude, liveUses: async () => {
+			reads += 1;
+			return [project('/w/app')];
+		}}};
+		const context = on([]);
+		const first = await withUse(context, [conversation(UUID(1))], counted);
+		await withUse(context, [conversation(UUID(2))], counted, first.memo);
+		expect(reads).toBe(1);
+		await withUse(on([]), [conversation(UUID(2))], counted, first.memo);
+		expect(reads).toBe(2);
+	});
 });
 
 describe('idsNamed', () => {
