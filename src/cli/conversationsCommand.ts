@@ -99,7 +99,7 @@ export const conversationsCommand: Command = {
 		const found = results.flatMap(r => r.conversations).sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
 		// The in-use rule, as purge and resume apply it: one process table and one refresh for all.
 		const ctx = world.adapterContext();
-		const conversations = await withUse({...ctx, refresh: createRefresh(), processes: snapshotTable(ctx.processes)}, found);
+		const {conversations} = await withUse({...ctx, refresh: createRefresh(), processes: snapshotTable(ctx.processes)}, found);
 		const home = world.adapterContext().home;
 		if (world.options.json) {
 			const body: ConversationsJson = {
