@@ -1,0 +1,277 @@
+// Claude Code's project folders (FORMATS 1): transcripts and sub-agents by id, what a transcript
+// says, and whether it can be resumed. The adapter itself is in claude.ts.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import type {ResumeState} from '../../domain/types.js';
+import {isoMs, obj, oneLine, readJsonl, str} from '../common/jsonl.js';
+import {canonicalCwd, listDir, listNames, lstatOrUndefined} from '../common/paths.js';
+import {pushTo} from '../common/groups.js';
+import {memo, parseCached, type InRefresh} from '../common/refresh.js';
+import type {AdapterContext} from '../types.js';
+
+/** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
+const SUBAGENT_FILE = /^(agent-[0-9a-f]+)\.jsonl$/;
+
+/** Longer project-folder names are cut to this length and get a hash suffix we cannot recompute. */
+const SLUG_LIMIT = 200;
+
+export const PASTE_HASH = /^[0-9A-Za-z_-]+$/;
+
+/** `CLAUDE_CONFIG_DIR` (only for the caller's own home), else `<home>/.claude`. */
+export function claudeRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
+	const override = ctx.ownHome ? ctx.env['CLAUDE_CONFIG_DIR'] : undefined;
+	return override ? path.resolve(override) : path.join(ctx.home, '.claude');
+}
+
+/** `~/.claude.json` sits beside the folder (inside it when CLAUDE_CONFIG_DIR is set). */
+export function globalConfigFile(ctx: AdapterContext): string {
+	const override = ctx.ownHome ? ctx.env['CLAUDE_CONFIG_DIR'] : undefined;
+	return override ? path.join(path.resolve(override), '.claude.json') : path.join(ctx.home, '.claude.json');
+}
+
+/** claude's per-session scratch under the temp dir (FORMATS 10); only knowable for our own uid. */
+export function tempRoot(ctx: AdapterContext): string | undefined {
+	const uid = process.getuid?.();
+	return ctx.ownHome && uid !== undefined ? path.join(ctx.tmpDir, `claude-${uid}`) : undefined;
+}
+
+export function roots(ctx: AdapterContext): string[] {
+	const tmp = tempRoot(ctx);
+	return tmp ? [claudeRoot(ctx), tmp] : [claudeRoot(ctx)];
+}
+
+/** The project folder name claude derives from a cwd: every non-alphanumeric UTF-16 unit becomes `-`. */
+export function projectSlug(cwd: string): string {
+	return cwd.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+/** Project folders (real folders, links not followed) that may hold `cwd`'s transcripts; all when no cwd. */
+export function projectDirs(ctx: InRefresh, root: string, cwd?: string): string[] {
+	const projects = path.join(root, 'projects');
+	const dirs = listDir(projects, ctx).filter(e => e.isDirectory());
+	if (cwd === undefined) return dirs.map(e => path.join(projects, e.name));
+	const slug = projectSlug(canonicalCwd(ctx, cwd));
+	if (slug.length <= SLUG_LIMIT) return dirs.filter(e => e.name === slug).map(e => path.join(projects, e.name));
+	// Long paths are cut and suffixed with a hash; the cwd inside the transcript confirms the match.
+	const prefix = slug.slice(0, SLUG_LIMIT);
+	return dirs.filter(e => e.name.startsWith(prefix)).map(e => path.join(projects, e.name));
+}
+
+/** What a transcript says about its conversation. */
+export interface Transcript {
+	readonly id: string;
+	readonly file: string;
+	readonly cwd: string | undefined;
+	readonly createdAt: number;
+	readonly updatedAt: number;
+	readonly title: string | undefined;
+	readonly realMessages: number;
+}
+
+function messageText(record: Record<string, unknown>): string | undefined {
+	const content = obj(record, 'message')?.['content'];
+	if (typeof content === 'string') return content;
+	if (Array.isArray(content)) {
+		for (const block of content) {
+			if (typeof block === 'object' && block !== null && (block as {type?: unknown}).type === 'text') {
+				const text = (block as {text?: unknown}).text;
+				if (typeof text === 'string') return text;
+			}
+		}
+	}
+	return undefined;
+}
+
+/** A user or assistant turn of the main thread (not meta, not a sidechain). */
+function isRealMessage(record: Record<string, unknown>): boolean {
+	const type = record['type'];
+	if (type !== 'user' && type !== 'assistant') return false;
+	if (record['isSidechain'] === true || record['isMeta'] === true) return false;
+	return obj(record, 'message') !== undefined;
+}
+
+/** A transcript, parsed again only when it changed (a refresh re-reads the one that grew, not all). */
+export function readTranscript(ctx: InRefresh, file: string, id: string): Transcript {
+	return parseCached(ctx, 'claude-transcript', file, id, () => parseTranscript(file, id));
+}
+
+function parseTranscript(file: string, id: string): Transcript {
+	const records = readJsonl(file);
+	let cwd: string | undefined;
+	let first: number | undefined;
+	let last: number | undefined;
+	let summary: string | undefined;
+	let prompt: string | undefined;
+	let realMessages = 0;
+	for (const record of records) {
+		const at = isoMs(record['timestamp']);
+		if (at !== undefined) {
+			first = first === undefined ? at : Math.min(first, at);
+			last = last === undefined ? at : Math.max(last, at);
+		}
+		if (cwd === undefined && str(record, 'cwd') && (str(record, 'sessionId') ?? id) === id) cwd = str(record, 'cwd');
+		if (record['type'] === 'summary' && str(record, 'summary')) summary = str(record, 'summary');
+		if (isRealMessage(record)) {
+			realMessages++;
+			if (prompt === undefined && record['type'] === 'user') prompt = messageText(record);
+		}
+	}
+	const mtime = lstatOrUndefined(file)?.mtimeMs ?? 0;
+	const createdAt = first ?? mtime;
+	const title = summary ?? (prompt ? oneLine(prompt) : undefined);
+	return {id, file, cwd, createdAt, updatedAt: Math.max(last ?? mtime, createdAt), title, realMessages};
+}
+
+/** `<id>.jsonl` in every project folder (a conversation may have been moved or copied between them). */
+export function transcriptFiles(ctx: InRefresh, root: string, id: string): string[] {
+	// A plain join: the folders are normal paths and a valid id holds no separator (path.join
+	// normalising 40 paths per row was most of a lookup).
+	return projectDirs(ctx, root).map(dir => `${dir}${path.sep}${id}.jsonl`).filter(file => lstatOrUndefined(file)?.isFile() === true);
+}
+
+/** A sub-agent transcript belonging to a conversation. */
+interface SubAgent {
+	readonly id: string;
+	readonly file: string;
+	readonly meta?: string;
+	readonly legacy: boolean;
+}
+
+/** The first `sessionId` a legacy root-level `agent-*.jsonl` records: its parent conversation. */
+function legacyParent(file: string): string | undefined {
+	try {
+		for (const record of readJsonl(file)) {
+			const id = str(record, 'sessionId');
+			if (id) return id;
+		}
+	} catch {
+		// unreadable: not attributable, residual will still name it if it carries the id
+	}
+	return undefined;
+}
+
+/** One project folder's entry names (no types). */
+interface NameSet {
+	readonly dir: string;
+	readonly names: ReadonlySet<string>;
+}
+
+/**
+ * Every project folder's names, listed once per refresh (a memo) for transcript and sub-agent
+ * lookups. Names only (half the cost of entries with their types): the few names a lookup uses
+ * are lstat()ed, so links are still never followed.
+ */
+function projectNameSets(ctx: AdapterContext, root: string): readonly NameSet[] {
+	return memo(ctx, `claude:name-sets:${root}`, () =>
+		memo(ctx, `claude:projects:${root}`, () => projectDirs(ctx, root)).map(dir => ({dir, names: new Set(listNames(dir, ctx))})),
+	);
+}
+
+/** Every project folder's names with its legacy sidechains, for sub-agent lookups. */
+interface ProjectNames extends NameSet {
+	/** Legacy root-level sidechains of this folder by parent id, in listing order. */
+	readonly legacy: ReadonlyMap<string, SubAgent[]>;
+}
+
+function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[] {
+	return memo(ctx, `claude:names:${root}`, () =>
+		projectNameSets(ctx, root).map(({dir, names}) => {
+			const legacy = new Map<string, SubAgent[]>();
+			for (const name of names) {
+				// Thousands of transcript names: the cheap test first.
+				const sub = name.startsWith('agent-') ? SUBAGENT_FILE.exec(name) : null;
+				if (!sub?.[1]) continue;
+				const file = path.join(dir, name);
+				if (lstatOrUndefined(file)?.isFile() !== true) continue;
+				// First lines name the parent; parsed once per file version, not once per refresh.
+				const parent = parseCached(ctx, 'claude-legacy-parent', file, '', () => legacyParent(file));
+				if (parent) pushTo(legacy, parent, {id: sub[1], file, legacy: true});
+			}
+			return {dir, names, legacy};
+		}),
+	);
+}
+
+/** What `transcriptFiles` answers, from the names: only a folder that lists `<id>.jsonl` is lstat()ed. */
+function transcriptsNamed(sets: readonly NameSet[], id: string): string[] {
+	const name = `${id}.jsonl`;
+	const out: string[] = [];
+	for (const {dir, names} of sets) {
+		if (!names.has(name)) continue;
+		const file = `${dir}${path.sep}${name}`;
+		if (lstatOrUndefined(file)?.isFile() === true) out.push(file);
+	}
+	return out;
+}
+
+/**
+ * The sub-agents of `id` from the project folders' names: only the folders named after `id` are
+ * looked into (indexing every conversation's sub-agent folder up front cost a stat per
+ * conversation folder for the few rows a refresh asks about).
+ */
+function subAgentsFrom(ctx: InRefresh, listings: readonly ProjectNames[], id: string): SubAgent[] {
+	const out: SubAgent[] = [];
+	for (const {dir, names, legacy} of listings) {
+		// The path is made only where the name exists: one join per listing and row was a quarter of the cost.
+		const folder = names.has(id) ? path.join(dir, id) : undefined;
+		// Only real folders: a link named like the session is unlinked by purge, never read through.
+		const nested = folder !== undefined && lstatOrUndefined(folder)?.isDirectory() === true ? path.join(folder, 'subagents') : undefined;
+		if (nested !== undefined && lstatOrUndefined(nested)?.isDirectory() === true) {
+			for (const entry of listDir(nested, ctx)) {
+				const m = SUBAGENT_FILE.exec(entry.name);
+				if (!m?.[1] || !entry.isFile()) continue;
+				const meta = path.join(nested, `${m[1]}.meta.json`);
+				out.push({id: m[1], file: path.join(nested, entry.name), ...(lstatOrUndefined(meta) ? {meta} : {}), legacy: false});
+			}
+		}
+		out.push(...(legacy.get(id) ?? []));
+	}
+	return out;
+}
+
+/**
+ * Within one refresh (a memo on the context), every project folder is listed once for all the
+ * rows' verify and inUse calls instead of once per call (500 rows × 40 folders); elsewhere the
+ * folders are looked at directly, as before.
+ */
+export function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
+	if (!ctx.refresh) return transcriptFiles(ctx, root, id);
+	// The folders' names, which inUse lists anyway for sub-agents: a lookup is a set test per
+	// folder and an lstat per hit, where a stat per folder and row was most of a status run's
+	// verify (and many rows used to list every folder a second time, with types, for an index).
+	return transcriptsNamed(projectNameSets(ctx, root), id);
+}
+
+/**
+ * Sub-agents of `id`: `<id>/subagents/agent-*.jsonl`, and legacy `agent-*.jsonl` beside the
+ * transcripts. Inside a refresh the project folders' names are listed once for every row.
+ */
+export function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
+	return subAgentsFrom(ctx, projectNames(ctx, root), id);
+}
+
+/** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */
+export function legacyChildCounts(ctx: InRefresh, dir: string): Map<string, number> {
+	const counts = new Map<string, number>();
+	for (const entry of listDir(dir, ctx)) {
+		if (!entry.isFile() || !SUBAGENT_FILE.test(entry.name)) continue;
+		const parent = legacyParent(path.join(dir, entry.name));
+		if (parent) counts.set(parent, (counts.get(parent) ?? 0) + 1);
+	}
+	return counts;
+}
+
+/** Sub-agent transcripts under `<dir>/<id>/subagents/` (real folders only). */
+export function nestedSubAgentCount(ctx: InRefresh, dir: string, id: string): number {
+	const nested = path.join(dir, id, 'subagents');
+	if (lstatOrUndefined(path.join(dir, id))?.isDirectory() !== true) return 0;
+	return listDir(nested, ctx).filter(e => e.isFile() && SUBAGENT_FILE.test(e.name)).length;
+}
+
+export function resumeStateOf(t: Transcript, exists: (cwd: string) => boolean = fs.existsSync): ResumeState {
+	if (t.realMessages === 0) return {kind: 'no', reason: 'no messages yet'};
+	if (!t.cwd) return {kind: 'unknown', reason: 'the transcript records no cwd'};
+	if (!exists(t.cwd)) return {kind: 'no', reason: `cwd ${t.cwd} no longer exists`};
+	return {kind: 'yes'};
+}

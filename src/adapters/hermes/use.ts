@@ -1,0 +1,77 @@
+// Who uses a hermes conversation: its open sessions' leases, and the verdict per store.
+
+import type {ResumeState} from '../../domain/types.js';
+import type {ReadDb} from '../../system/sqliteRead.js';
+import {toEpochMs} from '../common/jsonRecords.js';
+import {canonicalCwd} from '../common/paths.js';
+import type {InRefresh} from '../common/refresh.js';
+import {runsProgram, subcommand} from '../common/programs.js';
+import {chunks, placeholders} from '../common/purgeDb.js';
+import type {AdapterContext, InUseHolder} from '../types.js';
+import {cwdOf, descendantsIn, resumeStateOf} from './lineage.js';
+import {type HermesStore, PROGRAMS, SERVICE_COMMANDS, type StoreView} from './store.js';
+
+export function isService(argv: readonly string[]): boolean {
+	return runsProgram({name: '', argv}, PROGRAMS) && SERVICE_COMMANDS.has(subcommand(argv) ?? '');
+}
+
+interface LeaseRow {
+	readonly holder: string;
+	readonly expires: unknown;
+	readonly id: string;
+}
+
+/** Turn leases and compression locks (holder `pid=<n>`) of `ids`. */
+function leaseRows(db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>, ids: readonly string[]): LeaseRow[] {
+	const out: LeaseRow[] = [];
+	for (const [table, column] of [['session_turn_leases', 'conversation_id'], ['compression_locks', 'session_id']] as const) {
+		const have = columns.get(table);
+		if (!have?.has(column) || !have.has('holder') || !have.has('expires_at')) continue;
+		for (const part of chunks(ids)) {
+			const sql = `SELECT holder, expires_at AS expires, ${column} AS id FROM ${table} WHERE ${column} IN (${placeholders(part.length)})`;
+			out.push(...db.prepare<string[], LeaseRow>(sql).all(...part));
+		}
+	}
+	return out;
+}
+
+/** The leases whose pid still runs and has not expired. */
+export async function liveLeaseHolders(ctx: AdapterContext, leases: readonly LeaseRow[]): Promise<InUseHolder[]> {
+	const found: InUseHolder[] = [];
+	for (const lease of leases) {
+		const pid = Number(/pid=(\d+)/.exec(String(lease.holder))?.[1]);
+		const expires = toEpochMs(lease.expires) ?? 0;
+		if (!Number.isInteger(pid) || pid <= 0 || expires < ctx.now()) continue;
+		const proc = await ctx.processes.get(pid);
+		if (proc) found.push({pid, startTime: proc.startTime, command: proc.argv.join(' ') || proc.name, reason: `holds the lease of ${lease.id}`});
+	}
+	return found;
+}
+
+/** What inUse needs from one store naming `id`: its sessions of the conversation, whether one is open, their leases. */
+export interface StoreUse {
+	readonly store: HermesStore;
+	readonly own: readonly string[];
+	readonly open: boolean;
+	readonly leases: readonly LeaseRow[];
+}
+
+export function storeUse(view: StoreView, db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>, id: string): StoreUse | undefined {
+	// Stores that hold `id` or rows of its vanished conversation (children pointing at it).
+	if (!view.row(id) && view.children(id).length === 0) return undefined;
+	const own = [id, ...descendantsIn(view, id)];
+	const open = own.some(x => {
+		const row = view.row(x);
+		return row !== undefined && row.endedAt === undefined;
+	});
+	return {store: view.store, own, open, leases: leaseRows(db, columns, own)};
+}
+
+/** One verdict for `id` in the store holding its row (index and queries alike). */
+export function verdictIn(ctx: InRefresh, view: StoreView, id: string, cwd: string | undefined): ResumeState {
+	const state = resumeStateOf(view, id);
+	if (state.kind !== 'yes' || cwd === undefined) return state;
+	const recorded = cwdOf(view, id);
+	if (recorded === undefined) return {kind: 'unknown', reason: 'the session records no cwd'};
+	return canonicalCwd(ctx, recorded) === canonicalCwd(ctx, cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
+}
