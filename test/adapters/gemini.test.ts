@@ -225,17 +225,15 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 		const alone = fixtureContext(l);
 		// By name in each listing (a few ids), and from the index of every main chat (many ids).
 		for (const limit of [32, 0]) {
-			{
-				const inRefresh = {...fixtureContext(l), refresh: createRefresh({directLookups: limit})};
-				for (const id of ids) {
-					for (const cwd of [alpha, beta, undefined]) expect(await geminiAdapter.verify(inRefresh, id, cwd)).toEqual(await geminiAdapter.verify(alone, id, cwd));
-					expect(await geminiAdapter.inUse(inRefresh, id)).toEqual(await geminiAdapter.inUse(alone, id));
-				}
-				expect(await geminiAdapter.verify(inRefresh, child)).toEqual({kind: 'no', reason: 'a sub-agent transcript is not resumable'});
-				expect((await geminiAdapter.verify(inRefresh, linked)).kind).toBe('no');
-				expect(await geminiAdapter.verify(inRefresh, legacy, alpha)).toEqual({kind: 'yes'});
-				expect(memoHas(inRefresh, `gemini:main-chats:${path.join(l.home, '.gemini')}`)).toBe(limit === 0);
+			const inRefresh = {...fixtureContext(l), refresh: createRefresh({directLookups: limit})};
+			for (const id of ids) {
+				for (const cwd of [alpha, beta, undefined]) expect(await geminiAdapter.verify(inRefresh, id, cwd)).toEqual(await geminiAdapter.verify(alone, id, cwd));
+				expect(await geminiAdapter.inUse(inRefresh, id)).toEqual(await geminiAdapter.inUse(alone, id));
 			}
+			expect(await geminiAdapter.verify(inRefresh, child)).toEqual({kind: 'no', reason: 'a sub-agent transcript is not resumable'});
+			expect((await geminiAdapter.verify(inRefresh, linked)).kind).toBe('no');
+			expect(await geminiAdapter.verify(inRefresh, legacy, alpha)).toEqual({kind: 'yes'});
+			expect(memoHas(inRefresh, `gemini:main-chats:${path.join(l.home, '.gemini')}`)).toBe(limit === 0);
 		}
 	});
 
