@@ -7,6 +7,7 @@ import {render} from 'ink';
 import {App} from '../../components/App.js';
 import {TRUNCATED} from '../../components/format.js';
 import {AppProvider} from '../../components/StoreContext.js';
+import {ParseCache} from '../../src/adapters/common/refresh.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {createHerdrMux} from '../../src/mux/herdr/index.js';
 import type {Multiplexer} from '../../src/mux/types.js';
@@ -46,7 +47,8 @@ export interface LiveRig {
 export async function startLive(world: BenchWorld, herdrSocket: string): Promise<LiveRig> {
 	const env = world.env({HERDR_SOCKET_PATH: herdrSocket});
 	const processes = createProcessTable();
-	const ctx: AdapterContext = {home: world.home, ownHome: true, env, exec: realExec, processes, now: Date.now, tmpDir: os.tmpdir()};
+	// One parse cache for the process, as the world of src/cli/world.ts hands it to every caller.
+	const ctx: AdapterContext = {parses: new ParseCache(), home: world.home, ownHome: true, env, exec: realExec, processes, now: Date.now, tmpDir: os.tmpdir()};
 	const registry = Registry.open(world.registryPath);
 	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: Date.now()}));
 	registry.close();
