@@ -6,7 +6,8 @@ import type {Multiplexer} from '../mux/types.js';
 import {ConflictError} from '../registry/registry.js';
 import {adapterOf, audit, validId, withExtraArgs} from './session.js';
 import {describeHolders, refusal, type ActionDeps, type ActionResult, type Refusal} from './types.js';
-import {isRecordedPane, withPaneServer} from '../registry/paneJoin.js';
+import {isRecordedPane} from '../drift/paneJoin.js';
+import {resumeExtra, withPaneServer} from '../registry/extra.js';
 import {serverOfPane} from './paneServer.js';
 
 export interface ResumeOutcome {
@@ -69,17 +70,6 @@ function refused(deps: ActionDeps, session: SessionRecord, result: {readonly ok:
  */
 const RESUME_CLAIM_MS = 15_000;
 
-interface ResumeClaim {
-	readonly at: number;
-	readonly pid: number;
-	readonly paneId?: string;
-}
-
-function claimOf(session: SessionRecord): ResumeClaim | undefined {
-	const claim = session.extra['resume'];
-	return claim && typeof claim === 'object' && typeof (claim as ResumeClaim).at === 'number' ? (claim as ResumeClaim) : undefined;
-}
-
 /**
  * Claim the conversation for this resume, atomically across mam-tui processes: refused while
  * another resume of it (this row or another pinned to the same id) is recent, or when the row
@@ -89,14 +79,14 @@ function claimResume(deps: ActionDeps, adapter: AgentAdapter, session: SessionRe
 	try {
 		return deps.registry.transaction(() => {
 			for (const row of deps.registry.findByPin(adapter.id, id)) {
-				const claim = claimOf(row);
+				const claim = resumeExtra.read(row.extra);
 				const age = claim ? deps.now() - claim.at : Infinity;
 				if (age >= 0 && age < RESUME_CLAIM_MS) {
 					const where = claim?.paneId ? ` into pane ${claim.paneId}` : '';
 					return refusal('in-use', `conversation ${id} was resumed ${Math.round(age / 1000)} s ago by session ${row.name}${where} (pid ${claim?.pid ?? '?'}); its agent may still be starting`);
 				}
 			}
-			const claimed = deps.registry.update(session.id, {extra: {...session.extra, resume: {at: deps.now(), pid: process.pid}}}, session.version);
+			const claimed = deps.registry.update(session.id, {extra: resumeExtra.write(session.extra, {at: deps.now(), pid: process.pid})}, session.version);
 			return {ok: true, value: claimed};
 		});
 	} catch (error) {
@@ -144,15 +134,15 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord): Pro
 		paneId = await mux.openPane({argv, cwd: session.cwd, ...(launch.env ? {env: launch.env} : {}), title: session.name});
 	} catch (error) {
 		// No agent started: the claim goes, so trying again right away is fine.
-		deps.registry.updateExtra(session.id, ({resume: _claim, ...rest}) => rest);
+		deps.registry.updateExtra(session.id, extra => resumeExtra.remove(extra));
 		audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'failed', detail: {message: messageOf(error)}});
 		return refusal('failed', `could not open a ${mux.kind} pane for ${session.name}: ${messageOf(error)}`);
 	}
 	const server = await serverOfPane(mux, paneId);
 	const updated = deps.registry.transaction(() => {
 		const current = deps.registry.getById(session.id) ?? claimed.value;
-		const claim = claimOf(current);
-		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: {...withPaneServer(current.extra, server), ...(claim ? {resume: {...claim, paneId}} : {})}});
+		const claim = resumeExtra.read(current.extra);
+		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: claim ? resumeExtra.write(withPaneServer(current.extra, server), {...claim, paneId}) : withPaneServer(current.extra, server)});
 	});
 	audit(deps, {session: session.name, action: 'resume', outcome: 'ok', detail: {paneId, argv, cwd: session.cwd}});
 	return {ok: true, value: {session: updated, paneId, argv, cwd: session.cwd}};

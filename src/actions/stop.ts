@@ -8,7 +8,8 @@ import {sameProcess, slim, StopRun, type StopClock, type StopProgress} from './s
 import {describeSteps, planExit, type ExitPlan, type ScreenRead, type TypedStep} from './stopSequence.js';
 import {nextStopStep, type StopEndedBy, type StopMove} from './stopSteps.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
-import {isRecordedPane} from '../registry/paneJoin.js';
+import {isRecordedPane} from '../drift/paneJoin.js';
+import {recordedProcesses, stopExtra, type StopRecord} from '../registry/extra.js';
 import {guardConversation} from './resume.js';
 
 export {STOP_STEPS, sameProcess} from './stopRun.js';
@@ -39,14 +40,6 @@ export interface StopOptions {
 	readonly clock?: StopClock;
 }
 
-/** How the captured processes are kept in the row's extra (drift reads it to spot stale processes). */
-export interface StoppedProcesses {
-	readonly at: number;
-	readonly endedBy: StopEndedBy;
-	readonly processes: readonly ProcessRef[];
-	readonly survivors: readonly number[];
-}
-
 /** How long step 3 waits for the kernel to reap what it SIGKILLed before calling it a survivor. */
 const SIGKILL_REAP_MS = 2000;
 /** How long a clean exit's leftover children get to follow the agent out before they count as survivors. */
@@ -57,18 +50,6 @@ const SHELLS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh
  * so their UI can end well above a tall pane's bottom; blank rows below it are dropped.
  */
 const SCREEN_ROWS = 200;
-
-/** The processes a stopped session left behind last time, read back from its extra. */
-export function stoppedProcesses(session: SessionRecord): readonly ProcessRef[] {
-	const value = session.extra['stop'];
-	if (!value || typeof value !== 'object') return [];
-	const list = (value as {processes?: unknown}).processes;
-	if (!Array.isArray(list)) return [];
-	return list.filter(
-		(p): p is ProcessRef =>
-			!!p && typeof p === 'object' && Number.isInteger((p as ProcessRef).pid) && Number.isFinite((p as ProcessRef).startTime),
-	);
-}
 
 /**
  * The agent in the captured tree: the adapter's process, else (under a shell) the shell's first
@@ -134,7 +115,8 @@ async function capture(deps: ActionDeps, adapter: AgentAdapter, session: Session
 	const rootPid = pane ? (pane.shellPid ?? pane.processes[0]?.pid) : undefined;
 	const tree = (rootPid === undefined ? [] : processTree(all, rootPid)).filter(p => !guard.has(p.pid)).map(slim);
 	const byPid = pidIndex(all);
-	const stale = stoppedProcesses(session)
+	// What an earlier stop recorded (one codec with drift's stale-process: the processes it offers to end are these).
+	const stale = recordedProcesses(session)
 		.filter(p => sameProcess(byPid.get(p.pid), p) && !tree.some(t => t.pid === p.pid) && !guard.has(p.pid))
 		.map(slim);
 	return {pane, root: tree[0], agent: pickAgentProcess(adapter, tree), tree, stale, processes: [...tree, ...stale], protectedPids: guard};
@@ -277,14 +259,14 @@ async function stepSigkill(run: StopRun, deps: ActionDeps, targets: readonly Pro
 }
 
 function record(deps: ActionDeps, session: SessionRecord, outcome: StopOutcome): void {
-	const stop: StoppedProcesses = {at: deps.now(), endedBy: outcome.endedBy, processes: outcome.captured, survivors: outcome.survivors.map(p => p.pid)};
+	const stop: StopRecord = {at: deps.now(), endedBy: outcome.endedBy, processes: outcome.captured, survivors: outcome.survivors.map(p => p.pid)};
 	deps.registry.transaction(() => {
 		const current = deps.registry.getById(session.id);
 		if (!current) return;
 		deps.registry.update(session.id, {
 			status: current.status === 'purged' ? 'purged' : 'stopped',
 			...(outcome.paneClosed ? {paneId: null} : {}),
-			extra: {...current.extra, stop},
+			extra: stopExtra.write(current.extra, stop),
 		});
 	});
 }

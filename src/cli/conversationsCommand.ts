@@ -8,7 +8,7 @@ import {CliError, EXIT} from '../domain/exitCodes.js';
 import {messageOf} from '../domain/result.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
-import type {World} from './world.js';
+import type {World} from '../world/world.js';
 
 /**
  * The stable shape of `mam-tui conversations --json`. `version` changes only when a field is

@@ -11,7 +11,7 @@ import {buildSnapshot, paneAgent, type LiveSnapshot} from '../sync/snapshot.js';
 import {snapshotTable} from '../system/processes.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
-import type {World} from './world.js';
+import type {World} from '../world/world.js';
 
 /**
  * The stable shape of `mam-tui status --json` (documented in the README). `version` changes only

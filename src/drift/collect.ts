@@ -5,7 +5,7 @@ import {err, messageOf, ok, type Result} from '../domain/result.js';
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
 import {snapshotTable} from '../system/processes.js';
-import {collectPaneEvidence} from './evidence.js';
+import {collectPaneEvidence} from '../sync/paneEvidence.js';
 import {createStatusProbe} from '../sync/liveStatus.js';
 import {paneAgent} from '../sync/snapshot.js';
 import type {CandidateFacts, DriftInput, SessionFacts} from './input.js';

@@ -1,5 +1,5 @@
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type SessionRecord} from '../domain/types.js';
-import {ownPane, type PaneFacts} from '../registry/paneJoin.js';
+import {ownPane, type PaneFacts} from './paneJoin.js';
 import type {AgentKnowledge, DriftInput} from './input.js';
 
 /** The input plus the indexes every rule needs; built once per detection. */

@@ -7,7 +7,7 @@ import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import {snapshotTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
-import {collectPaneEvidence} from '../drift/evidence.js';
+import {collectPaneEvidence} from './paneEvidence.js';
 import type {PaneEvidence} from '../drift/input.js';
 import {withUse} from './conversationUse.js';
 import {FolderWatch} from './folderWatch.js';
@@ -449,7 +449,7 @@ export class DiscoveryCache {
 		};
 	}
 
-	/** Pane evidence (drift/evidence.ts) for panes no pinned running row accounts for; the same map while nothing changed. */
+	/** Pane evidence (sync/paneEvidence.ts) for panes no pinned running row accounts for; the same map while nothing changed. */
 	private async evidenceFor(ctx: AdapterContext, rows: readonly SessionRecord[], options: RefreshOptions): Promise<ReadonlyMap<string, PaneEvidence>> {
 		const accounted = new Set(rows.filter(r => r.status === 'running' && r.agentSessionId !== null && r.paneId !== null).map(r => r.paneId as string));
 		const panes = (options.panes ?? []).filter(p => !p.isSelf && !accounted.has(p.id) && p.processes.length > 0);

@@ -17,7 +17,7 @@ import {
 import {detectDrift, type DriftMemo} from '../drift/detect.js';
 import type {DriftInput, SessionFacts} from '../drift/input.js';
 import type {Multiplexer, MuxHealth} from '../mux/types.js';
-import {ownPane, type PaneFacts} from '../registry/paneJoin.js';
+import {ownPane, type PaneFacts} from '../drift/paneJoin.js';
 import type {SessionLive} from '../store/state.js';
 import {monotonicMs} from '../system/clock.js';
 import type {ProcessTable} from '../system/processes.js';

@@ -4,7 +4,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {ok} from '../../src/domain/result.js';
 import type {AgentId, Conversation, Pane, ProcessRef, SessionRecord, SessionStatus} from '../../src/domain/types.js';
 import {detectDrift, type DriftInput} from '../../src/drift/detect.js';
-import {fixDrift, type FixRegistry} from '../../src/drift/fix.js';
+import {fixDrift, type FixRegistry} from '../../src/actions/driftFix.js';
 import {Registry, type SessionPatch} from '../../src/registry/registry.js';
 import {tempDir} from '../helpers/tmp.js';
 import {CWD, EPOCH, ID, conv, fakeAdapter, fakeAdapters, fakeContext, fakeProcessTable, proc, spyExec, spyMux, type Spy} from './builders.js';

@@ -2,11 +2,12 @@ import path from 'node:path';
 import {adapterFor} from '../adapters/index.js';
 import {messageOf} from '../domain/result.js';
 import type {Finding, Fix, SessionRecord} from '../domain/types.js';
-import {isRecordedPane, withPaneServer} from '../registry/paneJoin.js';
+import {isRecordedPane} from '../drift/paneJoin.js';
+import {adoptedByExtra, withPaneServer} from '../registry/extra.js';
 import {ConflictError, type Registry, type SessionPatch} from '../registry/registry.js';
-import {collectDriftInput, type CollectSources} from './collect.js';
-import {detectDrift} from './detect.js';
-import type {AgentKnowledge, DriftInput} from './input.js';
+import {collectDriftInput, type CollectSources} from '../drift/collect.js';
+import {detectDrift} from '../drift/detect.js';
+import type {AgentKnowledge, DriftInput} from '../drift/input.js';
 
 /**
  * The registry operations a fix may use. There is no delete here, and fixes get no mux, exec or
@@ -114,7 +115,7 @@ function adoptPane(registry: FixRegistry, finding: Finding, fix: Extract<Fix, {t
 		status: 'running',
 		// The agent process's start: a conversation it wrote before the adoption is still its own.
 		epoch: fix.epoch ?? now(),
-		extra: withPaneServer({adoptedBy: 'drift'}, fix.server),
+		extra: withPaneServer(adoptedByExtra.write({}, 'drift'), fix.server),
 	});
 	const created = {name, agent: row.agent, cwd: row.cwd, mux: row.mux, paneId: row.paneId, agentSessionId: row.agentSessionId, status: row.status};
 	registry.audit({
