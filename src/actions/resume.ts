@@ -1,7 +1,8 @@
-import fs from 'node:fs';
-import type {AgentAdapter} from '../adapters/types.js';
-import {messageOf} from '../domain/result.js';
-import type {Pane, SessionRecord} from '../domain/types.js';
+import type {AgentAdapter, InUseHolder} from '../adapters/types.js';
+import {resumability, type ResumeBlock, type ResumeFacts} from '../domain/resumability.js';
+import {assertNever, messageOf} from '../domain/result.js';
+import type {Pane, ResumeState, SessionRecord} from '../domain/types.js';
+import {folderExists} from '../system/folder.js';
 import type {Multiplexer} from '../mux/types.js';
 import {ConflictError} from '../registry/registry.js';
 import {adapterOf, audit, validId, withExtraArgs} from './session.js';
@@ -24,38 +25,75 @@ function liveAgentPane(panes: readonly Pane[], adapter: AgentAdapter, row: Sessi
 	return pane && pane.processes.some(p => adapter.matchesProcess(p)) ? pane : undefined;
 }
 
-function isDirectory(dir: string): boolean {
-	try {
-		return fs.statSync(dir).isDirectory();
-	} catch {
-		return false;
+/** The facts of SPEC 6.1 for this session, judged by the one rule (domain/resumability.ts); each refusal worded for the CLI. */
+async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, session: SessionRecord): Promise<ActionResult<string>> {
+	const pin = session.agentSessionId;
+	if (session.status !== 'purged' && pin !== null) {
+		const id = validId(adapter, pin);
+		if (!id.ok) return id;
+	}
+	const panes = pin === null || session.status === 'purged' ? [] : await mux.listPanes();
+	const live = liveAgentPane(panes, adapter, session, mux.kind);
+	const elsewhere = pin === null ? undefined : livePinElsewhere(deps, panes, adapter, session, mux.kind, pin);
+	let facts: ResumeFacts = {
+		purged: session.status === 'purged',
+		pin,
+		...(live && (session.mux === null || session.mux === mux.kind) ? {livePane: live.id} : {}),
+		...(elsewhere ? {liveElsewhere: elsewhere} : {}),
+		cwd: session.cwd,
+		cwdPresent: undefined,
+		onDisk: undefined,
+		use: undefined,
+	};
+	let holders: readonly InUseHolder[] = [];
+	// Each fact is found out only when the rule gets to it (verify and inUse read the agent's store).
+	for (;;) {
+		const verdict = resumability(facts);
+		if (!('missing' in verdict)) return 'block' in verdict ? refusalFor(verdict.block, verdict.state, session, facts, holders) : {ok: true, value: pin as string};
+		const id = pin as string;
+		if (verdict.missing === 'cwdPresent') facts = {...facts, cwdPresent: folderExists(session.cwd)};
+		else if (verdict.missing === 'onDisk') facts = {...facts, onDisk: await adapter.verify(deps.context, id, session.cwd)};
+		else {
+			holders = await adapter.inUse(deps.context, id);
+			facts = {...facts, use: {ok: true, holders}};
+		}
 	}
 }
 
-/** Every reason not to resume, checked in the order a user would want to hear them. */
-async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, session: SessionRecord): Promise<ActionResult<string>> {
-	if (session.status === 'purged') return refusal('purged', `session ${session.name} was purged; its conversation is gone`);
-	if (!session.agentSessionId) {
-		return refusal('unpinned', `session ${session.name} has no conversation id pinned yet (run \`mam-tui drift --fix\` once the agent wrote one); nothing to resume`);
-	}
-	const id = validId(adapter, session.agentSessionId);
-	if (!id.ok) return id;
-	const panes = await mux.listPanes();
-	const live = liveAgentPane(panes, adapter, session, mux.kind);
-	if (live && (session.mux === null || session.mux === mux.kind)) {
-		return refusal('live', `session ${session.name} is live in pane ${live.id}; focus it instead of resuming`);
-	}
-	for (const other of deps.registry.findByPin(adapter.id, id.value)) {
+/** Another row pinned to the same conversation whose agent runs now. */
+function livePinElsewhere(deps: ActionDeps, panes: readonly Pane[], adapter: AgentAdapter, session: SessionRecord, muxKind: Multiplexer['kind'], pin: string): {session: string; pane: string} | undefined {
+	for (const other of deps.registry.findByPin(adapter.id, pin)) {
 		if (other.id === session.id) continue;
-		const otherPane = liveAgentPane(panes, adapter, other, mux.kind);
-		if (otherPane) return refusal('in-use', `conversation ${id.value} is live in session ${other.name} (pane ${otherPane.id})`);
+		const pane = liveAgentPane(panes, adapter, other, muxKind);
+		if (pane) return {session: other.name, pane: pane.id};
 	}
-	if (!isDirectory(session.cwd)) return refusal('cwd-missing', `the session's folder ${session.cwd} does not exist any more; resume runs only there`);
-	const state = await adapter.verify(deps.context, id.value, session.cwd);
-	if (state.kind !== 'yes') return refusal('not-resumable', `conversation ${id.value} cannot be resumed: ${state.reason}`);
-	const holders = await adapter.inUse(deps.context, id.value);
-	if (holders.length > 0) return refusal('in-use', `conversation ${id.value} is in use: ${describeHolders(holders)}`, holders);
-	return {ok: true, value: id.value};
+	return undefined;
+}
+
+/** The CLI's words for a verdict the rule blocked. */
+function refusalFor(block: ResumeBlock, state: ResumeState, session: SessionRecord, facts: ResumeFacts, holders: readonly InUseHolder[]): {readonly ok: false; readonly error: Refusal} {
+	const id = facts.pin ?? '';
+	const reason = state.kind === 'yes' ? '' : state.reason;
+	switch (block) {
+		case 'purged':
+			return refusal('purged', `session ${session.name} was purged; its conversation is gone`);
+		case 'unpinned':
+			return refusal('unpinned', `session ${session.name} has no conversation id pinned yet (run \`mam-tui drift --fix\` once the agent wrote one); nothing to resume`);
+		case 'live':
+			return refusal('live', `session ${session.name} is live in pane ${facts.livePane ?? '?'}; focus it instead of resuming`);
+		case 'live-elsewhere':
+			return refusal('in-use', `conversation ${id} is live in session ${facts.liveElsewhere?.session ?? '?'} (pane ${facts.liveElsewhere?.pane ?? '?'})`);
+		case 'cwd-missing':
+			return refusal('cwd-missing', `the session's folder ${session.cwd} does not exist any more; resume runs only there`);
+		case 'not-on-disk':
+			return refusal('not-resumable', `conversation ${id} cannot be resumed: ${reason}`);
+		case 'in-use':
+			return refusal('in-use', `conversation ${id} is in use: ${describeHolders(holders)}`, holders);
+		case 'use-unknown':
+			return refusal('failed', `could not tell who uses conversation ${id}: ${reason}`);
+		default:
+			return assertNever(block);
+	}
 }
 
 /** Audit a refusal and hand it back; the row stays as it was. */

@@ -5,6 +5,7 @@ import {createScanMemo, vouching} from '../adapters/common/memo.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
+import {folderExists} from '../system/folder.js';
 import {snapshotTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
 import {collectPaneEvidence} from './paneEvidence.js';
@@ -277,14 +278,6 @@ async function forEachLimit<T>(items: readonly T[], fn: (item: T) => Promise<voi
 
 function adapterOf(adapters: Readonly<Record<AgentId, AgentAdapter>>, agent: string): AgentAdapter | undefined {
 	return isAgentId(agent) && Object.hasOwn(adapters, agent) ? adapters[agent] : undefined;
-}
-
-function cwdExists(cwd: string): boolean {
-	try {
-		return fs.statSync(cwd).isDirectory();
-	} catch {
-		return false;
-	}
 }
 
 /**
@@ -607,7 +600,7 @@ export class DiscoveryCache {
 		const exists = new Map<string, boolean>();
 		const existsOnce = (cwd: string): boolean => {
 			let known = exists.get(cwd);
-			if (known === undefined) exists.set(cwd, (known = cwdExists(cwd)));
+			if (known === undefined) exists.set(cwd, (known = folderExists(cwd)));
 			return known;
 		};
 		for (const row of rows) {
