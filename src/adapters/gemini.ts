@@ -3,7 +3,7 @@ import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {measuredExitInput, readGeminiScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameFolder, usersOf, type LiveUse} from './common/liveEvidence.js';
+import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameResolved, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
 import {isoMs, oneLine, readFirstJsonLine} from './common/jsonl.js';
 import {parseJsonLine} from './common/lines.js';
@@ -618,7 +618,7 @@ export const geminiAdapter: AgentAdapter = {
 		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
 		const uses = await memo(ctx, `gemini:uses:${geminiRoot(ctx)}`, () => geminiLiveUses(ctx));
 		const cwds = needsFolders(uses) ? [...new Set(own.map(s => s.project.cwd ?? ANY_FOLDER))] : [];
-		const byProject = usersOf(uses, {ids, cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameFolder(claim, cwd));
+		const byProject = usersOf(uses, {ids, cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
 		return uniqueHolders([...byProject, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 

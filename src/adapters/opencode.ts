@@ -4,7 +4,7 @@ import type {Conversation, ProcessRef, ResumeState} from '../domain/types.js';
 import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../system/sqliteRead.js';
 import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
 import {argvUsers, uniqueHolders} from './common/inUse.js';
-import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameTree, usersOf, type LiveUse} from './common/liveEvidence.js';
+import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameResolvedTree, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {subcommand as subcommandOf} from './common/programs.js';
 import {obj, str} from './common/jsonl.js';
 import {countLines, parseJsonLine, removeLines, type LineMatch} from './common/lines.js';
@@ -676,7 +676,7 @@ export const opencodeAdapter: AgentAdapter = {
 		const ids = [id, ...descendants];
 		const uses = await memo(ctx, `opencode:uses:${dataDir(ctx)}`, () => opencodeLiveUses(ctx));
 		const cwds = needsFolders(uses) ? [sessionFolder(ctx, id)] : [];
-		return uniqueHolders([...usersOf(uses, {ids, cwds}, sameTree), ...(await argvUsers(ctx, ids))]);
+		return uniqueHolders([...usersOf(uses, {ids, cwds}, sameResolvedTree), ...(await argvUsers(ctx, ids))]);
 	},
 
 	liveUses: (ctx, procs) => opencodeLiveUses(ctx, procs),

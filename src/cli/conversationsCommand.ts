@@ -102,7 +102,7 @@ export const conversationsCommand: Command = {
 		const found = results.flatMap(r => r.conversations).sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
 		// The in-use rule, as purge and resume apply it: one process table and one scan memo for all.
 		const ctx = world.adapterContext();
-		const used = await withUse({...ctx, memo: createScanMemo(), processes: snapshotTable(ctx.processes)}, found);
+		const {conversations: used} = await withUse({...ctx, memo: createScanMemo(), processes: snapshotTable(ctx.processes)}, found);
 		// Then the rest of the one resume rule (SPEC 6.1), as the dashboard applies it: the folder.
 		const conversations = conversationsOf(used, perRefresh(folderExists));
 		const home = world.adapterContext().home;

@@ -1,25 +1,111 @@
 import {ADAPTERS} from '../adapters/index.js';
-import {sameFolder, type LiveUse} from '../adapters/common/liveEvidence.js';
+import {folderResolver, type LiveUse} from '../adapters/common/liveEvidence.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import type {AgentId, Conversation, ResumeState} from '../domain/types.js';
+import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
 import {inUseText} from '../domain/resumability.js';
 
 export {inUseText};
 
+/** One agent's live uses, shaped for the wide net of `mayBeUsed`. */
+interface Net {
+	readonly any: boolean;
+	readonly ids: ReadonlySet<string>;
+	/** Some claimed id is not listed (a sub-agent): every listed parent is a candidate. */
+	readonly unlisted: boolean;
+	/** Project claims' folders, as written and resolved. */
+	readonly folders: ReadonlySet<string>;
+}
+
+function netOf(uses: readonly LiveUse[], listed: ReadonlySet<string>): Net {
+	const ids = new Set<string>();
+	const folders = new Set<string>();
+	let any = false;
+	for (const {claim} of uses) {
+		if (claim.kind === 'any') any = true;
+		else if (claim.kind === 'ids') for (const id of claim.ids) ids.add(id);
+		else folders.add(trimSlash(claim.cwd)).add(claim.folder);
+	}
+	return {any, ids, unlisted: [...ids].some(id => !listed.has(id)), folders};
+}
+
+function trimSlash(p: string): string {
+	return p.length > 1 ? p.replace(/\/+$/, '') : p;
+}
+
+/** Is `folder` one of `folders`, inside one, or above one? */
+function inTree(folders: ReadonlySet<string>, folder: string): boolean {
+	if (folder === '/') return folders.size > 0;
+	for (let at = folder; ; at = at.slice(0, Math.max(1, at.lastIndexOf('/')))) {
+		if (folders.has(at)) return true;
+		if (at === '/' || !at.includes('/')) break;
+	}
+	for (const f of folders) if (f.startsWith(`${folder}/`)) return true;
+	return false;
+}
+
 /**
  * Could `conv` be in use, by the claims alone? Only those are asked `inUse` (the rule itself):
  * 20,000 conversations cannot each be asked. A claim on an id not listed (a sub-agent) makes
- * every listed parent a candidate; an argv naming the id (any process) makes it one too.
+ * every listed parent a candidate; an argv naming the id (any process) makes it one too; a
+ * project claim makes every conversation of its folder tree one (as written and resolved).
  */
-function mayBeUsed(conv: Conversation, uses: readonly LiveUse[], listed: ReadonlySet<string>, argvText: string): boolean {
-	if (argvText.includes(conv.id)) return true;
-	return uses.some(use => {
-		const claim = use.claim;
-		if (claim.kind === 'any') return true;
-		if (claim.kind === 'project') return sameFolder(claim.cwd, conv.cwd) || claim.cwd.startsWith(`${conv.cwd}/`) || conv.cwd.startsWith(`${claim.cwd}/`);
-		return claim.ids.includes(conv.id) || (conv.childCount > 0 && claim.ids.some(id => !listed.has(id)));
-	});
+function mayBeUsed(conv: Conversation, net: Net, named: ReadonlySet<string>, resolve: (p: string) => string): boolean {
+	if (net.any || named.has(conv.id) || net.ids.has(conv.id) || (conv.childCount > 0 && net.unlisted)) return true;
+	return net.folders.size > 0 && (inTree(net.folders, trimSlash(conv.cwd)) || inTree(net.folders, resolve(conv.cwd)));
+}
+
+/** Longer than any agent's id. */
+const MAX_ID_LENGTH = 128;
+
+/**
+ * The listed ids some process's argv names: as a word, or as a part of one between `-`, `_`
+ * or its ends (`rollout-…-<id>.jsonl`). Every agent's ids are made of letters, digits, `-` and
+ * `_`. One pass over the argv words, not a substring search of every argv per conversation.
+ */
+export function idsNamed(processes: readonly ProcessRef[], listed: ReadonlySet<string>): Set<string> {
+	const found = new Set<string>();
+	for (const proc of processes) {
+		for (const arg of proc.argv) {
+			for (const word of arg.split(/[^A-Za-z0-9_-]+/)) {
+				if (word.length === 0) continue;
+				// Parts start at the word's start or after a separator, and end at its end or before one.
+				const seps = [...word.matchAll(/[-_]/g)].map(m => m.index);
+				const starts = [0, ...seps.map(i => i + 1)];
+				const ends = [...seps, word.length];
+				for (let from = 0; from < starts.length; from++) {
+					const start = starts[from] as number;
+					// No agent's id is longer: a word of a thousand dashes costs its length times this.
+					for (let to = from; to < ends.length && (ends[to] as number) - start <= MAX_ID_LENGTH; to++) {
+						const part = word.slice(start, ends[to]);
+						if (part.length > 0 && listed.has(part)) found.add(part);
+					}
+				}
+			}
+		}
+	}
+	return found;
+}
+
+/**
+ * What the in-use answers of a list were made from, kept by the caller between refreshes. The
+ * live uses are read once per process listing (a refresh for a file change reuses the last
+ * listing, open files included, as it reuses the panes); while the uses and the ids argv names
+ * stand, a conversation (the same object: its cwd was not read again) keeps its answer, and
+ * only new ones are asked.
+ */
+export interface UseMemo {
+	readonly table: readonly ProcessRef[];
+	readonly usesOf: ReadonlyMap<AgentId, readonly LiveUse[]>;
+	readonly key: string;
+	readonly answers: WeakMap<Conversation, Conversation>;
+}
+
+async function usesFor(ctx: AdapterContext, table: readonly ProcessRef[], agents: readonly AgentId[], adapters: Readonly<Record<AgentId, AgentAdapter>>, memo: UseMemo | undefined): Promise<ReadonlyMap<AgentId, readonly LiveUse[]>> {
+	if (memo?.table === table && agents.every(a => memo.usesOf.has(a))) return memo.usesOf;
+	const usesOf = new Map<AgentId, readonly LiveUse[]>();
+	for (const agent of agents) usesOf.set(agent, (await adapters[agent].liveUses?.(ctx, table)) ?? []);
+	return usesOf;
 }
 
 /**
@@ -31,27 +117,46 @@ export async function withUse(
 	ctx: AdapterContext,
 	conversations: readonly Conversation[],
 	adapters: Readonly<Record<AgentId, AgentAdapter>> = ADAPTERS,
-): Promise<readonly Conversation[]> {
-	if (conversations.length === 0) return conversations;
-	const all = await ctx.processes.list();
-	const argvText = all.map(p => p.argv.join('\0')).join('\0');
-	const agents = [...new Set(conversations.map(c => c.agent))];
-	const usesOf = new Map<AgentId, readonly LiveUse[]>();
-	for (const agent of agents) usesOf.set(agent, (await adapters[agent].liveUses?.(ctx, all)) ?? []);
+	memo?: UseMemo,
+): Promise<{readonly conversations: readonly Conversation[]; readonly memo?: UseMemo}> {
+	if (conversations.length === 0) return {conversations, ...(memo ? {memo} : {})};
+	const table = await ctx.processes.list();
 	const listed = new Set(conversations.map(c => c.id));
-	const states = new Map<Conversation, ResumeState>();
+	const named = idsNamed(table, listed);
+	const agents = [...new Set(conversations.map(c => c.agent))].sort();
+	const usesOf = await usesFor(ctx, table, agents, adapters, memo);
+	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed)]));
+	const key = JSON.stringify([[...usesOf].map(([agent, uses]) => [agent, uses.map(u => [u.pid, u.startTime, u.claim])]), [...named].sort(), agents.map(a => nets.get(a)?.unlisted)]);
+	const answers = memo?.key === key ? memo.answers : new WeakMap<Conversation, Conversation>();
+	const resolve = folderResolver();
+	let changed = false;
+	const out: Conversation[] = [];
 	for (const conv of conversations) {
-		if (!mayBeUsed(conv, usesOf.get(conv.agent) ?? [], listed, argvText)) continue;
-		try {
-			const holders = await adapters[conv.agent].inUse(ctx, conv.id);
-			if (holders.length > 0) states.set(conv, {kind: 'no', reason: inUseText(holders)});
-		} catch (error) {
-			states.set(conv, {kind: 'unknown', reason: `${adapters[conv.agent].label} could not tell who uses it: ${messageOf(error)}`});
+		let answer = answers.get(conv);
+		if (answer === undefined) {
+			answer = await answerFor(ctx, conv, adapters, nets.get(conv.agent), named, resolve);
+			answers.set(conv, answer);
 		}
+		if (answer !== conv) changed = true;
+		out.push(answer);
 	}
-	if (states.size === 0) return conversations;
-	return conversations.map(c => {
-		const state = states.get(c);
-		return state ? {...c, resumeState: state} : c;
-	});
+	return {conversations: changed ? out : conversations, memo: {table, usesOf, key, answers}};
+}
+
+/** `conv` itself, or a copy saying who uses it (or that nobody could tell). */
+async function answerFor(
+	ctx: AdapterContext,
+	conv: Conversation,
+	adapters: Readonly<Record<AgentId, AgentAdapter>>,
+	net: Net | undefined,
+	named: ReadonlySet<string>,
+	resolve: (p: string) => string,
+): Promise<Conversation> {
+	if (!net || !mayBeUsed(conv, net, named, resolve)) return conv;
+	try {
+		const holders = await adapters[conv.agent].inUse(ctx, conv.id);
+		return holders.length > 0 ? {...conv, resumeState: {kind: 'no', reason: inUseText(holders)}} : conv;
+	} catch (error) {
+		return {...conv, resumeState: {kind: 'unknown', reason: `${adapters[conv.agent].label} could not tell who uses it: ${messageOf(error)}`}};
+	}
 }

@@ -6,11 +6,11 @@ import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import {folderExists} from '../system/folder.js';
-import {snapshotTable} from '../system/processes.js';
+import {snapshotTable, type ProcessTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
-import {collectPaneEvidence} from './paneEvidence.js';
+import {paneEvidence} from './paneEvidence.js';
 import type {PaneEvidence} from '../drift/input.js';
-import {withUse} from './conversationUse.js';
+import {withUse, type UseMemo} from './conversationUse.js';
 import {FolderWatch} from './folderWatch.js';
 
 /** What one `discover(cwd)` found (parents only, every age), or why it failed. */
@@ -239,6 +239,12 @@ function keepUnchanged(old: CwdFacts | undefined, fresh: CwdFacts): CwdFacts {
 const WATCHED = '\0watched';
 
 /** Signature text, watched folders and the paths themselves per watch-path list, for one refresh. */
+/** One pane's agent processes (pid:start, in order) and the evidence last read for them. */
+interface PaneFacts {
+	readonly key: string;
+	readonly evidence: PaneEvidence | undefined;
+}
+
 type Looked = WeakMap<readonly string[], {readonly text: string; readonly folders: readonly string[]; readonly paths: ReadonlySet<string>}>;
 
 /** A folder is watched itself; a file (or a path not there yet) through its parent. */
@@ -299,8 +305,11 @@ export class DiscoveryCache {
 	private processList: readonly ProcessRef[] | undefined;
 	private readonly watch: FolderWatch | undefined;
 	private lastMerge: Merge | undefined;
-	private lastEvidence: {readonly key: string; readonly value: ReadonlyMap<string, PaneEvidence>} | undefined;
-	private lastUse: {readonly merged: readonly Conversation[]; readonly key: string | undefined; readonly out: readonly Conversation[]} | undefined;
+	/** Per pane no pinned row accounts for: its agent processes and the evidence read for them. */
+	private paneFacts = new Map<string, PaneFacts>();
+	private lastEvidence: ReadonlyMap<string, PaneEvidence> | undefined;
+	private table: {readonly rows: readonly ProcessRef[]; readonly table: ProcessTable} | undefined;
+	private lastUse: {readonly merged: readonly Conversation[]; readonly key: string | undefined; readonly out: readonly Conversation[]; readonly memo?: UseMemo} | undefined;
 	private readonly once: boolean;
 	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
 	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
@@ -313,6 +322,17 @@ export class DiscoveryCache {
 		this.stat = deps.stat ?? realStat;
 		this.watch = deps.onChange ? new FolderWatch(deps.onChange) : undefined;
 		this.once = deps.once === true;
+	}
+
+	/**
+	 * The process table of one listing. A refresh for a file change reuses the last listing (see
+	 * the supervisor), and with it the pass over open files that listing's table made: a file
+	 * change costs no second walk of every process's file descriptors.
+	 */
+	private tableFor(rows: readonly ProcessRef[] | undefined): ProcessTable {
+		if (rows === undefined) return snapshotTable(this.ctx.processes);
+		if (this.table?.rows !== rows) this.table = {rows, table: snapshotTable(this.ctx.processes, rows)};
+		return this.table.table;
 	}
 
 	/** Stop watching folders. */
@@ -403,10 +423,12 @@ export class DiscoveryCache {
 		this.lastCalls = 0;
 		const rows = sessions.filter(s => s.status !== 'purged');
 		const checked = options.live ? rows.filter(r => !options.live?.has(r.id)) : rows;
-		const look = {rescan: options.rescan, full: options.full === true, dirty: this.watch?.take() ?? new Set<string>()};
+		// Only a refresh that looks at the disk takes the changes seen; a pane refresh leaves them for the next one.
+		const dirty = options.rescan ? this.watch?.take() : undefined;
+		const look = {rescan: options.rescan, full: options.full === true, dirty: dirty ?? new Set<string>()};
 		// One refresh is one moment: adapters share their whole-store scans (memo), one process
 		// table and one pass over open files, and each (agent, cwd) signature is stat()ed once.
-		const ctx: AdapterContext = {...this.ctx, memo: createScanMemo(), processes: snapshotTable(this.ctx.processes, options.processes)};
+		const ctx: AdapterContext = {...this.ctx, memo: createScanMemo(), processes: this.tableFor(options.processes)};
 		const signatures = new Map<string, string | undefined>();
 		const looked: Looked = new WeakMap();
 		const stats = new Map<string, ReturnType<StatFn>>();
@@ -427,7 +449,7 @@ export class DiscoveryCache {
 			const verified = await this.refreshPins(ctx, checked, look, signature);
 			await this.refreshUse(ctx, checked, verified, options);
 			const conversations = await this.withUse(ctx, this.merged([...byCwd.values()].map(e => e.value)), options);
-			const paneEvidence = options.panes === undefined ? undefined : await this.evidenceFor(ctx, rows, options);
+			const paneEvidence = options.panes === undefined ? undefined : await this.evidenceFor(ctx, rows, options, look);
 			return {byCwd, verified, conversations, paneEvidence};
 		};
 		// Each store a call reads stays open for the refresh's other calls (keepingReadConnections).
@@ -442,22 +464,42 @@ export class DiscoveryCache {
 		};
 	}
 
-	/** Pane evidence (sync/paneEvidence.ts) for panes no pinned running row accounts for; the same map while nothing changed. */
-	private async evidenceFor(ctx: AdapterContext, rows: readonly SessionRecord[], options: RefreshOptions): Promise<ReadonlyMap<string, PaneEvidence>> {
+	/**
+	 * Pane evidence (sync/paneEvidence.ts) for panes no pinned running row accounts for. A pane is
+	 * asked again when its agent processes changed, when a change was seen in its folder (its
+	 * agent wrote a conversation there), on a full tick, and on every tick without a folder
+	 * watch; otherwise it keeps its evidence (the same map while nothing changed).
+	 */
+	private async evidenceFor(ctx: AdapterContext, rows: readonly SessionRecord[], options: RefreshOptions, look: Look): Promise<ReadonlyMap<string, PaneEvidence>> {
 		const accounted = new Set(rows.filter(r => r.status === 'running' && r.agentSessionId !== null && r.paneId !== null).map(r => r.paneId as string));
 		const panes = (options.panes ?? []).filter(p => !p.isSelf && !accounted.has(p.id) && p.processes.length > 0);
-		const key = panes.map(p => `${p.id}=${p.processes.map(q => `${q.pid}:${q.startTime}`).join(',')}`).join(';');
-		const last = this.lastEvidence;
-		if (last && last.key === key && !options.rescan) return last.value;
-		let value: ReadonlyMap<string, PaneEvidence>;
-		try {
-			value = await collectPaneEvidence(panes, this.adapters, ctx);
-		} catch {
-			value = new Map();
+		const dirtyCwds = new Set([...look.dirty].map(key => key.slice(key.indexOf('\0') + 1)));
+		const next = new Map<string, PaneFacts>();
+		let changed = panes.length !== this.paneFacts.size;
+		for (const pane of panes) {
+			const key = pane.processes.map(q => `${q.pid}:${q.startTime}`).join(',');
+			const known = this.paneFacts.get(pane.id);
+			const cwds = [pane.processes[0]?.cwd, pane.foregroundCwd, pane.cwd];
+			const stale = !known || known.key !== key || look.full || (look.rescan && (!this.watch || cwds.some(cwd => cwd !== undefined && dirtyCwds.has(cwd))));
+			if (!stale) {
+				next.set(pane.id, known);
+				continue;
+			}
+			let evidence: PaneEvidence | undefined;
+			try {
+				evidence = await paneEvidence(pane, this.adapters, ctx);
+			} catch {
+				evidence = undefined;
+			}
+			if (!known || JSON.stringify(known.evidence) !== JSON.stringify(evidence)) changed = true;
+			next.set(pane.id, {key, evidence: known && JSON.stringify(known.evidence) === JSON.stringify(evidence) ? known.evidence : evidence});
 		}
+		this.paneFacts = next;
 		// Equal evidence keeps the same map, so drift keeps its findings.
-		if (last && sameEvidence(last.value, value)) value = last.value;
-		this.lastEvidence = {key, value};
+		if (!changed && this.lastEvidence) return this.lastEvidence;
+		const value = new Map<string, PaneEvidence>();
+		for (const [id, facts] of next) if (facts.evidence) value.set(id, facts.evidence);
+		this.lastEvidence = value;
 		return value;
 	}
 
@@ -469,13 +511,16 @@ export class DiscoveryCache {
 		const key = options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
 		const last = this.lastUse;
 		if (last && last.merged === merged && key !== undefined && last.key === key) return last.out;
-		let out: readonly Conversation[];
+		let out: readonly Conversation[] = merged;
+		let memo = last?.memo;
 		try {
-			out = await withUse(ctx, merged, this.adapters);
+			const used = await withUse(ctx, merged, this.adapters, memo);
+			out = used.conversations;
+			memo = used.memo;
 		} catch {
-			out = merged; // the list still shows; purge and resume ask the rule themselves
+			// The list still shows; purge and resume ask the rule themselves.
 		}
-		this.lastUse = {merged, key, out};
+		this.lastUse = {merged, key, out, ...(memo ? {memo} : {})};
 		return out;
 	}
 
@@ -623,10 +668,4 @@ export class DiscoveryCache {
 		});
 		this.used = next;
 	}
-}
-
-function sameEvidence(a: ReadonlyMap<string, PaneEvidence>, b: ReadonlyMap<string, PaneEvidence>): boolean {
-	if (a.size !== b.size) return false;
-	for (const [k, v] of a) if (JSON.stringify(v) !== JSON.stringify(b.get(k))) return false;
-	return true;
 }

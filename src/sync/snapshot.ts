@@ -102,15 +102,32 @@ function joinFacts(adapters: Adapters): PaneFacts {
 	};
 }
 
+/** The panes by id, and by the conversation they report (in listing order). */
+interface PaneIndex {
+	readonly byId: ReadonlyMap<string, Pane>;
+	readonly byConversation: ReadonlyMap<string, readonly Pane[]>;
+}
+
+function indexPanes(panes: readonly Pane[] | null): PaneIndex {
+	const byConversation = new Map<string, Pane[]>();
+	for (const pane of panes ?? []) {
+		if (pane.isSelf || !pane.agentSessionId) continue;
+		const same = byConversation.get(pane.agentSessionId);
+		if (same) same.push(pane);
+		else byConversation.set(pane.agentSessionId, [pane]);
+	}
+	return {byId: new Map((panes ?? []).map(p => [p.id, p])), byConversation};
+}
+
 /**
  * The pane a row lives in: its recorded pane (when the row belongs to this backend), else a pane
  * that reports the row's pinned conversation (a herdr pane moved to another workspace gets a new id).
  */
-function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'panes' | 'adapters'>, byId: ReadonlyMap<string, Pane>): Pane | undefined {
-	const recorded = ownPane(row, byId, inputs.muxKind, joinFacts(inputs.adapters ?? ADAPTERS));
+function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'adapters'>, index: PaneIndex, facts: PaneFacts): Pane | undefined {
+	const recorded = ownPane(row, index.byId, inputs.muxKind, facts);
 	if (recorded) return recorded;
 	if (row.agentSessionId === null || row.status === 'purged') return undefined;
-	return inputs.panes?.find(p => !p.isSelf && p.agentSessionId === row.agentSessionId && (p.agent === undefined || p.agent === row.agent));
+	return index.byConversation.get(row.agentSessionId)?.find(p => p.agent === undefined || p.agent === row.agent);
 }
 
 function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean, reachable: boolean): LiveStatus {
@@ -174,11 +191,12 @@ export function conversationResumeState(c: Pick<Conversation, 'id' | 'cwd' | 're
 
 /** Registry ids of rows whose agent runs in their pane (resume state "live in pane"); the join decides the same way. */
 export function liveRowIds(sessions: readonly SessionRecord[], panes: readonly Pane[] | null, muxKind: MuxKind | null, adapters: Adapters = ADAPTERS): Set<number> {
-	const byId = new Map((panes ?? []).map(p => [p.id, p]));
+	const index = indexPanes(panes);
+	const facts = joinFacts(adapters);
 	const live = new Set<number>();
 	for (const row of sessions) {
 		if (row.status === 'purged') continue;
-		const pane = paneOf(row, {muxKind, panes, adapters}, byId);
+		const pane = paneOf(row, {muxKind, adapters}, index, facts);
 		const agent = agentOf(adapters, row.agent);
 		if (pane && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent)) live.add(row.id);
 	}
@@ -188,13 +206,14 @@ export function liveRowIds(sessions: readonly SessionRecord[], panes: readonly P
 /** Join registry rows, panes and discovery into the snapshot. Pure but for the injected cwd checks. */
 export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 	const adapters = inputs.adapters ?? ADAPTERS;
-	const byId = new Map((inputs.panes ?? []).map(p => [p.id, p]));
+	const index = indexPanes(inputs.panes);
+	const facts = joinFacts(adapters);
 	let live: Record<string, SessionLive> = {};
 	const claimed = new Set<string>();
 	const previous = inputs.previousLive;
 	let changed = previous === undefined;
 	for (const row of inputs.sessions) {
-		const pane = paneOf(row, inputs, byId);
+		const pane = paneOf(row, inputs, index, facts);
 		const agent = agentOf(adapters, row.agent);
 		const runs = pane !== undefined && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent);
 		if (pane && row.status !== 'purged') claimed.add(pane.id);

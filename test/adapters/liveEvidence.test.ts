@@ -1,8 +1,9 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {ADAPTERS} from '../../src/adapters/index.js';
-import {flagValue, usersOf, wordAfter, type LiveUse} from '../../src/adapters/common/liveEvidence.js';
+import {flagValue, projectUse, resolveFolder, usersOf, wordAfter, type LiveUse} from '../../src/adapters/common/liveEvidence.js';
 import {createScanMemo} from '../../src/adapters/common/memo.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {parseStat, snapshotTable} from '../../src/system/processes.js';
@@ -109,9 +110,25 @@ describe('the rule and its argv readers', () => {
 	it('matches ids, project folders and "any"', () => {
 		expect(usersOf([use({kind: 'ids', ids: ['a']})], {ids: ['b', 'a'], cwds: []})).toHaveLength(1);
 		expect(usersOf([use({kind: 'ids', ids: ['a']})], {ids: ['b'], cwds: ['/p']})).toHaveLength(0);
-		expect(usersOf([use({kind: 'project', cwd: '/p/'})], {ids: ['b'], cwds: ['/p']})).toHaveLength(1);
-		expect(usersOf([use({kind: 'project', cwd: '/q'})], {ids: ['b'], cwds: ['/p']})).toHaveLength(0);
+		expect(usersOf([use({kind: 'project', cwd: '/p/', folder: resolveFolder('/p/')})], {ids: ['b'], cwds: ['/p']})).toHaveLength(1);
+		expect(usersOf([use({kind: 'project', cwd: '/q', folder: resolveFolder('/q')})], {ids: ['b'], cwds: ['/p']})).toHaveLength(0);
 		expect(usersOf([use({kind: 'any'})], {ids: ['b'], cwds: []})).toHaveLength(1);
+	});
+
+	it('a TUI in a linked folder holds the conversations of the folder the link names, and the reverse', () => {
+		const base = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-link-'));
+		try {
+			const real = path.join(base, 'real');
+			const link = path.join(base, 'link');
+			fs.mkdirSync(real);
+			fs.symlinkSync(real, link);
+			const tui = (cwd: string) => projectUse({pid: 7, ppid: 1, startTime: 1, name: 'gemini', argv: ['gemini'], cwd}, 'gemini');
+			expect(usersOf([tui(link)], {ids: ['b'], cwds: [real]})).toHaveLength(1);
+			expect(usersOf([tui(real)], {ids: ['b'], cwds: [link]})).toHaveLength(1);
+			expect(usersOf([tui(path.join(base, 'other'))], {ids: ['b'], cwds: [link]})).toHaveLength(0);
+		} finally {
+			fs.rmSync(base, {recursive: true, force: true});
+		}
 	});
 
 	it('reads flags and subcommand words', () => {

@@ -278,6 +278,34 @@ describe('the folder watch', () => {
 			cache.close();
 		}
 	});
+	it('a pane-event refresh between a change and the disk refresh does not swallow the change', async () => {
+		// The supervisor runs a pane refresh (rescan false) whenever the mux speaks; a file change
+		// reported just before it must still be read by the disk refresh that follows.
+		const cwd = path.join(dir, 'proj');
+		fs.mkdirSync(cwd);
+		const stamps = path.join(dir, 'stamps');
+		fs.mkdirSync(stamps);
+		const stamp = path.join(stamps, 'proj.stamp');
+		fs.writeFileSync(stamp, '1');
+		const adapter = scriptedAdapter(stamps);
+		const conv = (id: number): Conversation => ({agent: 'claude', id: UUID(id), cwd, createdAt: id, updatedAt: id, childCount: 0, resumeState: {kind: 'yes'}});
+		adapter.lists.set(cwd, [conv(1)]);
+		let changes = 0;
+		const cache = new DiscoveryCache({ctx, adapters: withAdapter(adapter), onChange: () => (changes += 1)});
+		try {
+			const rows = [row({name: 'p', cwd})];
+			await cache.refresh(rows, {rescan: true});
+			adapter.lists.set(cwd, [conv(2), conv(1)]);
+			fs.appendFileSync(stamp, '2');
+			await until('the change is reported', () => changes > 0);
+			await cache.refresh(rows, {rescan: false});
+			expect(cache.wantsTick()).toBe(true);
+			const after = await cache.refresh(rows, {rescan: true});
+			expect(after.conversations.map(c => c.id)).toEqual([UUID(2), UUID(1)]);
+		} finally {
+			cache.close();
+		}
+	});
 });
 
 describe('the parse cache', () => {

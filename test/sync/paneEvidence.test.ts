@@ -1,12 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import crypto from 'node:crypto';
 import {afterEach, describe, expect, it} from 'vitest';
 import type {Pane, ProcessRef} from '../../src/domain/types.js';
 import {DiscoveryCache} from '../../src/sync/discovery.js';
 import {joinSnapshot} from '../../src/sync/snapshot.js';
 import {createProcessTable, parseStat} from '../../src/system/processes.js';
 import {buildClaudeFixture} from '../adapters/fixtures/claude.js';
+import {projectSlug} from '../../src/adapters/claude.js';
+import {claudeTranscript} from '../../src/demo/samples/claude.js';
 import {asUserOf, spawnFileHolder, type HeldProcess} from '../support/holders.js';
+import {row} from './support.js';
 
 // The dashboard's drift (the live snapshot) adopts a pane from the same evidence as `drift --fix`.
 
@@ -49,5 +53,29 @@ describe('live snapshot: pane evidence', () => {
 		const fix = snap.findings.find(f => f.kind === 'untracked-pane')?.fix;
 		expect(fix).toMatchObject({type: 'adopt-pane', paneId: '%1', agentSessionId: w.ids.target, server: 'tmux:/s:1:2'});
 		expect(fix && 'epoch' in fix ? fix.epoch : undefined).toBeLessThanOrEqual(Date.now());
+	});
+
+	it("a pane's evidence is read again when its agent writes in its folder, and kept while nothing changes", {timeout: 30_000}, async () => {
+		const w = buildClaudeFixture();
+		cleanups.push(() => w.cleanup());
+		const [alpha] = w.cwds as [string, string];
+		const tui = await spawnFileHolder([], 'claude', [], alpha, asUserOf(w));
+		cleanups.push(() => tui.stop());
+		const pane: Pane = {id: '%1', mux: 'tmux', cwd: alpha, agentStatus: 'unknown', processes: [procOf(tui)], isSelf: false};
+		let changes = 0;
+		const cache = new DiscoveryCache({ctx: {...w.ctx, processes: createProcessTable()}, onChange: () => (changes += 1)});
+		cleanups.push(() => cache.close());
+		const rows = [row({name: 'old', cwd: alpha, status: 'stopped', mux: 'tmux'})];
+		const first = await cache.refresh(rows, {rescan: true, panes: [pane]});
+		expect(first.paneEvidence?.get('%1')?.recent).toEqual([]);
+		const again = await cache.refresh(rows, {rescan: true, panes: [pane]});
+		expect(again.paneEvidence).toBe(first.paneEvidence);
+		// The TUI starts a conversation: its transcript appears in the folder's project directory.
+		const id = crypto.randomUUID();
+		fs.writeFileSync(path.join(w.home, '.claude', 'projects', projectSlug(alpha), `${id}.jsonl`), claudeTranscript(id, alpha, Date.now() + 1000, 'new work'));
+		const deadline = Date.now() + 10_000;
+		while (changes === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
+		const after = await cache.refresh(rows, {rescan: true, panes: [pane]});
+		expect(after.paneEvidence?.get('%1')?.recent).toEqual([id]);
 	});
 });

@@ -11,7 +11,7 @@ export type LiveClaim =
 	/** It is on one of these conversations: argv names it, the agent's live record says so, it holds that conversation's own file open. */
 	| {readonly kind: 'ids'; readonly ids: readonly string[]}
 	/** It runs in this project folder and keeps no evidence of which of the project's conversations it is on. */
-	| {readonly kind: 'project'; readonly cwd: string}
+	| {readonly kind: 'project'; readonly cwd: string; /** `cwd` resolved once (`resolveFolder`): the rule compares it with every conversation's. */ readonly folder: string}
 	/** It may act on any conversation of the agent (a server the user started); nothing narrows it. */
 	| {readonly kind: 'any'};
 
@@ -43,34 +43,57 @@ function trimSlash(p: string): string {
 	return p.length > 1 ? p.replace(/\/+$/, '') : p;
 }
 
-/** Same folder, literally or after resolving links (a TUI started in a linked folder is on that project). */
-export function sameFolder(a: string, b: string): boolean {
-	if (trimSlash(a) === trimSlash(b)) return true;
-	return trimSlash(realOrSelf(a)) === trimSlash(realOrSelf(b));
+/** A folder as the in-use rule compares it: links resolved (when it exists), no trailing slash. */
+export function resolveFolder(p: string): string {
+	return trimSlash(realOrSelf(p));
 }
 
-/** One folder inside the other, or the same (opencode's project is the repository, any folder of it). */
-export function sameTree(a: string, b: string): boolean {
-	if (sameFolder(a, b)) return true;
-	const [x, y] = [trimSlash(realOrSelf(a)), trimSlash(realOrSelf(b))];
-	return x.startsWith(`${y}/`) || y.startsWith(`${x}/`) || x === '/' || y === '/';
+/**
+ * `resolveFolder`, asked once per distinct path for as long as the caller keeps the function
+ * (one question): comparing every live process with every conversation would otherwise cost a
+ * realpath(3) per pair, millions at 500 panes and 20,000 conversations.
+ */
+export function folderResolver(): (p: string) => string {
+	const known = new Map<string, string>();
+	return p => {
+		let real = known.get(p);
+		if (real === undefined) known.set(p, (real = resolveFolder(p)));
+		return real;
+	};
+}
+
+/** Resolved folders (see `resolveFolder`): the same one. */
+export function sameResolved(a: string, b: string): boolean {
+	return a === b;
+}
+
+/** Resolved folders: one inside the other, or the same (opencode's project is the repository, any folder of it). */
+export function sameResolvedTree(a: string, b: string): boolean {
+	return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`) || a === '/' || b === '/';
+}
+
+/** Same folder, literally or after resolving links (a TUI started in a linked folder is on that project). */
+export function sameFolder(a: string, b: string): boolean {
+	return trimSlash(a) === trimSlash(b) || sameResolved(resolveFolder(a), resolveFolder(b));
 }
 
 /**
  * THE in-use rule (README "In use"): a conversation is in use when a live process's claim names
  * it (or a descendant), when a process that keeps no per-conversation evidence runs in its
  * project folder, or when a process may act on any conversation. `sameProject` says what "its
- * project" means for the agent (the same folder, or the same tree for opencode).
+ * project" means for the agent (the same folder, or the same tree for opencode); it is given
+ * both folders resolved (`resolveFolder`), so it compares strings.
  */
-export function usersOf(uses: readonly LiveUse[], target: UseTarget, sameProject: (a: string, b: string) => boolean = sameFolder): InUseHolder[] {
+export function usersOf(uses: readonly LiveUse[], target: UseTarget, sameProject: (claim: string, cwd: string) => boolean = sameResolved): InUseHolder[] {
 	const ids = new Set(target.ids);
+	const cwds = target.cwds.map(resolveFolder);
 	const out: InUseHolder[] = [];
 	for (const use of uses) {
 		const claim = use.claim;
 		const hit =
 			claim.kind === 'any' ||
 			(claim.kind === 'ids' && claim.ids.some(id => ids.has(id))) ||
-			(claim.kind === 'project' && target.cwds.some(cwd => sameProject(claim.cwd, cwd)));
+			(claim.kind === 'project' && cwds.some(cwd => sameProject(claim.folder, cwd)));
 		if (hit) out.push({pid: use.pid, startTime: use.startTime, command: use.command, reason: use.reason});
 	}
 	return out;
@@ -215,7 +238,7 @@ export function projectUse(proc: ProcessRef, label: string): LiveUse {
 	const cwd = cwdOf(proc);
 	const base = {pid: proc.pid, startTime: proc.startTime, command: commandOf(proc)};
 	if (cwd === undefined) return {...base, claim: {kind: 'any'}, reason: `a ${label} process whose folder cannot be read could be on any conversation`};
-	return {...base, claim: {kind: 'project', cwd}, reason: `a ${label} process in ${cwd} keeps no record of which conversation it is on`};
+	return {...base, claim: {kind: 'project', cwd, folder: resolveFolder(cwd)}, reason: `a ${label} process in ${cwd} keeps no record of which conversation it is on`};
 }
 
 export function idsUse(proc: ProcessRef, ids: readonly string[], reason: string): LiveUse {

@@ -1,0 +1,109 @@
+import {describe, expect, it} from 'vitest';
+import {resolveFolder, type LiveUse} from '../../src/adapters/common/liveEvidence.js';
+import type {AgentAdapter} from '../../src/adapters/types.js';
+import type {Conversation, ProcessRef} from '../../src/domain/types.js';
+import {idsNamed, withUse} from '../../src/sync/conversationUse.js';
+import {adaptersWith, conversation, countingAdapter, ctx, proc, staticProcesses, UUID} from './support.js';
+
+// The conversations list's in-use pass: which conversations it asks the rule about, and what it
+// keeps between refreshes. The rule itself (usersOf, each adapter's inUse) is tested per adapter.
+
+const holder = {pid: 42, startTime: 420, command: 'claude', reason: 'a claude process in /w/app keeps no record'};
+
+/** The counting claude adapter, its live uses set by the test. */
+function withUses(uses: LiveUse[]) {
+	const adapter = countingAdapter('claude');
+	const live: AgentAdapter = {...adapter, liveUses: async () => uses};
+	Object.defineProperty(live, 'calls', {get: () => adapter.calls});
+	adapter.holders = [holder];
+	return {adapter, adapters: adaptersWith(live)};
+}
+
+const project = (cwd: string): LiveUse => ({pid: 42, startTime: 420, command: 'claude', claim: {kind: 'project', cwd, folder: resolveFolder(cwd)}, reason: holder.reason});
+
+const on = (processes: readonly ProcessRef[]) => ({...ctx, processes: staticProcesses(processes)});
+
+describe('the conversations list and the in-use rule', () => {
+	it('asks about the conversations of a project claim, its subfolders and its parents, and no others', async () => {
+		const {adapter, adapters} = withUses([project('/w/app/')]);
+		const list: Conversation[] = [
+			conversation(UUID(1), {cwd: '/w/app'}),
+			conversation(UUID(2), {cwd: '/w/app/sub'}),
+			conversation(UUID(3), {cwd: '/w'}),
+			conversation(UUID(4), {cwd: '/w/application'}),
+			conversation(UUID(5), {cwd: '/x'}),
+		];
+		const {conversations} = await withUse(on([]), list, adapters);
+		expect(adapter.calls.inUse).toBe(3);
+		expect(conversations.map(c => c.resumeState.kind)).toEqual(['no', 'no', 'no', 'yes', 'yes']);
+	});
+
+	it('asks about a conversation some argv names, also inside a file name', async () => {
+		const {adapter, adapters} = withUses([]);
+		const list = [conversation(UUID(1)), conversation(UUID(2)), conversation(UUID(3))];
+		const tail = proc(7, 'tail', ['tail', '-f', `/h/.codex/sessions/rollout-2026-01-01T10-00-00-${UUID(2)}.jsonl`]);
+		const resume = proc(8, 'claude', ['claude', `--resume=${UUID(3)}`]);
+		const {conversations} = await withUse(on([tail, resume]), list, adapters);
+		expect(adapter.calls.inUse).toBe(2);
+		expect(conversations.map(c => c.resumeState.kind)).toEqual(['yes', 'no', 'no']);
+	});
+
+	it('keeps its answers while the live uses stand, and asks only about conversations read again', async () => {
+		const {adapter, adapters} = withUses([project('/w/app')]);
+		const list = [conversation(UUID(1)), conversation(UUID(2))];
+		const first = await withUse(on([]), list, adapters);
+		expect(adapter.calls.inUse).toBe(2);
+		const again = await withUse(on([]), list, adapters, first.memo);
+		expect(adapter.calls.inUse).toBe(2);
+		expect(again.conversations[0]).toBe(first.conversations[0]);
+		const reread = [conversation(UUID(1)), list[1] as Conversation];
+		await withUse(on([]), reread, adapters, again.memo);
+		expect(adapter.calls.inUse).toBe(3);
+	});
+
+	it('asks again about every conversation when the live uses change', async () => {
+		const uses = [project('/w/app')];
+		const {adapter, adapters} = withUses(uses);
+		const list = [conversation(UUID(1)), conversation(UUID(2))];
+		const first = await withUse(on([]), list, adapters);
+		uses.push({...project('/w/other'), pid: 43});
+		await withUse(on([]), list, adapters, first.memo);
+		expect(adapter.calls.inUse).toBe(4);
+	});
+
+	it('reads the live uses once per process listing', async () => {
+		const {adapters} = withUses([project('/w/app')]);
+		let reads = 0;
+		const counted = {...adapters, claude: {...adapters.claude, liveUses: async () => {
+			reads += 1;
+			return [project('/w/app')];
+		}}};
+		const context = on([]);
+		const first = await withUse(context, [conversation(UUID(1))], counted);
+		await withUse(context, [conversation(UUID(2))], counted, first.memo);
+		expect(reads).toBe(1);
+		await withUse(on([]), [conversation(UUID(2))], counted, first.memo);
+		expect(reads).toBe(2);
+	});
+});
+
+describe('idsNamed', () => {
+	it('finds listed ids as words and as dash- or underscore-separated parts of one', () => {
+		const listed = new Set([UUID(1), UUID(2), 'ses_0123456789abAAAAAAAAAAAAAA', '20260101_101010_abcdef', UUID(9)]);
+		const found = idsNamed(
+			[
+				proc(1, 'x', ['x', UUID(1)]),
+				proc(2, 'x', ['x', `--session=${UUID(2)}`]),
+				proc(3, 'x', ['x', 'export-ses_0123456789abAAAAAAAAAAAAAA.json']),
+				proc(4, 'x', ['x', 'hermes_20260101_101010_abcdef']),
+				proc(5, 'x', ['x', `a${UUID(9)}`]),
+			],
+			listed,
+		);
+		expect([...found].sort()).toEqual([UUID(1), UUID(2), '20260101_101010_abcdef', 'ses_0123456789abAAAAAAAAAAAAAA'].sort());
+	});
+
+	it('finds an id at the end of a word of a thousand dashes', () => {
+		expect(idsNamed([proc(1, 'x', ['x', `${'-'.repeat(1000)}${UUID(1)}`])], new Set([UUID(1)]))).toEqual(new Set([UUID(1)]));
+	});
+});
