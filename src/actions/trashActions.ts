@@ -1,7 +1,8 @@
 import path from 'node:path';
 import {purgeExtra} from '../registry/extra.js';
 import {audit} from './session.js';
-import {emptyEntry, emptyTrash, listTrash, restoreFromTrash, type RestoreOutcome, type TrashListing, type WriterAlive} from './trash.js';
+import {emptyEntry, emptyTrash, listTrash, type TrashListing, type WriterAlive} from './trash.js';
+import {restoreFromTrash, type RestoreOutcome} from './trashRestore.js';
 import type {TrashWriter} from './trashStore.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 import type {ResumeState} from '../domain/types.js';
