@@ -1,7 +1,7 @@
 import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {Finding} from '../../src/domain/types.js';
-import {findingsFor, visibleSessions, type SessionsView} from '../../src/store/selectors.js';
+import {findingsFor, visibleSessions, type SessionsView, type UntrackedSummary} from '../../src/store/selectors.js';
 import {DetailPanel} from '../widgets/DetailPanel.js';
 import {detailLines} from '../widgets/detailLines.js';
 import {SessionTable, type SessionRow} from '../widgets/SessionTable.js';
@@ -18,11 +18,17 @@ export interface SessionsScreenProps {
 	readonly detailScroll?: number;
 }
 
-function EmptyState({filtered}: {readonly filtered: boolean}): React.JSX.Element {
+function EmptyState({filtered, untracked}: {readonly filtered: boolean; readonly untracked: UntrackedSummary}): React.JSX.Element {
 	if (filtered) return <Text>No session matches the filter. Press / then esc to clear it.</Text>;
+	const waiting = untracked.needYou > 0 ? ` (${untracked.needYou} ${untracked.needYou === 1 ? 'needs' : 'need'} you)` : '';
 	return (
 		<Box flexDirection="column">
 			<Text bold>No sessions yet.</Text>
+			{untracked.count > 0 ? (
+				<Text color={untracked.needYou > 0 ? 'yellow' : undefined}>
+					{`${untracked.count} agent ${untracked.count === 1 ? 'pane runs' : 'panes run'} outside the registry${waiting}: tab lists them, f adopts the selected one.`}
+				</Text>
+			) : null}
 			<Text>mam-tui lists the agent sessions in its registry. To get started:</Text>
 			<Text>  • press n (or run `mam-tui new --agent claude --cwd DIR`) to start one in a new pane,</Text>
 			<Text>  • or `mam-tui adopt --agent codex --id ID` to register a conversation you already have,</Text>
@@ -67,7 +73,7 @@ export function SessionsScreen({state, height, width, home, now, detailScroll = 
 		return (
 			<Box flexDirection="column">
 				{filterLine}
-				<EmptyState filtered={state.ui.filter !== ''} />
+				<EmptyState filtered={state.ui.filter !== ''} untracked={state.untracked} />
 			</Box>
 		);
 	}

@@ -39,7 +39,7 @@ export function detailTextWidth(layout: SessionsLayout): number {
 }
 
 /** The selected session's detail lines at this layout (what the panel shows and what J/K scroll). */
-export function selectedDetailLines(state: SessionsView, layout: SessionsLayout, home: string, findings?: readonly Finding[]): PanelLine[] {
+export function selectedDetailLines(state: Omit<SessionsView, 'untracked'>, layout: SessionsLayout, home: string, findings?: readonly Finding[]): PanelLine[] {
 	const rows = visibleSessions(state);
 	const selected = rows[Math.min(state.ui.cursor, rows.length - 1)];
 	if (!selected) return [];
@@ -50,7 +50,7 @@ export function selectedDetailLines(state: SessionsView, layout: SessionsLayout,
 }
 
 /** The largest useful detail scroll at this screen size: the last page of the selected session's detail. */
-export function maxDetailScroll(state: SessionsView, width: number, height: number, home: string): number {
+export function maxDetailScroll(state: Omit<SessionsView, 'untracked'>, width: number, height: number, home: string): number {
 	const filtering = state.ui.mode === 'filter' || state.ui.filter !== '';
 	const layout = sessionsLayout(width, height, filtering, visibleSessions(state).length);
 	return Math.max(0, selectedDetailLines(state, layout, home).length - detailRoom(layout.detailHeight));

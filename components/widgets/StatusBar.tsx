@@ -1,7 +1,7 @@
 import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {AppState} from '../../src/store/state.js';
-import {countsByStatus, needYouCount} from '../../src/store/selectors.js';
+import {countsByStatus, needYouCount, untrackedSummary} from '../../src/store/selectors.js';
 import {hintsFor, type Keymap} from '../input/keymap.js';
 
 /** The fields the status bar reads (an AppState will do). */
@@ -24,7 +24,7 @@ export interface StatusBarProps {
 
 /** The status bar's slice; compare with `sameStatusView` (a keystroke that moves the cursor leaves it alone). */
 export function selectStatusView(state: AppState): StatusView {
-	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notices: state.notices, ui: {mode: state.ui.mode}, needYou: needYouCount(state.sessions, state.live)};
+	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notices: state.notices, ui: {mode: state.ui.mode}, needYou: needYouCount(state.sessions, state.live) + untrackedSummary(state).needYou};
 }
 
 export function sameStatusView(a: StatusView, b: StatusView): boolean {

@@ -1,3 +1,4 @@
+import {paneStatus} from '../domain/paneStatus.js';
 import type {LiveStatus, SessionRecord} from '../domain/types.js';
 import {visibleConversations} from './conversations.js';
 import type {AppState, UiState} from './state.js';
@@ -81,6 +82,20 @@ export function needYouCount(sessions: AppState['sessions'], live: AppState['liv
 	return count;
 }
 
+/** Agent panes no registry row accounts for (drift's untracked-pane findings), and how many of them wait for the user. */
+export interface UntrackedSummary {
+	readonly count: number;
+	readonly needYou: number;
+}
+
+export function untrackedSummary(state: Pick<AppState, 'panes' | 'findings'>): UntrackedSummary {
+	const ids = new Set<string>();
+	for (const f of state.findings) if (f.kind === 'untracked-pane' && f.paneId !== undefined) ids.add(f.paneId);
+	let needYou = 0;
+	for (const pane of state.panes) if (ids.has(pane.id) && paneStatus(pane) === 'blocked') needYou++;
+	return {count: ids.size, needYou};
+}
+
 /** The conversation under the conversations cursor. */
 export function selectedConversation(state: AppState): AppState['conversations'][number] | undefined {
 	const rows = visibleConversations(state);
@@ -104,12 +119,14 @@ export interface SessionsView {
 	readonly findings: AppState['findings'];
 	readonly detail: AppState['detail'];
 	readonly ui: Pick<UiState, 'mode' | 'filter' | 'cursor' | 'marked'>;
+	/** For the empty list: agent panes running outside the registry. */
+	readonly untracked: UntrackedSummary;
 }
 
 /** The sessions screen's slice (a new object each call: compare with `sameSessionsView`). */
 export function selectSessionsView(state: AppState): SessionsView {
 	const {mode, filter, cursor, marked} = state.ui;
-	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}};
+	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state)};
 }
 
 /** True when the sessions screen would render the same: every field it reads is the same by identity. */
@@ -122,6 +139,8 @@ export function sameSessionsView(a: SessionsView, b: SessionsView): boolean {
 		a.ui.mode === b.ui.mode &&
 		a.ui.filter === b.ui.filter &&
 		a.ui.cursor === b.ui.cursor &&
-		a.ui.marked === b.ui.marked
+		a.ui.marked === b.ui.marked &&
+		a.untracked.count === b.untracked.count &&
+		a.untracked.needYou === b.untracked.needYou
 	);
 }

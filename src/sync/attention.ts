@@ -1,4 +1,6 @@
 import type {NotifyMode} from '../config/config.js';
+import {paneStatus} from '../domain/paneStatus.js';
+import type {Pane} from '../domain/types.js';
 import type {SessionLive} from '../store/state.js';
 import type {Exec} from '../system/exec.js';
 import type {Logger} from '../system/logger.js';
@@ -16,8 +18,8 @@ export interface AttentionDeps {
 
 /** Watches the live statuses and calls the user when a session turns blocked. */
 export interface Attention {
-	/** Compare with the last statuses; ring and notify for every session that just turned blocked. */
-	observe(live: Readonly<Record<string, SessionLive>>): void;
+	/** Compare with the last statuses; ring and notify for every session (or agent pane outside the registry) that just turned blocked. */
+	observe(live: Readonly<Record<string, SessionLive>>, untracked?: readonly Pane[]): void;
 }
 
 function ringBell(): void {
@@ -36,8 +38,8 @@ export function createAttention(deps: AttentionDeps): Attention {
 	let noNotifier = false;
 	const bell = deps.bell ?? ringBell;
 
-	const desktop = (names: readonly string[], live: Readonly<Record<string, SessionLive>>) => {
-		const evidence = names.map(n => live[n]?.pane?.detection?.evidence).find(Boolean) ?? '';
+	const desktop = (names: readonly string[], evidenceOf: ReadonlyMap<string, string | undefined>) => {
+		const evidence = names.map(n => evidenceOf.get(n)).find(Boolean) ?? '';
 		const title = names.length === 1 ? `mam-tui: ${names[0]} needs you` : `mam-tui: ${names.length} sessions need you`;
 		void deps.exec('notify-send', ['--app-name=mam-tui', '--', title, evidence], {timeoutMs: 5000}).then(result => {
 			if (!result.failure && result.exitCode === 0) return;
@@ -52,15 +54,21 @@ export function createAttention(deps: AttentionDeps): Attention {
 	};
 
 	return {
-		observe(live) {
+		observe(live, untracked = []) {
 			const now = new Map(Object.entries(live).map(([name, entry]) => [name, entry.liveStatus]));
+			const evidenceOf = new Map(Object.entries(live).map(([name, entry]) => [name, entry.pane?.detection?.evidence]));
+			for (const pane of untracked) {
+				const name = `pane ${pane.id}${pane.agent ? ` (${pane.agent})` : ''}`;
+				now.set(name, paneStatus(pane));
+				evidenceOf.set(name, pane.detection?.evidence);
+			}
 			const previous = before;
 			before = now;
 			if (!previous || deps.notify === 'off') return;
 			const turned = [...now].filter(([name, status]) => status === 'blocked' && previous.get(name) !== 'blocked').map(([name]) => name);
 			if (turned.length === 0) return;
 			bell();
-			if (deps.notify === 'desktop' && !noNotifier) desktop(turned, live);
+			if (deps.notify === 'desktop' && !noNotifier) desktop(turned, evidenceOf);
 		},
 	};
 }

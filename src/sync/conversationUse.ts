@@ -55,36 +55,37 @@ function mayBeUsed(conv: Conversation, net: Net, named: ReadonlySet<string>, res
 	return net.folders.size > 0 && (inTree(net.folders, trimSlash(conv.cwd)) || inTree(net.folders, resolve(conv.cwd)));
 }
 
-/** Longer than any agent's id. */
-const MAX_ID_LENGTH = 128;
-
 /**
  * The listed ids some process's argv names: as a word, or as a part of one between `-`, `_`
  * or its ends (`rollout-…-<id>.jsonl`). Every agent's ids are made of letters, digits, `-` and
- * `_`. One pass over the argv words, not a substring search of every argv per conversation.
+ * `_`. One pass over the argv words, trying at each part's start only the lengths listed ids
+ * have, not a substring search of every argv per conversation.
  */
 export function idsNamed(processes: readonly ProcessRef[], listed: ReadonlySet<string>): Set<string> {
+	const lengths = [...new Set([...listed].map(id => id.length))];
 	const found = new Set<string>();
+	const isSep = (ch: string | undefined) => ch === '-' || ch === '_';
 	for (const proc of processes) {
 		for (const arg of proc.argv) {
 			for (const word of arg.split(/[^A-Za-z0-9_-]+/)) {
-				if (word.length === 0) continue;
-				// Parts start at the word's start or after a separator, and end at its end or before one.
-				const seps = [...word.matchAll(/[-_]/g)].map(m => m.index);
-				const starts = [0, ...seps.map(i => i + 1)];
-				const ends = [...seps, word.length];
-				for (let from = 0; from < starts.length; from++) {
-					const start = starts[from] as number;
-					// No agent's id is longer: a word of a thousand dashes costs its length times this.
-					for (let to = from; to < ends.length && (ends[to] as number) - start <= MAX_ID_LENGTH; to++) {
-						const part = word.slice(start, ends[to]);
-						if (part.length > 0 && listed.has(part)) found.add(part);
+				for (let start = 0; start < word.length; start = nextPart(word, start)) {
+					for (const length of lengths) {
+						const end = start + length;
+						if (end > word.length || (end < word.length && !isSep(word[end]))) continue;
+						const part = word.slice(start, end);
+						if (listed.has(part)) found.add(part);
 					}
 				}
 			}
 		}
 	}
 	return found;
+}
+
+/** Where the part after the one starting at `start` starts (past the next `-` or `_`), or the word's end. */
+function nextPart(word: string, start: number): number {
+	for (let i = start; i < word.length; i++) if (word[i] === '-' || word[i] === '_') return i + 1;
+	return word.length;
 }
 
 /**
@@ -121,9 +122,14 @@ export async function withUse(
 ): Promise<{readonly conversations: readonly Conversation[]; readonly memo?: UseMemo}> {
 	if (conversations.length === 0) return {conversations, ...(memo ? {memo} : {})};
 	const table = await ctx.processes.list();
-	const listed = new Set(conversations.map(c => c.id));
+	const listed = new Set<string>();
+	const agentSet = new Set<AgentId>();
+	for (const conv of conversations) {
+		listed.add(conv.id);
+		agentSet.add(conv.agent);
+	}
 	const named = idsNamed(table, listed);
-	const agents = [...new Set(conversations.map(c => c.agent))].sort();
+	const agents = [...agentSet].sort();
 	const usesOf = await usesFor(ctx, table, agents, adapters, memo);
 	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed)]));
 	const key = JSON.stringify([[...usesOf].map(([agent, uses]) => [agent, uses.map(u => [u.pid, u.startTime, u.claim])]), [...named].sort(), agents.map(a => nets.get(a)?.unlisted)]);

@@ -13,6 +13,7 @@ import {
 	type ResumeState,
 	type SessionRecord,
 } from '../domain/types.js';
+import {paneStatus} from '../domain/paneStatus.js';
 import {detectDrift, type DriftMemo} from '../drift/detect.js';
 import {ownPane, type PaneFacts} from '../drift/paneJoin.js';
 import type {MuxHealth} from '../mux/types.js';
@@ -132,8 +133,7 @@ function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'adapte
 
 function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean, reachable: boolean): LiveStatus {
 	if (row.status === 'purged') return 'stopped';
-	// The detectors' reading, unless it only repeats what the mux said (herdr's `done` stays `done`).
-	if (pane && runs) return pane.detection && pane.detection.source !== 'mux' ? pane.detection.status : pane.agentStatus;
+	if (pane && runs) return paneStatus(pane);
 	if (pane) return 'exited';
 	if (row.status === 'stopped') return 'stopped';
 	// A running row whose pane cannot be seen: gone if the mux answered, unknown if it did not.

@@ -134,7 +134,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 				findings: snapshot.findings,
 				mux: snapshot.mux,
 			});
-			attention?.observe(snapshot.live);
+			attention?.observe(snapshot.live, snapshot.untracked);
 			deps.onSnapshot?.(snapshot);
 		} catch (error) {
 			deps.logger?.warn('live refresh failed', messageOf(error));

@@ -2,6 +2,7 @@ import {cleanup, render} from 'ink-testing-library';
 import {afterEach, describe, expect, it} from 'vitest';
 import {App} from '../../components/App.js';
 import {AppProvider} from '../../components/StoreContext.js';
+import type {Finding, Pane} from '../../src/domain/types.js';
 import {reducer} from '../../src/store/reducer.js';
 import {initialState, type AppState} from '../../src/store/state.js';
 import {createStore} from '../../src/store/store.js';
@@ -45,6 +46,15 @@ describe('the first dashboard frame', () => {
 		const frame = await waitForFrame(r, f => f.includes('No sessions yet'));
 		expect(frame).toContain('mam-tui new --agent claude --cwd DIR');
 		expect(frame).toContain('mam-tui demo');
+	});
+
+	it('with no sessions, names the agent panes running outside the registry and those that wait for the user', async () => {
+		const pane = (id: string, agentStatus: Pane['agentStatus']): Pane => ({id, mux: 'tmux', agent: 'gemini', agentStatus, processes: [], isSelf: false});
+		const untracked = (paneId: string): Finding => ({kind: 'untracked-pane', paneId, message: `tmux pane ${paneId} runs Gemini CLI`, evidence: []});
+		const {r} = setup({panes: [pane('%1', 'blocked'), pane('%2', 'idle'), pane('%3', 'blocked')], findings: [untracked('%1'), untracked('%2')]});
+		const frame = await waitForFrame(r, f => f.includes('outside the registry'));
+		expect(frame).toContain('2 agent panes run outside the registry (1 needs you): tab lists them');
+		expect(frame).toMatch(/│ 1 needs you/);
 	});
 
 	it('moves with j/k and the arrows, g and G', async () => {

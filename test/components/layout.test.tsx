@@ -2,6 +2,7 @@ import {renderToString} from 'ink';
 import {describe, expect, it} from 'vitest';
 import {AppProvider} from '../../components/StoreContext.js';
 import {SessionsScreen} from '../../components/screens/SessionsScreen.js';
+import {selectSessionsView} from '../../src/store/selectors.js';
 import {initialState} from '../../src/store/state.js';
 import {reducer} from '../../src/store/reducer.js';
 import {createStore} from '../../src/store/store.js';
@@ -24,7 +25,7 @@ function frameAt(columns: number): string {
 	const store = createStore(reducer, state);
 	return renderToString(
 		<AppProvider store={store} actions={fakeActions()}>
-			<SessionsScreen state={state} height={14} width={columns} home="/home/u" now={3_600_000} />
+			<SessionsScreen state={selectSessionsView(state)} height={14} width={columns} home="/home/u" now={3_600_000} />
 		</AppProvider>,
 		{columns},
 	);

@@ -156,6 +156,16 @@ describe('attention: a session turning blocked calls the user', () => {
 		expect(calls.notes).toHaveLength(1);
 	});
 
+	it('rings for an agent pane outside the registry that turns blocked, and names it', async () => {
+		const {attention, calls} = harness('desktop');
+		const gemini = (agentStatus: Pane['agentStatus']) => pane('%7', {mux: 'tmux', agent: 'gemini', agentStatus});
+		attention.observe({}, [gemini('working')]);
+		attention.observe({}, [gemini('blocked')]);
+		await new Promise(resolve => setImmediate(resolve));
+		expect(calls.bells).toBe(1);
+		expect(calls.execs[0]).toContain('mam-tui: pane %7 (gemini) needs you');
+	});
+
 	it('with notify: off stays silent', () => {
 		const {attention, calls} = harness('off');
 		attention.observe({a: live('idle')});
