@@ -17,6 +17,95 @@ const ioModules = [
 	'fs/promises',
 ];
 
+// The layers, bottom up (README "Where to change what"). A folder may import only the folders it
+// lists: everything else under src/ is a layer above it (or beside it, where that would cycle).
+// cli, demo, ui and the composition roots sit on top: cli > actions/sync > world > mux/registry/
+// adapters/config > system/domain. drift and store are pure: no I/O module, no I/O layer.
+const SRC_FOLDERS = ['actions', 'adapters', 'cli', 'config', 'demo', 'domain', 'drift', 'mux', 'registry', 'store', 'sync', 'system', 'ui', 'world'];
+const MAY_IMPORT = {
+	domain: [],
+	system: ['domain'],
+	config: ['domain'],
+	adapters: ['domain', 'system'],
+	registry: ['domain', 'system'],
+	mux: ['domain', 'system', 'adapters'],
+	// Pure: the row codecs (registry/extra.ts) are pure too; adapters give the agents' pure knowledge.
+	drift: ['domain', 'adapters', 'registry/extra'],
+	store: ['domain'],
+	world: ['domain', 'system', 'config', 'adapters', 'registry'],
+	sync: ['domain', 'system', 'config', 'adapters', 'mux', 'registry', 'drift', 'store', 'actions'],
+	actions: ['domain', 'system', 'config', 'adapters', 'mux', 'registry', 'drift', 'world', 'sync'],
+	ui: ['domain', 'system', 'config', 'adapters', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],
+	demo: ['domain', 'system', 'config', 'adapters', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],
+	cli: ['domain', 'system', 'config', 'adapters', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world', 'demo', 'ui'],
+};
+const PURE = new Set(['domain', 'drift', 'store']);
+
+/** The ban every file under src/ (but the composition root) carries: a flat-config override replaces it, so each block repeats it. */
+const srcBase = {
+	paths: [
+		{name: 'react', message: 'Only src/main.tsx may import React.'},
+		{name: 'ink', message: 'Only src/main.tsx may import Ink.'},
+	],
+	patterns: [{group: ['**/components/**'], message: 'Only src/main.tsx may import components.'}],
+};
+
+const ioBans = message => ioModules.map(name => ({name, message}));
+
+function upward(folder) {
+	const allowed = MAY_IMPORT[folder];
+	const banned = SRC_FOLDERS.filter(f => f !== folder && !allowed.includes(f));
+	// A module a folder may import from a banned one (registry/extra for drift) is un-ignored.
+	const exceptions = allowed.filter(a => a.includes('/')).map(a => `!**/${a}.js`);
+	return banned.length === 0 ? [] : [{group: [...banned.map(f => `**/${f}/**`), ...exceptions], message: `src/${folder} sits below these layers (eslint.config.js MAY_IMPORT).`}];
+}
+
+function layerBlocks() {
+	const blocks = Object.keys(MAY_IMPORT).map(folder => ({
+		files: [`src/${folder}/**`],
+		rules: {
+			'no-restricted-imports': [
+				'error',
+				{
+					paths: [
+						...srcBase.paths,
+						...(PURE.has(folder) ? ioBans(`src/${folder} is pure: its I/O lives in src/sync or src/actions.`) : []),
+						...(folder === 'adapters'
+							? [
+									{name: 'node:os', message: 'Adapters get home from ctx.home.'},
+									{name: 'os', message: 'Adapters get home from ctx.home.'},
+									{name: 'execa', message: 'Adapters run commands through ctx.exec.'},
+								]
+							: []),
+					],
+					patterns: [...srcBase.patterns, ...upward(folder)],
+				},
+			],
+		},
+	}));
+	return [
+		{files: ['src/**'], ignores: ['src/main.tsx'], rules: {'no-restricted-imports': ['error', srcBase]}},
+		...blocks,
+		{
+			files: ['components/**'],
+			rules: {
+				'no-restricted-imports': [
+					'error',
+					{
+						paths: ioBans('Components render; I/O lives in src/.'),
+						patterns: [
+							{
+								group: SRC_FOLDERS.filter(f => f !== 'domain' && f !== 'store').map(f => `**/src/${f}/**`),
+								message: 'Components read src/domain and src/store only; actions reach them through the store context.',
+							},
+						],
+					},
+				],
+			},
+		},
+	];
+}
+
 export default tseslint.config(
 	{ignores: ['dist/**', 'node_modules/**', 'bench-results.json']},
 	...tseslint.configs.recommended,
@@ -45,46 +134,5 @@ export default tseslint.config(
 		files: ['src/**/*.ts', 'src/**/*.tsx', 'components/**/*.ts', 'components/**/*.tsx'],
 		rules: {'no-console': 'error'},
 	},
-	{
-		files: ['components/**'],
-		rules: {
-			'no-restricted-imports': [
-				'error',
-				{paths: ioModules.map(name => ({name, message: 'Components render; I/O lives in src/.'}))},
-			],
-		},
-	},
-	{
-		files: ['src/**'],
-		ignores: ['src/main.tsx'],
-		rules: {
-			'no-restricted-imports': [
-				'error',
-				{
-					paths: [
-						{name: 'react', message: 'Only src/main.tsx may import React.'},
-						{name: 'ink', message: 'Only src/main.tsx may import Ink.'},
-					],
-					patterns: [{group: ['**/components/**'], message: 'Only src/main.tsx may import components.'}],
-				},
-			],
-		},
-	},
-	{
-		files: ['src/adapters/**'],
-		rules: {
-			'no-restricted-imports': [
-				'error',
-				{
-					paths: [
-						{name: 'node:os', message: 'Adapters get home from ctx.home.'},
-						{name: 'os', message: 'Adapters get home from ctx.home.'},
-						{name: 'execa', message: 'Adapters run commands through ctx.exec.'},
-						{name: 'react', message: 'No React in src/.'},
-						{name: 'ink', message: 'No Ink in src/.'},
-					],
-				},
-			],
-		},
-	},
+	...layerBlocks(),
 );

@@ -16,7 +16,7 @@ import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
 import {startExpiry} from './ui/expiry.js';
 import {enterFullScreen} from './ui/fullScreen.js';
-import type {World} from './cli/world.js';
+import type {World} from './world/world.js';
 
 /**
  * For `npm run bench` only: with MAM_BENCH_FIRST_FRAME=<file>, write Date.now() into the file once

@@ -1,10 +1,11 @@
 import type {AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {AGENT_IDS, type Pane, type SessionRecord} from '../domain/types.js';
-import {paneEvidence} from '../drift/evidence.js';
+import {paneEvidence} from '../sync/paneEvidence.js';
 import type {PaneEvidence} from '../drift/input.js';
 import type {Multiplexer} from '../mux/types.js';
-import {isRecordedPane, withPaneServer} from '../registry/paneJoin.js';
+import {isRecordedPane} from '../drift/paneJoin.js';
+import {adoptedByExtra, withPaneServer} from '../registry/extra.js';
 import {pickName} from './newSession.js';
 import {adapterOf, audit, validId} from './session.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
@@ -120,7 +121,7 @@ export async function adoptConversation(deps: ActionDeps, request: AdoptRequest)
 		cwd: conversation.cwd,
 		agentSessionId: id.value,
 		...(live && running
-			? {status: 'running' as const, mux: live.mux.kind, paneId: running.pane.id, epoch: running.evidence.startedAt ?? conversation.createdAt, extra: withPaneServer({adoptedBy: 'adopt'}, running.pane.server)}
+			? {status: 'running' as const, mux: live.mux.kind, paneId: running.pane.id, epoch: running.evidence.startedAt ?? conversation.createdAt, extra: withPaneServer(adoptedByExtra.write({}, 'adopt'), running.pane.server)}
 			: {status: 'stopped' as const, epoch: conversation.createdAt}),
 	});
 	const where = running ? {paneId: running.pane.id, evidence: running.evidence.seen} : {};
@@ -176,7 +177,7 @@ async function adoptPane(deps: ActionDeps, paneId: string, request: AdoptRequest
 		mux: live.mux.kind,
 		paneId,
 		epoch: evidence.startedAt ?? deps.now(),
-		extra: withPaneServer({adoptedBy: 'adopt'}, pane.server),
+		extra: withPaneServer(adoptedByExtra.write({}, 'adopt'), pane.server),
 	});
 	audit(deps, {session: session.name, action: 'adopt', outcome: 'ok', detail: {agent: adapter.id, id: pin ?? null, cwd, paneId, evidence: evidence.seen}});
 	return {ok: true, value: {session, created: true, paneId, evidence: evidence.seen}};

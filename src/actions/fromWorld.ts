@@ -1,5 +1,5 @@
 import {adapterFor} from '../adapters/index.js';
-import type {World} from '../cli/world.js';
+import type {World} from '../world/world.js';
 import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
 import {createActions, type Actions} from './index.js';

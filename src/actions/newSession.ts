@@ -4,7 +4,7 @@ import {messageOf} from '../domain/result.js';
 import type {SessionRecord} from '../domain/types.js';
 import {adapterOf, audit, withExtraArgs} from './session.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
-import {withPaneServer} from '../registry/paneJoin.js';
+import {withPaneServer} from '../registry/extra.js';
 import {serverOfPane} from './paneServer.js';
 
 export interface NewSessionRequest {

@@ -1,6 +1,7 @@
 import type {AgentAdapter, PlanItem, PurgePlan} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {AgentId, SessionRecord} from '../domain/types.js';
+import {purgeExtra, type PurgeMark} from '../registry/extra.js';
 import {adapterOf, audit, findSession, validId} from './session.js';
 import {captureToTrash, finishTrash, unfinishedEntry, type OpenEntry} from './trash.js';
 import {expireTrash, selfWriter, writerAlive} from './trashActions.js';
@@ -45,14 +46,6 @@ export interface PurgeOptions {
 	readonly onProgress?: (progress: PurgeProgress) => void;
 	/** Skip the trash: nothing is kept for restore (`purge --hard`). */
 	readonly hard?: boolean;
-}
-
-/** The purge bookkeeping kept in the row's extra, so an interrupted purge can be finished later. */
-export interface PurgeMark {
-	readonly state: 'purging' | 'done' | 'residual';
-	readonly at: number;
-	readonly items?: number;
-	readonly residual?: readonly string[];
 }
 
 /** Same artifacts ⇒ same fingerprint; sizes and counts may change (an agent appended a line). */
@@ -133,7 +126,7 @@ function markRows(deps: ActionDeps, view: PurgePlanView, mark: PurgeMark, status
 		deps.registry.transaction(() => {
 			const current = deps.registry.getById(row.id);
 			if (!current) return;
-			deps.registry.update(row.id, {...(status ? {status} : {}), extra: {...current.extra, purge: mark}});
+			deps.registry.update(row.id, {...(status ? {status} : {}), extra: purgeExtra.write(current.extra, mark)});
 		});
 	}
 }

@@ -1,12 +1,14 @@
-import fs from 'node:fs';
-import type {AgentAdapter} from '../adapters/types.js';
-import {messageOf} from '../domain/result.js';
-import type {Pane, SessionRecord} from '../domain/types.js';
+import type {AgentAdapter, InUseHolder} from '../adapters/types.js';
+import {resumability, type ResumeBlock, type ResumeFacts} from '../domain/resumability.js';
+import {assertNever, messageOf} from '../domain/result.js';
+import type {Pane, ResumeState, SessionRecord} from '../domain/types.js';
+import {folderExists} from '../system/folder.js';
 import type {Multiplexer} from '../mux/types.js';
 import {ConflictError} from '../registry/registry.js';
 import {adapterOf, audit, validId, withExtraArgs} from './session.js';
 import {describeHolders, refusal, type ActionDeps, type ActionResult, type Refusal} from './types.js';
-import {isRecordedPane, withPaneServer} from '../registry/paneJoin.js';
+import {isRecordedPane} from '../drift/paneJoin.js';
+import {resumeExtra, withPaneServer} from '../registry/extra.js';
 import {serverOfPane} from './paneServer.js';
 
 export interface ResumeOutcome {
@@ -23,38 +25,75 @@ function liveAgentPane(panes: readonly Pane[], adapter: AgentAdapter, row: Sessi
 	return pane && pane.processes.some(p => adapter.matchesProcess(p)) ? pane : undefined;
 }
 
-function isDirectory(dir: string): boolean {
-	try {
-		return fs.statSync(dir).isDirectory();
-	} catch {
-		return false;
+/** The facts of SPEC 6.1 for this session, judged by the one rule (domain/resumability.ts); each refusal worded for the CLI. */
+async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, session: SessionRecord): Promise<ActionResult<string>> {
+	const pin = session.agentSessionId;
+	if (session.status !== 'purged' && pin !== null) {
+		const id = validId(adapter, pin);
+		if (!id.ok) return id;
+	}
+	const panes = pin === null || session.status === 'purged' ? [] : await mux.listPanes();
+	const live = liveAgentPane(panes, adapter, session, mux.kind);
+	const elsewhere = pin === null ? undefined : livePinElsewhere(deps, panes, adapter, session, mux.kind, pin);
+	let facts: ResumeFacts = {
+		purged: session.status === 'purged',
+		pin,
+		...(live && (session.mux === null || session.mux === mux.kind) ? {livePane: live.id} : {}),
+		...(elsewhere ? {liveElsewhere: elsewhere} : {}),
+		cwd: session.cwd,
+		cwdPresent: undefined,
+		onDisk: undefined,
+		use: undefined,
+	};
+	let holders: readonly InUseHolder[] = [];
+	// Each fact is found out only when the rule gets to it (verify and inUse read the agent's store).
+	for (;;) {
+		const verdict = resumability(facts);
+		if (!('missing' in verdict)) return 'block' in verdict ? refusalFor(verdict.block, verdict.state, session, facts, holders) : {ok: true, value: pin as string};
+		const id = pin as string;
+		if (verdict.missing === 'cwdPresent') facts = {...facts, cwdPresent: folderExists(session.cwd)};
+		else if (verdict.missing === 'onDisk') facts = {...facts, onDisk: await adapter.verify(deps.context, id, session.cwd)};
+		else {
+			holders = await adapter.inUse(deps.context, id);
+			facts = {...facts, use: {ok: true, holders}};
+		}
 	}
 }
 
-/** Every reason not to resume, checked in the order a user would want to hear them. */
-async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, session: SessionRecord): Promise<ActionResult<string>> {
-	if (session.status === 'purged') return refusal('purged', `session ${session.name} was purged; its conversation is gone`);
-	if (!session.agentSessionId) {
-		return refusal('unpinned', `session ${session.name} has no conversation id pinned yet (run \`mam-tui drift --fix\` once the agent wrote one); nothing to resume`);
-	}
-	const id = validId(adapter, session.agentSessionId);
-	if (!id.ok) return id;
-	const panes = await mux.listPanes();
-	const live = liveAgentPane(panes, adapter, session, mux.kind);
-	if (live && (session.mux === null || session.mux === mux.kind)) {
-		return refusal('live', `session ${session.name} is live in pane ${live.id}; focus it instead of resuming`);
-	}
-	for (const other of deps.registry.findByPin(adapter.id, id.value)) {
+/** Another row pinned to the same conversation whose agent runs now. */
+function livePinElsewhere(deps: ActionDeps, panes: readonly Pane[], adapter: AgentAdapter, session: SessionRecord, muxKind: Multiplexer['kind'], pin: string): {session: string; pane: string} | undefined {
+	for (const other of deps.registry.findByPin(adapter.id, pin)) {
 		if (other.id === session.id) continue;
-		const otherPane = liveAgentPane(panes, adapter, other, mux.kind);
-		if (otherPane) return refusal('in-use', `conversation ${id.value} is live in session ${other.name} (pane ${otherPane.id})`);
+		const pane = liveAgentPane(panes, adapter, other, muxKind);
+		if (pane) return {session: other.name, pane: pane.id};
 	}
-	if (!isDirectory(session.cwd)) return refusal('cwd-missing', `the session's folder ${session.cwd} does not exist any more; resume runs only there`);
-	const state = await adapter.verify(deps.context, id.value, session.cwd);
-	if (state.kind !== 'yes') return refusal('not-resumable', `conversation ${id.value} cannot be resumed: ${state.reason}`);
-	const holders = await adapter.inUse(deps.context, id.value);
-	if (holders.length > 0) return refusal('in-use', `conversation ${id.value} is in use: ${describeHolders(holders)}`, holders);
-	return {ok: true, value: id.value};
+	return undefined;
+}
+
+/** The CLI's words for a verdict the rule blocked. */
+function refusalFor(block: ResumeBlock, state: ResumeState, session: SessionRecord, facts: ResumeFacts, holders: readonly InUseHolder[]): {readonly ok: false; readonly error: Refusal} {
+	const id = facts.pin ?? '';
+	const reason = state.kind === 'yes' ? '' : state.reason;
+	switch (block) {
+		case 'purged':
+			return refusal('purged', `session ${session.name} was purged; its conversation is gone`);
+		case 'unpinned':
+			return refusal('unpinned', `session ${session.name} has no conversation id pinned yet (run \`mam-tui drift --fix\` once the agent wrote one); nothing to resume`);
+		case 'live':
+			return refusal('live', `session ${session.name} is live in pane ${facts.livePane ?? '?'}; focus it instead of resuming`);
+		case 'live-elsewhere':
+			return refusal('in-use', `conversation ${id} is live in session ${facts.liveElsewhere?.session ?? '?'} (pane ${facts.liveElsewhere?.pane ?? '?'})`);
+		case 'cwd-missing':
+			return refusal('cwd-missing', `the session's folder ${session.cwd} does not exist any more; resume runs only there`);
+		case 'not-on-disk':
+			return refusal('not-resumable', `conversation ${id} cannot be resumed: ${reason}`);
+		case 'in-use':
+			return refusal('in-use', `conversation ${id} is in use: ${describeHolders(holders)}`, holders);
+		case 'use-unknown':
+			return refusal('failed', `could not tell who uses conversation ${id}: ${reason}`);
+		default:
+			return assertNever(block);
+	}
 }
 
 /** Audit a refusal and hand it back; the row stays as it was. */
@@ -69,17 +108,6 @@ function refused(deps: ActionDeps, session: SessionRecord, result: {readonly ok:
  */
 const RESUME_CLAIM_MS = 15_000;
 
-interface ResumeClaim {
-	readonly at: number;
-	readonly pid: number;
-	readonly paneId?: string;
-}
-
-function claimOf(session: SessionRecord): ResumeClaim | undefined {
-	const claim = session.extra['resume'];
-	return claim && typeof claim === 'object' && typeof (claim as ResumeClaim).at === 'number' ? (claim as ResumeClaim) : undefined;
-}
-
 /**
  * Claim the conversation for this resume, atomically across mam-tui processes: refused while
  * another resume of it (this row or another pinned to the same id) is recent, or when the row
@@ -89,14 +117,14 @@ function claimResume(deps: ActionDeps, adapter: AgentAdapter, session: SessionRe
 	try {
 		return deps.registry.transaction(() => {
 			for (const row of deps.registry.findByPin(adapter.id, id)) {
-				const claim = claimOf(row);
+				const claim = resumeExtra.read(row.extra);
 				const age = claim ? deps.now() - claim.at : Infinity;
 				if (age >= 0 && age < RESUME_CLAIM_MS) {
 					const where = claim?.paneId ? ` into pane ${claim.paneId}` : '';
 					return refusal('in-use', `conversation ${id} was resumed ${Math.round(age / 1000)} s ago by session ${row.name}${where} (pid ${claim?.pid ?? '?'}); its agent may still be starting`);
 				}
 			}
-			const claimed = deps.registry.update(session.id, {extra: {...session.extra, resume: {at: deps.now(), pid: process.pid}}}, session.version);
+			const claimed = deps.registry.update(session.id, {extra: resumeExtra.write(session.extra, {at: deps.now(), pid: process.pid})}, session.version);
 			return {ok: true, value: claimed};
 		});
 	} catch (error) {
@@ -144,15 +172,15 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord): Pro
 		paneId = await mux.openPane({argv, cwd: session.cwd, ...(launch.env ? {env: launch.env} : {}), title: session.name});
 	} catch (error) {
 		// No agent started: the claim goes, so trying again right away is fine.
-		deps.registry.updateExtra(session.id, ({resume: _claim, ...rest}) => rest);
+		deps.registry.updateExtra(session.id, extra => resumeExtra.remove(extra));
 		audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'failed', detail: {message: messageOf(error)}});
 		return refusal('failed', `could not open a ${mux.kind} pane for ${session.name}: ${messageOf(error)}`);
 	}
 	const server = await serverOfPane(mux, paneId);
 	const updated = deps.registry.transaction(() => {
 		const current = deps.registry.getById(session.id) ?? claimed.value;
-		const claim = claimOf(current);
-		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: {...withPaneServer(current.extra, server), ...(claim ? {resume: {...claim, paneId}} : {})}});
+		const claim = resumeExtra.read(current.extra);
+		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: claim ? resumeExtra.write(withPaneServer(current.extra, server), {...claim, paneId}) : withPaneServer(current.extra, server)});
 	});
 	audit(deps, {session: session.name, action: 'resume', outcome: 'ok', detail: {paneId, argv, cwd: session.cwd}});
 	return {ok: true, value: {session: updated, paneId, argv, cwd: session.cwd}};

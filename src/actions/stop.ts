@@ -2,14 +2,17 @@ import type {AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {Pane, ProcessRef, SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
-import {pidIndex, processTree} from '../system/processes.js';
 import {adapterOf, audit} from './session.js';
-import {sameProcess, slim, StopRun, type StopClock, type StopProgress} from './stopRun.js';
+import {StopRun, type StopClock, type StopProgress} from './stopRun.js';
 import {describeSteps, planExit, type ExitPlan, type ScreenRead, type TypedStep} from './stopSequence.js';
 import {nextStopStep, type StopEndedBy, type StopMove} from './stopSteps.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
-import {isRecordedPane} from '../registry/paneJoin.js';
+import {isRecordedPane} from '../drift/paneJoin.js';
+import {stopExtra, type StopRecord} from '../registry/extra.js';
 import {guardConversation} from './resume.js';
+import {agentSide, capture, currentPane, paneHolds, type Captured} from './stopCapture.js';
+
+export {pickAgentProcess} from './stopCapture.js';
 
 export {STOP_STEPS, sameProcess} from './stopRun.js';
 export type {StepState, StopClock, StopProgress, StopStep} from './stopRun.js';
@@ -39,111 +42,15 @@ export interface StopOptions {
 	readonly clock?: StopClock;
 }
 
-/** How the captured processes are kept in the row's extra (drift reads it to spot stale processes). */
-export interface StoppedProcesses {
-	readonly at: number;
-	readonly endedBy: StopEndedBy;
-	readonly processes: readonly ProcessRef[];
-	readonly survivors: readonly number[];
-}
-
 /** How long step 3 waits for the kernel to reap what it SIGKILLed before calling it a survivor. */
 const SIGKILL_REAP_MS = 2000;
 /** How long a clean exit's leftover children get to follow the agent out before they count as survivors. */
 const CHILDREN_SETTLE_MS = 1000;
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
 /**
  * How many rows of the pane step 1 reads to find the composer. Claude and gemini draw inline,
  * so their UI can end well above a tall pane's bottom; blank rows below it are dropped.
  */
 const SCREEN_ROWS = 200;
-
-/** The processes a stopped session left behind last time, read back from its extra. */
-export function stoppedProcesses(session: SessionRecord): readonly ProcessRef[] {
-	const value = session.extra['stop'];
-	if (!value || typeof value !== 'object') return [];
-	const list = (value as {processes?: unknown}).processes;
-	if (!Array.isArray(list)) return [];
-	return list.filter(
-		(p): p is ProcessRef =>
-			!!p && typeof p === 'object' && Number.isInteger((p as ProcessRef).pid) && Number.isFinite((p as ProcessRef).startTime),
-	);
-}
-
-/**
- * The agent in the captured tree: the adapter's process, else (under a shell) the shell's first
- * child, else a non-shell root. Undefined when the pane only holds a shell: nothing to stop there.
- */
-export function pickAgentProcess(adapter: AgentAdapter, tree: readonly ProcessRef[]): ProcessRef | undefined {
-	const matching = tree.find(p => adapter.matchesProcess(p));
-	if (matching) return matching;
-	const root = tree[0];
-	if (!root) return undefined;
-	if (SHELLS.has(root.name)) return tree.find(p => p.ppid === root.pid);
-	return root;
-}
-
-/** mam-tui itself and every ancestor: never signalled, whatever the captured tree says. */
-function protectedPids(all: readonly ProcessRef[], selfPid: number): Set<number> {
-	const byPid = pidIndex(all);
-	const out = new Set<number>([selfPid]);
-	let current = byPid.get(selfPid);
-	while (current && current.ppid > 0 && !out.has(current.ppid)) {
-		out.add(current.ppid);
-		current = byPid.get(current.ppid);
-	}
-	return out;
-}
-
-/** The pane as the mux lists it now, or undefined when it is gone. */
-async function currentPane(mux: Multiplexer, paneId: string): Promise<Pane | undefined> {
-	return (await mux.listPanes()).find(p => p.id === paneId);
-}
-
-/**
- * Does the pane still hold the process tree captured at step 0? Same root pid with the same start
- * time (a reused pane gets a new root), and not mam-tui's own pane.
- */
-async function paneHolds(run: StopRun, mux: Multiplexer, paneId: string, root: ProcessRef): Promise<{holds: boolean; gone: boolean; why?: string}> {
-	const pane = await currentPane(mux, paneId);
-	if (!pane) return {holds: false, gone: true};
-	if (pane.isSelf) return {holds: false, gone: false, why: `pane ${paneId} is mam-tui's own pane`};
-	const rootPid = pane.shellPid ?? pane.processes[0]?.pid;
-	if (rootPid !== root.pid) return {holds: false, gone: false, why: `pane ${paneId} now runs another process (pid ${rootPid ?? '?'})`};
-	if (!(await run.alive(root))) return {holds: false, gone: false, why: `pane ${paneId}'s pid ${root.pid} now belongs to another process`};
-	return {holds: true, gone: false};
-}
-
-interface Captured {
-	readonly pane: Pane | undefined;
-	/** The pane's root process (its shell, or the agent when the mux ran it directly). */
-	readonly root: ProcessRef | undefined;
-	readonly agent: ProcessRef | undefined;
-	/** The pane's tree, root first. */
-	readonly tree: readonly ProcessRef[];
-	/** What a previous stop left alive (same pid and start time), outside the pane's tree. */
-	readonly stale: readonly ProcessRef[];
-	/** tree + stale: every process the stop may end. */
-	readonly processes: readonly ProcessRef[];
-	readonly protectedPids: ReadonlySet<number>;
-}
-
-async function capture(deps: ActionDeps, adapter: AgentAdapter, session: SessionRecord, pane: Pane | undefined): Promise<Captured> {
-	const all = await deps.processes.list();
-	const guard = protectedPids(all, deps.selfPid ?? process.pid);
-	const rootPid = pane ? (pane.shellPid ?? pane.processes[0]?.pid) : undefined;
-	const tree = (rootPid === undefined ? [] : processTree(all, rootPid)).filter(p => !guard.has(p.pid)).map(slim);
-	const byPid = pidIndex(all);
-	const stale = stoppedProcesses(session)
-		.filter(p => sameProcess(byPid.get(p.pid), p) && !tree.some(t => t.pid === p.pid) && !guard.has(p.pid))
-		.map(slim);
-	return {pane, root: tree[0], agent: pickAgentProcess(adapter, tree), tree, stale, processes: [...tree, ...stale], protectedPids: guard};
-}
-
-/** The agent and what it started: every captured process but the pane's shell (the user's, when the agent ran under one). */
-function agentSide(cap: Captured): ProcessRef[] {
-	return cap.processes.filter(p => !(p.pid === cap.root?.pid && p.pid !== cap.agent?.pid));
-}
 
 /** Read the pane's screen (only for an adapter that knows its agent's screens) and decide step 1. */
 async function exitPlanFor(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, pane: Pane): Promise<ExitPlan> {
@@ -277,14 +184,14 @@ async function stepSigkill(run: StopRun, deps: ActionDeps, targets: readonly Pro
 }
 
 function record(deps: ActionDeps, session: SessionRecord, outcome: StopOutcome): void {
-	const stop: StoppedProcesses = {at: deps.now(), endedBy: outcome.endedBy, processes: outcome.captured, survivors: outcome.survivors.map(p => p.pid)};
+	const stop: StopRecord = {at: deps.now(), endedBy: outcome.endedBy, processes: outcome.captured, survivors: outcome.survivors.map(p => p.pid)};
 	deps.registry.transaction(() => {
 		const current = deps.registry.getById(session.id);
 		if (!current) return;
 		deps.registry.update(session.id, {
 			status: current.status === 'purged' ? 'purged' : 'stopped',
 			...(outcome.paneClosed ? {paneId: null} : {}),
-			extra: {...current.extra, stop},
+			extra: stopExtra.write(current.extra, stop),
 		});
 	});
 }

@@ -4,8 +4,10 @@
  * what comes next, so the escalation is table-tested without panes, processes or time.
  */
 
-/** Which step ended the stop; `nothing-running` when the pane and processes were already gone. */
-export type StopEndedBy = 'nothing-running' | 'exit-input' | 'close-pane' | 'sigkill';
+import type {StopEndedBy} from '../registry/extra.js';
+
+/** Which step ended the stop (`nothing-running`: the pane and processes were already gone); recorded in the row. */
+export type {StopEndedBy};
 
 /** What the stop knows once a step is over. */
 export type StopSeen =

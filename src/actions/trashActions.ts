@@ -1,6 +1,8 @@
 import path from 'node:path';
+import {purgeExtra} from '../registry/extra.js';
 import {audit} from './session.js';
-import {emptyEntry, emptyTrash, listTrash, restoreFromTrash, type RestoreOutcome, type TrashListing, type WriterAlive} from './trash.js';
+import {emptyEntry, emptyTrash, listTrash, type TrashListing, type WriterAlive} from './trash.js';
+import {restoreFromTrash, type RestoreOutcome} from './trashRestore.js';
 import type {TrashWriter} from './trashStore.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 import type {ResumeState} from '../domain/types.js';
@@ -99,8 +101,7 @@ export async function restorePurge(deps: ActionDeps, purgeId: string): Promise<A
 		deps.registry.transaction(() => {
 			const current = deps.registry.getById(row.id);
 			if (!current) return;
-			const {purge: _purge, ...extra} = current.extra as Record<string, unknown>;
-			deps.registry.update(row.id, {status: 'stopped', extra});
+			deps.registry.update(row.id, {status: 'stopped', extra: purgeExtra.remove(current.extra)});
 		});
 	}
 	const adapter = deps.adapterFor(value.agent);

@@ -1,6 +1,6 @@
 import type {ParseArgsConfig} from 'node:util';
 import type {ExitCode} from '../domain/exitCodes.js';
-import type {World} from './world.js';
+import type {World} from '../world/world.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 

@@ -2,13 +2,16 @@ import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
 import {createRefresh} from '../adapters/common/refresh.js';
 import {withUse} from '../sync/conversationUse.js';
+import {perRefresh} from '../sync/refresh.js';
+import {conversationsOf} from '../sync/snapshot.js';
+import {folderExists} from '../system/folder.js';
 import {snapshotTable} from '../system/processes.js';
 import {AGENT_IDS, formatResumeState, isAgentId, type AgentId, type Conversation} from '../domain/types.js';
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import {messageOf} from '../domain/result.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
-import type {World} from './world.js';
+import type {World} from '../world/world.js';
 
 /**
  * The stable shape of `mam-tui conversations --json`. `version` changes only when a field is
@@ -99,7 +102,9 @@ export const conversationsCommand: Command = {
 		const found = results.flatMap(r => r.conversations).sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
 		// The in-use rule, as purge and resume apply it: one process table and one refresh for all.
 		const ctx = world.adapterContext();
-		const {conversations} = await withUse({...ctx, refresh: createRefresh(), processes: snapshotTable(ctx.processes)}, found);
+		const {conversations: used} = await withUse({...ctx, refresh: createRefresh(), processes: snapshotTable(ctx.processes)}, found);
+		// Then the rest of the one resume rule (SPEC 6.1), as the dashboard applies it: the folder.
+		const conversations = conversationsOf(used, perRefresh(folderExists));
 		const home = world.adapterContext().home;
 		if (world.options.json) {
 			const body: ConversationsJson = {

@@ -1,15 +1,15 @@
 import {EXIT} from '../domain/exitCodes.js';
 import {assertNever, messageOf} from '../domain/result.js';
 import type {Finding, Fix, MuxKind} from '../domain/types.js';
-import {collectDriftInput} from '../drift/collect.js';
 import {detectDrift, driftNotes} from '../drift/detect.js';
-import {fixDrift, type FixOutcome} from '../drift/fix.js';
+import {fixDrift, type FixOutcome} from '../actions/driftFix.js';
 import type {DriftInput} from '../drift/input.js';
 import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
+import {collectDriftInput} from '../sync/refresh.js';
 import type {Command} from './commands.js';
 import {out, outJson} from './output.js';
-import type {World} from './world.js';
+import type {World} from '../world/world.js';
 
 /**
  * The stable shape of `mam-tui drift --json`. `version` changes only when a field is removed or
@@ -109,7 +109,7 @@ export function createDriftCommand(openMux: OpenMux): Command {
 					ctx: world.adapterContext(),
 				};
 				if (values['fix'] === true) {
-					const run = await fixDrift(sources, {now: world.now});
+					const run = await fixDrift(sources.registry, () => collectDriftInput(sources), {now: world.now});
 					report(world, run.input, run.findings, run.outcomes);
 					return exitFor(run.findings);
 				}

@@ -17,7 +17,7 @@ import {conversationsCommand} from './conversationsCommand.js';
 import {demoCommand} from './demoCommand.js';
 import {loadDashboard} from './loadDashboard.js';
 import {packageVersion} from './version.js';
-import {createWorld, type GlobalOptions, type World} from './world.js';
+import {createWorld, type GlobalOptions, type World} from '../world/world.js';
 
 const GLOBAL_OPTIONS = {
 	mux: {type: 'string'},

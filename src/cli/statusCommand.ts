@@ -7,11 +7,12 @@ import type {Multiplexer} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import {DiscoveryCache} from '../sync/discovery.js';
 import {createStatusProbe} from '../sync/liveStatus.js';
-import {buildSnapshot, paneAgent, type LiveSnapshot} from '../sync/snapshot.js';
+import {buildSnapshot} from '../sync/refresh.js';
+import {paneAgent, type LiveSnapshot} from '../sync/snapshot.js';
 import {snapshotTable} from '../system/processes.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
-import type {World} from './world.js';
+import type {World} from '../world/world.js';
 
 /**
  * The stable shape of `mam-tui status --json` (documented in the README). `version` changes only

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {createWorld, type World} from '../cli/world.js';
+import {createWorld, type World} from '../world/world.js';
 import {CliError, EXIT, type ExitCode} from '../domain/exitCodes.js';
 import {reapOnce, reapSandbox} from './reaper.js';
 import {createSandbox, removeSandboxDirs, type Sandbox} from './sandbox.js';

@@ -3,7 +3,9 @@
 // ignore SIGTERM/SIGHUP, leave a child behind) so stop escalation can be shown and tested.
 //
 // It imports only node: builtins so the tests can transpile this one file on its own; there is
-// exactly one implementation, used by both.
+// exactly one implementation, used by both. That is also why it is one file of about 440 lines
+// (options, screens, the conversation files it writes, the TUI loop): it is installed and run as
+// a single script, so it cannot import siblings.
 import {spawn, type ChildProcess} from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';

@@ -7,6 +7,16 @@ export function isAgentId(value: string): value is AgentId {
 }
 
 export type MuxKind = 'herdr' | 'tmux';
+
+/** How the backend is doing, for the status bar and `status`. */
+export interface MuxHealth {
+	readonly kind: MuxKind;
+	readonly ok: boolean;
+	/** One line: `herdr 0.8.0 (protocol 20) at /run/…/herdr.sock`, or what is wrong. */
+	readonly message: string;
+	/** When the last successful listing happened (ms), if ever. */
+	readonly lastOkAt?: number;
+}
 export const SESSION_STATUSES = ['running', 'stopped', 'purged'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 

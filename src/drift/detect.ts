@@ -1,277 +1,15 @@
 import {ADAPTERS} from '../adapters/index.js';
 import {FINDING_KINDS, type AgentId, type Finding, type Pane, type SessionRecord} from '../domain/types.js';
-import type {AgentKnowledge, DriftInput, PaneEvidence, SessionFacts} from './input.js';
-import {staleProcesses} from './stale.js';
-import {candidatesFor, contestedIds, isUnpinnedLive, unpinnedFinding, type CandidateVerdict} from './unpinned.js';
-import {
-	activePinsOf,
-	buildWorld,
-	carriedIds,
-	carriesPin,
-	firstPaneCarrying,
-	describePane,
-	describeProcess,
-	describeRow,
-	isActive,
-	listSome,
-	nativeId,
-	paneAgent,
-	pinHolders,
-	paneAgentCwd,
-	rowAgent,
-	rowPane,
-	runsAgent,
-	sameMux,
-	validId,
-	type DriftWorld,
-} from './world.js';
+import type {AgentKnowledge, DriftInput, SessionFacts} from './input.js';
+import {paneFindings as allPaneFindings} from './paneFindings.js';
+import {paneState, rowFindings, type Contested, type Verdicts} from './rowFindings.js';
+import {candidatesFor, contestedIds, isUnpinnedLive, type CandidateVerdict} from './unpinned.js';
+import {buildWorld, rowAgent, type DriftWorld} from './world.js';
+
+// SPEC 5 detection: which rows are judged (again), in what order, and what the live view keeps
+// between refreshes (the memo). The rules themselves are in rowFindings.ts and paneFindings.ts.
 
 export type {AgentKnowledge, CandidateFacts, DriftInput, PaneEvidence, SessionFacts} from './input.js';
-
-/** Where a running row's pane stands. `unknown`: not ours to judge (mux unreachable, another mux, our own pane). */
-type PaneState =
-	| {readonly kind: 'unknown'}
-	| {readonly kind: 'gone'}
-	| {readonly kind: 'exited'; readonly pane: Pane}
-	| {readonly kind: 'live'; readonly pane: Pane};
-
-function paneState(world: DriftWorld, row: SessionRecord, agent: AgentId): PaneState {
-	if (world.panes === null || !sameMux(world, row)) return {kind: 'unknown'};
-	const pane = rowPane(world, row);
-	if (!pane) return {kind: 'gone'};
-	if (pane.isSelf) return {kind: 'unknown'};
-	return runsAgent(world, pane, agent) ? {kind: 'live', pane} : {kind: 'exited', pane};
-}
-
-function muxName(world: DriftWorld): string {
-	return world.input.mux ?? 'mux';
-}
-
-function rowRef(row: SessionRecord): Pick<Finding, 'sessionId' | 'sessionName' | 'sessionVersion'> {
-	return {sessionId: row.id, sessionName: row.name, sessionVersion: row.version};
-}
-
-function paneGone(world: DriftWorld, row: SessionRecord, agent: AgentId): Finding {
-	const mux = muxName(world);
-	const elsewhere =
-		row.agentSessionId === null
-			? []
-			: [...(world.panes?.values() ?? [])]
-					.sort(byPaneId)
-					.filter(p => !p.isSelf && carriesPin(world, p, agent, row.agentSessionId as string))
-					.map(p => `${mux}: its conversation ${row.agentSessionId} runs in pane ${p.id}`);
-	return {
-		kind: 'pane-gone',
-		...rowRef(row),
-		...(row.paneId ? {paneId: row.paneId} : {}),
-		message:
-			row.paneId === null
-				? `${row.name} is marked running but has no pane recorded`
-				: `${row.name} is marked running, but its pane ${row.paneId} no longer exists`,
-		evidence: [describeRow(row), `${mux}: ${row.paneId === null ? 'no pane to look for' : `no pane ${row.paneId}`} among ${world.panes?.size ?? 0} panes`, ...elsewhere],
-		fix: {type: 'mark-stopped', sessionId: row.id, clearPane: true},
-	};
-}
-
-function agentExited(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pane): Finding {
-	return {
-		kind: 'agent-exited',
-		...rowRef(row),
-		paneId: pane.id,
-		message: `${row.name}'s pane ${pane.id} is still open, but ${world.agents[agent].label} no longer runs in it`,
-		evidence: [describeRow(row), describePane(world, pane)],
-		// The pane stays recorded: resume may reuse it while it still holds a shell (SPEC 6.1).
-		fix: {type: 'mark-stopped', sessionId: row.id},
-	};
-}
-
-function pinChanged(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pane): Finding | undefined {
-	const pin = row.agentSessionId;
-	const reported = nativeId(pane, agent);
-	if (pin === null || reported === undefined || reported === pin) return undefined;
-	const owner = world.input.sessions.find(o => o.id !== row.id && isActive(o) && o.agent === row.agent && o.agentSessionId === reported);
-	const valid = validId(world, agent, reported);
-	const base: Finding = {
-		kind: 'pin-changed',
-		...rowRef(row),
-		paneId: pane.id,
-		message: `${muxName(world)} reports conversation ${reported} in ${row.name}'s pane, but the row is pinned to ${pin}`,
-		evidence: [
-			describeRow(row),
-			describePane(world, pane),
-			...(valid ? [] : [`${JSON.stringify(reported)} is not a valid ${agent} id: not re-pinned`]),
-			...(owner ? [`${reported} is already pinned by ${owner.name}: not re-pinned`] : []),
-		],
-	};
-	return valid && !owner ? {...base, fix: {type: 'repin', sessionId: row.id, from: pin, to: reported}} : base;
-}
-
-function artifactMissing(world: DriftWorld, row: SessionRecord): Finding | undefined {
-	const verdict = world.input.facts.get(row.id)?.verify;
-	if (row.agentSessionId === null || verdict?.kind !== 'no') return undefined;
-	return {
-		kind: 'artifact-missing',
-		...rowRef(row),
-		...(row.paneId ? {paneId: row.paneId} : {}),
-		message: `${row.name} is pinned to ${row.agentSessionId}, but no resumable conversation exists for it: ${verdict.reason}`,
-		evidence: [describeRow(row), `${row.agent} adapter: verify(${row.agentSessionId}) says no — ${verdict.reason}`],
-		offer: `forget the row ${row.name} (its audit history stays)`,
-	};
-}
-
-function runningFindings(world: DriftWorld, row: SessionRecord, agent: AgentId, verdicts: Verdicts, contested: Contested): Finding[] {
-	const state = paneState(world, row, agent);
-	const missing = artifactMissing(world, row);
-	const also = missing ? [missing] : [];
-	if (state.kind === 'gone') return [paneGone(world, row, agent), ...also];
-	if (state.kind === 'exited') return [agentExited(world, row, agent, state.pane), ...also];
-	const pane = state.kind === 'live' ? state.pane : undefined;
-	const changed = pane ? pinChanged(world, row, agent, pane) : undefined;
-	if (changed) return [changed];
-	// A live (or possibly live) agent may not have written its first message yet: a missing
-	// artifact only means something once the agent is gone.
-	const verdict = verdicts.get(row.id)?.verdict;
-	return verdict ? [unpinnedFinding(world, row, agent, pane, verdict, contested)] : [];
-}
-
-/** The live pane a stopped row's agent runs in: its own pane (unless it runs another conversation), or one carrying its pin. */
-function livePaneOf(world: DriftWorld, row: SessionRecord, agent: AgentId): Pane | undefined {
-	if (world.panes === null) return undefined;
-	const own = sameMux(world, row) ? rowPane(world, row) : undefined;
-	if (own && !own.isSelf && runsAgent(world, own, agent)) return own;
-	const pin = row.agentSessionId;
-	if (pin === null) return undefined;
-	// A pin held twice (duplicate-pin) does not say which row the pane is: leave it to the user.
-	if (pinHolders(world, row.agent, pin) > 1) return undefined;
-	return firstPaneCarrying(world, agent, pin);
-}
-
-function stoppedFindings(world: DriftWorld, row: SessionRecord, agent: AgentId): Finding[] {
-	const pane = livePaneOf(world, row, agent);
-	if (pane) {
-		return [
-			{
-				kind: 'stopped-but-live',
-				...rowRef(row),
-				paneId: pane.id,
-				message: `${row.name} is marked stopped, but ${world.agents[agent].label} runs in pane ${pane.id}`,
-				evidence: [describeRow(row), describePane(world, pane)],
-				fix: {type: 'mark-running', sessionId: row.id, paneId: pane.id, ...(world.input.mux ? {mux: world.input.mux} : {}), ...(pane.server ? {server: pane.server} : {})},
-			},
-		];
-	}
-	const found: Finding[] = [];
-	const stale = staleProcesses(world, row, agent);
-	if (stale.length > 0) {
-		const pids = stale.map(s => s.proc.pid);
-		found.push({
-			kind: 'stale-process',
-			...rowRef(row),
-			message: `${row.name} is stopped, but ${stale.length === 1 ? 'a process' : `${stale.length} processes`} of it still run${stale.length === 1 ? 's' : ''}: pid ${listSome(pids.map(String))}`,
-			evidence: [describeRow(row), ...stale.map(s => `process table: ${describeProcess(s.proc)} — ${s.why}`)],
-			offer: `stop escalation: SIGKILL pid ${pids.join(', ')} (only if pid and start time still match)`,
-		});
-	}
-	const missing = artifactMissing(world, row);
-	if (missing) found.push(missing);
-	return found;
-}
-
-function duplicatePins(world: DriftWorld): Finding[] {
-	const groups = new Map<string, SessionRecord[]>();
-	for (const row of world.input.sessions) {
-		if (!isActive(row) || row.agentSessionId === null) continue;
-		const key = `${row.agent}\0${row.agentSessionId}`;
-		groups.set(key, [...(groups.get(key) ?? []), row]);
-	}
-	return [...groups.values()]
-		.filter(rows => rows.length > 1)
-		.map(unsorted => {
-			const rows = [...unsorted].sort((a, b) => a.id - b.id);
-			const first = rows[0] as SessionRecord;
-			const names = rows.map(r => r.name);
-			return {
-				kind: 'duplicate-pin',
-				...rowRef(first),
-				message: `${listSome(names)} are all pinned to ${first.agent} conversation ${first.agentSessionId}; only one can own it`,
-				evidence: rows.map(describeRow),
-			};
-		});
-}
-
-/** Does a registry row account for this pane (by pane id, or because the pane carries its pin)? */
-function tracked(world: DriftWorld, pane: Pane, agent: AgentId): boolean {
-	// By index (pins of the agent's rows; rows recorded on this pane), not a scan of every row per pane.
-	const pins = activePinsOf(world, agent);
-	for (const id of carriedIds(world, pane, agent) ?? []) if (pins.has(id)) return true;
-	// The one join: a row of another server, or a stopped row whose old pane runs something else now, is not this pane's.
-	return (world.rowsByPane.get(pane.id) ?? []).some(row => row.agent === agent && rowPane(world, row) === pane);
-}
-
-function untrackedPane(world: DriftWorld, pane: Pane): Finding | undefined {
-	const agent = paneAgent(world, pane);
-	if (pane.isSelf || agent === undefined || tracked(world, pane, agent)) return undefined;
-	const cwd = paneAgentCwd(world, pane, agent);
-	const reported = nativeId(pane, agent);
-	const evidence = world.input.paneEvidence?.get(pane.id);
-	const own = evidence?.agent === agent ? evidence : undefined;
-	const label = world.agents[agent].label;
-	const base: Finding = {
-		kind: 'untracked-pane',
-		paneId: pane.id,
-		message: `${muxName(world)} pane ${pane.id} runs ${label}, but no session row references it`,
-		evidence: [describePane(world, pane), ...(own?.seen ?? []).map(line => `${agent} evidence: ${line}`), ...(cwd ? [] : ['no cwd known for the pane: cannot adopt it'])],
-	};
-	if (cwd === undefined) return base;
-	const pick = adoptedPin(world, agent, reported, own);
-	const claimedBy = (id: string) => world.input.sessions.find(r => isActive(r) && r.agent === agent && r.agentSessionId === id)?.name;
-	if (pick.kind === 'several') {
-		const free = pick.ids.filter(id => claimedBy(id) === undefined);
-		return {
-			...base,
-			message: `${muxName(world)} pane ${pane.id} runs ${label} on one of ${listSome(free)}; pick which`,
-			candidates: free,
-			offer: `mam-tui adopt --pane ${pane.id} --agent ${agent} --id <one of the candidates>`,
-		};
-	}
-	const waits = pick.kind === 'none' ? ` (it is pinned once ${label} writes its conversation in ${cwd})` : '';
-	return {
-		...base,
-		...(waits ? {message: `${base.message}${waits}`} : {}),
-		...(pick.kind === 'one' ? {candidates: [pick.id]} : {}),
-		fix: {
-			type: 'adopt-pane',
-			paneId: pane.id,
-			agent,
-			cwd,
-			...(pick.kind === 'one' ? {agentSessionId: pick.id} : {}),
-			...(world.input.mux ? {mux: world.input.mux} : {}),
-			...(own?.startedAt !== undefined ? {epoch: own.startedAt} : {}),
-			...(pane.server ? {server: pane.server} : {}),
-		},
-	};
-}
-
-type AdoptedPin = {readonly kind: 'one'; readonly id: string} | {readonly kind: 'several'; readonly ids: readonly string[]} | {readonly kind: 'none'};
-
-/** The conversation an adopted pane is pinned to: the mux's word, else the agent's evidence, else the only one written since it started. */
-function adoptedPin(world: DriftWorld, agent: AgentId, reported: string | undefined, evidence: PaneEvidence | undefined): AdoptedPin {
-	if (reported !== undefined && validId(world, agent, reported)) return {kind: 'one', id: reported};
-	const named = (evidence?.ids ?? []).filter(id => validId(world, agent, id));
-	const pool = named.length > 0 ? named : (evidence?.recent ?? []).filter(id => validId(world, agent, id));
-	// A conversation another row owns is not this pane's (unless the evidence names it: then the pane is tracked).
-	const free = named.length > 0 ? pool : pool.filter(id => !activePinsOf(world, agent).has(id));
-	if (free.length === 1) return {kind: 'one', id: free[0] as string};
-	if (free.length > 1) return {kind: 'several', ids: free};
-	return {kind: 'none'};
-}
-
-function byPaneId(a: Pane, b: Pane): number {
-	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
-type Verdicts = ReadonlyMap<number, {row: SessionRecord; verdict: CandidateVerdict}>;
-type Contested = ReadonlyMap<string, readonly string[]>;
 
 /** Candidates of every running unpinned row whose pane is not gone or exited (those get their own finding). */
 function unpinnedVerdicts(world: DriftWorld, core: Core | undefined): Verdicts {
@@ -395,12 +133,6 @@ function factsKey(world: DriftWorld, row: SessionRecord, verdict: CandidateVerdi
 	return `${verify?.kind ?? ''}\0${reason}\0${rivals}`;
 }
 
-function rowFindings(world: DriftWorld, row: SessionRecord, agent: AgentId, verdicts: Verdicts, contested: Contested): Finding[] {
-	if (row.status === 'running') return runningFindings(world, row, agent, verdicts, contested);
-	if (row.status === 'stopped') return stoppedFindings(world, row, agent);
-	return [];
-}
-
 const KIND_ORDER = new Map<string, number>(FINDING_KINDS.map((k, i) => [k, i]));
 
 /** Rows first (by id), then panes (by id); within one, SPEC 5 kind order. Independent of input order. */
@@ -412,31 +144,6 @@ function compareFindings(a: Finding, b: Finding): number {
 	const pa = a.paneId ?? '';
 	const pb = b.paneId ?? '';
 	return pa < pb ? -1 : pa > pb ? 1 : 0;
-}
-
-/**
- * herdr reads the screen and is known to get claude wrong (herdr #3414, #3993, #4009). Where the
- * agent's own live record says otherwise, the dashboard shows the agent's word (the pane's
- * detection keeps herdr's in `overrides`); this finding says so with both pieces of evidence.
- * Info only, no fix: nothing in the registry is wrong. herdr's `unknown` is no disagreement.
- */
-export function statusDisagreements(world: DriftWorld): Finding[] {
-	const out: Finding[] = [];
-	for (const pane of world.sortedPanes) {
-		const detection = pane.detection;
-		const herdr = detection?.overrides;
-		if (pane.isSelf || !detection || !herdr || herdr.status === 'unknown') continue;
-		const row = world.rowsByPane.get(pane.id)?.[0];
-		out.push({
-			kind: 'status-disagrees',
-			level: 'info',
-			paneId: pane.id,
-			...(row ? {sessionId: row.id, sessionName: row.name} : {}),
-			message: `${pane.agent ?? 'the agent'} in pane ${pane.id} says ${detection.status}, herdr says ${herdr.status}: the agent's own record is shown`,
-			evidence: [detection.evidence, herdr.evidence],
-		});
-	}
-	return out;
 }
 
 /**
@@ -478,7 +185,7 @@ export function detectDrift(input: DriftInput, agents: AgentKnowledge = ADAPTERS
 	if (core?.lastFindings && !judged) return core.lastFindings;
 	let paneFindings = core?.paneFindings;
 	if (!paneFindings) {
-		paneFindings = [...duplicatePins(world), ...world.sortedPanes.flatMap(pane => untrackedPane(world, pane) ?? []), ...statusDisagreements(world)];
+		paneFindings = allPaneFindings(world);
 		if (core) core.paneFindings = paneFindings;
 	}
 	findings.push(...paneFindings);

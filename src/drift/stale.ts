@@ -1,28 +1,6 @@
 import type {AgentId, ProcessRef, SessionRecord} from '../domain/types.js';
+import {recordedProcesses} from '../registry/extra.js';
 import {processKey, type DriftWorld} from './world.js';
-
-function listAt(value: unknown): unknown[] {
-	return Array.isArray(value) ? (value as unknown[]) : [];
-}
-
-/**
- * The process refs a stop recorded on the row (`extra.stop.processes`, as src/actions/stop.ts
- * writes them, or `extra.processes`): pid and start time each. Anything malformed is skipped: a
- * row written by another version must not crash detection.
- */
-export function recordedProcesses(extra: Readonly<Record<string, unknown>>): Array<Pick<ProcessRef, 'pid' | 'startTime'>> {
-	const stop = extra['stop'];
-	const nested = stop && typeof stop === 'object' ? (stop as Record<string, unknown>)['processes'] : undefined;
-	const refs: Array<Pick<ProcessRef, 'pid' | 'startTime'>> = [];
-	for (const item of [...listAt(nested), ...listAt(extra['processes'])]) {
-		if (!item || typeof item !== 'object') continue;
-		const {pid, startTime} = item as Record<string, unknown>;
-		if (typeof pid === 'number' && Number.isInteger(pid) && pid > 0 && typeof startTime === 'number' && Number.isFinite(startTime)) {
-			refs.push({pid, startTime});
-		}
-	}
-	return refs;
-}
 
 /** How a process was tied to the stopped session. */
 export interface StaleProcess {
@@ -76,7 +54,7 @@ export function staleProcesses(world: DriftWorld, row: SessionRecord, agent: Age
 	if (table === null) return [];
 	const index = outsidePanes(world, table);
 	const found = new Map<ProcessRef, string>();
-	for (const key of new Set(recordedProcesses(row.extra).map(processKey))) {
+	for (const key of new Set(recordedProcesses(row).map(processKey))) {
 		for (const proc of index.byKey.get(key) ?? []) found.set(proc, 'recorded when the session was stopped');
 	}
 	const pin = row.agentSessionId;

@@ -1,5 +1,5 @@
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type SessionRecord} from '../domain/types.js';
-import {ownPane, type PaneFacts} from '../registry/paneJoin.js';
+import {ownPane, type PaneFacts} from './paneJoin.js';
 import type {AgentKnowledge, DriftInput} from './input.js';
 
 /** The input plus the indexes every rule needs; built once per detection. */
@@ -31,7 +31,7 @@ export interface DriftWorld {
 export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorld {
 	const panes = input.panes === null ? null : new Map(input.panes.map(p => [p.id, p]));
 	const paneProcessKeys = new Set((input.panes ?? []).flatMap(p => p.processes.map(processKey)));
-	const sortedPanes = [...(panes?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+	const sortedPanes = [...(panes?.values() ?? [])].sort(byPaneId);
 	const rowsByPane = new Map<string, SessionRecord[]>();
 	for (const row of input.sessions) {
 		if (!isActive(row) || row.paneId === null) continue;
@@ -40,6 +40,11 @@ export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorl
 		else rowsByPane.set(row.paneId, [row]);
 	}
 	return {input, agents, panes, paneProcessKeys, sortedPanes, carried: new WeakMap(), firstCarrier: new Map(), activePins: new Map(), rowsByPane, pinCounts: {}};
+}
+
+/** Panes in id order (every rule that lists panes lists them so). */
+export function byPaneId(a: Pick<Pane, 'id'>, b: Pick<Pane, 'id'>): number {
+	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 export function processKey(proc: Pick<ProcessRef, 'pid' | 'startTime'>): string {

@@ -1,6 +1,5 @@
 import os from 'node:os';
 import path from 'node:path';
-import type {World} from '../cli/world.js';
 import type {Exec} from '../system/exec.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
@@ -28,6 +27,18 @@ export interface MuxDeps {
 	/** herdr shell pids kept between processes (see ShellCache). */
 	readonly shellCache?: ShellCache;
 	readonly readShellCache?: boolean;
+}
+
+/** What `selectMuxFor` reads from a command's world (src/world/world.ts, which sits above the mux). */
+export interface MuxWorld {
+	readonly options: {readonly mux?: MuxChoice; readonly tmuxSocket?: string; readonly tmuxPath?: string};
+	readonly env: Readonly<Record<string, string | undefined>>;
+	readonly exec: Exec;
+	readonly processes: ProcessTable;
+	readonly config: {readonly refresh: {readonly pollMs: number}};
+	readonly logger: Logger;
+	readonly now: () => number;
+	readonly stateDir: string;
 }
 
 /** herdr answers ping from memory; if it has not in a second, it is not the backend to use. */
@@ -111,7 +122,7 @@ export async function selectMux(deps: MuxDeps): Promise<Multiplexer> {
  * them back, so a stop or a purge always asks herdr itself which process a pane runs.
  */
 export function selectMuxFor(
-	world: Pick<World, 'options' | 'env' | 'exec' | 'processes' | 'config' | 'logger' | 'now' | 'stateDir'>,
+	world: MuxWorld,
 	options: {readonly readShellCache?: boolean} = {},
 ): Promise<Multiplexer> {
 	const {tmuxSocket, tmuxPath} = world.options;

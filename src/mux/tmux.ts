@@ -1,14 +1,29 @@
-import {hostname} from 'node:os';
-import type {Pane, ProcessRef} from '../domain/types.js';
+// The tmux backend: one object because the control client, the health line, the listing and its
+// polling share one lifetime and one connection state (about 400 lines, most of them those four).
+// The row format and escaping are in tmuxArgs.ts, the commands in tmuxCommands.ts, what %output
+// says about each pane in tmuxScreens.ts and the control-mode client itself in tmuxControl.ts.
+import type {Pane} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import type {Exec, ExecResult} from '../system/exec.js';
 import type {Logger} from '../system/logger.js';
-import {processTree, type ProcessTable} from '../system/processes.js';
-import {detectAgent, lineage, lineageOf} from './detect.js';
-import {toTmuxKey} from './keys.js';
+import type {ProcessTable} from '../system/processes.js';
+import {lineage} from './detect.js';
+import {
+	controlCapable,
+	escapeTmuxArg,
+	firstLine,
+	FORMAT,
+	isNoServer,
+	parsePaneRows,
+	SEP,
+	TMUX_TIMEOUT_MS,
+	toPane,
+	type PaneRow,
+} from './tmuxArgs.js';
 import {TmuxControl, tmuxVersion} from './tmuxControl.js';
+import {checkTmuxPaneId, TmuxCommands} from './tmuxCommands.js';
+import {TmuxScreens} from './tmuxScreens.js';
 import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest, type PaneScreen} from './types.js';
-import {checkKeys, checkLines, checkOpenRequest, lastLines, ownPaneError} from './validate.js';
 
 /** Which tmux server: `-L name`, `-S path`, or neither (the user's own, the one `$TMUX` names). */
 export interface TmuxServer {
@@ -38,125 +53,8 @@ export interface TmuxMuxOptions {
 	readonly control?: boolean;
 }
 
-/** tmux answers locally and at once; a command hanging this long means the server is stuck. */
-const TMUX_TIMEOUT_MS = 5000;
-
-/** The unit separator cannot appear in ids, pids or paths we care about, and tmux passes it through. */
-const SEP = '\x1f';
-
-/**
- * One `list-panes -a` call carries everything a listing needs. `pane_title` comes last: it is
- * free text, so any stray separator in it only affects itself.
- */
-const FIELDS = [
-	'pane_id',
-	'pane_pid',
-	'pane_dead',
-	'pane_current_command',
-	'pane_current_path',
-	'session_name',
-	'session_id',
-	'window_index',
-	'window_name',
-	'socket_path',
-	// The server's pid and start time: with the socket, which server (pane ids restart at %0 in each).
-	'pid',
-	'start_time',
-	'pane_title',
-] as const;
-const FORMAT = FIELDS.map(f => `#{${f}}`).join(SEP);
-
-interface PaneRow {
-	readonly id: string;
-	readonly pid: number;
-	readonly dead: boolean;
-	readonly command: string;
-	readonly cwd: string;
-	readonly session: string;
-	readonly sessionId: string;
-	readonly windowIndex: string;
-	readonly windowName: string;
-	readonly socketPath: string;
-	readonly serverPid: string;
-	readonly serverStart: string;
-	readonly title: string;
-}
-
-export function parsePaneRows(stdout: string): PaneRow[] {
-	const rows: PaneRow[] = [];
-	for (const line of stdout.split('\n')) {
-		if (line.length === 0) continue;
-		const cells = line.split(SEP);
-		const [id = '', pid = '', dead = '', command = '', cwd = '', session = '', sessionId = '', windowIndex = '', windowName = '', socketPath = '', serverPid = '', serverStart = ''] = cells;
-		if (!/^%\d+$/.test(id)) continue;
-		rows.push({
-			id,
-			pid: Number(pid) || 0,
-			dead: dead === '1',
-			command,
-			cwd,
-			session,
-			sessionId,
-			windowIndex,
-			windowName,
-			socketPath,
-			serverPid,
-			serverStart,
-			title: cells.slice(FIELDS.length - 1).join(SEP),
-		});
-	}
-	return rows;
-}
-
-/**
- * tmux re-parses its argv: an argument ending in `;` ends the command (the rest would run as a
- * second tmux command), and `\;` at the end stands for a literal `;`. Every argument we pass
- * goes through this, so user text can never become a tmux command.
- */
-export function escapeTmuxArg(arg: string): string {
-	return arg.endsWith(';') ? `${arg.slice(0, -1)}\\;` : arg;
-}
-
-/** `-c` and `-n` values are format-expanded (`#S` is the session name): `##` is a literal `#`. */
-export function escapeTmuxFormat(text: string): string {
-	return text.replaceAll('#', '##');
-}
-
-/**
- * tmux runs a one-argument command through `default-shell -c`, and older versions join several
- * arguments with spaces before doing the same — either way the user's argv would be re-parsed by
- * whatever shell the user configured. This wrapper is executed directly (tmux ≥ 3.0 execs a
- * multi-argument command without a shell): `/bin/sh` receives the argv as positional
- * parameters, never as text, and `exec "$@"` replaces itself with exactly that argv, so the
- * pane's pid is the agent's pid.
- */
-export function execWrapper(argv: readonly string[]): string[] {
-	return ['/bin/sh', '-c', 'exec "$@"', 'sh', ...argv];
-}
-
-function isNoServer(result: ExecResult): boolean {
-	return /no server running|error connecting to|no current (session|client)|no sessions/i.test(result.stderr);
-}
-
-/** How often at most the panes that printed are reported (`output` events): a spinner prints all the time. */
-const OUTPUT_EVENT_MS = 250;
 /** How soon after a failed attach the control client is tried again. */
 const RECONNECT_MS = 2000;
-/** The OSC 7501 state report (codex); terminated by BEL or ST. */
-const OSC_7501 = /\x1b\]7501;([^\x07\x1b]*)(?:\x07|\x1b\\)/g;
-
-/** `3.3a` → 3.3; tmux ≥ 3.2 has `attach -f ignore-size`, which a control client needs. */
-export function controlCapable(version: string | undefined): boolean {
-	const match = /^(\d+)\.(\d+)/.exec(version ?? '');
-	if (!match) return false;
-	const major = Number(match[1]);
-	return major > 3 || (major === 3 && Number(match[2]) >= 2);
-}
-
-function firstLine(text: string): string {
-	return text.trim().split('\n')[0] ?? '';
-}
-
 /**
  * The tmux backend (SPEC 2) over the tmux CLI, argv arrays only. Change detection polls
  * `list-panes` every `pollMs` while someone listens; a listing adds one /proc scan for the
@@ -180,16 +78,8 @@ export class TmuxMux implements Multiplexer {
 	private control: TmuxControl | undefined;
 	private connecting: Promise<void> | undefined;
 	private lastAttachAt = Number.NEGATIVE_INFINITY;
-	/** Panes whose output reaches the control client (the windows of the session it is attached to). */
-	private watched = new Set<string>();
-	/** Watched panes that printed since their screen was last read. */
-	private readonly printed = new Set<string>();
-	private readonly screens = new Map<string, string>();
-	private readonly oscStates = new Map<string, string>();
-	/** An unterminated OSC 7501 at the end of a pane's last output, joined with its next. */
-	private readonly oscTails = new Map<string, string>();
-	private outputTimer: NodeJS.Timeout | undefined;
-	private readonly outputPanes = new Set<string>();
+	private readonly commands: TmuxCommands;
+	private readonly screens = new TmuxScreens({emit: event => this.emit(event), listening: () => this.listeners.size > 0});
 	private disposed = false;
 	/** What talking to tmux cost so far (the bench and the tests read it). */
 	readonly cost = {commands: 0, processes: 0, screenReads: 0};
@@ -199,6 +89,15 @@ export class TmuxMux implements Multiplexer {
 		this.now = options.now ?? Date.now;
 		this.selfPid = options.selfPid ?? process.pid;
 		this.lastHealth = {kind: 'tmux', ok: true, message: `tmux ${this.serverLabel()} (not queried yet)`};
+		this.commands = new TmuxCommands({
+			runOk: (args, what) => this.runOk(args, what),
+			spawnRun: (args, env) => this.spawnRun(args, env),
+			selfIds: () => this.selfIds,
+			closedByUs: this.closedByUs,
+			env: options.env,
+			processes: options.processes,
+			selfPid: this.selfPid,
+		});
 	}
 
 	/**
@@ -265,8 +164,7 @@ export class TmuxMux implements Multiplexer {
 				return;
 			}
 			this.control = control;
-			// What was read before this client watched may be stale: read every screen once again.
-			this.screens.clear();
+			this.screens.attached();
 			this.options.logger?.debug('tmux control client attached', control.session);
 		})().finally(() => {
 			this.connecting = undefined;
@@ -277,35 +175,16 @@ export class TmuxMux implements Multiplexer {
 	private onControlClosed(control: TmuxControl, reason: string): void {
 		if (this.control !== control) return;
 		this.control = undefined;
-		this.watched = new Set();
+		this.screens.detached();
 		this.options.logger?.debug('tmux control client closed', reason);
 		// The server may have restarted: the next poll lists (and re-attaches) at once.
 		this.lastAttachAt = Number.NEGATIVE_INFINITY;
 		if (this.pollTimer && !this.disposed) this.emit({type: 'changed'});
 	}
 
-	/** A watched pane printed: remember it (its screen is read again), and any state report in it. */
+	/** A watched pane printed (mam-tui's own pane prints whenever the dashboard draws: reporting it would feed a loop). */
 	private onOutput(paneId: string, data: Buffer): void {
-		// mam-tui's own pane prints whenever the dashboard draws: reporting it would feed a loop.
-		if (this.selfIds.has(paneId)) return;
-		this.printed.add(paneId);
-		const text = (this.oscTails.get(paneId) ?? '') + data.toString('latin1');
-		let last: string | undefined;
-		for (const match of text.matchAll(OSC_7501)) last = match[1];
-		if (last !== undefined) this.oscStates.set(paneId, Buffer.from(last, 'latin1').toString('utf8'));
-		const open = text.lastIndexOf('\x1b]7501;');
-		const tail = open >= 0 && !/[\x07]|\x1b\\/.test(text.slice(open + 7)) ? text.slice(open, open + 512) : undefined;
-		if (tail) this.oscTails.set(paneId, tail);
-		else this.oscTails.delete(paneId);
-		this.outputPanes.add(paneId);
-		if (this.outputTimer || this.listeners.size === 0) return;
-		this.outputTimer = setTimeout(() => {
-			this.outputTimer = undefined;
-			const paneIds = [...this.outputPanes];
-			this.outputPanes.clear();
-			if (paneIds.length > 0) this.emit({type: 'output', paneIds});
-		}, OUTPUT_EVENT_MS);
-		this.outputTimer.unref();
+		if (!this.selfIds.has(paneId)) this.screens.output(paneId, data);
 	}
 
 	/** Run one tmux command as its own process. */
@@ -389,8 +268,7 @@ export class TmuxMux implements Multiplexer {
 	 */
 	private async watch(rows: readonly PaneRow[]): Promise<void> {
 		const present = new Set(rows.map(r => r.id));
-		for (const map of [this.screens, this.oscStates, this.oscTails]) for (const id of map.keys()) if (!present.has(id)) map.delete(id);
-		for (const id of this.printed) if (!present.has(id)) this.printed.delete(id);
+		this.screens.forgetAllBut(present);
 		const control = this.control;
 		if (!control?.connected) return;
 		const counts = new Map<string, number>();
@@ -401,10 +279,7 @@ export class TmuxMux implements Multiplexer {
 			const reply = await control.command(['switch-client', '-t', best]).catch(() => undefined);
 			if (reply?.ok) control.session = rows.find(r => r.sessionId === best)?.session;
 		}
-		const watched = new Set(rows.filter(r => r.session === control.session).map(r => r.id));
-		// A pane that just came into view may have changed unseen: read it afresh.
-		for (const id of watched) if (!this.watched.has(id)) this.screens.delete(id);
-		this.watched = watched;
+		this.screens.watch(new Set(rows.filter(r => r.session === control.session).map(r => r.id)));
 	}
 
 	/**
@@ -413,52 +288,13 @@ export class TmuxMux implements Multiplexer {
 	 */
 	async readScreens(paneIds: readonly string[]): Promise<ReadonlyMap<string, PaneScreen>> {
 		for (const id of paneIds) this.checkPaneId(id);
-		const watching = this.control?.connected === true;
-		const stale = paneIds.filter(id => !watching || !this.watched.has(id) || this.printed.has(id) || !this.screens.has(id));
-		// Cleared before reading: output that arrives meanwhile marks the pane again.
-		for (const id of stale) this.printed.delete(id);
-		this.cost.screenReads += stale.length;
-		const reads = await Promise.all(stale.map(id => this.run(['capture-pane', '-p', '-t', id]).catch(() => undefined)));
-		stale.forEach((id, i) => {
-			const result = reads[i];
-			if (result?.exitCode === 0) this.screens.set(id, result.stdout);
-			else this.screens.delete(id);
-		});
-		const out = new Map<string, PaneScreen>();
-		for (const id of paneIds) {
-			const text = this.screens.get(id);
-			const osc = this.oscStates.get(id);
-			if (text !== undefined) out.set(id, {text, ...(osc !== undefined ? {osc} : {})});
-		}
-		return out;
-	}
-
-	/** TMUX_PANE is only ours when `$TMUX` names the server we query (ids like %3 repeat across servers). */
-	private selfPaneId(socketPath: string | undefined): string | undefined {
-		const pane = this.options.env['TMUX_PANE'];
-		const ownSocket = this.options.env['TMUX']?.split(',')[0];
-		return pane && ownSocket && socketPath && ownSocket === socketPath ? pane : undefined;
-	}
-
-	private toPane(row: PaneRow, table: readonly ProcessRef[], self: ReadonlySet<number>): Pane {
-		const tree = row.dead || row.pid === 0 ? [] : processTree(table, row.pid);
-		const isSelf = row.id === this.selfPaneId(row.socketPath) || (row.pid > 0 && self.has(row.pid));
-		const agent = isSelf ? undefined : detectAgent(tree);
-		// tmux's default pane title is the host name: only a title an app set says more than the window name.
-		const title = row.title && row.title !== hostname() ? row.title : row.windowName;
-		return {
-			id: row.id,
-			mux: 'tmux',
-			...(row.cwd ? {cwd: row.cwd} : {}),
-			...(title ? {title} : {}),
-			...(agent ? {agent} : {}),
-			// tmux itself cannot tell working from idle: the status detectors read title and screen (src/sync/liveStatus).
-			agentStatus: 'unknown',
-			...(row.pid > 0 && !row.dead ? {shellPid: row.pid} : {}),
-			processes: tree,
-			isSelf,
-			...(row.socketPath && row.serverPid ? {server: `tmux:${row.socketPath}:${row.serverPid}:${row.serverStart}`} : {}),
+		const capture = async (id: string): Promise<string | undefined> => {
+			const result = await this.run(['capture-pane', '-p', '-t', id]).catch(() => undefined);
+			return result?.exitCode === 0 ? result.stdout : undefined;
 		};
+		const {screens, reads} = await this.screens.read(paneIds, this.control?.connected === true, capture);
+		this.cost.screenReads += reads;
+		return screens;
 	}
 
 	/** Every pane, from one `list-panes -a` plus one /proc scan. */
@@ -466,98 +302,43 @@ export class TmuxMux implements Multiplexer {
 		const rows = await this.rows();
 		const table = await this.options.processes.list();
 		const self = lineage(table, this.selfPid);
-		const panes = rows.map(row => this.toPane(row, table, self));
+		const panes = rows.map(row => toPane(row, table, self, this.options.env));
 		this.selfIds = new Set(panes.filter(p => p.isSelf).map(p => p.id));
 		return panes;
 	}
 
 	private checkPaneId(paneId: string): void {
-		if (typeof paneId !== 'string' || !/^%\d+$/.test(paneId)) {
-			throw new MuxError(`invalid tmux pane id ${JSON.stringify(String(paneId).slice(0, 60))} (expected %N)`, 'invalid_pane_id');
-		}
-	}
-
-	/** Refuse mam-tui's own pane: by TMUX_PANE on the same server, the last listing, or its pid being our ancestor. */
-	private async refuseSelf(paneId: string, verb: string): Promise<void> {
-		this.checkPaneId(paneId);
-		if (this.selfIds.has(paneId)) throw ownPaneError(paneId, verb);
-		const out = await this.runOk(['display-message', '-p', '-t', paneId, `#{pane_pid}${SEP}#{socket_path}`], `cannot find pane ${paneId}`);
-		const [pid = '', socketPath] = out.trim().split(SEP);
-		if (paneId === this.selfPaneId(socketPath)) throw ownPaneError(paneId, verb);
-		if (Number(pid) > 0 && (await lineageOf(this.options.processes, this.selfPid)).has(Number(pid))) throw ownPaneError(paneId, verb);
+		checkTmuxPaneId(paneId);
 	}
 
 	/** `send-keys -l`: the text literally, no key-name lookup, no Enter. */
-	async sendText(paneId: string, text: string): Promise<void> {
-		await this.refuseSelf(paneId, 'type into');
-		if (text.length === 0) return;
-		await this.runOk(['send-keys', '-t', paneId, '-l', '--', text], `send-keys to ${paneId}`);
+	sendText(paneId: string, text: string): Promise<void> {
+		return this.commands.sendText(paneId, text);
 	}
 
 	/** herdr key names mapped to tmux's (`ctrl+c` to `C-c`), all validated before any is sent. */
-	async sendKeys(paneId: string, keys: readonly string[]): Promise<void> {
-		checkKeys(keys);
-		await this.refuseSelf(paneId, 'send keys to');
-		if (keys.length === 0) return;
-		await this.runOk(['send-keys', '-t', paneId, ...keys.map(toTmuxKey)], `send-keys to ${paneId}`);
+	sendKeys(paneId: string, keys: readonly string[]): Promise<void> {
+		return this.commands.sendKeys(paneId, keys);
 	}
 
 	/** `capture-pane -p -J` of the last `lines` lines (wrapped lines joined, no escapes). */
-	async readOutput(paneId: string, lines: number): Promise<string> {
-		this.checkPaneId(paneId);
-		const count = checkLines(lines);
-		const text = await this.runOk(['capture-pane', '-p', '-J', '-t', paneId, '-S', `-${count}`], `capture-pane of ${paneId}`);
-		return lastLines(text, count);
+	readOutput(paneId: string, lines: number): Promise<string> {
+		return this.commands.readOutput(paneId, lines);
 	}
 
-	/**
-	 * A new window (not stealing focus) running `argv` in `cwd` with `env`; with no server or
-	 * session yet, a new detached session instead. See `execWrapper` for why argv stays argv.
-	 */
-	async openPane(request: OpenPaneRequest): Promise<string> {
-		checkOpenRequest(request);
-		const spec = [
-			'-P',
-			'-F',
-			'#{pane_id}',
-			'-c',
-			escapeTmuxFormat(request.cwd),
-			...Object.entries(request.env ?? {}).flatMap(([key, value]) => ['-e', `${key}=${value}`]),
-			...(request.title ? ['-n', escapeTmuxFormat(request.title)] : []),
-			'--',
-			...execWrapper(request.argv),
-		];
-		// tmux gives a new pane the PATH of the client that asked for it, whatever `-e PATH=` says.
-		const path = request.env?.['PATH'];
-		const clientEnv = path === undefined ? undefined : {PATH: path};
-		// Always a process of its own, never through the control client: a new pane takes its
-		// environment from the client that asks for it, and the control client's is mam-tui's own.
-		let result = await this.spawnRun(['new-window', '-d', ...spec], clientEnv);
-		if (result.exitCode !== 0 && isNoServer(result)) result = await this.spawnRun(['new-session', '-d', ...spec], clientEnv);
-		const id = result.stdout.trim();
-		if (result.exitCode !== 0 || !/^%\d+$/.test(id)) {
-			throw new MuxError(`tmux could not open a window: ${firstLine(result.stderr) || 'no pane id returned'}`, 'tmux_error');
-		}
-		return id;
+	/** A new window (not stealing focus) running `argv` in `cwd` with `env` (see tmuxCommands.ts). */
+	openPane(request: OpenPaneRequest): Promise<string> {
+		return this.commands.openPane(request);
 	}
 
 	/** `kill-pane`: tmux closes the pty, so the pane's processes get SIGHUP. */
-	async closePane(paneId: string): Promise<void> {
-		await this.refuseSelf(paneId, 'close');
-		this.closedByUs.add(paneId);
-		try {
-			await this.runOk(['kill-pane', '-t', paneId], `kill-pane ${paneId}`);
-		} catch (error) {
-			this.closedByUs.delete(paneId);
-			throw error;
-		}
+	closePane(paneId: string): Promise<void> {
+		return this.commands.closePane(paneId);
 	}
 
 	/** Select the pane's window, then the pane. */
-	async focusPane(paneId: string): Promise<void> {
-		this.checkPaneId(paneId);
-		await this.runOk(['select-window', '-t', paneId], `select-window ${paneId}`);
-		await this.runOk(['select-pane', '-t', paneId], `select-pane ${paneId}`);
+	focusPane(paneId: string): Promise<void> {
+		return this.commands.focusPane(paneId);
 	}
 
 	health(): MuxHealth {
@@ -616,7 +397,7 @@ export class TmuxMux implements Multiplexer {
 		this.disposed = true;
 		this.listeners.clear();
 		this.stopPolling();
-		clearTimeout(this.outputTimer);
+		this.screens.dispose();
 		await this.connecting;
 		this.control?.close('disposed');
 		this.control = undefined;

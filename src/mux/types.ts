@@ -1,14 +1,6 @@
-import type {AgentStatus, MuxKind, Pane} from '../domain/types.js';
+import type {AgentStatus, MuxHealth, MuxKind, Pane} from '../domain/types.js';
 
-/** How the backend is doing, for the status bar and `status`. */
-export interface MuxHealth {
-	readonly kind: MuxKind;
-	readonly ok: boolean;
-	/** One line: `herdr 0.8.0 (protocol 20) at /run/…/herdr.sock`, or what is wrong. */
-	readonly message: string;
-	/** When the last successful listing happened (ms), if ever. */
-	readonly lastOkAt?: number;
-}
+export type {MuxHealth};
 
 /** A change the backend noticed; listeners usually just re-list panes. */
 export type MuxEvent =

@@ -1,6 +1,5 @@
-import type {Conversation, Finding, Pane, SessionRecord} from '../domain/types.js';
+import type {Conversation, Finding, MuxHealth, Pane, SessionRecord} from '../domain/types.js';
 import {assertNever} from '../domain/result.js';
-import type {MuxHealth} from '../mux/types.js';
 import {visibleConversations} from './conversations.js';
 import {selectedSession, visibleSessions} from './selectors.js';
 import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type SessionDetail, type SessionLive, type StepView, type StopDialog, type TrashRow} from './state.js';

@@ -1,5 +1,4 @@
-import type {AgentId, AuditRecord, Conversation, Finding, LiveStatus, Pane, ResumeState, SessionRecord} from '../domain/types.js';
-import type {MuxHealth} from '../mux/types.js';
+import type {AgentId, AuditRecord, Conversation, Finding, LiveStatus, MuxHealth, Pane, ResumeState, SessionRecord} from '../domain/types.js';
 
 export type ListMode = 'sessions' | 'findings' | 'conversations' | 'trash';
 export type Mode = ListMode | 'help' | 'filter' | 'purge' | 'new' | 'stop' | 'trashEmpty';

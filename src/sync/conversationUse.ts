@@ -1,16 +1,11 @@
 import {ADAPTERS} from '../adapters/index.js';
 import {folderResolver, type LiveUse} from '../adapters/common/liveEvidence.js';
-import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
+import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
+import {inUseText} from '../domain/resumability.js';
 
-/** `in use by pid N (command: reason)`: the one wording of the sessions and conversations views. */
-export function inUseText(holders: readonly Pick<InUseHolder, 'pid' | 'command' | 'reason'>[]): string {
-	const first = holders[0];
-	if (!first) return '';
-	const more = holders.length > 1 ? ` and ${holders.length - 1} more` : '';
-	return `in use by pid ${first.pid} (${first.command.slice(0, 60)}: ${first.reason})${more}`;
-}
+export {inUseText};
 
 /** One agent's live uses, shaped for the wide net of `mayBeUsed`. */
 interface Net {

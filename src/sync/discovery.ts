@@ -10,9 +10,10 @@ import {createRefresh, ParseCache} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
+import {folderExists} from '../system/folder.js';
 import {snapshotTable, type ProcessTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
-import {paneEvidence} from '../drift/evidence.js';
+import {paneEvidence} from './paneEvidence.js';
 import type {PaneEvidence} from '../drift/input.js';
 import {withUse, type UseMemo} from './conversationUse.js';
 import {FolderWatch} from './folderWatch.js';
@@ -154,14 +155,6 @@ async function forEachLimit<T>(items: readonly T[], fn: (item: T) => Promise<voi
 
 function adapterOf(adapters: Readonly<Record<AgentId, AgentAdapter>>, agent: string): AgentAdapter | undefined {
 	return isAgentId(agent) && Object.hasOwn(adapters, agent) ? adapters[agent] : undefined;
-}
-
-function cwdExists(cwd: string): boolean {
-	try {
-		return fs.statSync(cwd).isDirectory();
-	} catch {
-		return false;
-	}
 }
 
 /**
@@ -349,7 +342,7 @@ export class DiscoveryCache {
 	}
 
 	/**
-	 * Pane evidence (drift/evidence.ts) for panes no pinned running row accounts for. A pane is
+	 * Pane evidence (sync/paneEvidence.ts) for panes no pinned running row accounts for. A pane is
 	 * asked again when its agent processes changed, when a change was seen in its folder or its
 	 * folder's conversations were found changed (its agent wrote one there; a full tick finds what
 	 * an event missed), and on every tick without a folder watch; otherwise it keeps its evidence
@@ -531,7 +524,7 @@ export class DiscoveryCache {
 		const exists = new Map<string, boolean>();
 		const existsOnce = (cwd: string): boolean => {
 			let known = exists.get(cwd);
-			if (known === undefined) exists.set(cwd, (known = cwdExists(cwd)));
+			if (known === undefined) exists.set(cwd, (known = folderExists(cwd)));
 			return known;
 		};
 		for (const row of rows) {

@@ -1,7 +1,6 @@
-import fs from 'node:fs';
 import {ADAPTERS} from '../adapters/index.js';
 import type {AgentAdapter} from '../adapters/types.js';
-import {messageOf} from '../domain/result.js';
+import {NOBODY, resumability} from '../domain/resumability.js';
 import {
 	isAgentId,
 	type AgentId,
@@ -16,15 +15,15 @@ import {
 } from '../domain/types.js';
 import {paneStatus} from '../domain/paneStatus.js';
 import {detectDrift, type DriftMemo} from '../drift/detect.js';
-import type {DriftInput, SessionFacts} from '../drift/input.js';
-import type {Multiplexer, MuxHealth} from '../mux/types.js';
-import {ownPane, type PaneFacts} from '../registry/paneJoin.js';
+import {ownPane, type PaneFacts} from '../drift/paneJoin.js';
+import type {MuxHealth} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
-import {monotonicMs} from '../system/clock.js';
-import type {ProcessTable} from '../system/processes.js';
-import {inUseText} from './conversationUse.js';
-import type {StatusProbe} from './liveStatus.js';
-import {cwdKey, pinKey, inUseKey, type DiscoveryCache, type DiscoveryResult} from './discovery.js';
+import {driftInputOf} from './driftInput.js';
+import {pinKey, inUseKey, type DiscoveryResult} from './discovery.js';
+
+// The pure join of one refresh: registry rows, panes and what discovery found → the snapshot the
+// dashboard shows (live data and resume state per row, untracked panes, conversations, findings).
+// The I/O that gathers its inputs is in refresh.ts.
 
 /** The live picture of registry, panes and disk at one moment: plain data, no handles. */
 export interface LiveSnapshot {
@@ -64,6 +63,8 @@ export interface JoinInputs {
 	readonly adapters?: Adapters;
 	/** Keeps drift detection's work between refreshes (see `DriftMemo`); the live supervisor holds one. */
 	readonly driftMemo?: DriftMemo;
+	/** Keeps the conversation list's resume rule between refreshes (see `ConversationsMemo`). */
+	readonly conversationsMemo?: ConversationsMemo;
 	/** The last snapshot's live data: rows whose live data is equal keep those objects. */
 	readonly previousLive?: Readonly<Record<string, SessionLive>>;
 }
@@ -140,48 +141,52 @@ function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean,
 }
 
 
-/** SPEC 6.1: resumable = pinned, on disk with a real message, cwd present, nobody using it. */
+/** SPEC 6.1 by the one rule (domain/resumability.ts), from what this refresh found out. */
 function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | undefined, runs: boolean): ResumeState {
-	if (row.status === 'purged') return {kind: 'no', reason: 'purged'};
-	const agent = agentOf(inputs.adapters ?? ADAPTERS, row.agent);
-	if (!agent) return {kind: 'unknown', reason: `unknown agent ${JSON.stringify(row.agent)}`};
-	if (row.agentSessionId === null) return {kind: 'no', reason: 'no conversation pinned yet'};
-	if (pane && runs) return {kind: 'no', reason: `live in pane ${pane.id}`};
-	const verified = inputs.discovery.verify.get(pinKey(row.agent, row.agentSessionId, row.cwd));
-	if (!verified) return {kind: 'unknown', reason: 'not checked yet'};
-	if (verified.kind !== 'yes') return verified;
-	if (!inputs.cwdExists(row.cwd)) return {kind: 'no', reason: `its folder ${row.cwd} no longer exists`};
-	const use = inputs.discovery.inUse.get(inUseKey(row.agent, row.agentSessionId));
-	if (!use) return {kind: 'unknown', reason: 'use not checked yet'};
-	if (!use.ok) return {kind: 'unknown', reason: use.error};
-	if (use.holders.length > 0) return {kind: 'no', reason: inUseText(use.holders)};
-	return {kind: 'yes'};
+	if (row.status !== 'purged' && !agentOf(inputs.adapters ?? ADAPTERS, row.agent)) return {kind: 'unknown', reason: `unknown agent ${JSON.stringify(row.agent)}`};
+	const pin = row.agentSessionId;
+	return resumability({
+		purged: row.status === 'purged',
+		pin,
+		...(pane && runs ? {livePane: pane.id} : {}),
+		cwd: row.cwd,
+		cwdPresent: inputs.cwdExists(row.cwd),
+		onDisk: pin === null ? undefined : inputs.discovery.verify.get(pinKey(row.agent, pin, row.cwd)),
+		use: pin === null ? undefined : inputs.discovery.inUse.get(inUseKey(row.agent, pin)),
+	}).state;
 }
 
-function driftInputOf(inputs: JoinInputs): DriftInput {
-	const facts = new Map<number, SessionFacts>();
-	for (const row of inputs.sessions) {
-		const real = inputs.realCwd?.(row.cwd);
-		const found = inputs.discovery.byCwd.get(cwdKey(row.agent, row.cwd));
-		const verify = row.agentSessionId === null ? undefined : inputs.discovery.verify.get(pinKey(row.agent, row.agentSessionId, row.cwd));
-		const wantsCandidates = row.status === 'running' && row.agentSessionId === null;
-		const candidates =
-			wantsCandidates && found
-				? found.ok
-					? {ok: true as const, value: {conversations: found.conversations, problems: found.problems}}
-					: {ok: false as const, error: found.error}
-				: undefined;
-		facts.set(row.id, {...(real ? {realCwd: real} : {}), ...(candidates ? {candidates} : {}), ...(verify ? {verify} : {})});
-	}
-	return {
-		sessions: inputs.sessions,
-		mux: inputs.muxKind,
-		panes: inputs.panes,
-		...(inputs.panes === null ? {muxProblem: inputs.muxProblem ?? inputs.health?.message ?? 'no multiplexer'} : {}),
-		facts,
-		processes: inputs.processes,
-		...(inputs.discovery.paneEvidence ? {paneEvidence: inputs.discovery.paneEvidence} : {}),
-	};
+/**
+ * What `conversationsOf` gave last time, for the same list and the same missing folders: the same
+ * array again (the view skips an unchanged list of 20,000). The supervisor keeps one.
+ */
+export interface ConversationsMemo {
+	last?: {readonly list: readonly Conversation[]; readonly missing: string; readonly out: readonly Conversation[]};
+}
+
+export function createConversationsMemo(): ConversationsMemo {
+	return {};
+}
+
+/**
+ * The conversation list with the resume rule applied: the adapter's verdict (with the in-use rule
+ * already applied by discovery) and the folder check. The same array when every folder is there.
+ */
+export function conversationsOf(list: readonly Conversation[], cwdExists: (cwd: string) => boolean, memo?: ConversationsMemo): readonly Conversation[] {
+	const missing = new Set<string>();
+	for (const c of list) if (c.resumeState.kind === 'yes' && !missing.has(c.cwd) && !cwdExists(c.cwd)) missing.add(c.cwd);
+	if (missing.size === 0) return list;
+	const key = [...missing].sort().join('\0');
+	const last = memo?.last;
+	if (last && last.list === list && last.missing === key) return last.out;
+	const out = list.map(c => (c.resumeState.kind === 'yes' && missing.has(c.cwd) ? {...c, resumeState: conversationResumeState(c, false)} : c));
+	if (memo) memo.last = {list, missing: key, out};
+	return out;
+}
+
+/** One conversation's resume state by the rule; `resumeState` is the adapter's (and discovery's in-use) verdict. */
+export function conversationResumeState(c: Pick<Conversation, 'id' | 'cwd' | 'resumeState'>, cwdPresent: boolean): ResumeState {
+	return resumability({pin: c.id, cwd: c.cwd, cwdPresent, onDisk: c.resumeState, use: NOBODY}).state;
 }
 
 /** Registry ids of rows whose agent runs in their pane (resume state "live in pane"); the join decides the same way. */
@@ -243,7 +248,7 @@ export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 		panes: inputs.panes,
 		live,
 		untracked,
-		conversations: inputs.discovery.conversations,
+		conversations: conversationsOf(inputs.discovery.conversations, inputs.cwdExists, inputs.conversationsMemo),
 		findings,
 	};
 }
@@ -256,121 +261,3 @@ function sameLive(a: SessionLive, b: SessionLive): boolean {
 	return a.liveStatus === b.liveStatus && a.pane === b.pane && sameResume(a.resumeState, b.resumeState);
 }
 
-function isDirectory(cwd: string): boolean {
-	try {
-		return fs.statSync(cwd).isDirectory();
-	} catch {
-		return false;
-	}
-}
-
-function realpathIfDifferent(cwd: string): string | undefined {
-	try {
-		// One realpath(3) call, not an lstat per path component (the result is the same).
-		const real = fs.realpathSync.native(cwd);
-		return real === cwd ? undefined : real;
-	} catch {
-		return undefined;
-	}
-}
-
-/** What a refresh reads from. */
-export interface SnapshotDeps {
-	readonly sessions: readonly SessionRecord[];
-	/** The backend, or null when none could be built (`muxProblem` says why). */
-	readonly mux: Multiplexer | null;
-	readonly muxProblem?: string;
-	readonly discovery: Pick<DiscoveryCache, 'refresh'>;
-	readonly processes: ProcessTable;
-	/** A discovery tick (look at the disk again) rather than a pane event. */
-	readonly rescan: boolean;
-	/** With the discovery cache's folder watch: stat every watch path, changed or not. */
-	readonly full?: boolean;
-	/** Reuse this listing instead of asking the mux and /proc again (a refresh for a file change). */
-	readonly listing?: Listing;
-	/** false: skip discovering conversations (no conversations, no drift candidates); pins are still checked. */
-	readonly conversations?: boolean;
-	readonly now: () => number;
-	/** Drift detection's memo, kept by the caller across refreshes. */
-	readonly driftMemo?: DriftMemo;
-	/** The last snapshot's live data (unchanged rows keep their objects). */
-	readonly previousLive?: Readonly<Record<string, SessionLive>>;
-	/** Reads the agents' statuses onto the panes (every refresh: records and changed screens). */
-	readonly status?: StatusProbe;
-}
-
-/** One listing of the mux's panes and of the process table. */
-export interface Listing {
-	/** The panes, or null when the backend could not be reached. */
-	readonly panes: readonly Pane[] | null;
-	/** Why `panes` is null. */
-	readonly problem?: string;
-	readonly processes: readonly ProcessRef[] | null;
-}
-
-/**
- * The mux's panes (one batched round) and one process table. The mux reads the process table
- * itself for the panes' trees (after asking the mux); a table that can say so hands that same
- * pass over, since it began after this listing did: one pass over /proc (a thousand processes,
- * tens of ms) instead of two.
- */
-export async function readListing(deps: Pick<SnapshotDeps, 'mux' | 'muxProblem' | 'processes'>): Promise<Listing> {
-	const began = monotonicMs();
-	const listed: {panes: readonly Pane[] | null; problem?: string} = deps.mux
-		? await deps.mux.listPanes().then(
-				(panes): {panes: readonly Pane[] | null} => ({panes}),
-				(error: unknown) => ({panes: null, problem: messageOf(error)}),
-			)
-		: {panes: null, problem: deps.muxProblem ?? 'no multiplexer'};
-	const processes = deps.processes.listedSince?.(began) ?? (await deps.processes.list().catch(() => null));
-	return {...listed, processes};
-}
-
-/**
- * One refresh: the mux's panes (one batched round) and one process table, then discovery
- * through its mtime cache, then the pure join. An unreachable mux leaves `panes` null and the
- * health saying why; it never fails the snapshot.
- */
-export async function buildSnapshot(deps: SnapshotDeps): Promise<LiveSnapshot> {
-	const {panes: listed, problem, processes} = deps.listing ?? (await readListing(deps));
-	const panes = deps.status ? await deps.status.detect(listed) : listed;
-	const live = liveRowIds(deps.sessions, panes, deps.mux?.kind ?? null);
-	const discovery = await deps.discovery.refresh(deps.sessions, {
-		rescan: deps.rescan,
-		live,
-		...(deps.full ? {full: true} : {}),
-		...(deps.conversations === false ? {conversations: false} : {}),
-		...(processes ? {processes} : {}),
-		...(deps.conversations === false ? {} : {panes}),
-	});
-	let health = deps.mux ? deps.mux.health() : null;
-	// A refused listing (not a transport failure) leaves the backend "ok"; the listing still failed.
-	if (health && problem && health.ok) health = {...health, ok: false, message: problem};
-	return joinSnapshot({
-		at: deps.now(),
-		sessions: deps.sessions,
-		muxKind: deps.mux?.kind ?? null,
-		health,
-		panes,
-		...(problem ? {muxProblem: problem} : {}),
-		discovery,
-		processes,
-		...(deps.conversations === false ? {findings: false} : {}),
-		...(deps.driftMemo ? {driftMemo: deps.driftMemo} : {}),
-		...(deps.previousLive ? {previousLive: deps.previousLive} : {}),
-		// Per cwd, not per row: 500 rows share a few dozen cwds.
-		cwdExists: perRefresh(isDirectory),
-		realCwd: perRefresh(realpathIfDifferent),
-	});
-}
-
-/** `fn` asked once per distinct argument for the length of one refresh. */
-function perRefresh<T>(fn: (cwd: string) => T): (cwd: string) => T {
-	const known = new Map<string, T>();
-	return cwd => {
-		if (known.has(cwd)) return known.get(cwd) as T;
-		const value = fn(cwd);
-		known.set(cwd, value);
-		return value;
-	};
-}

@@ -13,7 +13,8 @@ import {ADAPTERS} from '../adapters/index.js';
 import {createAttention, type AttentionDeps} from './attention.js';
 import {DiscoveryCache, type StatFn} from './discovery.js';
 import {createStatusProbe} from './liveStatus.js';
-import {buildSnapshot, paneAgent, readListing, type Listing, type LiveSnapshot} from './snapshot.js';
+import {buildSnapshot, readListing, type Listing} from './refresh.js';
+import {createConversationsMemo, paneAgent, type LiveSnapshot} from './snapshot.js';
 
 export interface SupervisorDeps {
 	/**
@@ -93,6 +94,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	let listing: Listing | undefined;
 	// Detection keeps what the rows and the listing alone decide while both are unchanged.
 	const driftMemo = createDriftMemo();
+	const conversationsMemo = createConversationsMemo();
 	// Rows whose live data is unchanged keep their objects (and an unchanged record stays the same).
 	let previousLive: LiveSnapshot['live'] | undefined;
 	const source = {mux: deps.mux, ...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}), processes: deps.processes};
@@ -118,6 +120,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 				full: job.full,
 				now,
 				driftMemo,
+				conversationsMemo,
 				status,
 				...(previousLive ? {previousLive} : {}),
 			});

@@ -2,7 +2,7 @@ import type {Actions, PurgePlanView, StopProgress, TrashListing} from '../action
 import type {AgentAdapter} from '../adapters/types.js';
 import type {Config} from '../config/config.js';
 import type {Conversation} from '../domain/types.js';
-import {applyFix} from '../drift/fix.js';
+import {applyFix} from '../actions/driftFix.js';
 import {messageOf} from '../domain/result.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {Registry} from '../registry/registry.js';

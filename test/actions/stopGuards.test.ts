@@ -274,3 +274,43 @@ describe('leaving no process of the agent tree', () => {
 		expect(tui.live().map(p => p.pid)).toEqual([100]);
 	});
 });
+
+describe('the escalation end to end on the model, one row per way a stop ends (no tmux, no real time)', () => {
+	type Setup = (tui: FakeTui) => void;
+	const TABLE: ReadonlyArray<[string, Setup, string, readonly string[]]> = [
+		['an idle agent obeys the exit input', () => {}, 'exit-input', ['capture:done', 'exit-input:done']],
+		[
+			'a two-line draft: nothing typed, the hangup ends it',
+			tui => (tui.composer = ['first line', 'second line']),
+			'close-pane',
+			['capture:done', 'exit-input:skipped', 'close-pane:done'],
+		],
+		[
+			'a two-line draft and an agent that ignores the hangup: SIGKILL',
+			tui => {
+				tui.composer = ['first line', 'second line'];
+				tui.procs.get(101)!.ignoresHup = true;
+			},
+			'sigkill',
+			['capture:done', 'exit-input:skipped', 'close-pane:failed', 'sigkill:done'],
+		],
+		[
+			'only a shell in the pane: nothing to stop, nothing typed',
+			tui => (tui.procs.get(101)!.alive = false),
+			'nothing-running',
+			['capture:done', 'exit-input:skipped'],
+		],
+	];
+
+	it.each(TABLE)('%s', async (_what, setup, endedBy, steps) => {
+		const tui = new FakeTui('claude', '/exit', false);
+		setup(tui);
+		const result = await stopIn(tui);
+		expect(result.outcome.endedBy).toBe(endedBy);
+		expect(result.steps.filter(s => !s.endsWith(':running'))).toEqual(steps);
+		expect(result.outcome.survivors).toEqual([]);
+		expect(tui.prompts).toEqual([]);
+		// Whatever the way, nothing of the agent is left (the pane's shell stays only while the pane does).
+		expect(tui.live().filter(p => p.pid !== 100)).toEqual([]);
+	});
+});

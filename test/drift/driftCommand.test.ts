@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest';
 import {createDriftCommand, type DriftJson, type OpenMux} from '../../src/cli/driftCommand.js';
-import {createWorld, type World} from '../../src/cli/world.js';
+import {createWorld, type World} from '../../src/world/world.js';
 import type {Pane} from '../../src/domain/types.js';
 import {Registry} from '../../src/registry/registry.js';
 import {runCli} from '../helpers/cli.js';

@@ -2,7 +2,8 @@ import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import type {Finding, FindingKind, Pane} from '../../src/domain/types.js';
 import {detectDrift, type SessionFacts} from '../../src/drift/detect.js';
-import {applyFix, applyFixes, fixDrift} from '../../src/drift/fix.js';
+import {applyFix, applyFixes, fixDrift} from '../../src/actions/driftFix.js';
+import {collectDriftInput} from '../../src/sync/refresh.js';
 import type {DriftInput} from '../../src/drift/input.js';
 import {Registry, type NewSession} from '../../src/registry/registry.js';
 import {tempDir} from '../helpers/tmp.js';
@@ -171,10 +172,8 @@ describe('fixDrift: detect → fix → look again', () => {
 		const spy: Spy = {calls: []};
 		const id = add('api', {agentSessionId: ID.a, paneId: 'w1:p1'});
 		const panes = [pane('w1:p9', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.a})];
-		const run = await fixDrift(
-			{registry, mux: spyMux(() => panes, spy), ctx: fakeContext(fakeProcessTable(() => panes.flatMap(p => p.processes)), spyExec(spy))},
-			{now: () => NOW},
-		);
+		const sources = {registry, mux: spyMux(() => panes, spy), ctx: fakeContext(fakeProcessTable(() => panes.flatMap(p => p.processes)), spyExec(spy))};
+		const run = await fixDrift(registry, () => collectDriftInput(sources), {now: () => NOW});
 		expect(run.outcomes.map(o => [o.finding.kind, o.status])).toEqual([
 			['pane-gone', 'applied'],
 			['stopped-but-live', 'applied'],

@@ -2,7 +2,8 @@ import {describe, expect, it} from 'vitest';
 import type {Pane, ProcessRef, SessionRecord} from '../../src/domain/types.js';
 import type {Multiplexer} from '../../src/mux/types.js';
 import {cwdKey, inUseKey, pinKey, type DiscoveryResult} from '../../src/sync/discovery.js';
-import {joinSnapshot, readListing, type JoinInputs} from '../../src/sync/snapshot.js';
+import {readListing} from '../../src/sync/refresh.js';
+import {joinSnapshot, type JoinInputs} from '../../src/sync/snapshot.js';
 import {createProcessTable, type ProcessTable} from '../../src/system/processes.js';
 import {conversation, pane, proc, row, UUID} from './support.js';
 
@@ -191,5 +192,29 @@ describe('joinSnapshot: unchanged live data keeps its objects', () => {
 		expect(idle.live['a']).toBe(before.live['a']);
 		// A row that left: not the old record.
 		expect(join([a], panes, {discovery: d({kind: 'yes'}), previousLive: first.live}).live).toEqual({a: first.live['a']});
+	});
+});
+
+describe('joinSnapshot: the conversations view by the same resume rule', () => {
+	// Gemini, agy, grok and hermes never looked at the folder: their conversations read "yes" in
+	// the conversations view while resume refused them (cwd-missing).
+	it("a conversation whose folder is gone is not resumable there either; the adapter's no stays", () => {
+		const gone = conversation(UUID(7), {cwd: '/w/gone'});
+		const here = conversation(UUID(8), {cwd: '/w/here'});
+		const empty = conversation(UUID(9), {cwd: '/w/gone', resumeState: {kind: 'no', reason: 'the session holds no messages'}});
+		const list = [gone, here, empty];
+		const snap = join([], [], {discovery: discovery({conversations: list}), cwdExists: cwd => cwd !== '/w/gone'});
+		expect(snap.conversations.map(c => c.resumeState)).toEqual([{kind: 'no', reason: 'its folder /w/gone no longer exists'}, {kind: 'yes'}, empty.resumeState]);
+		expect(snap.conversations[1]).toBe(here);
+	});
+
+	it('hands back the same list while every folder is there, and the same result while the same ones are missing', () => {
+		const list = [conversation(UUID(7), {cwd: '/w/gone'})];
+		const all = join([], [], {discovery: discovery({conversations: list})});
+		expect(all.conversations).toBe(list);
+		const conversationsMemo = {};
+		const first = join([], [], {discovery: discovery({conversations: list}), cwdExists: () => false, conversationsMemo});
+		const again = join([], [], {discovery: discovery({conversations: list}), cwdExists: () => false, conversationsMemo});
+		expect(again.conversations).toBe(first.conversations);
 	});
 });

@@ -9,7 +9,7 @@ import {createAdoptCommand} from '../../../src/cli/adoptCommand.js';
 import {createResumeCommand} from '../../../src/cli/resumeCommand.js';
 import {createStopCommand} from '../../../src/cli/stopCommand.js';
 import {createNewCommand} from '../../../src/cli/newCommand.js';
-import {createWorld} from '../../../src/cli/world.js';
+import {createWorld} from '../../../src/world/world.js';
 import {CliError, EXIT} from '../../../src/domain/exitCodes.js';
 import {messageOf} from '../../../src/domain/result.js';
 import {createFixtureAdapter} from './fixtureAdapter.js';

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import type {DiscoverQuery} from '../../src/adapters/types.js';
-import {collectDriftInput} from '../../src/drift/collect.js';
+import {collectDriftInput} from '../../src/sync/refresh.js';
 import {detectDrift} from '../../src/drift/detect.js';
 import {tempDir} from '../helpers/tmp.js';
-import {EPOCH, ID, conv, fakeAdapter, fakeAdapters, fakeContext, fakeProcessTable, pane, proc, row, spyExec, spyMux, type Spy} from './builders.js';
+import {EPOCH, ID, conv, fakeAdapter, fakeAdapters, fakeContext, fakeProcessTable, pane, proc, row, spyExec, spyMux, type Spy} from '../drift/builders.js';
 
 let tmp: ReturnType<typeof tempDir>;
 let spy: Spy;
@@ -18,7 +18,7 @@ afterEach(() => tmp.dispose());
 const ctx = () => fakeContext(fakeProcessTable(() => [proc(7, ['claude'])]), spyExec(spy));
 
 describe('collectDriftInput', () => {
-	it('runs one discover per (agent, cwd) pair, since the earliest epoch, parents only', async () => {
+	it('runs one discover per (agent, cwd) pair, of every age (as the dashboard does), parents only', async () => {
 		const counts = {discover: [] as DiscoverQuery[], verify: [] as string[]};
 		const claude = fakeAdapter('claude', {discover: () => ({conversations: [conv(ID.a)], problems: []})}, counts);
 		const rows = [
@@ -36,8 +36,9 @@ describe('collectDriftInput', () => {
 			adapters: fakeAdapters({claude}),
 		});
 		expect(counts.discover).toHaveLength(2);
-		expect(counts.discover).toContainEqual({cwd: tmp.dir, since: EPOCH, includeChildren: false});
-		expect(counts.discover).toContainEqual({cwd: '/elsewhere', since: EPOCH, includeChildren: false});
+		// No `since`: the engine applies each row's epoch itself and says what it left out.
+		expect(counts.discover).toContainEqual({cwd: tmp.dir, includeChildren: false});
+		expect(counts.discover).toContainEqual({cwd: '/elsewhere', includeChildren: false});
 		for (const id of [1, 2, 3, 4]) expect(input.facts.get(id)?.candidates?.ok).toBe(true);
 		expect(input.facts.get(5)?.candidates).toBeUndefined();
 		expect(input.facts.get(6)?.candidates).toBeUndefined();
@@ -68,7 +69,7 @@ describe('collectDriftInput', () => {
 		const rows = [row(1, {cwd: tmp.dir}), row(2, {cwd: tmp.dir, agentSessionId: ID.a, status: 'stopped'})];
 		const input = await collectDriftInput({registry: {list: () => rows}, mux: null, ctx: ctx(), adapters: fakeAdapters({claude})});
 		expect(input.facts.get(1)?.candidates).toEqual({ok: false, error: 'Claude Code discovery failed: database is locked'});
-		expect(input.facts.get(2)?.verify).toEqual({kind: 'unknown', reason: 'Claude Code verify failed: EACCES'});
+		expect(input.facts.get(2)?.verify).toEqual({kind: 'unknown', reason: 'Claude Code: EACCES'});
 		const found = detectDrift(input);
 		expect(found.find(f => f.sessionId === 1)?.message).toContain('database is locked');
 		expect(found.filter(f => f.kind === 'artifact-missing')).toEqual([]);

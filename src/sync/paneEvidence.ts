@@ -2,7 +2,7 @@ import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Pane, type ProcessRef} from '../domain/types.js';
 import {processStartMs} from '../system/procTime.js';
-import type {PaneEvidence} from './input.js';
+import type {PaneEvidence} from '../drift/input.js';
 
 /** The adapters to look with (all of them, or only the one a caller asks about). */
 type Adapters = Readonly<Partial<Record<AgentId, AgentAdapter>>>;

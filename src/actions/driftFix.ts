@@ -2,11 +2,11 @@ import path from 'node:path';
 import {adapterFor} from '../adapters/index.js';
 import {messageOf} from '../domain/result.js';
 import type {Finding, Fix, SessionRecord} from '../domain/types.js';
-import {isRecordedPane, withPaneServer} from '../registry/paneJoin.js';
+import {isRecordedPane} from '../drift/paneJoin.js';
+import {adoptedByExtra, withPaneServer} from '../registry/extra.js';
 import {ConflictError, type Registry, type SessionPatch} from '../registry/registry.js';
-import {collectDriftInput, type CollectSources} from './collect.js';
-import {detectDrift} from './detect.js';
-import type {AgentKnowledge, DriftInput} from './input.js';
+import {detectDrift} from '../drift/detect.js';
+import type {AgentKnowledge, DriftInput} from '../drift/input.js';
 
 /**
  * The registry operations a fix may use. There is no delete here, and fixes get no mux, exec or
@@ -114,7 +114,7 @@ function adoptPane(registry: FixRegistry, finding: Finding, fix: Extract<Fix, {t
 		status: 'running',
 		// The agent process's start: a conversation it wrote before the adoption is still its own.
 		epoch: fix.epoch ?? now(),
-		extra: withPaneServer({adoptedBy: 'drift'}, fix.server),
+		extra: withPaneServer(adoptedByExtra.write({}, 'drift'), fix.server),
 	});
 	const created = {name, agent: row.agent, cwd: row.cwd, mux: row.mux, paneId: row.paneId, agentSessionId: row.agentSessionId, status: row.status};
 	registry.audit({
@@ -182,18 +182,20 @@ export interface FixRun {
  * round changes nothing). The mux is only listed; nothing is stopped, closed or typed into.
  */
 export async function fixDrift(
-	sources: CollectSources & {readonly registry: FixRegistry},
+	registry: FixRegistry,
+	/** One look at the world (src/sync/refresh.ts `collectDriftInput`: the dashboard's refresh, once). */
+	collect: () => Promise<DriftInput>,
 	options: FixOptions & {readonly agents?: AgentKnowledge} = {},
 ): Promise<FixRun> {
 	const outcomes: FixOutcome[] = [];
-	let input = await collectDriftInput(sources);
+	let input = await collect();
 	let findings = detectDrift(input, options.agents);
 	for (let round = 0; round < MAX_ROUNDS; round++) {
 		const fixable = findings.filter(f => f.fix);
 		if (fixable.length === 0) break;
-		const applied = applyFixes(sources.registry, fixable, options);
+		const applied = applyFixes(registry, fixable, options);
 		outcomes.push(...applied);
-		input = await collectDriftInput(sources);
+		input = await collect();
 		findings = detectDrift(input, options.agents);
 		if (!applied.some(o => o.status === 'applied')) break;
 	}

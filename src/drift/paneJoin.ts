@@ -1,20 +1,7 @@
 import type {MuxKind, Pane, SessionRecord} from '../domain/types.js';
+import {paneServerOf} from '../registry/extra.js';
 
 // Which live pane is a registry row's: ONE join, used by status, drift and the dashboard alike.
-
-/** Where a row records the mux server its pane lives in (`Pane.server`). */
-const SERVER_KEY = 'paneServer';
-
-/** The mux server the row's pane was recorded in, when the row says (rows made before it was recorded do not). */
-export function paneServerOf(row: Pick<SessionRecord, 'extra'>): string | undefined {
-	const value = row.extra[SERVER_KEY];
-	return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** `extra` with the pane's server recorded (or left as it is when the backend cannot tell). */
-export function withPaneServer(extra: Readonly<Record<string, unknown>>, server: string | undefined): Record<string, unknown> {
-	return server ? {...extra, [SERVER_KEY]: server} : {...extra};
-}
 
 /**
  * Is `pane` the very pane `row` recorded: the same id, in the same backend, in the same server?
