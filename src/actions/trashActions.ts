@@ -6,6 +6,7 @@ import {restoreFromTrash, type RestoreOutcome} from './trashRestore.js';
 import type {TrashWriter} from './trashStore.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
 import type {ResumeState} from '../domain/types.js';
+import {messageOf} from '../domain/result.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -66,7 +67,7 @@ export async function trashEmptyOne(deps: ActionDeps, purgeId: string): Promise<
 	try {
 		removed = emptyEntry(dir, purgeId, await selfWriter(deps));
 	} catch (error) {
-		return refusal('failed', error instanceof Error ? error.message : String(error));
+		return refusal('failed', messageOf(error));
 	}
 	if (!removed) return refusal('failed', `${purgeId} is not a finished purge in the trash`);
 	audit(deps, {session: null, action: 'trash-empty', outcome: 'ok', detail: {purges: [purgeId]}});
@@ -90,7 +91,7 @@ export async function restorePurge(deps: ActionDeps, purgeId: string): Promise<A
 	try {
 		restored = await restoreFromTrash(dir, purgeId, await selfWriter(deps), writerAlive(deps));
 	} catch (error) {
-		restored = {ok: false, error: error instanceof Error ? error.message : String(error)};
+		restored = {ok: false, error: messageOf(error)};
 	}
 	if (!restored.ok) {
 		audit(deps, {session: null, action: 'restore', outcome: 'refused', detail: {purgeId, message: restored.error}});

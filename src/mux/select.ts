@@ -9,6 +9,7 @@ import {fileShellCache, type ShellCache} from './herdr/shellCache.js';
 import {parsePong} from './herdr/wire.js';
 import {createTmuxMux, type TmuxServer} from './tmux.js';
 import {MuxError, type Multiplexer} from './types.js';
+import {messageOf} from '../domain/result.js';
 
 export type MuxChoice = 'herdr' | 'tmux' | 'auto';
 
@@ -49,7 +50,7 @@ export function herdrSocketFor(env: Readonly<Record<string, string | undefined>>
 	try {
 		return {socketPath: resolveHerdrSocket(env, path.resolve(env['HOME'] || os.homedir()))};
 	} catch (error) {
-		return {error: error instanceof Error ? error.message : String(error)};
+		return {error: messageOf(error)};
 	}
 }
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {openDatabase, type SqliteDb} from '../system/sqlite.js';
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js';
+import {messageOf} from '../domain/result.js';
 
 export type RegistryDb = SqliteDb;
 
@@ -62,7 +63,7 @@ function inspectReadOnly(file: string): void {
 		}
 	} catch (error) {
 		if (error instanceof RegistryError) throw error;
-		const reason = error instanceof Error ? error.message : String(error);
+		const reason = messageOf(error);
 		throw new RegistryError(`registry ${file} is corrupt or unreadable (${reason}); it was left untouched`, file);
 	} finally {
 		db?.close();
@@ -115,7 +116,7 @@ export function openRegistryDb(file: string): RegistryDb {
 			makeFolder(path.dirname(file));
 		} catch (error) {
 			// A parent that is a file, a read-only or immutable place: say which registry, not just errno.
-			const reason = error instanceof Error ? error.message : String(error);
+			const reason = messageOf(error);
 			throw new RegistryError(`registry ${file} cannot be created: its folder ${path.dirname(file)} cannot be made (${reason})`, file);
 		}
 		assertSqliteHeader(file);
@@ -125,7 +126,7 @@ export function openRegistryDb(file: string): RegistryDb {
 	try {
 		db = openDatabase(file);
 	} catch (error) {
-		const reason = error instanceof Error ? error.message : String(error);
+		const reason = messageOf(error);
 		throw new RegistryError(`registry ${file} cannot be opened (${reason})`, file);
 	}
 	try {
@@ -135,7 +136,7 @@ export function openRegistryDb(file: string): RegistryDb {
 		migrate(db);
 	} catch (error) {
 		db.close();
-		const reason = error instanceof Error ? error.message : String(error);
+		const reason = messageOf(error);
 		throw new RegistryError(`registry ${file} cannot be prepared (${reason})`, file);
 	}
 	return db;

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {openDatabase, type SqliteDb} from './sqlite.js';
+import {messageOf} from '../domain/result.js';
 
 export type ReadDb = SqliteDb;
 
@@ -49,7 +50,7 @@ function openUri(uri: string, file: string): ReadDb {
 
 export function describeSqliteError(error: unknown): string {
 	const code = (error as {code?: string} | undefined)?.code ?? '';
-	const message = error instanceof Error ? error.message : String(error);
+	const message = messageOf(error);
 	if (code === 'SQLITE_NOTADB' || /not a database/i.test(message)) return 'not a sqlite database (corrupt?)';
 	if (code === 'SQLITE_CORRUPT' || /malformed/i.test(message)) return 'database is corrupt';
 	if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || /locked/i.test(message)) return 'database is locked by another process';

@@ -49,7 +49,7 @@ export type ProtocolVerdict =
 	| {readonly kind: 'refused'; readonly protocol: number; readonly message: string};
 
 /**
- * The rule (README "Live panes"): a known protocol is used as it is. A number at least as new as
+ * The rule (README "herdr integration"): a known protocol is used as it is. A number at least as new as
  * the oldest known one but not in the table is not refused on the number alone, because herdr
  * only ever added to the shapes mam-tui reads and wire.ts checks every answer it uses: it is
  * treated as the nearest known protocol below it and reported as untested. Anything older than
