@@ -8,8 +8,9 @@ import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
 import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
-import {eventually, muxContract} from './contract.js';
+import {muxContract} from './contract.js';
 import {execa} from 'execa';
+import {eventually} from '../helpers/poll.js';
 
 /** The Exec port for tests: argv only, and never the user's tmux (no TMUX/TMUX_PANE in the child). */
 const isolatedExec: Exec = async (file, args, options = {}) => {
@@ -111,7 +112,7 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		const mux = createTmuxMux(options(tmux));
 		await tmux.run(['new-session', '-d', '-s', 'keep2', '--', 'sleep', '3600']);
 		const id = await mux.openPane({argv: ['codex'], cwd: dir, env: {PATH: s.path}, title: 'n#S'});
-		const pane = await eventually('pane listed', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0));
+		const pane = await eventually('pane listed', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0), {retryErrors: true});
 		expect(pane.processes[0]?.cwd).toBe(dir);
 		expect(pane.title).toBe('n#S');
 		await mux.closePane(id);
@@ -124,15 +125,15 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		const stop = mux.subscribe(e => events.push(e));
 		try {
 			const a = await mux.openPane({argv: ['claude'], cwd: s.dir, env: {PATH: s.path}});
-			await eventually('a listed', async () => ((await mux.listPanes()).some(p => p.id === a) ? true : undefined));
+			await eventually('a listed', async () => ((await mux.listPanes()).some(p => p.id === a) ? true : undefined), {retryErrors: true});
 			const b = await mux.openPane({argv: ['codex'], cwd: s.dir, env: {PATH: s.path}});
 			// The poll that reports b was created has seen a too: both exist for the poller.
-			await eventually('b created', () => (events.some(e => e.type === 'pane-created' && e.paneId === b) ? true : undefined));
+			await eventually('b created', () => (events.some(e => e.type === 'pane-created' && e.paneId === b) ? true : undefined), {retryErrors: true});
 			await mux.sendText(a, '/exit');
 			await mux.sendKeys(a, ['Enter']);
 			await mux.closePane(b);
-			await eventually('exit seen', () => (events.some(e => e.type === 'pane-exited' && e.paneId === a) ? true : undefined));
-			await eventually('close seen', () => (events.some(e => e.type === 'pane-closed' && e.paneId === b) ? true : undefined));
+			await eventually('exit seen', () => (events.some(e => e.type === 'pane-exited' && e.paneId === a) ? true : undefined), {retryErrors: true});
+			await eventually('close seen', () => (events.some(e => e.type === 'pane-closed' && e.paneId === b) ? true : undefined), {retryErrors: true});
 			expect(events.some(e => e.type === 'pane-closed' && e.paneId === a)).toBe(false);
 		} finally {
 			stop();
@@ -156,7 +157,7 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		const mux = createTmuxMux(options(tmux, {exec: cLocale}));
 		await tmux.run(['new-session', '-d', '-s', 'keep6', '--', 'sleep', '3600']);
 		const id = await mux.openPane({argv: ['codex'], cwd: dirUtf8, env: {PATH: s.path}});
-		const pane = await eventually('listed with its cwd', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0));
+		const pane = await eventually('listed with its cwd', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0), {retryErrors: true});
 		expect(pane.cwd).toBe(dirUtf8);
 		expect(pane.agent).toBe('codex');
 		await mux.closePane(id);

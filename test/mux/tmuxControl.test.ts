@@ -10,7 +10,8 @@ import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
 import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
-import {eventually, muxContract} from './contract.js';
+import {muxContract} from './contract.js';
+import {eventually} from '../helpers/poll.js';
 
 const isolatedExec: Exec = async (file, args, options = {}) => {
 	const result = await execa(file, [...args], {
@@ -110,7 +111,7 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 			for (let i = 0; i < 5; i++) await mux.listPanes();
 			const text = `it's; kill-server; "$HOME" ~ %if #{pane_id} \\ end;`;
 			await mux.sendText(id, `: ${text}`);
-			await eventually('typed', async () => ((await mux.readOutput(id, 5)).includes(text) ? true : undefined));
+			await eventually('typed', async () => ((await mux.readOutput(id, 5)).includes(text) ? true : undefined), {retryErrors: true});
 			expect(mux.cost.processes).toBe(before);
 			expect(mux.cost.commands).toBeGreaterThan(5);
 			expect((await tmux.run(['list-sessions'])).exitCode).toBe(0);
@@ -128,7 +129,7 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		try {
 			const a = await shellPane(mux);
 			const b = await shellPane(mux);
-			await eventually('both listed', async () => ((await mux.listPanes()).filter(p => p.id === a || p.id === b).length === 2 ? true : undefined));
+			await eventually('both listed', async () => ((await mux.listPanes()).filter(p => p.id === a || p.id === b).length === 2 ? true : undefined), {retryErrors: true});
 			// Let both shells draw their prompts, and the client watch them.
 			await eventually('quiet', async () => {
 				await mux.readScreens([a, b]);
@@ -136,15 +137,15 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 				await new Promise(resolve => setTimeout(resolve, 400));
 				await mux.readScreens([a, b]);
 				return mux.cost.screenReads === reads ? true : undefined;
-			});
+			}, {retryErrors: true});
 			events.length = 0;
 			await mux.sendText(a, "printf '\\033]7501;state=blocked:app=codex:kind=permission\\007ASKING\\n'");
 			await mux.sendKeys(a, ['Enter']);
-			await eventually('output event for a', () => (events.some(e => e.type === 'output' && e.paneIds.includes(a)) ? true : undefined));
+			await eventually('output event for a', () => (events.some(e => e.type === 'output' && e.paneIds.includes(a)) ? true : undefined), {retryErrors: true});
 			const screens = await eventually('state seen', async () => {
 				const read = await mux.readScreens([a, b]);
 				return read.get(a)?.text.includes('ASKING') ? read : undefined;
-			});
+			}, {retryErrors: true});
 			expect(screens.get(a)?.osc).toBe('state=blocked:app=codex:kind=permission');
 			expect(screens.get(b)?.osc).toBeUndefined();
 			// Nothing printed since: no pane is read again.
@@ -169,10 +170,10 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		const events: MuxEvent[] = [];
 		const stop = mux.subscribe(e => events.push(e));
 		try {
-			await eventually('own pane known', async () => ((await mux.listPanes()).find(p => p.id === own)?.isSelf ? true : undefined));
+			await eventually('own pane known', async () => ((await mux.listPanes()).find(p => p.id === own)?.isSelf ? true : undefined), {retryErrors: true});
 			await tmux.run(['send-keys', '-t', own, 'echo drawn', 'Enter']);
 			await tmux.run(['send-keys', '-t', other, 'echo printed', 'Enter']);
-			await eventually('the other pane reported', () => (events.some(e => e.type === 'output' && e.paneIds.includes(other)) ? true : undefined));
+			await eventually('the other pane reported', () => (events.some(e => e.type === 'output' && e.paneIds.includes(other)) ? true : undefined), {retryErrors: true});
 			expect(events.some(e => e.type === 'output' && e.paneIds.includes(own))).toBe(false);
 		} finally {
 			stop();
@@ -190,7 +191,7 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 			try {
 				await mux.listPanes();
 				await other.run(['kill-server']);
-				await eventually('gone', () => (events.some(e => e.type === 'pane-exited') ? true : undefined));
+				await eventually('gone', () => (events.some(e => e.type === 'pane-exited') ? true : undefined), {retryErrors: true});
 				await other.run(['new-session', '-d', '-s', 'second', '--', 'sleep', '3600']);
 				const id = await shellPane(mux);
 				// Only a watching client sees a report (one printed before it attached is lost): print until seen.
@@ -199,7 +200,7 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 					await mux.sendKeys(id, ['Enter']);
 					await new Promise(resolve => setTimeout(resolve, 300));
 					return (await mux.readScreens([id])).get(id)?.osc;
-				});
+				}, {retryErrors: true});
 				expect(osc).toBe('state=working:app=codex');
 			} finally {
 				stop();

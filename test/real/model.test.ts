@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {makeWorld, REAL_AGENTS, RUN_SHELL, SLOW_REPLY, SPAWN_SUBAGENT, startModel, startTui, SUBAGENT_TASK, type Model, type RealAgent, type RealWorld} from './support/harness.js';
+import {eventually} from '../helpers/poll.js';
 
 /** Each TUI's working and approval markers (screens/README.md "Marker summary"). */
 const WORKING: Readonly<Record<RealAgent, RegExp>> = {
@@ -51,21 +52,14 @@ describe('real agents: the stand-in model', () => {
 		await tui.waitForScreen(APPROVAL[agent], 60_000);
 		await tui.sendKeys('Enter');
 		const written = path.join(agent === 'opencode' ? world.beta : cwd, 'hello-from-tool.txt');
-		await waitFor(() => fs.existsSync(written), `${agent} to run the approved command`);
+		await eventually(`${agent} to run the approved command`, () => fs.existsSync(written), {timeoutMs: 60_000});
 		expect(fs.existsSync(written)).toBe(true);
 
 		await tui.prompt(`${SPAWN_SUBAGENT} for ${agent}`);
 		const subAgentAsked = () => model.requests().some(r => r.lastUserText.includes(SUBAGENT_TASK));
-		await waitFor(subAgentAsked, `${agent} to start a sub-agent`);
+		await eventually(`${agent} to start a sub-agent`, subAgentAsked, {timeoutMs: 60_000});
 		expect(subAgentAsked()).toBe(true);
 		await tui.quit(60_000);
 	});
 });
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!check()) {
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise(resolve => setTimeout(resolve, 250));
-	}
-}

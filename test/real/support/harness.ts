@@ -76,17 +76,18 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {fileURLToPath} from 'node:url';
 import Database from 'better-sqlite3';
 import {execa} from 'execa';
 import {installRealClis, type RealAgent, type RealClis} from './install.js';
 import type {Model} from './model.js';
 
+import {CLI} from '../../helpers/cli.js';
+
 export {installRealClis, REAL_AGENTS, InstallError, type RealAgent, type RealClis} from './install.js';
 export {startModel, SLOW_REPLY, SPAWN_SUBAGENT, RUN_SHELL, DEFAULT_REPLY, DEFAULT_SHELL_COMMAND, SUBAGENT_TASK, type Model, type ModelOptions, type ModelRequest} from './model.js';
 
 /** The built CLI, as users run it (`npm run test:real` builds first). */
-export const MAM_TUI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/bin/cli.js');
+export const MAM_TUI = CLI;
 
 /** Between typed text and its Enter: codex and gemini drop an Enter that follows text at once (exit-input.md). */
 export const SUBMIT_PAUSE_MS = 300;
