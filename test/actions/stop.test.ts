@@ -262,3 +262,22 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 		await eventually('nothing', () => true);
 	});
 });
+
+// Issue 17 item 3: a pane id of another (or a restarted) tmux server is another pane; stopping a
+// row recorded in one server never signals the process that now has its pane id in another.
+describe('stop and the pane server', {timeout: 30_000}, () => {
+	it('leaves alone the agent in a same-id pane of another server', async () => {
+		const w = newWorld();
+		const agent = await startAgentInPane(w, mux);
+		const pids = agentPids(agent);
+		cleanup.push(...pids);
+		const listed = (await mux.listPanes()).find(p => p.id === agent.paneId);
+		expect(listed?.server).toMatch(/^tmux:/);
+		// The row was recorded in another server (the one before a restart).
+		w.registry.update(agent.session.id, {extra: {paneServer: 'tmux:/tmp/elsewhere:1:1'}});
+		const result = await createActions(w.deps(mux)).stop({name: agent.session.name}, {graceMs: 1000, killWaitMs: 1000});
+		expect(result.ok && result.value.endedBy).toBe('nothing-running');
+		for (const p of pids) expect(aliveWithStart(p.pid, p.startTime)).toBe(true);
+		expect((await mux.listPanes()).map(p => p.id)).toContain(agent.paneId);
+	});
+});

@@ -27,7 +27,7 @@ export default defineConfig({
 			'test/actions/stopSteps.test.ts',
 			'test/actions/stopSequence.test.ts',
 			'test/registry/registry.test.ts',
-			'test/mutation/*.test.ts',
+			'test/sync/conversationUse.test.ts',
 		],
 		testTimeout: 30_000,
 		hookTimeout: 60_000,

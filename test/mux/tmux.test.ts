@@ -1,36 +1,13 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {createTmuxMux, escapeTmuxArg, escapeTmuxFormat, execWrapper, parsePaneRows, type TmuxMuxOptions} from '../../src/mux/tmux.js';
 import type {MuxEvent} from '../../src/mux/types.js';
 import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
-import {writeAgentStandIns} from '../support/agentBin.js';
-import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
+import {isolatedExec, paneScratch, privateTmux, type PrivateTmux} from '../helpers/tmux.js';
 import {muxContract} from './contract.js';
-import {execa} from 'execa';
 import {eventually} from '../helpers/poll.js';
-
-/** The Exec port for tests: argv only, and never the user's tmux (no TMUX/TMUX_PANE in the child). */
-const isolatedExec: Exec = async (file, args, options = {}) => {
-	const result = await execa(file, [...args], {
-		env: isolatedEnv(options.env ? {...options.env} : {}),
-		extendEnv: false,
-		reject: false,
-		timeout: options.timeoutMs ?? 10_000,
-		stripFinalNewline: false,
-	});
-	const failure = result.failed && result.exitCode === undefined ? result.shortMessage : undefined;
-	return {exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), ...(failure ? {failure} : {})};
-};
-
-function scratch(): {dir: string; bin: string; path: string; dispose: () => void} {
-	const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-tmux-')));
-	const bin = path.join(dir, 'bin');
-	writeAgentStandIns(bin, ['claude', 'codex']);
-	return {dir, bin, path: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, dispose: () => fs.rmSync(dir, {recursive: true, force: true})};
-}
 
 function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMuxOptions {
 	return {server: {socketName: tmux.name}, exec: isolatedExec, processes: createProcessTable(), env: {}, pollMs: 100, ...extra};
@@ -39,7 +16,7 @@ function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMu
 describe('tmux backend: the mux contract on a private server', {timeout: 30_000}, () => {
 	muxContract(async () => {
 		const tmux = privateTmux();
-		const s = scratch();
+		const s = paneScratch();
 		// A keeper session so the server outlives the contract's panes.
 		await tmux.run(['new-session', '-d', '-s', 'keeper', '--', 'sleep', '3600']);
 		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
@@ -59,10 +36,10 @@ describe('tmux backend: the mux contract on a private server', {timeout: 30_000}
 
 describe('tmux backend specifics', {timeout: 30_000}, () => {
 	let tmux: PrivateTmux;
-	let s: ReturnType<typeof scratch>;
+	let s: ReturnType<typeof paneScratch>;
 	beforeAll(() => {
 		tmux = privateTmux();
-		s = scratch();
+		s = paneScratch();
 	});
 	afterAll(async () => {
 		await tmux.kill();

@@ -1,36 +1,11 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import {execa} from 'execa';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {createTmuxMux, controlCapable, type TmuxMux, type TmuxMuxOptions} from '../../src/mux/tmux.js';
 import {decodeOutput, quoteTmuxArg, tmuxCommandLine} from '../../src/mux/tmuxControl.js';
 import type {MuxEvent} from '../../src/mux/types.js';
-import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
-import {writeAgentStandIns} from '../support/agentBin.js';
-import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
+import {isolatedEnv, isolatedExec, paneScratch, privateTmux, type PrivateTmux} from '../helpers/tmux.js';
 import {muxContract} from './contract.js';
 import {eventually} from '../helpers/poll.js';
-
-const isolatedExec: Exec = async (file, args, options = {}) => {
-	const result = await execa(file, [...args], {
-		env: isolatedEnv(options.env ? {...options.env} : {}),
-		extendEnv: false,
-		reject: false,
-		timeout: options.timeoutMs ?? 10_000,
-		stripFinalNewline: false,
-	});
-	const failure = result.failed && result.exitCode === undefined ? result.shortMessage : undefined;
-	return {exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), ...(failure ? {failure} : {})};
-};
-
-function scratch(): {dir: string; path: string; dispose: () => void} {
-	const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-tmuxc-')));
-	const bin = path.join(dir, 'bin');
-	writeAgentStandIns(bin, ['claude', 'codex']);
-	return {dir, path: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, dispose: () => fs.rmSync(dir, {recursive: true, force: true})};
-}
 
 function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMuxOptions {
 	return {server: {socketName: tmux.name}, exec: isolatedExec, processes: createProcessTable(), env: isolatedEnv(), pollMs: 100, control: true, ...extra};
@@ -61,7 +36,7 @@ describe('tmux command grammar', () => {
 describe('tmux backend through one control-mode client: the mux contract', {timeout: 30_000}, () => {
 	muxContract(async () => {
 		const tmux = privateTmux();
-		const s = scratch();
+		const s = paneScratch('mam-tmuxc-');
 		await tmux.run(['new-session', '-d', '-s', 'keeper', '--', 'sleep', '3600']);
 		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
 		const made: TmuxMux[] = [];
@@ -87,10 +62,10 @@ describe('tmux backend through one control-mode client: the mux contract', {time
 
 describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 	let tmux: PrivateTmux;
-	let s: ReturnType<typeof scratch>;
+	let s: ReturnType<typeof paneScratch>;
 	beforeAll(() => {
 		tmux = privateTmux();
-		s = scratch();
+		s = paneScratch('mam-tmuxc-');
 	});
 	afterAll(async () => {
 		await tmux.kill();

@@ -11,7 +11,7 @@ import type {FixtureWorld} from '../adapters/fixtures/types.js';
 import {killLeftovers, startTimeOf} from '../actions/support/agents.js';
 import {writeFixtureConversation} from '../actions/support/fixtureAdapter.js';
 import {createTestWorld} from '../actions/support/world.js';
-import {privateTmux, type PrivateTmux} from '../support/privateTmux.js';
+import {privateTmux, type PrivateTmux} from '../helpers/tmux.js';
 import {disposeStandinScript, installTestStandin, readStandinRecords, type StandinInstall} from '../support/standin.js';
 import {builtCli, cliEnv} from '../helpers/cli.js';
 import {inspectRegistry, rowProblems} from './support/registryCheck.js';

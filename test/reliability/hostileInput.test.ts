@@ -12,7 +12,7 @@ import type {Exec} from '../../src/system/exec.js';
 import {FIXTURE_BUILDERS} from '../adapters/fixtures/index.js';
 import type {FixtureWorld} from '../adapters/fixtures/types.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
-import {privateTmux, type PrivateTmux} from '../support/privateTmux.js';
+import {privateTmux, type PrivateTmux} from '../helpers/tmux.js';
 import {builtCli, cliEnv} from '../helpers/cli.js';
 import {HOSTILE_STRINGS, hostileString, shellPayloads} from './support/hostile.js';
 import {outsideSnapshot, differences} from './support/isolation.js';

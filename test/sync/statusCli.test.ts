@@ -10,7 +10,7 @@ import {runCli} from '../helpers/cli.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
 import {FAKE_HERDR_VERSIONS} from '../support/fakeHerdr.js';
 import {FAKE_PROTOCOLS, type FakeProtocol} from '../support/herdrSchema.js';
-import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
+import {isolatedEnv, privateTmux, type PrivateTmux} from '../helpers/tmux.js';
 import {eventually} from '../helpers/poll.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -11,7 +11,7 @@ import {createStatusProbe} from '../../../src/sync/liveStatus.js';
 import {paneAgent} from '../../../src/sync/snapshot.js';
 import {createProcessTable} from '../../../src/system/processes.js';
 import {realExec} from '../../../src/system/exec.js';
-import {isolatedEnv, privateTmux} from '../../support/privateTmux.js';
+import {isolatedEnv, privateTmux} from '../../helpers/tmux.js';
 import {disposeStandinScript, installTestStandin} from '../../support/standin.js';
 import {eventually} from '../../helpers/poll.js';
 

@@ -2,8 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
-import {execa} from 'execa';
 import {eventually} from '../../helpers/poll.js';
+import {privateTmux, type TmuxRun} from '../../helpers/tmux.js';
 
 // The built CLI as users run it: the end-to-end tests drive the real product.
 export {CLI} from '../../helpers/cli.js';
@@ -13,12 +13,6 @@ export const BUILT_STANDIN = path.resolve(path.dirname(fileURLToPath(import.meta
 /** Every dashboard in these tests runs at this size. */
 export const COLUMNS = 120;
 export const ROWS = 40;
-
-export interface TmuxRun {
-	readonly exitCode: number;
-	readonly stdout: string;
-	readonly stderr: string;
-}
 
 /**
  * A private tmux server for one test file (`tmux -L mam-e2e-<random>`), with its own socket folder
@@ -35,10 +29,8 @@ export class E2eTmux {
 	}
 
 	/** `tmux -L <name> ...args` with exactly `env` (`path` overrides PATH: tmux gives a new pane the client's PATH). */
-	async run(args: readonly string[], pathOverride?: string): Promise<TmuxRun> {
-		const env = pathOverride === undefined ? this.env : {...this.env, PATH: pathOverride};
-		const result = await execa('tmux', ['-u', '-L', this.name, ...args], {env, extendEnv: false, reject: false, timeout: 10_000});
-		return {exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr)};
+	run(args: readonly string[], pathOverride?: string): Promise<TmuxRun> {
+		return privateTmux('mam-e2e', this.name, this.env).run(args, pathOverride);
 	}
 
 	async runOk(args: readonly string[], pathOverride?: string): Promise<string> {
@@ -49,7 +41,7 @@ export class E2eTmux {
 
 	/** Start the server with an idle base window of COLUMNS×ROWS; dead panes stay so their last screen can be read. */
 	async start(): Promise<void> {
-		await this.runOk(['-f', '/dev/null', 'new-session', '-d', '-s', 'e2e', '-n', 'base', '-x', String(COLUMNS), '-y', String(ROWS), 'sleep', '100000']);
+		await this.runOk(['new-session', '-d', '-s', 'e2e', '-n', 'base', '-x', String(COLUMNS), '-y', String(ROWS), 'sleep', '100000']);
 		await this.runOk(['set-option', '-g', 'remain-on-exit', 'on']);
 	}
 

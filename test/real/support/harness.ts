@@ -78,8 +78,9 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {execa} from 'execa';
+import {afterAll, beforeAll} from 'vitest';
 import {installRealClis, type RealAgent, type RealClis} from './install.js';
-import type {Model} from './model.js';
+import {startModel, type Model, type ModelOptions} from './model.js';
 
 import {CLI} from '../../helpers/cli.js';
 
@@ -361,6 +362,49 @@ async function killAll(id: string, dir: string, litter: Set<string>): Promise<Pr
 		for (let i = 0; i < 30 && worldProcesses(id, dir).some(p => readProc(p.pid, 'stat')?.includes(') Z') !== true); i++) await sleep(100);
 	}
 	return worldProcesses(id, dir).filter(p => readProc(p.pid, 'stat')?.includes(') Z') !== true);
+}
+
+/** The model and world of one describe block (`useRealWorld`); read them inside hooks and tests. */
+export interface RealWorldUse {
+	readonly model: Model;
+	readonly world: RealWorld;
+}
+
+export interface UseRealWorldOptions {
+	/** The stand-in model's options, or a function giving them when the block starts. */
+	readonly model?: ModelOptions | (() => ModelOptions);
+	readonly world?: WorldOptions;
+	/** Runs after the world is cleaned up and the model closed. */
+	readonly after?: () => void | Promise<void>;
+}
+
+/**
+ * One stand-in model and one world for the enclosing describe block: started in its beforeAll,
+ * cleaned up (every process killed, every file removed) and closed in its afterAll, even when a
+ * test failed half-way. Every real test file starts this way.
+ */
+export function useRealWorld(options: UseRealWorldOptions = {}): RealWorldUse {
+	let model: Model | undefined;
+	let world: RealWorld | undefined;
+	beforeAll(async () => {
+		model = await startModel(typeof options.model === 'function' ? options.model() : options.model);
+		world = await makeWorld(model, options.world);
+	});
+	afterAll(async () => {
+		await world?.cleanup();
+		await model?.close();
+		await options.after?.();
+	});
+	return {
+		get model() {
+			if (!model) throw new Error('useRealWorld: the model is read before its beforeAll ran');
+			return model;
+		},
+		get world() {
+			if (!world) throw new Error('useRealWorld: the world is read before its beforeAll ran');
+			return world;
+		},
+	};
 }
 
 /** A throwaway user with the four agents configured for `model` and a private tmux server. */
