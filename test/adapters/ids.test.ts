@@ -34,7 +34,8 @@ describe('assertValidId', () => {
 		expect(error).toBeInstanceOf(InvalidIdError);
 		expect((error as Error).name).toBe('InvalidIdError');
 		expect((error as Error).message).toBe('invalid codex session id "../etc/passwd"');
-		const long = `${'Z'.repeat(100)}`;
+		expect(() => assertValidId(strict, 'Z'.repeat(80))).toThrow(`invalid codex session id "${'Z'.repeat(80)}"`);
+		const long = `${'Z'.repeat(81)}`;
 		expect(() => assertValidId(strict, long)).toThrow(`invalid codex session id "${'Z'.repeat(80)}…"`);
 	});
 });

@@ -175,6 +175,38 @@ describe('writeReplacing', () => {
 		expect(fs.existsSync(tempOf(file))).toBe(false);
 	});
 
+	it('starts over on a change that keeps the size (only the mtime moved)', () => {
+		const dir = scratch();
+		const file = write(path.join(dir, 'f'), 'X aaaa\n');
+		let calls = 0;
+		const removed = writeReplacing(
+			file,
+			text => {
+				calls += 1;
+				if (calls === 1) {
+					fs.writeFileSync(file, 'X bbbb\n');
+					fs.utimesSync(file, new Date(), new Date(Date.now() + 5000));
+				}
+				return drop('X')(text);
+			},
+			tempOf,
+		);
+		expect(calls).toBe(2);
+		expect(removed).toBe(1);
+		expect(fs.readFileSync(file, 'utf8')).toBe(' bbbb\n');
+	});
+
+	it('leaves no file descriptor open, after a rewrite or a refusal', () => {
+		const dir = scratch();
+		const file = write(path.join(dir, 'f'), 'X\n');
+		const open = () => fs.readdirSync('/proc/self/fd').length;
+		const before = open();
+		writeReplacing(file, drop('X'), tempOf);
+		writeReplacing(file, drop('X'), tempOf);
+		expect(() => writeReplacing(dir, drop('X'), tempOf)).toThrow();
+		expect(open()).toBe(before);
+	});
+
 	it('gives up after five tries on a file that never stops changing, keeping every write', () => {
 		const dir = scratch();
 		const file = write(path.join(dir, 'f'), 'X\n');
@@ -222,17 +254,20 @@ describe('scanResidual', () => {
 		const dir = scratch();
 		const file = path.join(dir, 'store.db');
 		const db = new Database(file);
-		db.exec(`CREATE TABLE "we""ird" ("na""me" TEXT, n INTEGER, blob BLOB, v VARCHAR(20));
+		db.exec(`CREATE TABLE "we""ird" ("na""me" TEXT, n INTEGER, blob BLOB, v VARCHAR(20), w VARCHAR (10));
 			CREATE TABLE numbers (x INTEGER);`);
-		const insert = db.prepare('INSERT INTO "we""ird" VALUES (?, ?, ?, ?)');
-		insert.run(ID, 1, null, null);
-		insert.run('x', 2, null, `${CHILD} of ${ID}`);
-		insert.run('y', 3, Buffer.from(ID), null);
-		insert.run('z', 4, null, null);
+		const insert = db.prepare('INSERT INTO "we""ird" VALUES (?, ?, ?, ?, ?)');
+		insert.run(ID, 1, null, null, null);
+		insert.run('x', 2, null, `${CHILD} of ${ID}`, null);
+		insert.run('y', 3, Buffer.from(ID), null, null);
+		insert.run('z', 4, null, null, null);
+		// Two columns read apart: the end of one and the start of the next do not make a child's id.
+		insert.run(`${ID} ses-child`, 5, null, '-2', null);
+		insert.run('w', 6, null, null, `${ID}`);
 		db.prepare('INSERT INTO numbers VALUES (?)').run(7);
 		db.close();
 		expect(scanResidual({id: ID, descendants: [CHILD], roots: [], indexFiles: [], databases: [file]}).sort()).toEqual(
-			[`${file} table we"ird: 1 row`, `${file} table we"ird: 1 row [child session ${CHILD}]`].sort(),
+			[`${file} table we"ird: 3 rows`, `${file} table we"ird: 1 row [child session ${CHILD}]`].sort(),
 		);
 	});
 

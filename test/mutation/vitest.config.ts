@@ -19,14 +19,14 @@ export default defineConfig({
 			// Not contract.test.ts (190 tests over every adapter: half a minute for every mutant of
 			// the shared helpers), nor the sqlite-heavy agy, grok, hermes and opencode files (each
 			// covers the same helpers for seconds per mutant); claude, codex and gemini reach the
-			// helpers in about a second, and test/mutation holds what the shared helpers need.
-			'test/adapters/{adapterHelpers,claude,codex,common,gemini,liveEvidence}.test.ts',
+			// helpers in about a second; the rules files test the shared helpers directly.
+			'test/adapters/{adapterHelpers,claude,codex,common,gemini,ids,inUseRules,liveEvidence,purgeHelpers,sqliteRead}.test.ts',
 			'test/actions/purge.test.ts',
 			'test/actions/purgeGeminiStub.test.ts',
 			'test/actions/purgeTrash.test.ts',
 			'test/actions/stopSteps.test.ts',
 			'test/actions/stopSequence.test.ts',
-			'test/registry/registry.test.ts',
+			'test/registry/{compareAndSet,registry}.test.ts',
 			'test/sync/conversationUse.test.ts',
 		],
 		testTimeout: 30_000,
