@@ -108,6 +108,16 @@ describe('removePaths', () => {
 		expect(fs.readFileSync(outside, 'utf8')).toBe('y');
 	});
 
+	it('a short file goes before a long folder: kind first, depth second', () => {
+		const dir = scratch();
+		const root = path.join(dir, 'root');
+		const file = write(path.join(root, 'f'), '1');
+		const folder = path.join(root, 'a', 'very', 'deep', 'folder');
+		fs.mkdirSync(folder, {recursive: true});
+		const item = (kind: PlanItem['kind'], p: string): PlanItem => ({kind, path: p, bytes: 0, sessionId: 's', description: p});
+		expect(removePaths([item('dir', folder), item('file', file)], [root]).removed.map(i => i.path)).toEqual([file, folder]);
+	});
+
 	it('orders by depth among files as among folders', () => {
 		const dir = scratch();
 		const root = path.join(dir, 'root');
@@ -194,6 +204,30 @@ describe('writeReplacing', () => {
 		expect(calls).toBe(2);
 		expect(removed).toBe(1);
 		expect(fs.readFileSync(file, 'utf8')).toBe(' bbbb\n');
+	});
+
+	it('starts over on a change that keeps the mtime (only the size moved)', () => {
+		const dir = scratch();
+		const file = write(path.join(dir, 'f'), 'X a\n');
+		// Whole seconds, so setting the same time again gives the very same mtime.
+		const tick = new Date(1_700_000_000_000);
+		fs.utimesSync(file, tick, tick);
+		let calls = 0;
+		writeReplacing(
+			file,
+			text => {
+				calls += 1;
+				if (calls === 1) {
+					// An append in the same clock tick: the mtime reads as before.
+					fs.appendFileSync(file, 'b\n');
+					fs.utimesSync(file, tick, tick);
+				}
+				return drop('X')(text);
+			},
+			tempOf,
+		);
+		expect(calls).toBe(2);
+		expect(fs.readFileSync(file, 'utf8')).toBe(' a\nb\n');
 	});
 
 	it('leaves no file descriptor open, after a rewrite or a refusal', () => {

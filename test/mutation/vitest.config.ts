@@ -5,7 +5,8 @@ import {defineConfig} from 'vitest/config';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * The tests Stryker runs against each mutant of the safety core (`npm run test:mutation`).
+ * The tests of a single Stryker run over the whole safety core (`npx stryker run`; the groups of
+ * `npm run test:mutation` each have their own, narrower set).
  * Only in-process tests that reach those modules: a test that spawns the built CLI
  * (dist/bin/cli.js) runs unmutated code and could never kill a mutant, and the tmux,
  * e2e and real suites would make one run take hours on this 2-core machine.

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {ConflictError, Registry} from '../../src/registry/registry.js';
 import {tempDir} from '../helpers/tmp.js';
@@ -40,6 +41,7 @@ describe('compare-and-set', () => {
 		}
 		expect(thrown).toBeInstanceOf(ConflictError);
 		expect((thrown as ConflictError).sessionName).toBe('a');
+		expect((thrown as ConflictError).name).toBe('ConflictError');
 		expect((thrown as ConflictError).message).toBe('session a was changed by another mam-tui process; reload and try again');
 		expect(registry.get('a')).toEqual(moved);
 	});
@@ -141,6 +143,14 @@ describe('lookups', () => {
 		expect(registry.uniqueName('back\\slash')).toBe('back\\slash-2');
 	});
 
+	it('uniqueName sees the suffixed names of a base holding LIKE wildcards or the escape', () => {
+		for (const base of ['x_y', '50%', 'back\\slash']) {
+			row(base);
+			row(`${base}-2`);
+			expect(registry.uniqueName(base)).toBe(`${base}-3`);
+		}
+	});
+
 	it('auditLog gives the newest `limit` entries of one session, oldest first', () => {
 		for (let i = 1; i <= 4; i++) registry.audit({session: 'a', action: 'stop', step: `s${i}`, outcome: 'ok'});
 		registry.audit({session: 'b', action: 'purge', outcome: 'refused', detail: {why: 'in use'}});
@@ -148,5 +158,20 @@ describe('lookups', () => {
 		expect(registry.auditLog('b')).toEqual([expect.objectContaining({session: 'b', action: 'purge', step: null, outcome: 'refused', detail: {why: 'in use'}})]);
 		expect(registry.auditLog(undefined, 3).map(e => e.session)).toEqual(['a', 'a', 'b']);
 		expect(registry.auditLog().length).toBe(5);
+	});
+});
+
+describe('rows written by someone else', () => {
+	it('an extra that is not a JSON object reads as empty', () => {
+		const r = row('a', {k: 1});
+		const raw = new Database(path.join(tmp.dir, 'registry.db'));
+		try {
+			for (const extra of ['[1, 2]', 'null', '"text"', 'not json', '7']) {
+				raw.prepare('UPDATE sessions SET extra = ? WHERE id = ?').run(extra, r.id);
+				expect(registry.get('a')?.extra, extra).toEqual({});
+			}
+		} finally {
+			raw.close();
+		}
 	});
 });
