@@ -85,6 +85,14 @@ describe('which conversation a purge is about', () => {
 		expect(calls).toBe(0);
 	});
 
+	it('a row of an agent this build does not know, or with an id its adapter refuses, is refused', async () => {
+		world.registry.insert({name: 'other', agent: 'codex', cwd: '/w', agentSessionId: ID, status: 'stopped', epoch: 0});
+		expect(await actions().purgePlan({name: 'other'})).toEqual({ok: false, error: {kind: 'unknown-agent', message: 'unknown agent "codex"'}});
+		world.registry.insert({name: 'corrupt', agent: 'claude', cwd: '/w', agentSessionId: 'not an id', status: 'stopped', epoch: 0});
+		expect(await actions().purgePlan({name: 'corrupt'})).toEqual({ok: false, error: {kind: 'bad-input', message: 'invalid claude session id "not an id"'}});
+		expect(calls).toBe(0);
+	});
+
 	it('a plan by id has the id as its label; by name, the row and its name', async () => {
 		const byId = await planOf({agent: 'claude', id: ID});
 		expect(byId).toMatchObject({agent: 'claude', id: ID, label: ID});
@@ -112,6 +120,7 @@ describe('refused while in use', () => {
 	it('a running row: in-use, with its pane and the pids, and how to stop it', async () => {
 		world.registry.insert({name: 'live', agent: 'claude', cwd: '/w', agentSessionId: ID, mux: 'tmux', paneId: '%4', status: 'running', epoch: 0});
 		expect(await actions().purgePlan({name: 'live'})).toEqual({ok: false, error: {kind: 'in-use', message: 'session live is running in pane %4; stop it first (mam-tui stop live); nothing was deleted', holders: []}});
+		expect(world.registry.auditLog('live')).toEqual([expect.objectContaining({session: 'live', action: 'purge', outcome: 'refused'})]);
 		script.holders = [holder, {...holder, pid: 78}];
 		expect(await actions().purgePlan({name: 'live'})).toMatchObject({ok: false, error: {message: 'session live is running in pane %4 (pid 77, 78); stop it first (mam-tui stop live); nothing was deleted'}});
 		world.registry.insert({name: 'paneless', agent: 'claude', cwd: '/w', agentSessionId: OTHER, status: 'running', epoch: 0});
@@ -154,6 +163,18 @@ describe('confirming', () => {
 });
 
 describe('re-checked before the first deletion', () => {
+	it('a refused recheck of a registered session is audited under its name', async () => {
+		world.registry.insert({name: 'alpha', agent: 'claude', cwd: '/w', agentSessionId: ID, status: 'stopped', epoch: 0});
+		const view = await planOf({name: 'alpha'});
+		script.itemsLater = [];
+		expect((await actions().purge([view], 'alpha', {hard: true})).ok).toBe(false);
+		expect(world.registry.auditLog('alpha').at(-1)).toMatchObject({session: 'alpha', step: 'recheck', outcome: 'refused'});
+		script.itemsLater = undefined;
+		script.purgeThrows = 'boom';
+		expect((await actions().purge([view], 'alpha', {hard: true})).ok).toBe(false);
+		expect(world.registry.auditLog('alpha').at(-1)).toMatchObject({session: 'alpha', action: 'purge', outcome: 'failed'});
+	});
+
 	it('a plan whose artifacts changed is refused, says how, and deletes nothing', async () => {
 		const view = await planOf({agent: 'claude', id: ID});
 		script.itemsLater = [...script.items, item('/r/new')];
@@ -197,7 +218,16 @@ describe('a purge that runs', () => {
 		const view = await planOf({name: 'alpha'});
 		script.outcome = {removed: [item('/r/a'), item('/r/b', OTHER)], warnings: ['w1']};
 		const events: PurgeProgress[] = [];
-		const done = await actions().purge([view], 'alpha', {onProgress: e => events.push(e), hard: true});
+		// While the agent's delete runs, the row already says a purge is under way (a killed purge shows).
+		let during: unknown;
+		const adapter = scripted({
+			async purge() {
+				during = world.registry.getById(row.id)?.extra;
+				return script.outcome;
+			},
+		});
+		const done = await actions(adapter).purge([view], 'alpha', {onProgress: e => events.push(e), hard: true});
+		expect(during).toEqual({keep: 1, purge: {state: 'purging', at: 4242, items: 2}});
 		expect(done).toEqual({ok: true, value: [{label: 'alpha', agent: 'claude', id: ID, removed: script.outcome.removed, warnings: ['w1'], residual: []}]});
 		expect(events.map(e => `${e.step} ${e.state}: ${e.message}`)).toEqual([
 			'recheck running: checking identity and use again',
@@ -211,6 +241,7 @@ describe('a purge that runs', () => {
 		expect(after?.status).toBe('purged');
 		expect(after?.extra).toEqual({keep: 1, purge: {state: 'done', at: 4242}});
 		const log = world.registry.auditLog('alpha');
+		expect(log.map(e => e.action)).toEqual(['purge', 'purge']);
 		expect(log.map(e => [e.step, e.outcome])).toEqual([
 			['delete', 'started'],
 			[null, 'ok'],

@@ -139,6 +139,7 @@ describe('withPurgeDb', () => {
 			}),
 		).toThrow(mine);
 		const missing = path.join(dir, 'missing.db');
+		expect(() => withPurgeDb(dir, missing, () => 1)).toThrow(`${missing}: cannot open database (missing or permission denied)`);
 		expect(() => withPurgeDb(dir, missing, () => 1)).toThrow(StoreReadError);
 		expect(fs.existsSync(missing)).toBe(false);
 	});
@@ -161,6 +162,25 @@ describe('withPurgeDb', () => {
 		expect(placeholders(0)).toBe('');
 		expect(quoteIdent('a"b')).toBe('"a""b"');
 		expect(quoteIdent('a""b')).toBe('"a""""b"');
+	});
+});
+
+describe('connections', () => {
+	it('every open is closed again: after a delete, a refusal, a purge step and an erase', () => {
+		const dir = scratch();
+		const file = store(dir, {wal: true});
+		const open = () => fs.readdirSync('/proc/self/fd').length;
+		const before = open();
+		deleteRows(file, [{table: 'messages', column: 'session_id', ids: ['s1']}]);
+		expect(() => deleteRows(file, [{table: 'nope', column: 'id', ids: ['x']}])).toThrow();
+		withPurgeDb(dir, file, db => deleteWhereIn(db, 'messages', 'session_id', ['s2']));
+		expect(() =>
+			withPurgeDb(dir, file, () => {
+				throw new Error('x');
+			}),
+		).toThrow();
+		expect(eraseFreed(file, 'agentx')).toBeUndefined();
+		expect(open()).toBe(before);
 	});
 });
 
