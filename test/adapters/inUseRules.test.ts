@@ -178,6 +178,9 @@ describe('argvUsers and fileUsers', () => {
 			const above = proc(902, ['sh', '-c', 'mam-tui purge --id ab12'], {ppid: 1});
 			// The agent ran mam-tui: it is a user; the shell above it is not reached (the walk stops at the agent).
 			expect((await argvUsers(ctxOf([me, wrapper, agent, above]), ['ab12'])).map(h => h.pid)).toEqual([901, 902]);
+			// `npx mam-tui purge --id ab12`: our arguments spread over its words.
+			const npx = proc(900, ['npx', 'mam-tui', 'purge', '--id', 'ab12'], {ppid: 901});
+			expect((await argvUsers(ctxOf([me, npx, agent]), ['ab12'])).map(h => h.pid)).toEqual([901]);
 			// With no arguments of our own, only we are left out.
 			process.argv = ['node', '/x/mam-tui'];
 			expect((await argvUsers(ctxOf([me, wrapper, agent]), ['ab12'])).map(h => h.pid)).toEqual([900, 901]);
@@ -211,6 +214,7 @@ describe('whose processes', () => {
 		const env = environOf(held.pid);
 		expect(env?.['HOME']).toBe('/home/who');
 		expect(env?.['EMPTY']).toBe('');
+		expect(Object.keys(env ?? {})).not.toContain('');
 		expect(environOf(2 ** 22 + 7)).toBeUndefined();
 	});
 
@@ -236,6 +240,9 @@ describe('whose processes', () => {
 		const isAgent = (p: ProcessRef) => p.argv[1] === '/x/agent';
 		const found = await agentProcessesOf(ctxOf([]), isAgent, rows, store, p => p.pid === named.pid);
 		expect(found.map(p => p.pid).sort((a, b) => a - b)).toEqual([mine.pid, named.pid, hidden].sort((a, b) => a - b));
+		// Never us, even named; never a process that is not the agent's.
+		const stranger = proc(mine.pid, ['node', '/x/other']);
+		expect(await agentProcessesOf(ctxOf([]), isAgent, [proc(process.pid, ['node', '/x/agent']), stranger], store, p => p.pid === process.pid)).toEqual([]);
 		// Without a table handed in, the context's table is read.
 		expect((await agentProcessesOf(ctxOf(rows), isAgent, undefined, store)).map(p => p.pid)).toContain(mine.pid);
 	});
