@@ -70,11 +70,16 @@ describe('reading without a trace', () => {
 		cleanups.push(() => writer.stop());
 		const wal = fs.readFileSync(`${file}-wal`);
 		const copies = privateCopies();
-		expect(count(file)).toBe(4);
+		let during: string[] = [];
+		const n = withReadOnlyDb(file, db => {
+			during = privateCopies();
+			return (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n;
+		});
+		expect(n).toBe(4);
 		expect(fs.readFileSync(`${file}-wal`).equals(wal)).toBe(true);
 		expect(beside(file)).toEqual(['store.db', 'store.db-shm', 'store.db-wal']);
-		// A live writer's WAL is read in place, not through a copy.
-		expect(privateCopies()).toEqual(copies);
+		// A live writer's WAL is read in place (its lock on the -shm says so), not through a copy.
+		expect(during).toEqual(copies);
 	});
 
 	it('reads a -wal left by a dead writer through a private copy, removed after; the store is untouched', async () => {
@@ -141,6 +146,16 @@ describe('what cannot be read', () => {
 		expect(thrown(() => withReadOnlyDb(file, () => {
 			throw already;
 		}))).toBe(already);
+	});
+
+	it('leaves no file open after a read that failed on the header', () => {
+		const dir = scratch();
+		const text = path.join(dir, 'text.db');
+		fs.writeFileSync(text, 'this is not a sqlite database, only some words in a file');
+		const open = () => fs.readdirSync('/proc/self/fd').length;
+		const before = open();
+		for (let i = 0; i < 3; i++) expect(() => count(text)).toThrow(StoreReadError);
+		expect(open()).toBe(before);
 	});
 
 	it('closes the handle when the reader is done, and when it throws', () => {
