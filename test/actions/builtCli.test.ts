@@ -3,10 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {runCli} from '../helpers/cli.js';
-import {aliveWithStart, waitFor} from '../support/standin.js';
+import {aliveWithStart} from '../support/standin.js';
 import {startTimeOf} from './support/agents.js';
 import {startTmuxServer, type TmuxServer} from './support/tmux.js';
 import type {StandinRecord} from '../../src/demo/standin.js';
+import {eventually} from '../helpers/poll.js';
 
 const DIST_INSTALL = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../dist/src/demo/installStandin.js');
 
@@ -40,10 +41,10 @@ describe('the built mam-tui stops a stand-in that ignores everything', {timeout:
 		const mux = ['--mux', 'tmux', '--tmux-socket', server.socket];
 		const started = await runCli(['new', '--agent', 'claude', '--cwd', path.join(dir, 'project'), '--name', 'stubborn', ...mux], env);
 		expect(started.exitCode, started.stderr).toBe(0);
-		const record = await waitFor(() => {
+		const record = await eventually('the stand-in', () => {
 			const text = fs.existsSync(path.join(dir, 'records')) ? fs.readFileSync(path.join(dir, 'records'), 'utf8').trim() : '';
 			return text ? (JSON.parse(text.split('\n')[0] ?? '') as StandinRecord) : undefined;
-		}, 'the stand-in');
+		});
 		const pids = [record.pid, ...record.childPids].map(pid => ({pid, startTime: startTimeOf(pid)}));
 		leftovers.push(...pids);
 		const stopped = await runCli(['stop', 'stubborn', '--grace', '1', '--kill-wait', '1', ...mux], env);

@@ -6,11 +6,12 @@ import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {execa} from 'execa';
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest';
-import {disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
+import {disposeStandinScript, installTestStandin, readStandinRecords} from '../support/standin.js';
 import {agentPids, killLeftovers, startAgentInPane} from './support/agents.js';
 import {fixtureRoot, installFixtureDeleteCommand, snapshotTree, writeFixtureConversation} from './support/fixtureAdapter.js';
 import {startTmuxServer, tmuxBackend, type TmuxServer} from './support/tmux.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
+import {eventually} from '../helpers/poll.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const RUNNER = path.join(ROOT, 'test/actions/support/cliRunner.ts');
@@ -101,7 +102,7 @@ describe('purge from the command line', {timeout: 60_000}, () => {
 		const s = scene(world);
 		const install = installTestStandin(path.join(world.dir, 'standin-bin'), 'claude');
 		children.push(spawn(install.file, ['--resume', s.a], {stdio: ['pipe', 'ignore', 'ignore']}));
-		const record = await waitFor(() => readStandinRecords(install.recordFile)[0], 'the stand-in');
+		const record = await eventually('the stand-in', () => readStandinRecords(install.recordFile)[0]);
 		const before = snapshotTree(world.home);
 		const result = await runner(world, ['purge', 'alpha', '--yes']);
 		expect(result.exitCode).toBe(4);
@@ -132,7 +133,7 @@ describe('purge from the command line', {timeout: 60_000}, () => {
 			child.stdout.on('data', (chunk: Buffer) => {
 				seen += chunk.toString();
 			});
-			await waitFor(() => seen.includes('recheck done') || child.exitCode !== null, 'the purge to start deleting', 20_000);
+			await eventually('the purge to start deleting', () => seen.includes('recheck done') || child.exitCode !== null, {timeoutMs: 20_000});
 			// Somewhere inside the ~2 s of deleting (18 files and folders, 100 ms apart).
 			const delay = Math.floor(Math.random() * 2000);
 			delays.push(delay);
@@ -183,13 +184,13 @@ describe('typed confirmation in a terminal', {timeout: 60_000}, () => {
 	async function purgeTyping(w: TestWorld, text: string): Promise<{status: number; screen: string}> {
 		const env = Object.entries(runnerEnv(w, {MAM_RUNNER_SHOW_EXIT: '1'})).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
 		const paneId = (await server.run(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', ROOT, ...env, '--', process.execPath, '--import', 'tsx', RUNNER, 'purge', 'alpha', ...worldArgs(w)])).trim();
-		await waitFor(async () => (await server.run(['capture-pane', '-p', '-t', paneId])).includes('to delete all of the above'), 'the confirmation prompt', 20_000);
+		await eventually('the confirmation prompt', async () => (await server.run(['capture-pane', '-p', '-t', paneId])).includes('to delete all of the above'), {timeoutMs: 20_000});
 		await server.run(['send-keys', '-t', paneId, '-l', text]);
 		await server.run(['send-keys', '-t', paneId, 'Enter']);
-		const screen = await waitFor(async () => {
+		const screen = await eventually('the purge to finish', async () => {
 			const text = await server.run(['capture-pane', '-p', '-t', paneId, '-S', '-100']);
 			return /\[exit \d+\]/.test(text) ? text : undefined;
-		}, 'the purge to finish', 20_000);
+		}, {timeoutMs: 20_000});
 		const status = Number(/\[exit (\d+)\]/.exec(screen)?.[1]);
 		await server.run(['kill-pane', '-t', paneId]);
 		return {status, screen};
@@ -279,7 +280,7 @@ describe('stop, new, adopt and resume from the command line', {timeout: 60_000},
 		const row = world.registry.get('fresh');
 		expect(row).toMatchObject({status: 'running', agentSessionId: null, mux: 'tmux', cwd: world.project});
 		expect(row?.epoch).toBeGreaterThanOrEqual(before);
-		const record = await waitFor(() => readStandinRecords(install.recordFile)[0], 'the new agent');
+		const record = await eventually('the new agent', () => readStandinRecords(install.recordFile)[0]);
 		leftovers.push(...[record.pid].map(pid => ({pid, startTime: Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19])})));
 		expect(record.argv).toEqual(['claude']);
 		expect(record.cwd).toBe(world.project);

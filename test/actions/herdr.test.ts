@@ -9,11 +9,12 @@ import {createHerdrMux} from '../../src/mux/herdr/index.js';
 import type {Multiplexer} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
-import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, waitFor, type StandinInstall} from '../support/standin.js';
+import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, type StandinInstall} from '../support/standin.js';
 import type {StandinOptions} from '../../src/demo/standin.js';
 import {agentPids, killLeftovers, startTimeOf, type StartedAgent} from './support/agents.js';
 import {writeFixtureConversation} from './support/fixtureAdapter.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
+import {eventually} from '../helpers/poll.js';
 
 const FAST = {graceMs: 1500, killWaitMs: 1500};
 
@@ -62,8 +63,8 @@ async function startInHerdr(w: TestWorld, options: Partial<StandinOptions>): Pro
 	counter += 1;
 	const install = installTestStandin(path.join(w.dir, `bin-${counter}`), 'claude', options);
 	const paneId = await mux.openPane({argv: [install.file], cwd: w.project});
-	const record = await waitFor(() => readStandinRecords(install.recordFile)[0], 'the stand-in in the herdr pane');
-	await waitFor(async () => (await mux.readOutput(paneId, 20)).includes('to quit'), 'the stand-in prompt');
+	const record = await eventually('the stand-in in the herdr pane', () => readStandinRecords(install.recordFile)[0]);
+	await eventually('the stand-in prompt', async () => (await mux.readOutput(paneId, 20)).includes('to quit'));
 	const session = w.registry.insert({name: `h-${counter}`, agent: 'claude', cwd: w.project, mux: 'herdr', paneId, status: 'running', epoch: Date.now()});
 	return {paneId, record, session, recordFile: install.recordFile};
 }
@@ -115,7 +116,7 @@ describe('stop through the (fake) herdr backend', {timeout: 30_000}, () => {
 		const result = await createActions(world.deps(mux)).resume({name: row.name});
 		expect(result.ok).toBe(true);
 		if (!result.ok) return;
-		const record = await waitFor(() => readStandinRecords(resumeStandin.recordFile)[before], 'the resumed stand-in');
+		const record = await eventually('the resumed stand-in', () => readStandinRecords(resumeStandin.recordFile)[before]);
 		expect(record.argv).toEqual(['claude', '--resume', id]);
 		expect(record.cwd).toBe(world.project);
 		expect(world.registry.get('again')).toMatchObject({status: 'running', mux: 'herdr', paneId: result.value.paneId});

@@ -6,9 +6,10 @@ import {afterAll, afterEach, describe, expect, it} from 'vitest';
 import {exitCodeFor} from '../../src/actions/cliSupport.js';
 import {createActions} from '../../src/actions/index.js';
 import {EXIT} from '../../src/domain/exitCodes.js';
-import {disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
+import {disposeStandinScript, installTestStandin, readStandinRecords} from '../support/standin.js';
 import {fixtureRoot, installFixtureDeleteCommand, snapshotTree, writeFixtureConversation} from './support/fixtureAdapter.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
+import {eventually} from '../helpers/poll.js';
 
 let world: TestWorld;
 const children: ChildProcess[] = [];
@@ -132,7 +133,7 @@ describe('purge', {timeout: 30_000}, () => {
 		const install = installTestStandin(path.join(world.dir, 'standin-bin'), 'claude');
 		const holder = spawn(install.file, ['--resume', s.a], {stdio: ['pipe', 'ignore', 'ignore']});
 		children.push(holder);
-		const record = await waitFor(() => readStandinRecords(install.recordFile)[0], 'the stand-in');
+		const record = await eventually('the stand-in', () => readStandinRecords(install.recordFile)[0]);
 		const result = await createActions(world.deps(undefined)).purgePlan({name: 'alpha'});
 		expect(result.ok).toBe(false);
 		if (result.ok) return;
@@ -151,7 +152,7 @@ describe('purge', {timeout: 30_000}, () => {
 		if (!plan.ok) throw new Error(plan.error.message);
 		const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', s.a], {stdio: 'ignore'});
 		children.push(holder);
-		await waitFor(async () => (await world.context.processes.get(holder.pid ?? -1))?.argv.includes(s.a), 'the holder');
+		await eventually('the holder', async () => (await world.context.processes.get(holder.pid ?? -1))?.argv.includes(s.a));
 		const before = snapshotTree(world.home);
 		const result = await actions.purge([plan.value], 'alpha');
 		expect(!result.ok && result.error.kind).toBe('in-use');

@@ -8,11 +8,12 @@ import {createActions} from '../../src/actions/index.js';
 import {DEFAULT_CONFIG} from '../../src/config/config.js';
 import type {SessionRecord} from '../../src/domain/types.js';
 import {MuxError, type Multiplexer} from '../../src/mux/types.js';
-import {disposeStandinScript, installTestStandin, readStandinRecords, waitFor, type StandinInstall} from '../support/standin.js';
+import {disposeStandinScript, installTestStandin, readStandinRecords, type StandinInstall} from '../support/standin.js';
 import {killLeftovers, startTimeOf} from './support/agents.js';
 import {writeFixtureConversation} from './support/fixtureAdapter.js';
 import {startTmuxServer, tmuxBackend, type TmuxServer} from './support/tmux.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
+import {eventually} from '../helpers/poll.js';
 
 let server: TmuxServer;
 let mux: Multiplexer;
@@ -72,7 +73,7 @@ describe('resume', {timeout: 30_000}, () => {
 		const result = await createActions(world.deps(mux, {config})).resume({name: row.name});
 		expect(result.ok).toBe(true);
 		if (!result.ok) return;
-		const record = await waitFor(() => readStandinRecords(standin.recordFile)[before], 'the resumed stand-in');
+		const record = await eventually('the resumed stand-in', () => readStandinRecords(standin.recordFile)[before]);
 		expect(record.argv).toEqual(['claude', '--resume', id, '--model', 'sonnet']);
 		expect(record.cwd).toBe(world.project);
 		const updated = world.registry.get(row.name);
@@ -142,7 +143,7 @@ describe('resume', {timeout: 30_000}, () => {
 				writeFixtureConversation(w.home, {id, cwd: w.project});
 				const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '--resume', id], {stdio: 'ignore'});
 				children.push(holder);
-				await waitFor(async () => (await w.context.processes.get(holder.pid ?? -1))?.argv.includes(id), 'the holder to start');
+				await eventually('the holder to start', async () => (await w.context.processes.get(holder.pid ?? -1))?.argv.includes(id));
 				return stoppedRow(w, id);
 			},
 		},

@@ -8,8 +8,9 @@ import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {realExec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
-import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
+import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords} from '../support/standin.js';
 import {startTimeOf} from './support/agents.js';
+import {eventually} from '../helpers/poll.js';
 
 let dir: string;
 const running: ChildProcessWithoutNullStreams[] = [];
@@ -48,10 +49,10 @@ describe('the stand-in agent', {timeout: 30_000}, () => {
 		child.stdout.on('data', (chunk: Buffer) => {
 			output += chunk.toString();
 		});
-		const record = await waitFor(() => readStandinRecords(install.recordFile)[0], 'the record');
+		const record = await eventually('the record', () => readStandinRecords(install.recordFile)[0]);
 		expect(record).toMatchObject({agent: 'codex', argv: ['codex', 'resume', 'abc'], cwd: path.join(d, 'project'), pid: child.pid});
 		child.stdin.write('hello\n');
-		await waitFor(() => output.includes('you said "hello"'), 'the echo');
+		await eventually('the echo', () => output.includes('you said "hello"'));
 		child.stdin.write('/exit\n');
 		child.stdin.write('/quit\n');
 		expect(await exited(child)).toBe(0);
@@ -62,33 +63,33 @@ describe('the stand-in agent', {timeout: 30_000}, () => {
 		const stubborn = installTestStandin(path.join(d, 'bin1'), 'claude', {ignoreExit: true, ignoreSignals: true});
 		const child = spawn(stubborn.file, [], {cwd: d});
 		running.push(child);
-		const record = await waitFor(() => readStandinRecords(stubborn.recordFile)[0], 'the record');
+		const record = await eventually('the record', () => readStandinRecords(stubborn.recordFile)[0]);
 		const startTime = startTimeOf(record.pid);
 		let output = '';
 		child.stdout.on('data', (chunk: Buffer) => {
 			output += chunk.toString();
 		});
 		child.stdin.write('/exit\n');
-		await waitFor(() => output.includes('ignores /exit'), 'the exit input to be ignored');
+		await eventually('the exit input to be ignored', () => output.includes('ignores /exit'));
 		child.kill('SIGTERM');
-		await waitFor(() => output.includes('ignores SIGTERM'), 'SIGTERM to be ignored');
+		await eventually('SIGTERM to be ignored', () => output.includes('ignores SIGTERM'));
 		child.kill('SIGHUP');
-		await waitFor(() => output.includes('ignores SIGHUP'), 'SIGHUP to be ignored');
+		await eventually('SIGHUP to be ignored', () => output.includes('ignores SIGHUP'));
 		// Its input going away (a closed pane) does not end it either.
 		child.stdin.end();
-		await waitFor(() => output.includes('keeps running without input'), 'the end of its input');
+		await eventually('the end of its input', () => output.includes('keeps running without input'));
 		expect(aliveWithStart(record.pid, startTime)).toBe(true);
 
 		const slow = installTestStandin(path.join(d, 'bin2'), 'claude', {exitDelayMs: 300});
 		const second = spawn(slow.file, [], {cwd: d});
 		running.push(second);
-		await waitFor(() => readStandinRecords(slow.recordFile)[0], 'the slow one');
+		await eventually('the slow one', () => readStandinRecords(slow.recordFile)[0]);
 		let said = '';
 		second.stdout.on('data', (chunk: Buffer) => {
 			said += chunk.toString();
 		});
 		second.stdin.write('/exit\n');
-		await waitFor(() => said.includes('saving the conversation'), 'the slow exit to begin');
+		await eventually('the slow exit to begin', () => said.includes('saving the conversation'));
 		expect(second.exitCode).toBeNull();
 		expect(await exited(second)).toBe(0);
 	});
@@ -98,7 +99,7 @@ describe('the stand-in agent', {timeout: 30_000}, () => {
 		const install = installTestStandin(path.join(d, 'bin'), 'claude', {children: 1, orphan: true});
 		const child = spawn(install.file, [], {cwd: d});
 		running.push(child);
-		const record = await waitFor(() => readStandinRecords(install.recordFile)[0], 'the record');
+		const record = await eventually('the record', () => readStandinRecords(install.recordFile)[0]);
 		expect(record.childPids).toHaveLength(2);
 		const [plain, orphan] = record.childPids.map(pid => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []);
 		// fields[3] is the session id: the plain child shares the stand-in's, the orphan has its own.
@@ -107,7 +108,7 @@ describe('the stand-in agent', {timeout: 30_000}, () => {
 		const refs = record.childPids.map(pid => ({pid, startTime: startTimeOf(pid)}));
 		child.stdin.write('/exit\n');
 		expect(await exited(child)).toBe(0);
-		await waitFor(() => refs.every(r => !aliveWithStart(r.pid, r.startTime)), 'the children to end');
+		await eventually('the children to end', () => refs.every(r => !aliveWithStart(r.pid, r.startTime)));
 	});
 
 	it('writes a claude conversation the real claude adapter verifies and sees in use', async () => {
@@ -116,7 +117,7 @@ describe('the stand-in agent', {timeout: 30_000}, () => {
 		const install = installTestStandin(path.join(d, 'bin'), 'claude', {artifactHome: path.join(d, 'home')});
 		const child = spawn(install.file, ['--resume', id], {cwd: path.join(d, 'project')});
 		running.push(child);
-		const record = await waitFor(() => readStandinRecords(install.recordFile)[0], 'the record');
+		const record = await eventually('the record', () => readStandinRecords(install.recordFile)[0]);
 		const ctx = context(path.join(d, 'home'));
 		expect(await ADAPTERS.claude.verify(ctx, id, path.join(d, 'project'))).toEqual({kind: 'yes'});
 		const holders = await ADAPTERS.claude.inUse(ctx, id);
@@ -133,7 +134,7 @@ describe('the stand-in agent', {timeout: 30_000}, () => {
 		const install = installTestStandin(path.join(d, 'bin'), 'codex', {artifactHome: path.join(d, 'home')});
 		const child = spawn(install.file, ['resume', id], {cwd: path.join(d, 'project')});
 		running.push(child);
-		const record = await waitFor(() => readStandinRecords(install.recordFile)[0], 'the record');
+		const record = await eventually('the record', () => readStandinRecords(install.recordFile)[0]);
 		expect(record.artifact).toMatch(new RegExp(`/\\.codex/sessions/\\d{4}/\\d{2}/\\d{2}/rollout-[0-9T-]+-${id}\\.jsonl$`));
 		const first = JSON.parse(fs.readFileSync(record.artifact ?? '', 'utf8').split('\n')[0] ?? '') as {type: string; payload: {id: string; cwd: string}};
 		expect(first).toMatchObject({type: 'session_meta', payload: {id, cwd: path.join(d, 'project')}});

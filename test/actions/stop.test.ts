@@ -5,10 +5,11 @@ import type {StopProgress} from '../../src/actions/stop.js';
 import {stopSession} from '../../src/actions/stop.js';
 import type {Multiplexer} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
-import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
+import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords} from '../support/standin.js';
 import {agentPids, killLeftovers, startAgentInPane, startTimeOf} from './support/agents.js';
 import {startTmuxServer, tmuxBackend, type TmuxServer} from './support/tmux.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
+import {eventually} from '../helpers/poll.js';
 
 const FAST = {graceMs: 1500, killWaitMs: 1500};
 
@@ -178,14 +179,14 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 					reused = true;
 					await server.run(['respawn-pane', '-k', '-t', old.paneId, next.file]);
 					// Ready to read, so anything typed into the pane from now on would reach it.
-					await waitFor(() => readStandinRecords(next.recordFile)[0], 'the new process');
-					await waitFor(async () => (await mux.readOutput(old.paneId, 20)).includes('to quit'), 'its prompt');
+					await eventually('the new process', () => readStandinRecords(next.recordFile)[0]);
+					await eventually('its prompt', async () => (await mux.readOutput(old.paneId, 20)).includes('to quit'));
 				}
 				return all;
 			},
 		};
 		const result = await stopSession(w.deps(mux, {processes}), old.session, FAST);
-		const fresh = await waitFor(() => readStandinRecords(next.recordFile)[0], 'the new process');
+		const fresh = await eventually('the new process', () => readStandinRecords(next.recordFile)[0]);
 		const freshStart = startTimeOf(fresh.pid);
 		cleanup.push({pid: fresh.pid, startTime: freshStart});
 		expect(result.ok && result.value.notes.join('\n')).toMatch(/now runs another process/);
@@ -258,6 +259,25 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 		const w = newWorld();
 		const result = await createActions(w.deps(mux)).stop({name: 'nope'});
 		expect(!result.ok && result.error.kind).toBe('not-found');
-		await waitFor(() => true, 'nothing');
+		await eventually('nothing', () => true);
+	});
+});
+
+// Issue 17 item 3: a pane id of another (or a restarted) tmux server is another pane; stopping a
+// row recorded in one server never signals the process that now has its pane id in another.
+describe('stop and the pane server', {timeout: 30_000}, () => {
+	it('leaves alone the agent in a same-id pane of another server', async () => {
+		const w = newWorld();
+		const agent = await startAgentInPane(w, mux);
+		const pids = agentPids(agent);
+		cleanup.push(...pids);
+		const listed = (await mux.listPanes()).find(p => p.id === agent.paneId);
+		expect(listed?.server).toMatch(/^tmux:/);
+		// The row was recorded in another server (the one before a restart).
+		w.registry.update(agent.session.id, {extra: {paneServer: 'tmux:/tmp/elsewhere:1:1'}});
+		const result = await createActions(w.deps(mux)).stop({name: agent.session.name}, {graceMs: 1000, killWaitMs: 1000});
+		expect(result.ok && result.value.endedBy).toBe('nothing-running');
+		for (const p of pids) expect(aliveWithStart(p.pid, p.startTime)).toBe(true);
+		expect((await mux.listPanes()).map(p => p.id)).toContain(agent.paneId);
 	});
 });

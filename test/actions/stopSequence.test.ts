@@ -4,7 +4,7 @@ import {fileURLToPath} from 'node:url';
 import {describe, expect, it} from 'vitest';
 import {describeSteps, planExit, typedSteps, type ExitFacts} from '../../src/actions/stopSequence.js';
 import {adapterFor} from '../../src/adapters/index.js';
-import type {AgentAdapter, ComposerState} from '../../src/adapters/types.js';
+import type {AgentAdapter, ComposerState, ExitInput} from '../../src/adapters/types.js';
 
 /**
  * Real screens of the four TUIs (tmux plain captures, 120x36): the screen study's states, plus
@@ -130,5 +130,60 @@ describe('deciding step 1', () => {
 
 	it('a herdr-blocked agent without screen facts gets nothing typed either', () => {
 		expect(planExit({exitInput: adapter('grok').exitInput, muxStatus: 'blocked'}).type).toBe(false);
+	});
+});
+
+describe('step 1 on a made-up agent: every rule by itself', () => {
+	/** An exit input whose screen reader answers `state` whatever the screen holds. */
+	const input = (state: ComposerState, steps: ExitInput['steps'] = [{kind: 'keys', keys: ['ctrl+u']}, {kind: 'command'}, {kind: 'pause', ms: 50}, {kind: 'keys', keys: ['Enter']}]): ExitInput => ({
+		text: '/bye',
+		steps,
+		readScreen: () => state,
+		evidence: 'measured on a test agent',
+	});
+	const plan = (exitInput: ExitInput, over: Partial<ExitFacts> = {}) => planExit({exitInput, muxStatus: 'idle', screen: {ok: true, text: 'any'}, ...over});
+	const draft1: ComposerState = {kind: 'draft', lines: 1};
+
+	it('an empty composer: the steps, with the configured command in place of the adapter\'s', () => {
+		expect(plan(input({kind: 'empty'}), {configuredText: '/quit'})).toEqual({
+			type: true,
+			why: 'the composer is empty',
+			steps: [{kind: 'keys', keys: ['ctrl+u']}, {kind: 'text', text: '/quit'}, {kind: 'pause', ms: 50}, {kind: 'keys', keys: ['Enter']}],
+		});
+	});
+
+	it('an agent with no screen reader types its steps and says where they come from', () => {
+		const {readScreen: _unused, ...blind} = input({kind: 'empty'});
+		expect(planExit({exitInput: blind, muxStatus: 'unknown'})).toEqual({type: true, why: 'measured on a test agent', steps: typedSteps(blind)});
+	});
+
+	it('says exactly why nothing is typed', () => {
+		expect(plan(input({kind: 'empty'}), {muxStatus: 'blocked'})).toEqual({type: false, why: 'the mux reports the agent blocked on an approval; typed keys would answer the dialog, so nothing is typed'});
+		expect(plan(input({kind: 'blocked', prompt: 'Allow rm?'}))).toEqual({type: false, why: 'the agent waits on an approval ("Allow rm?"); typed keys would answer it, so nothing is typed'});
+		expect(plan(input({kind: 'unknown', reason: 'no composer on screen'}))).toEqual({type: false, why: 'no composer on screen, so a draft or a dialog cannot be ruled out; nothing is typed'});
+		expect(plan(input({kind: 'empty'}), {screen: undefined})).toEqual({type: false, why: "the pane's screen was not read, so a draft cannot be ruled out; nothing is typed"});
+		expect(plan(input({kind: 'empty'}), {screen: {ok: false, error: 'gone'}})).toEqual({type: false, why: "cannot read the pane's screen (gone), so a draft cannot be ruled out; nothing is typed"});
+		expect(plan(input({kind: 'draft', lines: 3}))).toEqual({type: false, why: 'the composer holds a 3-line draft; Ctrl+U clears one line only, so typing could send the rest as a prompt; nothing is typed'});
+		expect(plan(input(draft1, [{kind: 'command'}]))).toEqual({type: false, why: 'the composer holds a draft this sequence does not clear; typing would send it as a prompt, so nothing is typed'});
+	});
+
+	it('a one-line draft is typed over only when the very first step is Ctrl+U alone', () => {
+		const clears = (steps: ExitInput['steps']) => plan(input(draft1, steps)).type;
+		expect(plan(input(draft1))).toMatchObject({type: true, why: 'the composer holds a one-line draft: Ctrl+U clears it first (it is dropped, never sent)'});
+		expect(clears([{kind: 'keys', keys: ['C-u']}, {kind: 'command'}])).toBe(true);
+		expect(clears([{kind: 'keys', keys: ['CTRL+U']}, {kind: 'command'}])).toBe(true);
+		expect(clears([{kind: 'keys', keys: ['ctrl+u', 'x']}, {kind: 'command'}])).toBe(false);
+		expect(clears([{kind: 'keys', keys: ['ctrl+a']}, {kind: 'command'}])).toBe(false);
+		expect(clears([{kind: 'keys', keys: ['xctrl+u']}, {kind: 'command'}])).toBe(false);
+		expect(clears([{kind: 'keys', keys: ['ctrl+uu']}, {kind: 'command'}])).toBe(false);
+		expect(clears([{kind: 'keys', keys: []}, {kind: 'command'}])).toBe(false);
+		expect(clears([{kind: 'pause', ms: 10}, {kind: 'keys', keys: ['ctrl+u']}, {kind: 'command'}])).toBe(false);
+		expect(clears([])).toBe(false);
+	});
+
+	it('describes keys as a user reads them', () => {
+		expect(describeSteps([{kind: 'keys', keys: ['ctrl+c', 'Enter']}, {kind: 'pause', ms: 20}, {kind: 'text', text: '/x'}])).toBe('Ctrl+C Enter, 20 ms, /x');
+		expect(describeSteps([{kind: 'keys', keys: ['ctrl+cc', 'xctrl+c']}])).toBe('ctrl+cc xctrl+c');
+		expect(describeSteps([])).toBe('');
 	});
 });

@@ -15,6 +15,7 @@ import {writeAgentStandIns} from '../support/agentBin.js';
 import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
 import {runCli} from '../helpers/cli.js';
 import {tempDir} from '../helpers/tmp.js';
+import {eventually} from '../helpers/poll.js';
 
 /**
  * The issue's Done-when: a world built with the fake herdr (real panes in a private tmux) and a
@@ -46,14 +47,6 @@ function transcript(home: string, id: string, dir: string, createdAt: number): v
 	fs.writeFileSync(file, claudeTranscript(id, dir, createdAt, 'hello'));
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!(await check())) {
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise(resolve => setTimeout(resolve, 100));
-	}
-}
-
 async function drift(...args: string[]): Promise<{exitCode: number; body: DriftJson; stderr: string}> {
 	const r = await runCli(['drift', '--json', '--mux', 'herdr', '--registry', registryFile, ...args], env, {timeoutMs: 60_000});
 	return {exitCode: r.exitCode, body: JSON.parse(r.stdout) as DriftJson, stderr: r.stderr};
@@ -82,7 +75,7 @@ describe('Done-when: one of each kind with the fake herdr and a fixture home', {
 		await fake.run(panes.live, 'claude');
 		const mux = createHerdrMux({socketPath: socket, env: {}, processes: createProcessTable()});
 		try {
-			await until('herdr to detect the four agents', async () => (await mux.listPanes()).filter(p => p.agent !== undefined).length === 4);
+			await eventually('herdr to detect the four agents', async () => (await mux.listPanes()).filter(p => p.agent !== undefined).length === 4, {timeoutMs: 20_000});
 			// claude's own live record says busy where herdr says idle: status-disagrees.
 			fake.setAgentStatus(panes.unpinned, 'idle');
 			const proc = (await mux.listPanes()).find(p => p.id === panes.unpinned)?.processes.find(p => claudeAdapter.matchesProcess(p));

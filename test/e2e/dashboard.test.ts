@@ -7,7 +7,8 @@ import {writeSampleData, PROJECTS, type SampleData} from '../../src/demo/sampleD
 import {Registry} from '../../src/registry/registry.js';
 import {hashWorld} from '../adapters/fixtures/hashWorld.js';
 import {tempDir} from '../helpers/tmp.js';
-import {alive, BUILT_STANDIN, CLI, E2eTmux, pollUntil, processesWithin, startTimeOf, type Screen} from './support/tmuxScreen.js';
+import {alive, BUILT_STANDIN, CLI, E2eTmux, processesWithin, startTimeOf, type Screen} from './support/tmuxScreen.js';
+import {eventually} from '../helpers/poll.js';
 
 /**
  * The built `mam-tui` dashboard in a real tmux window (120×40), driven by send-keys and read by
@@ -52,7 +53,7 @@ describe('the built dashboard in tmux, driven by keys', {timeout: 90_000}, () =>
 
 		const paneId = await tmux.openWindow('immortal', ['claude', '--resume', sample.ids.claudeLive], {cwd: path.join(work, PROJECTS.claude)});
 		const pid = await tmux.panePid(paneId);
-		await pollUntil('the stand-in to start', () => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(path.join(bin, 'claude')));
+		await eventually('the stand-in to start', () => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(path.join(bin, 'claude')), {timeoutMs: 20_000});
 		immortal = {pid, startTime: startTimeOf(pid), paneId};
 
 		registryFile = path.join(state, 'registry.db');

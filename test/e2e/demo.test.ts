@@ -3,7 +3,8 @@ import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {FINDING_KINDS} from '../../src/domain/types.js';
 import {tempDir} from '../helpers/tmp.js';
-import {alive, CLI, E2eTmux, pollUntil, processesWithin, startTimeOf, type Screen} from './support/tmuxScreen.js';
+import {alive, CLI, E2eTmux, processesWithin, startTimeOf, type Screen} from './support/tmuxScreen.js';
+import {eventually} from '../helpers/poll.js';
 
 /**
  * `mam-tui demo` itself, started in a tmux window as a user would: it must open the dashboard on
@@ -47,10 +48,10 @@ async function startDemo(label: string): Promise<RunningDemo> {
 	// Printed before the dashboard took the alternate screen: it waits on the primary one.
 	expect(await screen.primary(true)).toContain(`watch the agents with \`tmux -L mam-demo-${pid} attach\``);
 	// Seven panes of stand-ins and shells, the stray stand-in and the demo's tmux server.
-	const processes = await pollUntil('the stand-ins to run', () => {
+	const processes = await eventually('the stand-ins to run', () => {
 		const found = processesWithin(sandbox);
 		return found.filter(p => p.cmdline.includes(`${sandbox}/bin/`)).length >= 6 ? found : undefined;
-	});
+	}, {timeoutMs: 20_000});
 	return {screen, pid, startTime, tmpdir, sandbox, server: `mam-demo-${pid}`, processes};
 }
 
@@ -114,7 +115,7 @@ describe('mam-tui demo in a tmux window', {timeout: 120_000}, () => {
 		await tmux.runOk(['kill-pane', '-t', hungUp.screen.paneId]);
 		expect(await tmux.waitExit(terminated.screen.paneId)).toBe(1);
 		expect(await terminated.screen.text(100)).toContain('ended by SIGTERM');
-		await pollUntil('the hung-up demo to finish its cleanup and exit', () => !alive(hungUp.pid, hungUp.startTime));
+		await eventually('the hung-up demo to finish its cleanup and exit', () => !alive(hungUp.pid, hungUp.startTime), {timeoutMs: 20_000});
 		await expectAllGone(terminated);
 		await expectAllGone(hungUp);
 	});

@@ -6,7 +6,8 @@ import {installStandin} from '../../src/demo/installStandin.js';
 import {reapSandbox, sandboxProcesses} from '../../src/demo/reaper.js';
 import {SANDBOX_MARKER, sandboxEnv} from '../../src/demo/sandbox.js';
 import {tempDir} from '../helpers/tmp.js';
-import {alive, BUILT_STANDIN, pollUntil, startTimeOf} from './support/tmuxScreen.js';
+import {alive, BUILT_STANDIN, startTimeOf} from './support/tmuxScreen.js';
+import {eventually} from '../helpers/poll.js';
 
 /** The two safety rules under `mam-tui demo`'s cleanup, without a terminal. */
 
@@ -62,10 +63,10 @@ describe('the reaper', () => {
 		const ours = sleeper({[SANDBOX_MARKER]: base});
 		const otherSandbox = sleeper({[SANDBOX_MARKER]: `${base}-other`});
 		const unmarked = sleeper({});
-		await pollUntil('the marked process to be seen', () => sandboxProcesses(base).some(p => p.pid === ours.pid));
+		await eventually('the marked process to be seen', () => sandboxProcesses(base).some(p => p.pid === ours.pid), {timeoutMs: 20_000});
 
 		expect(await reapSandbox(base)).toEqual([]);
-		await pollUntil('the marked process to end', () => !alive(ours.pid, ours.startTime));
+		await eventually('the marked process to end', () => !alive(ours.pid, ours.startTime), {timeoutMs: 20_000});
 		expect(alive(otherSandbox.pid, otherSandbox.startTime)).toBe(true);
 		expect(alive(unmarked.pid, unmarked.startTime)).toBe(true);
 	});

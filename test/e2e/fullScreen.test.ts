@@ -3,7 +3,8 @@ import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {Registry} from '../../src/registry/registry.js';
 import {tempDir} from '../helpers/tmp.js';
-import {CLI, COLUMNS, E2eTmux, pollUntil, ROWS, selectedRow, type Screen} from './support/tmuxScreen.js';
+import {CLI, COLUMNS, E2eTmux, ROWS, selectedRow, type Screen} from './support/tmuxScreen.js';
+import {eventually} from '../helpers/poll.js';
 
 /**
  * The built dashboard as a full-screen app in real tmux: it takes the alternate screen, fills the
@@ -29,10 +30,10 @@ async function openDashboard(label: string, extraEnv: Record<string, string> = {
 /** The dashboard's node process under the pane's shell. */
 async function dashboardPid(screen: Screen): Promise<number> {
 	const shell = await tmux.panePid(screen.paneId);
-	return pollUntil('the dashboard process', () => {
+	return eventually('the dashboard process', () => {
 		const children = fs.readFileSync(`/proc/${shell}/task/${shell}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
 		return children.find(pid => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(CLI));
-	});
+	}, {timeoutMs: 20_000});
 }
 
 /** What the pane shows once the dashboard ended, trailing blank lines dropped. */

@@ -5,6 +5,7 @@ import {parseStat} from '../../src/system/processes.js';
 import {MuxError, type Multiplexer, type MuxEvent} from '../../src/mux/types.js';
 import type {Pane} from '../../src/domain/types.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
+import {eventually} from '../helpers/poll.js';
 
 /** What each backend's test file provides to the shared contract. */
 export interface MuxHarness {
@@ -19,22 +20,6 @@ export interface MuxHarness {
 	/** A second backend whose own pid is `pid` (its pane is found by process lineage, no env). */
 	selfByPid(pid: number): Multiplexer;
 	dispose(): Promise<void>;
-}
-
-/** Poll until `check` returns a value (not undefined); fails with `what` after the deadline. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined> | T | undefined, deadlineMs = 15_000): Promise<T> {
-	const end = Date.now() + deadlineMs;
-	let last: unknown;
-	for (;;) {
-		try {
-			const value = await check();
-			if (value !== undefined) return value;
-		} catch (error) {
-			last = error;
-		}
-		if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-		await new Promise(resolve => setTimeout(resolve, 50));
-	}
 }
 
 function startTimeOf(pid: number): number | undefined {
@@ -72,7 +57,7 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		return eventually(`pane ${id} running ${agent}`, async () => {
 			const pane = (await h.mux.listPanes()).find(p => p.id === id);
 			return pane?.processes.some(p => p.name === agent) ? pane : undefined;
-		});
+		}, {retryErrors: true});
 	}
 
 	it('opens a pane running an argv exactly, in its cwd with its env, and lists its process', async () => {
@@ -86,7 +71,7 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		expect(environ).toContain('MAM_MARK=contract;');
 		expect(fs.existsSync(`${h.cwd}/pwned`)).toBe(false);
 		expect(pane.isSelf).toBe(false);
-		await eventually('the agent detected', async () => ((await h.mux.listPanes()).find(p => p.id === id)?.agent === 'claude' ? true : undefined));
+		await eventually('the agent detected', async () => ((await h.mux.listPanes()).find(p => p.id === id)?.agent === 'claude' ? true : undefined), {retryErrors: true});
 		expect(h.mux.health()).toMatchObject({ok: true});
 		await h.mux.closePane(id);
 	});
@@ -109,7 +94,7 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		const out = await eventually('the echo', async () => {
 			const text = await h.mux.readOutput(id, 20);
 			return text.includes('got: hello mam;') ? text : undefined;
-		});
+		}, {retryErrors: true});
 		expect(out.split('\n').length).toBeLessThanOrEqual(20);
 		await h.mux.closePane(id);
 	});
@@ -123,7 +108,7 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		const out = await eventually('the echo', async () => {
 			const text = await h.mux.readOutput(id, 20);
 			return text.includes('got: after') ? text : undefined;
-		});
+		}, {retryErrors: true});
 		expect(out).not.toContain('got: aafter');
 		await h.mux.closePane(id);
 	});
@@ -137,11 +122,11 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 			const first = await h.mux.openPane({argv: ['claude'], cwd: h.cwd, env: {PATH: h.path}});
 			const pane = await paneWithAgent(first, 'claude');
 			const second = await h.mux.openPane({argv: ['codex'], cwd: h.cwd, env: {PATH: h.path}});
-			await eventually('pane-created', () => (events.some(e => e.type === 'pane-created' && e.paneId === second) ? true : undefined));
+			await eventually('pane-created', () => (events.some(e => e.type === 'pane-created' && e.paneId === second) ? true : undefined), {retryErrors: true});
 			await h.mux.closePane(first);
-			await eventually('pane-closed', () => (events.some(e => e.type === 'pane-closed' && e.paneId === first) ? true : undefined));
+			await eventually('pane-closed', () => (events.some(e => e.type === 'pane-closed' && e.paneId === first) ? true : undefined), {retryErrors: true});
 			expect((await h.mux.listPanes()).some(p => p.id === first)).toBe(false);
-			await eventually('every process of the pane gone', () => (pane.processes.every(p => !isAlive(p.pid)) ? true : undefined));
+			await eventually('every process of the pane gone', () => (pane.processes.every(p => !isAlive(p.pid)) ? true : undefined), {retryErrors: true});
 			await h.mux.closePane(second);
 		} finally {
 			unsubscribe();

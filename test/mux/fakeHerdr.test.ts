@@ -7,7 +7,7 @@ import {HerdrClient} from '../../src/mux/herdr/client.js';
 import {HERDR_PROTOCOLS} from '../../src/mux/herdr/protocol.js';
 import {FAKE_PROTOCOLS, herdrValidator} from '../support/herdrSchema.js';
 import {FAKE_HERDR_VERSIONS, herdrNumber, startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
-import {eventually} from './contract.js';
+import {eventually} from '../helpers/poll.js';
 
 let dir: string;
 let socket: string;
@@ -80,11 +80,11 @@ describe.each(FAKE_PROTOCOLS)('the fake herdr itself, playing protocol %i', {tim
 	it(`${traits?.replaysLifecycle ? 'replays' : 'does not replay'} past lifecycle events to a new subscriber`, async () => {
 		const pane = await fake.openWorkspace(dir);
 		const s = stream([{type: 'pane.created'}]);
-		await eventually('started', () => (s.lines.length >= 1 ? true : undefined));
+		await eventually('started', () => (s.lines.length >= 1 ? true : undefined), {retryErrors: true});
 		// A pane made after subscribing is always sent; the one made before only by a replaying protocol.
 		const later = await fake.split(pane, dir);
 		const created = () => s.lines.slice(1).map(l => (l as {data: {pane: {pane_id: string}}}).data.pane.pane_id);
-		await eventually('the live event', () => (created().includes(later) ? true : undefined));
+		await eventually('the live event', () => (created().includes(later) ? true : undefined), {retryErrors: true});
 		expect(created().includes(pane)).toBe(traits?.replaysLifecycle);
 		s.close();
 		expect(fake.violations).toEqual([]);
@@ -101,10 +101,10 @@ describe.each(FAKE_PROTOCOLS)('the fake herdr itself, playing protocol %i', {tim
 	it('sends lifecycle events underscored with a type inside, status events dotted without', async () => {
 		const pane = await fake.openWorkspace(dir);
 		const s = stream([{type: 'pane.closed'}, {type: 'pane.agent_status_changed', pane_id: pane}]);
-		await eventually('started', () => (s.lines.length >= 1 ? true : undefined));
+		await eventually('started', () => (s.lines.length >= 1 ? true : undefined), {retryErrors: true});
 		fake.setAgentStatus(pane, 'working');
 		await new HerdrClient(socket).request('pane.close', {pane_id: pane});
-		await eventually('both events', () => (s.lines.length >= 3 ? true : undefined));
+		await eventually('both events', () => (s.lines.length >= 3 ? true : undefined), {retryErrors: true});
 		expect(s.lines[0]).toEqual({id: 's1', result: {type: 'subscription_started'}});
 		expect(s.lines).toContainEqual({event: 'pane.agent_status_changed', data: expect.objectContaining({pane_id: pane, agent_status: 'working'})});
 		expect(s.lines).toContainEqual({event: 'pane_closed', data: {type: 'pane_closed', pane_id: pane, workspace_id: expect.any(String)}});
@@ -123,7 +123,7 @@ describe.each(FAKE_PROTOCOLS)('the fake herdr itself, playing protocol %i', {tim
 		const pane = await fake.openWorkspace(dir);
 		const pidFile = path.join(dir, 'stubborn.pid');
 		await fake.run(pane, `sh -c 'trap "" HUP; echo $$ > ${pidFile}; while :; do sleep 1; done' &`);
-		const pid = await eventually('the stubborn child', () => (fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) || undefined : undefined));
+		const pid = await eventually('the stubborn child', () => (fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) || undefined : undefined), {retryErrors: true});
 		const shell = fake.shellPidOf(pane) ?? -1;
 		await new HerdrClient(socket, 5000).request('pane.close', {pane_id: pane});
 		for (const p of [pid, shell]) expect(fs.existsSync(`/proc/${p}`) && !fs.readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ')).toBe(false);

@@ -10,7 +10,8 @@ import {createProcessTable} from '../../src/system/processes.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
 import {FAKE_HERDR_VERSIONS, startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
 import {FAKE_PROTOCOLS} from '../support/herdrSchema.js';
-import {eventually, muxContract} from './contract.js';
+import {muxContract} from './contract.js';
+import {eventually} from '../helpers/poll.js';
 
 function scratch(): {dir: string; path: string; socket: string; dispose: () => void} {
 	const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-herdr-')));
@@ -175,15 +176,14 @@ describe.each(FAKE_PROTOCOLS)('herdr backend specifics (protocol %i)', {timeout:
 		const events: MuxEvent[] = [];
 		const stop = mux.subscribe(e => events.push(e));
 		try {
-			await eventually('events live', () => (mux.eventsLive() ? true : undefined));
+			await eventually('events live', () => (mux.eventsLive() ? true : undefined), {retryErrors: true});
 			await fake.run(pane, 'claude');
 			// Wait for the event before listing: a listing that already shows the agent makes the event old news.
-			await eventually('agent-detected event', () => (events.some(e => e.type === 'agent-detected' && e.paneId === pane && e.agent === 'claude') ? true : undefined));
+			await eventually('agent-detected event', () => (events.some(e => e.type === 'agent-detected' && e.paneId === pane && e.agent === 'claude') ? true : undefined), {retryErrors: true});
 			expect((await mux.listPanes()).find(p => p.id === pane)?.agent).toBe('claude');
 			fake.setAgentStatus(pane, 'blocked');
 			await eventually('status event', () =>
-				events.some(e => e.type === 'agent-status' && e.paneId === pane && e.status === 'blocked') ? true : undefined,
-			);
+				events.some(e => e.type === 'agent-status' && e.paneId === pane && e.status === 'blocked') ? true : undefined, {retryErrors: true});
 			const listed = (await mux.listPanes()).find(p => p.id === pane);
 			expect(listed).toMatchObject({agent: 'claude', agentStatus: 'blocked'});
 		} finally {
@@ -220,14 +220,14 @@ describe.each(FAKE_PROTOCOLS)('herdr backend specifics (protocol %i)', {timeout:
 		const events: MuxEvent[] = [];
 		const stop = mux.subscribe(e => events.push(e));
 		try {
-			await eventually('events live', () => (mux.eventsLive() ? true : undefined));
+			await eventually('events live', () => (mux.eventsLive() ? true : undefined), {retryErrors: true});
 			const before = fake.methods.length;
 			const id = await mux.openPane({argv: ['sh', '-c', 'exit 0'], cwd: s.dir, env: {PATH: s.path}});
 			expect(fake.methods.slice(before)).toEqual(expect.arrayContaining(['pane.split', 'pane.send_input']));
 			// `sh -c 'exit 0'` ends; the pane's own shell stays, so type `exit` into it.
-			await eventually('listed', async () => ((await mux.listPanes()).some(p => p.id === id) ? true : undefined));
+			await eventually('listed', async () => ((await mux.listPanes()).some(p => p.id === id) ? true : undefined), {retryErrors: true});
 			await fake.run(id, 'exit');
-			await eventually('pane-exited', () => (events.some(e => e.type === 'pane-exited' && e.paneId === id) ? true : undefined));
+			await eventually('pane-exited', () => (events.some(e => e.type === 'pane-exited' && e.paneId === id) ? true : undefined), {retryErrors: true});
 			expect(events.some(e => e.type === 'pane-closed' && e.paneId === id)).toBe(false);
 			await expect(mux.readOutput(id, 5)).rejects.toMatchObject({code: 'pane_not_found'});
 		} finally {
@@ -243,7 +243,7 @@ describe.each(FAKE_PROTOCOLS)('herdr backend specifics (protocol %i)', {timeout:
 			const mux = createHerdrMux(muxOptions(empty.socket));
 			const id = await mux.openPane({argv: ['codex'], cwd: empty.dir, env: {PATH: empty.path}, title: 'solo'});
 			expect(lone.methods).toContain('workspace.create');
-			await eventually('codex running', async () => ((await mux.listPanes()).find(p => p.id === id)?.processes.some(p => p.name === 'codex') ? true : undefined));
+			await eventually('codex running', async () => ((await mux.listPanes()).find(p => p.id === id)?.processes.some(p => p.name === 'codex') ? true : undefined), {retryErrors: true});
 			await mux.dispose();
 			expect(lone.violations).toEqual([]);
 		} finally {

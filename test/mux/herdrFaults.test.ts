@@ -7,7 +7,7 @@ import type {MuxEvent, MuxHealth} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {FAKE_HERDR_VERSIONS, startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
 import {FAKE_PROTOCOLS} from '../support/herdrSchema.js';
-import {eventually} from './contract.js';
+import {eventually} from '../helpers/poll.js';
 
 let dir: string;
 let fake: FakeHerdr;
@@ -42,7 +42,7 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		fake.misbehave(undefined);
 		for (const dispose of disposers.splice(0)) await dispose();
 		// The next test counts streams: wait until the fake saw this test's streams close.
-		await eventually('streams closed', () => (fake.subscriberCount() === 0 ? true : undefined));
+		await eventually('streams closed', () => (fake.subscriberCount() === 0 ? true : undefined), {retryErrors: true});
 		expect(fake.violations).toEqual([]);
 	});
 
@@ -57,7 +57,7 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		await expect(m.listPanes()).rejects.toMatchObject({code: 'server_not_running', message: expect.stringContaining('no herdr socket at')});
 		expect(m.health()).toMatchObject({kind: 'herdr', ok: false, message: expect.stringContaining('is herdr running?')});
 		const w = watch(m);
-		await eventually('a reconnect message', () => (w.healths.some(h => /reconnecting in/.test(h.message)) ? true : undefined));
+		await eventually('a reconnect message', () => (w.healths.some(h => /reconnecting in/.test(h.message)) ? true : undefined), {retryErrors: true});
 		w.stop();
 	});
 
@@ -89,7 +89,7 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		expect((await m.listPanes()).length).toBeGreaterThan(0);
 		expect(m.health()).toMatchObject({ok: true, message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (untested protocol ${number}, treating as ${as}) at ${socket}`});
 		const w = watch(m);
-		await eventually('the streams open', () => (m.eventsLive() ? true : undefined));
+		await eventually('the streams open', () => (m.eventsLive() ? true : undefined), {retryErrors: true});
 		w.stop();
 	});
 
@@ -139,15 +139,15 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 	it('a stream ended with events_lost reconnects at once and resyncs, without a health alarm', async () => {
 		const m = mux();
 		const w = watch(m);
-		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined));
+		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined), {retryErrors: true});
 		const changedBefore = w.events.filter(e => e.type === 'changed').length;
 		fake.loseEvents();
-		await eventually('a resync', () => (w.events.filter(e => e.type === 'changed').length > changedBefore ? true : undefined));
-		await eventually('live again', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined));
+		await eventually('a resync', () => (w.events.filter(e => e.type === 'changed').length > changedBefore ? true : undefined), {retryErrors: true});
+		await eventually('live again', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined), {retryErrors: true});
 		expect(w.healths.filter(h => !h.ok)).toEqual([]);
 		const [first] = fake.paneIds();
 		const added = await fake.split(first ?? '', dir);
-		await eventually('pane-created after the resync', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined));
+		await eventually('pane-created after the resync', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined), {retryErrors: true});
 		w.stop();
 	});
 
@@ -174,25 +174,25 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 	it('a disconnect during the subscription: reconnects, resyncs, and events flow again', async () => {
 		const m = mux();
 		const w = watch(m);
-		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined));
+		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined), {retryErrors: true});
 		fake.dropSubscriptions();
-		await eventually('a lost-stream message', () => (w.healths.some(h => !h.ok && /event stream lost/.test(h.message)) ? true : undefined));
-		await eventually('healthy again', () => (m.health().ok && m.eventsLive() ? true : undefined));
-		await eventually('a resync', () => (w.events.some(e => e.type === 'changed') ? true : undefined));
+		await eventually('a lost-stream message', () => (w.healths.some(h => !h.ok && /event stream lost/.test(h.message)) ? true : undefined), {retryErrors: true});
+		await eventually('healthy again', () => (m.health().ok && m.eventsLive() ? true : undefined), {retryErrors: true});
+		await eventually('a resync', () => (w.events.some(e => e.type === 'changed') ? true : undefined), {retryErrors: true});
 		const [first] = fake.paneIds();
 		const added = await fake.split(first ?? '', dir);
-		await eventually('pane-created after the reconnect', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined));
+		await eventually('pane-created after the reconnect', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined), {retryErrors: true});
 		w.stop();
 	});
 
 	it('herdr going away and coming back (socket removed, then listening again)', async () => {
 		const m = mux();
 		const w = watch(m);
-		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined));
+		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined), {retryErrors: true});
 		await fake.stopListening();
-		await eventually('a no-socket message', () => (w.healths.some(h => !h.ok && /no herdr socket/.test(h.message)) ? true : undefined));
+		await eventually('a no-socket message', () => (w.healths.some(h => !h.ok && /no herdr socket/.test(h.message)) ? true : undefined), {retryErrors: true});
 		await fake.listen();
-		await eventually('reconnected', () => (m.health().ok && m.eventsLive() ? true : undefined));
+		await eventually('reconnected', () => (m.health().ok && m.eventsLive() ? true : undefined), {retryErrors: true});
 		w.stop();
 	});
 
@@ -200,20 +200,20 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		const m = mux({timeoutMs: 300});
 		fake.misbehave({kind: 'silent', methods: ['events.subscribe']});
 		const w = watch(m);
-		await eventually('a start timeout', () => (w.healths.some(h => /did not start the event stream within 300 ms/.test(h.message)) ? true : undefined));
+		await eventually('a start timeout', () => (w.healths.some(h => /did not start the event stream within 300 ms/.test(h.message)) ? true : undefined), {retryErrors: true});
 		fake.misbehave(undefined);
-		await eventually('recovers', () => (m.health().ok ? true : undefined));
+		await eventually('recovers', () => (m.health().ok ? true : undefined), {retryErrors: true});
 		w.stop();
 	});
 
 	it('a garbage line on the stream ends it and the client reconnects; unknown events are ignored', async () => {
 		const m = mux();
 		const w = watch(m);
-		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined));
+		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined), {retryErrors: true});
 		fake.injectRaw(JSON.stringify({event: 'brand_new_event', data: {type: 'brand_new_event', surprise: [1, 2]}, extra: true}));
 		fake.injectRaw('{"event": "pane_closed"');
-		await eventually('a not-an-event message', () => (w.healths.some(h => /not an event/.test(h.message)) ? true : undefined));
-		await eventually('healthy again', () => (m.health().ok && m.eventsLive() ? true : undefined));
+		await eventually('a not-an-event message', () => (w.healths.some(h => /not an event/.test(h.message)) ? true : undefined), {retryErrors: true});
+		await eventually('healthy again', () => (m.health().ok && m.eventsLive() ? true : undefined), {retryErrors: true});
 		expect(w.events.filter(e => e.type !== 'health' && e.type !== 'changed')).toEqual([]);
 		w.stop();
 	});

@@ -8,7 +8,7 @@ import type {MuxEvent} from '../../src/mux/types.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
 import {FAKE_PROTOCOLS} from '../support/herdrSchema.js';
-import {eventually} from './contract.js';
+import {eventually} from '../helpers/poll.js';
 
 /**
  * A change between the subscription and the snapshot is never missed (issue 19, PROTOCOL 14):
@@ -40,7 +40,7 @@ describe.each(FAKE_PROTOCOLS)('herdr protocol %i: changes in the gap between sub
 		muxes.push(mux);
 		const events: MuxEvent[] = [];
 		mux.subscribe(e => events.push(e));
-		const has = (what: string, test: (e: MuxEvent) => boolean) => eventually(what, () => (events.some(test) ? (true as const) : undefined));
+		const has = (what: string, test: (e: MuxEvent) => boolean) => eventually(what, () => (events.some(test) ? (true as const) : undefined), {retryErrors: true});
 		return {mux, events, has};
 	}
 
@@ -50,7 +50,7 @@ describe.each(FAKE_PROTOCOLS)('herdr protocol %i: changes in the gap between sub
 			opened = await fake.split(first, dir);
 		});
 		const {mux, events, has} = watched();
-		await eventually('events live with the new pane known', () => (opened && mux.eventsLive() ? true : undefined));
+		await eventually('events live with the new pane known', () => (opened && mux.eventsLive() ? true : undefined), {retryErrors: true});
 		// Listeners are told to look once the streams are live: a listing now shows the new pane.
 		await has('a changed or pane-created event', e => e.type === 'changed' || (e.type === 'pane-created' && e.paneId === opened));
 		fake.setAgentStatus(opened, 'blocked');
@@ -64,7 +64,7 @@ describe.each(FAKE_PROTOCOLS)('herdr protocol %i: changes in the gap between sub
 
 	it('a pane closed in the gap of a lifecycle reconnect is reported closed, once', async () => {
 		const {mux, events, has} = watched();
-		await eventually('events live', () => (mux.eventsLive() ? true : undefined));
+		await eventually('events live', () => (mux.eventsLive() ? true : undefined), {retryErrors: true});
 		const doomed = await fake.split(first, dir);
 		await has(`pane-created for ${doomed}`, e => e.type === 'pane-created' && e.paneId === doomed);
 		// Its status arriving proves the status stream was re-opened for it: nothing else is pending.
@@ -76,20 +76,20 @@ describe.each(FAKE_PROTOCOLS)('herdr protocol %i: changes in the gap between sub
 		// Only the lifecycle stream is lost: the status stream stays up and takes no snapshot.
 		fake.dropSubscriptions('lifecycle');
 		await has(`pane-closed for ${doomed}`, e => e.type === 'pane-closed' && e.paneId === doomed);
-		await eventually('live again', () => (mux.eventsLive() ? true : undefined));
+		await eventually('live again', () => (mux.eventsLive() ? true : undefined), {retryErrors: true});
 		expect(events.filter(e => e.type === 'pane-closed' && e.paneId === doomed)).toHaveLength(1);
 	});
 
 	it('a pane opened in the gap of a lifecycle reconnect is reported created, once, and watched', async () => {
 		const {mux, events, has} = watched();
-		await eventually('events live', () => (mux.eventsLive() ? true : undefined));
+		await eventually('events live', () => (mux.eventsLive() ? true : undefined), {retryErrors: true});
 		let opened = '';
 		fake.inGap(async () => {
 			opened = await fake.split(first, dir);
 		});
 		fake.dropSubscriptions('lifecycle');
 		await has('pane-created for the pane opened in the gap', e => e.type === 'pane-created' && e.paneId === opened);
-		await eventually('live again', () => (mux.eventsLive() ? true : undefined));
+		await eventually('live again', () => (mux.eventsLive() ? true : undefined), {retryErrors: true});
 		fake.setAgentStatus(opened, 'working');
 		await has(`agent-status working for ${opened}`, e => e.type === 'agent-status' && e.paneId === opened && e.status === 'working');
 		expect(events.filter(e => e.type === 'pane-created' && e.paneId === opened)).toHaveLength(1);
@@ -97,7 +97,7 @@ describe.each(FAKE_PROTOCOLS)('herdr protocol %i: changes in the gap between sub
 
 	it('a status change in the gap of a status-stream re-open is reported', async () => {
 		const {mux, has} = watched();
-		await eventually('events live', () => (mux.eventsLive() ? true : undefined));
+		await eventually('events live', () => (mux.eventsLive() ? true : undefined), {retryErrors: true});
 		fake.inGap(async () => {
 			fake.setAgentStatus(first, 'blocked');
 		}, 'status');

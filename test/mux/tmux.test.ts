@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {createTmuxMux, type TmuxMuxOptions} from '../../src/mux/tmux.js';
@@ -7,30 +6,9 @@ import {escapeTmuxArg, escapeTmuxFormat, execWrapper, parsePaneRows} from '../..
 import type {MuxEvent} from '../../src/mux/types.js';
 import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
-import {writeAgentStandIns} from '../support/agentBin.js';
-import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
-import {eventually, muxContract} from './contract.js';
-import {execa} from 'execa';
-
-/** The Exec port for tests: argv only, and never the user's tmux (no TMUX/TMUX_PANE in the child). */
-const isolatedExec: Exec = async (file, args, options = {}) => {
-	const result = await execa(file, [...args], {
-		env: isolatedEnv(options.env ? {...options.env} : {}),
-		extendEnv: false,
-		reject: false,
-		timeout: options.timeoutMs ?? 10_000,
-		stripFinalNewline: false,
-	});
-	const failure = result.failed && result.exitCode === undefined ? result.shortMessage : undefined;
-	return {exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), ...(failure ? {failure} : {})};
-};
-
-function scratch(): {dir: string; bin: string; path: string; dispose: () => void} {
-	const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-tmux-')));
-	const bin = path.join(dir, 'bin');
-	writeAgentStandIns(bin, ['claude', 'codex']);
-	return {dir, bin, path: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, dispose: () => fs.rmSync(dir, {recursive: true, force: true})};
-}
+import {isolatedExec, paneScratch, privateTmux, type PrivateTmux} from '../helpers/tmux.js';
+import {muxContract} from './contract.js';
+import {eventually} from '../helpers/poll.js';
 
 function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMuxOptions {
 	return {server: {socketName: tmux.name}, exec: isolatedExec, processes: createProcessTable(), env: {}, pollMs: 100, ...extra};
@@ -39,7 +17,7 @@ function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMu
 describe('tmux backend: the mux contract on a private server', {timeout: 30_000}, () => {
 	muxContract(async () => {
 		const tmux = privateTmux();
-		const s = scratch();
+		const s = paneScratch();
 		// A keeper session so the server outlives the contract's panes.
 		await tmux.run(['new-session', '-d', '-s', 'keeper', '--', 'sleep', '3600']);
 		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
@@ -59,10 +37,10 @@ describe('tmux backend: the mux contract on a private server', {timeout: 30_000}
 
 describe('tmux backend specifics', {timeout: 30_000}, () => {
 	let tmux: PrivateTmux;
-	let s: ReturnType<typeof scratch>;
+	let s: ReturnType<typeof paneScratch>;
 	beforeAll(() => {
 		tmux = privateTmux();
-		s = scratch();
+		s = paneScratch();
 	});
 	afterAll(async () => {
 		await tmux.kill();
@@ -112,7 +90,7 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		const mux = createTmuxMux(options(tmux));
 		await tmux.run(['new-session', '-d', '-s', 'keep2', '--', 'sleep', '3600']);
 		const id = await mux.openPane({argv: ['codex'], cwd: dir, env: {PATH: s.path}, title: 'n#S'});
-		const pane = await eventually('pane listed', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0));
+		const pane = await eventually('pane listed', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0), {retryErrors: true});
 		expect(pane.processes[0]?.cwd).toBe(dir);
 		expect(pane.title).toBe('n#S');
 		await mux.closePane(id);
@@ -125,15 +103,15 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		const stop = mux.subscribe(e => events.push(e));
 		try {
 			const a = await mux.openPane({argv: ['claude'], cwd: s.dir, env: {PATH: s.path}});
-			await eventually('a listed', async () => ((await mux.listPanes()).some(p => p.id === a) ? true : undefined));
+			await eventually('a listed', async () => ((await mux.listPanes()).some(p => p.id === a) ? true : undefined), {retryErrors: true});
 			const b = await mux.openPane({argv: ['codex'], cwd: s.dir, env: {PATH: s.path}});
 			// The poll that reports b was created has seen a too: both exist for the poller.
-			await eventually('b created', () => (events.some(e => e.type === 'pane-created' && e.paneId === b) ? true : undefined));
+			await eventually('b created', () => (events.some(e => e.type === 'pane-created' && e.paneId === b) ? true : undefined), {retryErrors: true});
 			await mux.sendText(a, '/exit');
 			await mux.sendKeys(a, ['Enter']);
 			await mux.closePane(b);
-			await eventually('exit seen', () => (events.some(e => e.type === 'pane-exited' && e.paneId === a) ? true : undefined));
-			await eventually('close seen', () => (events.some(e => e.type === 'pane-closed' && e.paneId === b) ? true : undefined));
+			await eventually('exit seen', () => (events.some(e => e.type === 'pane-exited' && e.paneId === a) ? true : undefined), {retryErrors: true});
+			await eventually('close seen', () => (events.some(e => e.type === 'pane-closed' && e.paneId === b) ? true : undefined), {retryErrors: true});
 			expect(events.some(e => e.type === 'pane-closed' && e.paneId === a)).toBe(false);
 		} finally {
 			stop();
@@ -157,7 +135,7 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		const mux = createTmuxMux(options(tmux, {exec: cLocale}));
 		await tmux.run(['new-session', '-d', '-s', 'keep6', '--', 'sleep', '3600']);
 		const id = await mux.openPane({argv: ['codex'], cwd: dirUtf8, env: {PATH: s.path}});
-		const pane = await eventually('listed with its cwd', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0));
+		const pane = await eventually('listed with its cwd', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0), {retryErrors: true});
 		expect(pane.cwd).toBe(dirUtf8);
 		expect(pane.agent).toBe('codex');
 		await mux.closePane(id);

@@ -1,36 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import {execa} from 'execa';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {createTmuxMux, type TmuxMux, type TmuxMuxOptions} from '../../src/mux/tmux.js';
 import {controlCapable} from '../../src/mux/tmuxArgs.js';
 import {decodeOutput, quoteTmuxArg, tmuxCommandLine} from '../../src/mux/tmuxControl.js';
 import type {MuxEvent} from '../../src/mux/types.js';
-import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
-import {writeAgentStandIns} from '../support/agentBin.js';
-import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
-import {eventually, muxContract} from './contract.js';
-
-const isolatedExec: Exec = async (file, args, options = {}) => {
-	const result = await execa(file, [...args], {
-		env: isolatedEnv(options.env ? {...options.env} : {}),
-		extendEnv: false,
-		reject: false,
-		timeout: options.timeoutMs ?? 10_000,
-		stripFinalNewline: false,
-	});
-	const failure = result.failed && result.exitCode === undefined ? result.shortMessage : undefined;
-	return {exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), ...(failure ? {failure} : {})};
-};
-
-function scratch(): {dir: string; path: string; dispose: () => void} {
-	const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-tmuxc-')));
-	const bin = path.join(dir, 'bin');
-	writeAgentStandIns(bin, ['claude', 'codex']);
-	return {dir, path: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, dispose: () => fs.rmSync(dir, {recursive: true, force: true})};
-}
+import {isolatedEnv, isolatedExec, paneScratch, privateTmux, type PrivateTmux} from '../helpers/tmux.js';
+import {muxContract} from './contract.js';
+import {eventually} from '../helpers/poll.js';
 
 function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMuxOptions {
 	return {server: {socketName: tmux.name}, exec: isolatedExec, processes: createProcessTable(), env: isolatedEnv(), pollMs: 100, control: true, ...extra};
@@ -61,7 +37,7 @@ describe('tmux command grammar', () => {
 describe('tmux backend through one control-mode client: the mux contract', {timeout: 30_000}, () => {
 	muxContract(async () => {
 		const tmux = privateTmux();
-		const s = scratch();
+		const s = paneScratch('mam-tmuxc-');
 		await tmux.run(['new-session', '-d', '-s', 'keeper', '--', 'sleep', '3600']);
 		const socketPath = (await tmux.run(['display-message', '-p', '#{socket_path}'])).stdout.trim();
 		const made: TmuxMux[] = [];
@@ -87,10 +63,10 @@ describe('tmux backend through one control-mode client: the mux contract', {time
 
 describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 	let tmux: PrivateTmux;
-	let s: ReturnType<typeof scratch>;
+	let s: ReturnType<typeof paneScratch>;
 	beforeAll(() => {
 		tmux = privateTmux();
-		s = scratch();
+		s = paneScratch('mam-tmuxc-');
 	});
 	afterAll(async () => {
 		await tmux.kill();
@@ -111,7 +87,7 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 			for (let i = 0; i < 5; i++) await mux.listPanes();
 			const text = `it's; kill-server; "$HOME" ~ %if #{pane_id} \\ end;`;
 			await mux.sendText(id, `: ${text}`);
-			await eventually('typed', async () => ((await mux.readOutput(id, 5)).includes(text) ? true : undefined));
+			await eventually('typed', async () => ((await mux.readOutput(id, 5)).includes(text) ? true : undefined), {retryErrors: true});
 			expect(mux.cost.processes).toBe(before);
 			expect(mux.cost.commands).toBeGreaterThan(5);
 			expect((await tmux.run(['list-sessions'])).exitCode).toBe(0);
@@ -129,7 +105,7 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		try {
 			const a = await shellPane(mux);
 			const b = await shellPane(mux);
-			await eventually('both listed', async () => ((await mux.listPanes()).filter(p => p.id === a || p.id === b).length === 2 ? true : undefined));
+			await eventually('both listed', async () => ((await mux.listPanes()).filter(p => p.id === a || p.id === b).length === 2 ? true : undefined), {retryErrors: true});
 			// Let both shells draw their prompts, and the client watch them.
 			await eventually('quiet', async () => {
 				await mux.readScreens([a, b]);
@@ -137,15 +113,15 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 				await new Promise(resolve => setTimeout(resolve, 400));
 				await mux.readScreens([a, b]);
 				return mux.cost.screenReads === reads ? true : undefined;
-			});
+			}, {retryErrors: true});
 			events.length = 0;
 			await mux.sendText(a, "printf '\\033]7501;state=blocked:app=codex:kind=permission\\007ASKING\\n'");
 			await mux.sendKeys(a, ['Enter']);
-			await eventually('output event for a', () => (events.some(e => e.type === 'output' && e.paneIds.includes(a)) ? true : undefined));
+			await eventually('output event for a', () => (events.some(e => e.type === 'output' && e.paneIds.includes(a)) ? true : undefined), {retryErrors: true});
 			const screens = await eventually('state seen', async () => {
 				const read = await mux.readScreens([a, b]);
 				return read.get(a)?.text.includes('ASKING') ? read : undefined;
-			});
+			}, {retryErrors: true});
 			expect(screens.get(a)?.osc).toBe('state=blocked:app=codex:kind=permission');
 			expect(screens.get(b)?.osc).toBeUndefined();
 			// Nothing printed since: no pane is read again.
@@ -170,10 +146,10 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		const events: MuxEvent[] = [];
 		const stop = mux.subscribe(e => events.push(e));
 		try {
-			await eventually('own pane known', async () => ((await mux.listPanes()).find(p => p.id === own)?.isSelf ? true : undefined));
+			await eventually('own pane known', async () => ((await mux.listPanes()).find(p => p.id === own)?.isSelf ? true : undefined), {retryErrors: true});
 			await tmux.run(['send-keys', '-t', own, 'echo drawn', 'Enter']);
 			await tmux.run(['send-keys', '-t', other, 'echo printed', 'Enter']);
-			await eventually('the other pane reported', () => (events.some(e => e.type === 'output' && e.paneIds.includes(other)) ? true : undefined));
+			await eventually('the other pane reported', () => (events.some(e => e.type === 'output' && e.paneIds.includes(other)) ? true : undefined), {retryErrors: true});
 			expect(events.some(e => e.type === 'output' && e.paneIds.includes(own))).toBe(false);
 		} finally {
 			stop();
@@ -191,7 +167,7 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 			try {
 				await mux.listPanes();
 				await other.run(['kill-server']);
-				await eventually('gone', () => (events.some(e => e.type === 'pane-exited') ? true : undefined));
+				await eventually('gone', () => (events.some(e => e.type === 'pane-exited') ? true : undefined), {retryErrors: true});
 				await other.run(['new-session', '-d', '-s', 'second', '--', 'sleep', '3600']);
 				const id = await shellPane(mux);
 				// Only a watching client sees a report (one printed before it attached is lost): print until seen.
@@ -200,7 +176,7 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 					await mux.sendKeys(id, ['Enter']);
 					await new Promise(resolve => setTimeout(resolve, 300));
 					return (await mux.readScreens([id])).get(id)?.osc;
-				});
+				}, {retryErrors: true});
 				expect(osc).toBe('state=working:app=codex');
 			} finally {
 				stop();

@@ -1,5 +1,5 @@
-import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {DEFAULT_REPLY, makeWorld, REAL_AGENTS, sleep, startModel, startTui, waitForConversation, type Model, type RealAgent, type RealWorld} from './support/harness.js';
+import {describe, expect, it} from 'vitest';
+import {DEFAULT_REPLY, REAL_AGENTS, type RealAgent, type RealWorld, sleep, startTui, useRealWorld, waitForConversation} from './support/harness.js';
 
 interface StatusSession {
 	readonly name: string;
@@ -69,41 +69,30 @@ async function restartServer(world: RealWorld): Promise<void> {
  * process's start. `adopt --id` of a conversation a live pane runs links that pane: one row.
  */
 describe('real agents: adopt pins the live conversation', () => {
-	let model: Model;
-	let world: RealWorld;
-
-	beforeAll(async () => {
-		model = await startModel();
-		world = await makeWorld(model);
-	});
-
-	afterAll(async () => {
-		await world?.cleanup();
-		await model?.close();
-	});
+	const real = useRealWorld();
 
 	it.each(REAL_AGENTS)('%s: drift --fix adopts the pane pinned to its real conversation; adopt --id links a live pane', async agent => {
-		const {tui, id} = await liveTui(world, agent, world.alpha, `adopt me, ${agent}`);
-		const fixed = await drift(world, true);
+		const {tui, id} = await liveTui(real.world, agent, real.world.alpha, `adopt me, ${agent}`);
+		const fixed = await drift(real.world, true);
 		const adopted = fixed.applied?.find(a => a.fix.type === 'adopt-pane' && a.fix.paneId === tui.paneId);
 		expect(adopted, JSON.stringify(fixed)).toMatchObject({status: 'applied', fix: {agentSessionId: id}});
-		const row = (await status(world)).sessions.find(s => s.name === adopted?.session);
+		const row = (await status(real.world)).sessions.find(s => s.name === adopted?.session);
 		expect(row).toMatchObject({agent, status: 'running', paneId: tui.paneId, agentSessionId: id});
 		// The epoch is the agent process's start, before the conversation's first turn (not the adoption).
-		const created = Date.parse(JSON.parse((await world.mamTui(['conversations', '--json', '--agent', agent])).stdout).conversations.find((c: {id: string}) => c.id === id).createdAt);
+		const created = Date.parse(JSON.parse((await real.world.mamTui(['conversations', '--json', '--agent', agent])).stdout).conversations.find((c: {id: string}) => c.id === id).createdAt);
 		expect(Date.parse(row?.epoch ?? '')).toBeLessThanOrEqual(created);
 		// Adopting the same conversation by id gives the same row back: one row per pane.
-		const again = await world.mamTui(['adopt', '--json', '--agent', agent, '--id', id]);
+		const again = await real.world.mamTui(['adopt', '--json', '--agent', agent, '--id', id]);
 		expect(JSON.parse(again.stdout)).toMatchObject({ok: true, created: false, session: adopted?.session});
 
 		// A second TUI in beta, adopted by id while it runs: the row is that pane's, running.
-		const other = await liveTui(world, agent, world.beta, `link me, ${agent}`);
-		const linked = await world.mamTui(['adopt', '--json', '--agent', agent, '--id', other.id]);
+		const other = await liveTui(real.world, agent, real.world.beta, `link me, ${agent}`);
+		const linked = await real.world.mamTui(['adopt', '--json', '--agent', agent, '--id', other.id]);
 		expect(linked.exitCode, linked.stderr + linked.stdout).toBe(0);
 		expect(JSON.parse(linked.stdout)).toMatchObject({created: true, status: 'running', paneId: other.tui.paneId, id: other.id});
-		const after = await drift(world);
+		const after = await drift(real.world);
 		expect(after.findings.filter(f => f.kind === 'untracked-pane' || f.kind === 'duplicate-pin' || f.kind === 'unpinned')).toEqual([]);
-		expect((await status(world)).sessions.filter(s => s.paneId === other.tui.paneId && s.status === 'running')).toHaveLength(1);
+		expect((await status(real.world)).sessions.filter(s => s.paneId === other.tui.paneId && s.status === 'running')).toHaveLength(1);
 		await other.tui.close();
 		await tui.close();
 	});
@@ -115,43 +104,32 @@ describe('real agents: adopt pins the live conversation', () => {
  * row's, and status, drift and the dashboard's join say the same.
  */
 describe('real agents: a restarted tmux server', () => {
-	let model: Model;
-	let world: RealWorld;
-
-	beforeAll(async () => {
-		model = await startModel();
-		world = await makeWorld(model);
-	});
-
-	afterAll(async () => {
-		await world?.cleanup();
-		await model?.close();
-	});
+	const real = useRealWorld();
 
 	it("a new server's %1 running codex is untracked, not credited to the stopped claude row of the old %1", async () => {
-		const {tui} = await liveTui(world, 'claude', world.alpha, 'before the restart');
+		const {tui} = await liveTui(real.world, 'claude', real.world.alpha, 'before the restart');
 		expect(tui.paneId).toBe('%1');
-		const fixed = await drift(world, true);
+		const fixed = await drift(real.world, true);
 		const name = fixed.applied?.find(a => a.fix.type === 'adopt-pane')?.session;
 		expect(name).toBeTruthy();
 		await tui.quit();
-		await drift(world, true); // agent-exited: the row is stopped, its pane %1 kept
-		expect((await status(world)).sessions.find(s => s.name === name)).toMatchObject({status: 'stopped', paneId: '%1'});
+		await drift(real.world, true); // agent-exited: the row is stopped, its pane %1 kept
+		expect((await status(real.world)).sessions.find(s => s.name === name)).toMatchObject({status: 'stopped', paneId: '%1'});
 
-		await world.tmux(['kill-server']);
-		await restartServer(world);
-		const codex = await startTui(world, 'codex', world.beta);
+		await real.world.tmux(['kill-server']);
+		await restartServer(real.world);
+		const codex = await startTui(real.world, 'codex', real.world.beta);
 		expect(codex.paneId).toBe('%1');
 		await codex.prompt('after the restart');
 		await codex.waitForScreen(/Hello from the stand-in model\./, 90_000);
-		await waitForConversation(world, 'codex', world.beta, {containing: DEFAULT_REPLY});
+		await waitForConversation(real.world, 'codex', real.world.beta, {containing: DEFAULT_REPLY});
 
-		const now = await status(world);
+		const now = await status(real.world);
 		expect(now.untrackedPanes).toContain('%1');
 		const old = now.sessions.find(s => s.name === name);
 		expect(old).toMatchObject({status: 'stopped'});
 		expect(old?.livePaneId ?? null).toBeNull();
-		const found = await drift(world);
+		const found = await drift(real.world);
 		expect(found.findings.filter(f => f.kind === 'untracked-pane').map(f => f.paneId)).toEqual(['%1']);
 		expect(found.findings.filter(f => f.sessionName === name)).toEqual([]);
 		await codex.close();

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {conversationsOnDisk, makeWorld, startModel, startTui, waitForConversation, type Model, type RealAgent, type RealWorld} from './support/harness.js';
+import {describe, expect, it} from 'vitest';
+import {conversationsOnDisk, type RealAgent, type RealWorld, startTui, useRealWorld, waitForConversation} from './support/harness.js';
 
 /** A real TUI started in a pane by hand, one turn answered: the pane and the conversation it wrote. */
 async function liveTui(world: RealWorld, agent: RealAgent, cwd: string, words: string) {
@@ -33,35 +33,24 @@ function stateOf(stdout: string, id: string): string | undefined {
  * session's purge exits 4 naming its pane and pids.
  */
 describe('real agents: in use', () => {
-	let model: Model;
-	let world: RealWorld;
-
-	beforeAll(async () => {
-		model = await startModel();
-		world = await makeWorld(model);
-	});
-
-	afterAll(async () => {
-		await world?.cleanup();
-		await model?.close();
-	});
+	const real = useRealWorld();
 
 	it('gemini: a plain TUI on conversation X — purge of X exits 4 and deletes nothing; adopted, its purge names the pane and pids', async () => {
-		const {tui, id} = await liveTui(world, 'gemini', world.alpha, 'keep me, gemini');
-		const files = conversationsOnDisk(world, 'gemini', world.alpha).filter(c => c.id === id);
+		const {tui, id} = await liveTui(real.world, 'gemini', real.world.alpha, 'keep me, gemini');
+		const files = conversationsOnDisk(real.world, 'gemini', real.world.alpha).filter(c => c.id === id);
 		expect(files.length).toBeGreaterThan(0);
-		const listed = await world.mamTui(['conversations', '--json', '--agent', 'gemini']);
+		const listed = await real.world.mamTui(['conversations', '--json', '--agent', 'gemini']);
 		expect(stateOf(listed.stdout, id)).toMatch(/^no: in use by pid \d+/);
 
-		const purge = await world.mamTui(['purge', '--agent', 'gemini', '--id', id, '--yes']);
+		const purge = await real.world.mamTui(['purge', '--agent', 'gemini', '--id', id, '--yes']);
 		expect(purge.exitCode, purge.stderr + purge.stdout).toBe(4);
 		expect(purge.stderr).toMatch(/in use/);
-		expect(conversationsOnDisk(world, 'gemini', world.alpha).map(c => c.id)).toContain(id);
+		expect(conversationsOnDisk(real.world, 'gemini', real.world.alpha).map(c => c.id)).toContain(id);
 
 		// Registered and running in its pane: the refusal names the pane and the pids (exit 4, not 1).
-		const name = await adoptedName(world, tui.paneId);
+		const name = await adoptedName(real.world, tui.paneId);
 		expect(name).not.toBe('');
-		const byName = await world.mamTui(['purge', name, '--yes']);
+		const byName = await real.world.mamTui(['purge', name, '--yes']);
 		expect(byName.exitCode, byName.stderr + byName.stdout).toBe(4);
 		const agentPid = tui.agentPid();
 		expect(byName.stderr).toContain(`running in pane ${tui.paneId}`);
@@ -74,21 +63,21 @@ describe('real agents: in use', () => {
 	// purge by id is refused from that evidence, and nothing of the conversation changes.
 	for (const agent of ['claude', 'codex'] as const) {
 		it(`${agent}: a live TUI on conversation X — purge of X exits 4 naming the pid, deletes nothing; adopted, its purge names the pane and pids`, async () => {
-			const {tui, id} = await liveTui(world, agent, world.alpha, `keep me, ${agent}`);
-			const files = conversationsOnDisk(world, agent, world.alpha).filter(c => c.id === id).flatMap(c => c.files);
+			const {tui, id} = await liveTui(real.world, agent, real.world.alpha, `keep me, ${agent}`);
+			const files = conversationsOnDisk(real.world, agent, real.world.alpha).filter(c => c.id === id).flatMap(c => c.files);
 			expect(files.length).toBeGreaterThan(0);
 			const before = digests(files);
 			const agentPid = tui.agentPid();
 
-			const purge = await world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
+			const purge = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 			expect(purge.exitCode, purge.stderr + purge.stdout).toBe(4);
 			expect(purge.stderr).toMatch(/in use/);
 			expect(purge.stderr).toContain(String(agentPid));
 			expect(digests(files)).toEqual(before);
 
-			const name = await adoptedName(world, tui.paneId);
+			const name = await adoptedName(real.world, tui.paneId);
 			expect(name).not.toBe('');
-			const byName = await world.mamTui(['purge', name, '--yes']);
+			const byName = await real.world.mamTui(['purge', name, '--yes']);
 			expect(byName.exitCode, byName.stderr + byName.stdout).toBe(4);
 			expect(byName.stderr).toContain(`running in pane ${tui.paneId}`);
 			expect(byName.stderr).toContain(`pid ${agentPid}`);
@@ -98,20 +87,20 @@ describe('real agents: in use', () => {
 	}
 
 	it("opencode: a TUI in alpha does not make beta's session in use; its own project's session is", async () => {
-		const beta = await liveTui(world, 'opencode', world.beta, 'a beta session for opencode');
+		const beta = await liveTui(real.world, 'opencode', real.world.beta, 'a beta session for opencode');
 		await beta.tui.quit();
-		const alpha = await liveTui(world, 'opencode', world.alpha, 'an alpha session for opencode');
-		const listed = await world.mamTui(['conversations', '--json', '--agent', 'opencode']);
+		const alpha = await liveTui(real.world, 'opencode', real.world.alpha, 'an alpha session for opencode');
+		const listed = await real.world.mamTui(['conversations', '--json', '--agent', 'opencode']);
 		expect(stateOf(listed.stdout, beta.id)).toBe('yes');
 		expect(stateOf(listed.stdout, alpha.id)).toMatch(/^no: in use by pid \d+/);
 
-		const own = await world.mamTui(['purge', '--agent', 'opencode', '--id', alpha.id, '--yes']);
+		const own = await real.world.mamTui(['purge', '--agent', 'opencode', '--id', alpha.id, '--yes']);
 		expect(own.exitCode, own.stderr + own.stdout).toBe(4);
 		// Whether the purge leaves a residual (exit 5) is the purge's own story; in use it is not.
-		const other = await world.mamTui(['purge', '--agent', 'opencode', '--id', beta.id, '--yes']);
+		const other = await real.world.mamTui(['purge', '--agent', 'opencode', '--id', beta.id, '--yes']);
 		expect([0, 5], other.stderr + other.stdout).toContain(other.exitCode);
-		expect(conversationsOnDisk(world, 'opencode', world.beta).map(c => c.id)).not.toContain(beta.id);
-		expect(conversationsOnDisk(world, 'opencode', world.alpha).map(c => c.id)).toContain(alpha.id);
+		expect(conversationsOnDisk(real.world, 'opencode', real.world.beta).map(c => c.id)).not.toContain(beta.id);
+		expect(conversationsOnDisk(real.world, 'opencode', real.world.alpha).map(c => c.id)).toContain(alpha.id);
 		await alpha.tui.close();
 	});
 });

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {makeWorld, REAL_AGENTS, RUN_SHELL, SLOW_REPLY, SPAWN_SUBAGENT, startModel, startTui, SUBAGENT_TASK, type Model, type RealAgent, type RealWorld} from './support/harness.js';
+import {describe, expect, it} from 'vitest';
+import {REAL_AGENTS, type RealAgent, RUN_SHELL, SLOW_REPLY, SPAWN_SUBAGENT, startTui, SUBAGENT_TASK, useRealWorld} from './support/harness.js';
+import {eventually} from '../helpers/poll.js';
 
 /** Each TUI's working and approval markers (screens/README.md "Marker summary"). */
 const WORKING: Readonly<Record<RealAgent, RegExp>> = {
@@ -23,49 +24,31 @@ const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
  * SPAWN_SUBAGENT makes it start a sub-agent through its own tool.
  */
 describe('real agents: the stand-in model', () => {
-	let model: Model;
-	let world: RealWorld;
-
-	beforeAll(async () => {
-		model = await startModel({slowMs: 4000});
-		world = await makeWorld(model);
-	});
-
-	afterAll(async () => {
-		await world?.cleanup();
-		await model?.close();
-	});
+	const real = useRealWorld({model: {slowMs: 4000}});
 
 	it.each(REAL_AGENTS)('%s: slow answer, shell approval, sub-agent', async agent => {
 		// opencode asks before a command only outside its project (its bash permission allows the rest).
-		model.configure({shellWorkdir: agent === 'opencode' ? world.beta : undefined});
-		const cwd = world.alpha;
-		const tui = await startTui(world, agent, cwd);
+		real.model.configure({shellWorkdir: agent === 'opencode' ? real.world.beta : undefined});
+		const cwd = real.world.alpha;
+		const tui = await startTui(real.world, agent, cwd);
 
 		await tui.prompt(`${SLOW_REPLY} please, ${agent}`);
 		await tui.waitForScreen(WORKING[agent], 30_000);
 		await tui.waitForScreen(/Hello from the stand-in model\./, 60_000);
-		expect(model.requests().some(r => r.lastUserText.includes(SLOW_REPLY))).toBe(true);
+		expect(real.model.requests().some(r => r.lastUserText.includes(SLOW_REPLY))).toBe(true);
 
 		await tui.prompt(`${RUN_SHELL} for ${agent}`);
 		await tui.waitForScreen(APPROVAL[agent], 60_000);
 		await tui.sendKeys('Enter');
-		const written = path.join(agent === 'opencode' ? world.beta : cwd, 'hello-from-tool.txt');
-		await waitFor(() => fs.existsSync(written), `${agent} to run the approved command`);
+		const written = path.join(agent === 'opencode' ? real.world.beta : cwd, 'hello-from-tool.txt');
+		await eventually(`${agent} to run the approved command`, () => fs.existsSync(written), {timeoutMs: 60_000});
 		expect(fs.existsSync(written)).toBe(true);
 
 		await tui.prompt(`${SPAWN_SUBAGENT} for ${agent}`);
-		const subAgentAsked = () => model.requests().some(r => r.lastUserText.includes(SUBAGENT_TASK));
-		await waitFor(subAgentAsked, `${agent} to start a sub-agent`);
+		const subAgentAsked = () => real.model.requests().some(r => r.lastUserText.includes(SUBAGENT_TASK));
+		await eventually(`${agent} to start a sub-agent`, subAgentAsked, {timeoutMs: 60_000});
 		expect(subAgentAsked()).toBe(true);
 		await tui.quit(60_000);
 	});
 });
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!check()) {
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise(resolve => setTimeout(resolve, 250));
-	}
-}

@@ -2,8 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {execa} from 'execa';
-import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {attachTui, conversationsOnDisk, DEFAULT_REPLY, grepHome, makeWorld, REAL_AGENTS, sleep, startModel, startTui, waitForConversation, type Model, type RealAgent, type RealWorld} from './support/harness.js';
+import {describe, expect, it} from 'vitest';
+import {attachTui, conversationsOnDisk, DEFAULT_REPLY, grepHome, REAL_AGENTS, type RealAgent, type RealWorld, sleep, startTui, useRealWorld, waitForConversation} from './support/harness.js';
 
 /** The argv that makes each real CLI open conversation `id` itself. */
 const RESUME_ARGS: Readonly<Record<RealAgent, (id: string) => string[]>> = {
@@ -73,60 +73,49 @@ async function bytesOf(world: RealWorld, id: string): Promise<Record<string, str
  * minute leaves no stub, so the next gemini start in the project does not delete the conversation.
  */
 describe('real agents: purge, trash, restore', () => {
-	let model: Model;
-	let world: RealWorld;
-
-	beforeAll(async () => {
-		model = await startModel();
-		world = await makeWorld(model);
-	});
-
-	afterAll(async () => {
-		await world?.cleanup();
-		await model?.close();
-	});
+	const real = useRealWorld();
 
 	it.each(REAL_AGENTS)('%s', async agent => {
 		const marker = `purge-marker-${agent}-${crypto.randomBytes(6).toString('hex')}`;
-		const other = await oneShot(world, agent, world.beta, `keep me ${agent}`);
-		const id = await converse(world, agent, world.alpha, `please remember ${marker}`, [other]);
-		expect(await grepHome(world, marker)).not.toEqual([]);
-		const otherBytes = await bytesOf(world, other);
-		const otherText = conversationsOnDisk(world, agent, world.beta).find(c => c.id === other)?.text;
+		const other = await oneShot(real.world, agent, real.world.beta, `keep me ${agent}`);
+		const id = await converse(real.world, agent, real.world.alpha, `please remember ${marker}`, [other]);
+		expect(await grepHome(real.world, marker)).not.toEqual([]);
+		const otherBytes = await bytesOf(real.world, other);
+		const otherText = conversationsOnDisk(real.world, agent, real.world.beta).find(c => c.id === other)?.text;
 
-		const purged = await world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
+		const purged = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(purged.exitCode, purged.stdout + purged.stderr).toBe(0);
 		expect(purged.stdout).toMatch(/residual: nothing left/);
-		expect(await grepHome(world, id)).toEqual([]);
-		expect(await grepHome(world, marker)).toEqual([]);
-		expect(await bytesOf(world, other)).toEqual(otherBytes);
-		expect(conversationsOnDisk(world, agent, world.beta).find(c => c.id === other)?.text).toBe(otherText);
+		expect(await grepHome(real.world, id)).toEqual([]);
+		expect(await grepHome(real.world, marker)).toEqual([]);
+		expect(await bytesOf(real.world, other)).toEqual(otherBytes);
+		expect(conversationsOnDisk(real.world, agent, real.world.beta).find(c => c.id === other)?.text).toBe(otherText);
 
-		const again = await world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
+		const again = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(again.exitCode, again.stdout + again.stderr).toBe(0);
 		expect(again.stdout).toMatch(/nothing on disk names this conversation/);
 
-		const listed = JSON.parse((await world.mamTui(['trash', '--json'])).stdout) as {purges: Listed[]};
+		const listed = JSON.parse((await real.world.mamTui(['trash', '--json'])).stdout) as {purges: Listed[]};
 		const entry = listed.purges.find(p => p.conversation === id);
 		expect(entry).toBeDefined();
-		const restored = await world.mamTui(['restore', entry?.purgeId ?? '']);
+		const restored = await real.world.mamTui(['restore', entry?.purgeId ?? '']);
 		expect(restored.exitCode, restored.stdout + restored.stderr).toBe(0);
-		expect(await grepHome(world, marker)).not.toEqual([]);
+		expect(await grepHome(real.world, marker)).not.toEqual([]);
 
 		if (agent === 'gemini') {
-			await resumeLaterMinuteThenStartAgain(world, id, marker);
+			await resumeLaterMinuteThenStartAgain(real.world, id, marker);
 		} else {
-			const tui = await startTui(world, agent, world.alpha, RESUME_ARGS[agent](id));
+			const tui = await startTui(real.world, agent, real.world.alpha, RESUME_ARGS[agent](id));
 			await tui.waitForScreen(new RegExp(marker), 60_000);
 			await tui.quit();
 		}
 
-		const purgedAgain = await world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
+		const purgedAgain = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(purgedAgain.exitCode, purgedAgain.stdout + purgedAgain.stderr).toBe(0);
-		const emptied = await world.mamTui(['trash', 'empty', '--yes']);
+		const emptied = await real.world.mamTui(['trash', 'empty', '--yes']);
 		expect(emptied.exitCode, emptied.stdout + emptied.stderr).toBe(0);
-		expect(JSON.parse((await world.mamTui(['trash', '--json'])).stdout)).toMatchObject({purges: []});
-		expect(await grepHome(world, marker)).toEqual([]);
+		expect(JSON.parse((await real.world.mamTui(['trash', '--json'])).stdout)).toMatchObject({purges: []});
+		expect(await grepHome(real.world, marker)).toEqual([]);
 	});
 });
 

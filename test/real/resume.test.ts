@@ -1,5 +1,5 @@
-import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {attachTui, conversationsOnDisk, DEFAULT_REPLY, makeWorld, REAL_AGENTS, sleep, startModel, startTui, waitForConversation, type Model, type RealAgent, type RealWorld} from './support/harness.js';
+import {describe, expect, it} from 'vitest';
+import {attachTui, conversationsOnDisk, DEFAULT_REPLY, REAL_AGENTS, type RealAgent, sleep, startTui, useRealWorld, waitForConversation} from './support/harness.js';
 
 interface StatusPane {
 	readonly id: string;
@@ -25,49 +25,38 @@ async function sameMinuteForGemini(agent: RealAgent): Promise<void> {
  * cwd, on its old conversation: the next turn lands in the same conversation on disk.
  */
 describe('real agents: resume of a stopped session', () => {
-	let model: Model;
-	let world: RealWorld;
-
-	beforeAll(async () => {
-		model = await startModel();
-		world = await makeWorld(model);
-	});
-
-	afterAll(async () => {
-		await world?.cleanup();
-		await model?.close();
-	});
+	const real = useRealWorld();
 
 	it.each(REAL_AGENTS)('%s resumes its old conversation in its cwd', async agent => {
 		await sameMinuteForGemini(agent);
 		const first = `first turn for ${agent}`;
-		const tui = await startTui(world, agent, world.alpha);
+		const tui = await startTui(real.world, agent, real.world.alpha);
 		await tui.prompt(first);
 		await tui.waitForScreen(/Hello from the stand-in model\./, 90_000);
-		const id = await waitForConversation(world, agent, world.alpha, {containing: DEFAULT_REPLY});
+		const id = await waitForConversation(real.world, agent, real.world.alpha, {containing: DEFAULT_REPLY});
 		await tui.quit();
 
-		const adopted = await world.mamTui(['adopt', '--json', '--agent', agent, '--id', id]);
+		const adopted = await real.world.mamTui(['adopt', '--json', '--agent', agent, '--id', id]);
 		expect(adopted.exitCode, adopted.stderr + adopted.stdout).toBe(0);
 		const {session} = JSON.parse(adopted.stdout) as {session: string};
 
-		const resumed = await world.mamTui(['resume', '--json', session]);
+		const resumed = await real.world.mamTui(['resume', '--json', session]);
 		expect(resumed.exitCode, resumed.stderr + resumed.stdout).toBe(0);
 		const outcome = JSON.parse(resumed.stdout) as {paneId: string; cwd: string};
-		expect(outcome.cwd).toBe(world.alpha);
+		expect(outcome.cwd).toBe(real.world.alpha);
 
-		const pane = await attachTui(world, agent, outcome.paneId);
+		const pane = await attachTui(real.world, agent, outcome.paneId);
 		// The real CLI shows the old conversation: its first prompt is on the screen again.
 		await pane.waitForScreen(new RegExp(first), 30_000);
-		const status = JSON.parse((await world.mamTui(['status', '--json'])).stdout) as {panes: StatusPane[]};
-		expect(status.panes.find(p => p.id === outcome.paneId)).toMatchObject({agent, cwd: world.alpha});
+		const status = JSON.parse((await real.world.mamTui(['status', '--json'])).stdout) as {panes: StatusPane[]};
+		expect(status.panes.find(p => p.id === outcome.paneId)).toMatchObject({agent, cwd: real.world.alpha});
 
 		const second = `second turn for ${agent}`;
 		await pane.prompt(second);
 		await pane.waitForScreen(new RegExp(second), 30_000);
-		expect(await waitForConversation(world, agent, world.alpha, {containing: second, timeoutMs: 60_000})).toBe(id);
+		expect(await waitForConversation(real.world, agent, real.world.alpha, {containing: second, timeoutMs: 60_000})).toBe(id);
 		// One conversation, not a fork: nothing else appeared in that cwd besides the old one.
-		expect(conversationsOnDisk(world, agent, world.alpha).filter(c => c.text.includes(first)).map(c => c.id)).toEqual([id]);
+		expect(conversationsOnDisk(real.world, agent, real.world.alpha).filter(c => c.text.includes(first)).map(c => c.id)).toEqual([id]);
 		await pane.quit();
 	});
 });

@@ -1,5 +1,5 @@
-import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {DEFAULT_REPLY, makeWorld, REAL_AGENTS, startModel, startTui, waitForConversation, type Model, type RealWorld} from './support/harness.js';
+import {describe, expect, it} from 'vitest';
+import {DEFAULT_REPLY, REAL_AGENTS, startTui, useRealWorld, waitForConversation} from './support/harness.js';
 
 interface StatusPane {
 	readonly id: string;
@@ -13,36 +13,25 @@ interface StatusPane {
  * conversation and sees the pane as that agent's.
  */
 describe('real agents: smoke', () => {
-	let model: Model;
-	let world: RealWorld;
-
-	beforeAll(async () => {
-		model = await startModel();
-		world = await makeWorld(model);
-	});
-
-	afterAll(async () => {
-		await world?.cleanup();
-		await model?.close();
-	});
+	const real = useRealWorld();
 
 	it.each(REAL_AGENTS)('%s starts, answers, writes its conversation, and mam-tui lists both', async agent => {
-		const tui = await startTui(world, agent, world.alpha);
+		const tui = await startTui(real.world, agent, real.world.alpha);
 		const prompt = `smoke test for ${agent}: say hello`;
 		await tui.prompt(prompt);
 		await tui.waitForScreen(/Hello from the stand-in model\./, 90_000);
-		const id = await waitForConversation(world, agent, world.alpha, {containing: DEFAULT_REPLY});
-		expect(model.requests().some(r => r.lastUserText.includes(prompt))).toBe(true);
+		const id = await waitForConversation(real.world, agent, real.world.alpha, {containing: DEFAULT_REPLY});
+		expect(real.model.requests().some(r => r.lastUserText.includes(prompt))).toBe(true);
 
-		const conversations = await world.mamTui(['conversations', '--json', '--agent', agent]);
+		const conversations = await real.world.mamTui(['conversations', '--json', '--agent', agent]);
 		expect(conversations.exitCode, conversations.stderr).toBe(0);
 		const listed = (JSON.parse(conversations.stdout) as {conversations: Array<{agent: string; id: string; cwd: string}>}).conversations;
-		expect(listed).toContainEqual(expect.objectContaining({agent, id, cwd: world.alpha}));
+		expect(listed).toContainEqual(expect.objectContaining({agent, id, cwd: real.world.alpha}));
 
-		const status = await world.mamTui(['status', '--json']);
+		const status = await real.world.mamTui(['status', '--json']);
 		expect(status.exitCode, status.stderr).toBe(0);
 		const panes = (JSON.parse(status.stdout) as {panes: StatusPane[]}).panes;
-		expect(panes.find(p => p.id === tui.paneId)).toMatchObject({agent, cwd: world.alpha});
+		expect(panes.find(p => p.id === tui.paneId)).toMatchObject({agent, cwd: real.world.alpha});
 
 		await tui.close();
 	});

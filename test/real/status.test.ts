@@ -5,7 +5,7 @@ import {createStatusProbe} from '../../src/sync/liveStatus.js';
 import {paneAgent} from '../../src/sync/snapshot.js';
 import {realExec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
-import {makeWorld, REAL_AGENTS, RUN_SHELL, SLOW_REPLY, sleep, startModel, startTui, type Model, type RealAgent, type RealWorld, type Tui} from './support/harness.js';
+import {REAL_AGENTS, type RealAgent, RUN_SHELL, sleep, SLOW_REPLY, startTui, type Tui, useRealWorld} from './support/harness.js';
 
 interface LiveStatus {
 	readonly status: string;
@@ -30,28 +30,23 @@ const seen: Record<string, Partial<Record<State, LiveStatus | undefined>>> = {};
  * its evidence, and list the blocked pane under `attention`.
  */
 describe('real agents: live status through mam-tui status --json', () => {
-	let model: Model;
-	let world: RealWorld;
+	const real = useRealWorld({model: {slowMs: 15_000}});
 
-	beforeAll(async () => {
-		model = await startModel({slowMs: 15_000});
-		world = await makeWorld(model);
+	beforeAll(() => {
 		// opencode asks only for a directory outside its project.
-		model.configure({shellWorkdir: world.beta});
+		real.model.configure({shellWorkdir: real.world.beta});
 	});
 
-	afterAll(async () => {
+	afterAll(() => {
 		process.stderr.write(
 			`\nagent × true state → what status --json said\n${Object.entries(seen)
 				.map(([agent, states]) => (['idle', 'working', 'blocked'] as const).map(s => `${agent.padEnd(9)} ${s.padEnd(8)} → ${states[s] ? `${states[s].status} (${states[s].source}: ${states[s].evidence})` : 'never seen'}`).join('\n'))
 				.join('\n')}\n`,
 		);
-		await world?.cleanup();
-		await model?.close();
 	});
 
 	async function liveStatusOf(tui: Tui): Promise<{pane: LiveStatus | undefined; attention: boolean}> {
-		const run = await world.mamTui(['status', '--json']);
+		const run = await real.world.mamTui(['status', '--json']);
 		if (run.exitCode !== 0) throw new Error(`status --json exited ${run.exitCode}: ${run.stderr}`);
 		const body = JSON.parse(run.stdout) as StatusBody;
 		return {pane: body.panes.find(p => p.id === tui.paneId)?.liveStatus ?? undefined, attention: body.attention.some(a => a.paneId === tui.paneId)};
@@ -73,10 +68,10 @@ describe('real agents: live status through mam-tui status --json', () => {
 	it.concurrent.each(REAL_AGENTS)('%s: idle, then working, then blocked', async agent => {
 		// What the dashboard keeps open: one control client, watching before the agent starts (codex's OSC 7501 reports reach only it).
 		const processes = createProcessTable();
-		const mux = createTmuxMux({server: {socketPath: world.tmuxPath}, exec: realExec, processes, env: world.env, pollMs: 1000, control: true});
-		const probe = createStatusProbe({ctx: {home: world.home, ownHome: true, env: world.env, exec: realExec, processes, now: Date.now, tmpDir: world.tmpdir}, mux, agentOf: p => paneAgent(ADAPTERS, p)});
+		const mux = createTmuxMux({server: {socketPath: real.world.tmuxPath}, exec: realExec, processes, env: real.world.env, pollMs: 1000, control: true});
+		const probe = createStatusProbe({ctx: {home: real.world.home, ownHome: true, env: real.world.env, exec: realExec, processes, now: Date.now, tmpDir: real.world.tmpdir}, mux, agentOf: p => paneAgent(ADAPTERS, p)});
 		await mux.listPanes();
-		const tui = await startTui(world, agent, world.alpha);
+		const tui = await startTui(real.world, agent, real.world.alpha);
 		try {
 			expect((await until(agent, tui, 'idle', 30_000)).pane?.status).toBe('idle');
 			await tui.prompt(`${SLOW_REPLY} please say hi`);

@@ -1,25 +1,24 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {afterAll, beforeAll, describe, expect, it} from 'vitest';
+import {afterAll, describe, expect, it} from 'vitest';
 import {adapterFor} from '../../src/adapters/index.js';
 import {Registry} from '../../src/registry/registry.js';
 import {
 	conversationsOnDisk,
 	DEFAULT_REPLY,
-	makeWorld,
 	processTable,
 	READY,
 	REAL_AGENTS,
 	RUN_SHELL,
 	shellQuote,
-	startModel,
 	startTui,
 	waitForConversation,
 	type Model,
 	type RealAgent,
 	type RealWorld,
 	type Tui,
+	useRealWorld,
 } from './support/harness.js';
 
 /**
@@ -140,39 +139,34 @@ function sentToModel(model: Model, needle: string): boolean {
 }
 
 describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
-	let model: Model;
-	let world: RealWorld;
 	// Outside both projects: opencode asks before a shell command runs there.
-	let outside: string;
-
-	beforeAll(async () => {
-		outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-outside-')));
-		model = await startModel({shellWorkdir: outside});
-		world = await makeWorld(model);
-	});
-
-	afterAll(async () => {
-		await world?.cleanup();
-		await model?.close();
-		if (outside) fs.rmSync(outside, {recursive: true, force: true});
+	let outside = '';
+	const real = useRealWorld({
+		model: () => {
+			outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-outside-')));
+			return {shellWorkdir: outside};
+		},
+		after: () => {
+			if (outside) fs.rmSync(outside, {recursive: true, force: true});
+		},
 	});
 
 	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`, {timeout: 120_000 + TRIALS * 150_000}, async () => {
 		const ended = {idle: 0, afterTurn: 0};
 		for (let i = 0; i < TRIALS; i++) {
-			const idle = await startTui(world, agent, world.alpha);
+			const idle = await startTui(real.world, agent, real.world.alpha);
 			await new Promise(resolve => setTimeout(resolve, 1500));
-			if ((await stop(world, idle, register(world, idle), 'idle')).endedBy === 'exit-input') ended.idle++;
+			if ((await stop(real.world, idle, register(real.world, idle), 'idle')).endedBy === 'exit-input') ended.idle++;
 			await idle.close();
 
-			const busy = await startTui(world, agent, world.alpha);
+			const busy = await startTui(real.world, agent, real.world.alpha);
 			const prompt = `stop trial ${i} for ${agent}: say hello`;
 			await ask(busy, prompt, /Hello from the stand-in model\./);
-			const id = await waitForConversation(world, agent, world.alpha, {containing: prompt, timeoutMs: 30_000});
+			const id = await waitForConversation(real.world, agent, real.world.alpha, {containing: prompt, timeoutMs: 30_000});
 			await new Promise(resolve => setTimeout(resolve, 1000));
-			const result = await stop(world, busy, register(world, busy, id), 'after a turn');
+			const result = await stop(real.world, busy, register(real.world, busy, id), 'after a turn');
 			// Flushed: the turn's reply is in the agent's own store once it is stopped.
-			expect(conversationsOnDisk(world, agent, world.alpha).find(c => c.id === id)?.text).toContain(DEFAULT_REPLY);
+			expect(conversationsOnDisk(real.world, agent, real.world.alpha).find(c => c.id === id)?.text).toContain(DEFAULT_REPLY);
 			if (result.endedBy === 'exit-input') ended.afterTurn++;
 			if (i === 0 && result.endedBy === 'exit-input') await resumeWithDraft(busy, id, prompt);
 			await busy.close();
@@ -189,7 +183,7 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		// The exited TUI's last screen stays in the pane: clear it, so only the resumed one can match.
 		await tui.prompt('clear');
 		await tui.waitForScreen(/^mam-real\$\s*$/m, 10_000);
-		await tui.typeText(resumeLine(agent, world, id));
+		await tui.typeText(resumeLine(agent, real.world, id));
 		await tui.sendKeys('Enter');
 		await tui.waitForScreen(READY[agent], 60_000);
 		await tui.waitForScreen(new RegExp(prompt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 60_000);
@@ -199,38 +193,38 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		const draft = `draft-${agent}-${Date.now()} keep me`;
 		await tui.typeText(draft);
 		await tui.waitForScreen(new RegExp(draft), 10_000);
-		const result = await stop(world, tui, register(world, tui, id), 'resumed, one-line draft');
+		const result = await stop(real.world, tui, register(real.world, tui, id), 'resumed, one-line draft');
 		expect(result.endedBy).toBe('exit-input');
 		expect(result.steps.find(s => s.step === 'exit-input' && s.state === 'running')?.message).toMatch(/one-line draft: Ctrl\+U clears it first/);
 		await new Promise(resolve => setTimeout(resolve, 1000));
-		expect(sentToModel(model, draft)).toBe(false);
+		expect(sentToModel(real.model, draft)).toBe(false);
 	}
 
 	it('types nothing over a two-line draft: the pane is closed and the draft never reaches the model', async () => {
-		const tui = await startTui(world, agent, world.alpha);
+		const tui = await startTui(real.world, agent, real.world.alpha);
 		const marker = `two-line-${agent}-${Date.now()}`;
-		await world.tmux(['set-buffer', '-b', 'draft', `${marker} first line\nsecond line`]);
-		await world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', tui.paneId]);
+		await real.world.tmux(['set-buffer', '-b', 'draft', `${marker} first line\nsecond line`]);
+		await real.world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', tui.paneId]);
 		await tui.waitForScreen(/second line/, 10_000);
-		const result = await stop(world, tui, register(world, tui), 'two-line draft');
+		const result = await stop(real.world, tui, register(real.world, tui), 'two-line draft');
 		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
 		// Either fail-safe reason will do: the draft seen as two lines, or (while the TUI is still
 		// redrawing the paste) no composer recognised at all. What matters is that nothing is typed.
 		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/2-line draft|cannot be ruled out/);
 		expect(['close-pane', 'sigkill']).toContain(result.endedBy);
 		await new Promise(resolve => setTimeout(resolve, 1000));
-		expect(sentToModel(model, marker)).toBe(false);
+		expect(sentToModel(real.model, marker)).toBe(false);
 	});
 
 	it('types nothing into an approval dialog: the command never runs', async () => {
-		const tui = await startTui(world, agent, world.alpha);
+		const tui = await startTui(real.world, agent, real.world.alpha);
 		await ask(tui, `please ${RUN_SHELL} now`, APPROVAL[agent]);
-		const result = await stop(world, tui, register(world, tui), 'blocked');
+		const result = await stop(real.world, tui, register(real.world, tui), 'blocked');
 		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
 		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/approval/);
 		expect(['close-pane', 'sigkill']).toContain(result.endedBy);
 		await new Promise(resolve => setTimeout(resolve, 1000));
-		expect(fs.existsSync(path.join(world.alpha, 'hello-from-tool.txt'))).toBe(false);
+		expect(fs.existsSync(path.join(real.world.alpha, 'hello-from-tool.txt'))).toBe(false);
 		expect(fs.existsSync(path.join(outside, 'hello-from-tool.txt'))).toBe(false);
 	});
 
@@ -238,10 +232,10 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 	// around it. Closing the pane hangs up only the wrapper, which ignores SIGHUP and keeps its
 	// child (REAL.md surprise 6); the stop's hangup to each captured process ends both.
 	it.runIf(agent === 'gemini')("gemini as the pane's own process: closing the pane ends the wrapper and its child", async () => {
-		const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', 'gemini-root', '-c', world.alpha, '--', world.clis.gemini]);
+		const opened = await real.world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', 'gemini-root', '-c', real.world.alpha, '--', real.world.clis.gemini]);
 		const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
 		const wrapper = Number(pid);
-		const screen = async () => (await world.tmux(['capture-pane', '-p', '-t', paneId])).stdout;
+		const screen = async () => (await real.world.tmux(['capture-pane', '-p', '-t', paneId])).stdout;
 		const until = async (re: RegExp) => {
 			for (const deadline = Date.now() + 60_000; !re.test(await screen()); ) {
 				if (Date.now() > deadline) throw new Error(`gemini in ${paneId} never showed ${re}:\n${await screen()}`);
@@ -251,14 +245,14 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		await until(READY.gemini);
 		const tree = [wrapper, ...processTable().filter(p => p.ppid === wrapper).map(p => p.pid)];
 		expect(tree.length, 'the wrapper and its child').toBe(2);
-		await world.tmux(['set-buffer', '-b', 'draft', 'wrapper case first line\nsecond line']);
-		await world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', paneId]);
+		await real.world.tmux(['set-buffer', '-b', 'draft', 'wrapper case first line\nsecond line']);
+		await real.world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', paneId]);
 		await until(/second line/);
 		const name = `gemini-root-${++counter}`;
-		const registry = Registry.open(world.registry);
-		registry.insert({name, agent: 'gemini', cwd: world.alpha, mux: 'tmux', paneId, status: 'running', epoch: Date.now() - 60_000});
+		const registry = Registry.open(real.world.registry);
+		registry.insert({name, agent: 'gemini', cwd: real.world.alpha, mux: 'tmux', paneId, status: 'running', epoch: Date.now() - 60_000});
 		registry.close();
-		const run = await world.mamTui(['stop', name, '--json'], {timeoutMs: 60_000});
+		const run = await real.world.mamTui(['stop', name, '--json'], {timeoutMs: 60_000});
 		const result = JSON.parse(run.stdout) as StopJson;
 		expect(result.endedBy, run.stdout).toBe('close-pane');
 		expect(processTable().filter(p => tree.includes(p.pid) && !isZombie(p.pid))).toEqual([]);

@@ -11,11 +11,12 @@ import type {FixtureWorld} from '../adapters/fixtures/types.js';
 import {killLeftovers, startTimeOf} from '../actions/support/agents.js';
 import {writeFixtureConversation} from '../actions/support/fixtureAdapter.js';
 import {createTestWorld} from '../actions/support/world.js';
-import {privateTmux, type PrivateTmux} from '../support/privateTmux.js';
-import {disposeStandinScript, installTestStandin, readStandinRecords, waitFor, type StandinInstall} from '../support/standin.js';
-import {builtCli, cliEnv} from './support/cli.js';
+import {privateTmux, type PrivateTmux} from '../helpers/tmux.js';
+import {disposeStandinScript, installTestStandin, readStandinRecords, type StandinInstall} from '../support/standin.js';
+import {builtCli, cliEnv} from '../helpers/cli.js';
 import {inspectRegistry, rowProblems} from './support/registryCheck.js';
 import {budgetMs, trials} from './support/soak.js';
+import {eventually} from '../helpers/poll.js';
 
 let base: string;
 let tmux: PrivateTmux;
@@ -132,10 +133,10 @@ describe('two mam-tui processes on one registry: exactly one wins, the other is 
 			const loser = a.exitCode === 0 ? b : a;
 			expect(String(loser.stderr), label).toMatch(/is live|in use|changed by another mam-tui|was resumed/);
 			// One agent started, resuming the pinned conversation.
-			const starts = await waitFor(() => {
+			const starts = await eventually('the resumed agent', () => {
 				const all = readStandinRecords(claude.recordFile).slice(startsBefore);
 				return all.length >= 1 ? all : undefined;
-			}, 'the resumed agent');
+			});
 			await new Promise(resolve => setTimeout(resolve, 300));
 			expect(readStandinRecords(claude.recordFile).slice(startsBefore).length, label).toBe(1);
 			expect(starts[0]?.argv).toEqual(['claude', '--resume', world.ids.target]);
@@ -159,7 +160,7 @@ describe('two mam-tui processes on one registry: exactly one wins, the other is 
 		// A running agent that ignores /exit and SIGTERM: the stop takes its full grace, so the purge surely runs meanwhile.
 		const stubborn = installTestStandin(path.join(base, 'stubborn-bin'), 'claude', {ignoreExit: true, ignoreSignals: true});
 		const pane = (await tmux.run(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', world.cwds[0], stubborn.file, '--resume', world.ids.target])).stdout.trim();
-		const record = await waitFor(() => readStandinRecords(stubborn.recordFile)[0], 'the running agent');
+		const record = await eventually('the running agent', () => readStandinRecords(stubborn.recordFile)[0]);
 		leftovers.push({pid: record.pid, startTime: startTimeOf(record.pid)});
 		const reg = Registry.open(registry);
 		reg.insert({name: 'contested', agent: 'claude', cwd: world.cwds[0], agentSessionId: world.ids.target, mux: 'tmux', paneId: pane, status: 'running', epoch: world.epoch});

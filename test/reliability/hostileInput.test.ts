@@ -12,12 +12,12 @@ import type {Exec} from '../../src/system/exec.js';
 import {FIXTURE_BUILDERS} from '../adapters/fixtures/index.js';
 import type {FixtureWorld} from '../adapters/fixtures/types.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
-import {privateTmux, type PrivateTmux} from '../support/privateTmux.js';
-import {waitFor} from '../support/standin.js';
-import {builtCli, cliEnv} from './support/cli.js';
+import {privateTmux, type PrivateTmux} from '../helpers/tmux.js';
+import {builtCli, cliEnv} from '../helpers/cli.js';
 import {HOSTILE_STRINGS, hostileString, shellPayloads} from './support/hostile.js';
 import {outsideSnapshot, differences} from './support/isolation.js';
 import {budgetMs, fcOptions, SOAK, trials} from './support/soak.js';
+import {eventually} from '../helpers/poll.js';
 
 let base: string;
 /** Hostile paths are built under this folder, deep enough that `../../../..` stays inside `base`. */
@@ -230,10 +230,10 @@ describe('hostile ids, names and paths through every CLI command', () => {
 			}
 			expect(opened.length).toBeGreaterThan(5);
 			for (const {id, dir} of opened) {
-				const shown = await waitFor(async () => {
+				const shown = await eventually(`the stand-in prompt in ${id}`, async () => {
 					const text = (await tmux.run(['capture-pane', '-p', '-t', id])).stdout;
 					return text.includes('claude>') ? text : undefined;
-				}, `the stand-in prompt in ${id}`);
+				});
 				expect(shown).toContain('claude>');
 				const where = await tmux.run(['display-message', '-p', '-t', id, '#{pane_current_path}']);
 				expect(where.stdout).toBe(dir);

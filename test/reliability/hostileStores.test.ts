@@ -8,7 +8,7 @@ import type {ConversationsJson} from '../../src/cli/conversationsCommand.js';
 import type {AgentId, ResumeState} from '../../src/domain/types.js';
 import {FIXTURE_BUILDERS} from '../adapters/fixtures/index.js';
 import type {FixtureWorld} from '../adapters/fixtures/types.js';
-import {cliEnv} from './support/cli.js';
+import {cliEnv} from '../helpers/cli.js';
 import {applyFault, IS_ROOT, isSqliteFile, listing, SQLITE_ONLY, STORE_FAULTS, type StoreFault} from './support/storeFaults.js';
 import {budgetMs} from './support/soak.js';
 import {differences, othersSnapshot, ownershipOf, withDescendants} from './support/isolation.js';

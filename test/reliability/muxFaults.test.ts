@@ -18,9 +18,10 @@ import {killLeftovers, startTimeOf} from '../actions/support/agents.js';
 import {createTestWorld, type TestWorld} from '../actions/support/world.js';
 import {FAKE_HERDR_VERSIONS, startFakeHerdr, type FakeHerdr, type Misbehaviour} from '../support/fakeHerdr.js';
 import {FAKE_PROTOCOLS, type FakeProtocol} from '../support/herdrSchema.js';
-import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords, waitFor} from '../support/standin.js';
-import {builtCli, cliEnv} from './support/cli.js';
+import {aliveWithStart, disposeStandinScript, installTestStandin, readStandinRecords} from '../support/standin.js';
+import {builtCli, cliEnv} from '../helpers/cli.js';
 import {HerdrIdProxy} from './support/herdrProxy.js';
+import {eventually} from '../helpers/poll.js';
 
 let dir: string;
 let socket: string;
@@ -128,13 +129,13 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): the supervisor keeps 
 			coalesceMs: 20,
 			logger: {debug() {}, info() {}, warn: () => void (failures += 1), error: () => void (failures += 1)},
 		});
-		const healthy = (what: string) => waitFor(() => healths.at(-1)?.ok === true && paneLists.at(-1)?.includes(firstPane), what, 20_000);
+		const healthy = (what: string) => eventually(what, () => healths.at(-1)?.ok === true && paneLists.at(-1)?.includes(firstPane), {timeoutMs: 20_000});
 		const down = (what: string, message: RegExp) =>
-			waitFor(async () => {
+			eventually(what, async () => {
 				await supervisor.refresh();
 				const last = healths.at(-1);
 				return last && !last.ok && message.test(last.message) ? last : undefined;
-			}, what, 20_000);
+			}, {timeoutMs: 20_000});
 		try {
 			await healthy('the first snapshot');
 			fake.misbehave({kind: 'garbage'});
@@ -142,9 +143,9 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): the supervisor keeps 
 			fake.misbehave(undefined);
 			await healthy('recovered from garbage');
 			// Both streams up (the status one re-opens a moment after the pane set changed), so the drop cuts them.
-			await waitFor(() => mux.eventsLive() && fake.subscriberCount() === 2, 'both event streams open', 20_000);
+			await eventually('both event streams open', () => mux.eventsLive() && fake.subscriberCount() === 2, {timeoutMs: 20_000});
 			fake.dropSubscriptions();
-			await waitFor(() => healths.some(h => !h.ok && /event stream lost/.test(h.message)), 'a dropped stream reported', 20_000);
+			await eventually('a dropped stream reported', () => healths.some(h => !h.ok && /event stream lost/.test(h.message)), {timeoutMs: 20_000});
 			await healthy('recovered from a dropped stream');
 			fake.misbehave({kind: 'silent', methods: ['session.snapshot']});
 			await down('silence reported', /did not answer/);
@@ -169,7 +170,7 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): the supervisor keeps 
 			await fake.listen();
 			await healthy('back after herdr came back');
 			const added = await fake.split(firstPane, dir);
-			await waitFor(() => paneLists.at(-1)?.includes(added), 'the new pane in a refresh', 20_000);
+			await eventually('the new pane in a refresh', () => paneLists.at(-1)?.includes(added), {timeoutMs: 20_000});
 		} finally {
 			fake.misbehave(undefined);
 			await supervisor.dispose();
@@ -205,8 +206,8 @@ describe('herdr: a pane id reused by a new pane between the snapshot and the act
 		const install = installTestStandin(path.join(tw.dir, `bin-${counter}`), 'claude', options);
 		const pane = await fake.split(firstPane, tw.project);
 		await fake.run(pane, install.file);
-		const record = await waitFor(() => readStandinRecords(install.recordFile)[0], `the stand-in in ${pane}`);
-		await waitFor(async () => (await fake.tmux.run(['capture-pane', '-p', '-t', await tmuxTarget(pane)])).stdout.includes('to quit'), 'its prompt');
+		const record = await eventually(`the stand-in in ${pane}`, () => readStandinRecords(install.recordFile)[0]);
+		await eventually('its prompt', async () => (await fake.tmux.run(['capture-pane', '-p', '-t', await tmuxTarget(pane)])).stdout.includes('to quit'));
 		const pids = [record.pid, ...record.childPids].map(pid => ({pid, startTime: startTimeOf(pid)}));
 		leftovers.push(...pids);
 		return {pane, record, pids};

@@ -7,7 +7,7 @@ import type {AgentId} from '../../src/domain/types.js';
 import {Registry} from '../../src/registry/registry.js';
 import {FIXTURE_BUILDERS} from '../adapters/fixtures/index.js';
 import type {FixtureWorld} from '../adapters/fixtures/types.js';
-import {BETTER_SQLITE3, builtCli, cliEnv, type CliChild} from './support/cli.js';
+import {BETTER_SQLITE3, builtCli, cliEnv, type CliChild} from '../helpers/cli.js';
 import {writeCrashHook, type WriteCounts} from './support/crashHook.js';
 import {differences, othersSnapshot, outsideSnapshot, ownershipOf, type Ownership} from './support/isolation.js';
 import {inspectRegistry, rowProblems} from './support/registryCheck.js';

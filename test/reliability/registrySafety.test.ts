@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
-import {builtCli, cliEnv} from './support/cli.js';
+import {builtCli, cliEnv} from '../helpers/cli.js';
 import {inspectRegistry, rowProblems} from './support/registryCheck.js';
 import {budgetMs, trials} from './support/soak.js';
 

@@ -11,7 +11,7 @@ import {parseStat} from '../../src/system/processes.js';
 import type {ProcessRef} from '../../src/domain/types.js';
 import {HERDR_PROTOCOLS, type HerdrProtocol} from '../../src/mux/herdr/protocol.js';
 import {herdrValidator, type FakeProtocol, type HerdrShape} from './herdrSchema.js';
-import {privateTmux, type PrivateTmux} from './privateTmux.js';
+import {privateTmux, type PrivateTmux} from '../helpers/tmux.js';
 
 type Json = Record<string, unknown>;
 type Status = 'idle' | 'working' | 'blocked' | 'done' | 'unknown';

@@ -7,7 +7,7 @@
 import {parseArgs} from 'node:util';
 import {startFakeHerdr} from './fakeHerdr.js';
 import {FAKE_PROTOCOLS} from './herdrSchema.js';
-import {privateTmux} from './privateTmux.js';
+import {privateTmux} from '../helpers/tmux.js';
 
 const {values} = parseArgs({
 	options: {

@@ -61,17 +61,6 @@ export function readStandinRecords(recordFile: string): StandinRecord[] {
 		.map(line => JSON.parse(line) as StandinRecord);
 }
 
-/** Poll until `check` returns a value (not undefined/false) or the deadline passes. */
-export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await check();
-		if (value !== undefined && value !== false) return value;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise(resolve => setTimeout(resolve, 50));
-	}
-}
-
 /** True when `pid` is alive with exactly `startTime` (field 22 of /proc/<pid>/stat) and not a zombie. */
 export function aliveWithStart(pid: number, startTime: number): boolean {
 	try {

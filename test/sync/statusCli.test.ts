@@ -10,8 +10,8 @@ import {runCli} from '../helpers/cli.js';
 import {writeAgentStandIns} from '../support/agentBin.js';
 import {FAKE_HERDR_VERSIONS} from '../support/fakeHerdr.js';
 import {FAKE_PROTOCOLS, type FakeProtocol} from '../support/herdrSchema.js';
-import {isolatedEnv, privateTmux, type PrivateTmux} from '../support/privateTmux.js';
-import {eventually} from '../mux/contract.js';
+import {isolatedEnv, privateTmux, type PrivateTmux} from '../helpers/tmux.js';
+import {eventually} from '../helpers/poll.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FAKE_MAIN = path.join(ROOT, 'test/support/fakeHerdrMain.ts');
@@ -56,15 +56,11 @@ async function startStandaloneFake(socket: string, tmuxName: string, protocol: F
 	let err = '';
 	child.stdout?.on('data', chunk => (out += String(chunk)));
 	child.stderr?.on('data', chunk => (err += String(chunk)));
-	const ready = await eventually(
-		'the fake herdr to be ready',
-		() => {
+	const ready = await eventually('the fake herdr to be ready', () => {
 			if (child.exitCode !== null) throw new Error(`fake herdr exited: ${err}`);
 			const line = out.split('\n').find(l => l.includes('"ready"'));
 			return line ? (JSON.parse(line) as {panes: string[]}) : undefined;
-		},
-		30_000,
-	);
+		}, {timeoutMs: 30_000, retryErrors: true});
 	return {child, panes: ready.panes};
 }
 
@@ -85,7 +81,7 @@ describe('mam-tui status: panes live, for both backends (the Done-when)', {timeo
 				expect(r.exitCode).toBe(0);
 				const parsed = JSON.parse(r.stdout) as StatusJson;
 				return parsed.panes.filter(p => p.agent).length === 2 ? parsed : undefined;
-			});
+			}, {retryErrors: true});
 			expect(body.version).toBe(1);
 			expect(body.mux).toMatchObject({kind: 'herdr', ok: true, message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (protocol ${protocol}) at ${socket}`});
 			expect(body.panes.map(p => [p.id, p.agent])).toEqual([

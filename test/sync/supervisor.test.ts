@@ -8,8 +8,8 @@ import {initialState, type AppState} from '../../src/store/state.js';
 import {createStore, type Store} from '../../src/store/store.js';
 import {startSupervisor, superviseWhenReady, type Supervisor} from '../../src/sync/supervisor.js';
 import type {LiveSnapshot} from '../../src/sync/snapshot.js';
-import {eventually} from '../mux/contract.js';
 import {adaptersWith, conversation, countingAdapter, ctx, MemoryMux, pane, proc, row, staticProcesses, UUID} from './support.js';
+import {eventually} from '../helpers/poll.js';
 
 let supervisor: Supervisor | undefined;
 afterEach(async () => {
@@ -56,7 +56,7 @@ describe('supervisor', () => {
 		for (let i = 0; i < 10; i++) mux.emit({type: 'pane-created', paneId: `w1:p${i + 2}`});
 		mux.emit({type: 'changed'});
 		const before = snapshots.length;
-		await eventually('a refresh', () => (snapshots.length > before ? true : undefined));
+		await eventually('a refresh', () => (snapshots.length > before ? true : undefined), {retryErrors: true});
 		await supervisor?.refresh();
 		// The burst cost one listing; the explicit refresh one more.
 		expect(mux.listCalls - lists).toBe(2);
@@ -79,7 +79,7 @@ describe('supervisor', () => {
 		const {store} = setup(mux);
 		await supervisor?.refresh();
 		store.dispatch({type: 'registry/loaded', sessions: [...store.getState().sessions, row({name: 'new', paneId: 'w1:p7'})], at: 1});
-		await eventually('live data for the new row', () => (store.getState().live['new']?.liveStatus === 'blocked' ? true : undefined));
+		await eventually('live data for the new row', () => (store.getState().live['new']?.liveStatus === 'blocked' ? true : undefined), {retryErrors: true});
 	});
 
 	it('an unreachable mux still yields live data from the registry and a health that says why', async () => {
@@ -143,10 +143,10 @@ describe('supervisor: file changes', () => {
 				adapters: adaptersWith(adapter),
 			});
 			const shows = (updatedAt: number) => () => (store.getState().conversations.some(c => c.updatedAt === updatedAt) ? true : undefined);
-			await eventually('the first listing', shows(1));
+			await eventually('the first listing', shows(1), {retryErrors: true});
 			adapter.conversations = [conversation(UUID(1), {cwd: dir, updatedAt: 2})];
 			fs.appendFileSync(stamp, '2');
-			await eventually('the change, before the window ends', shows(2));
+			await eventually('the change, before the window ends', shows(2), {retryErrors: true});
 		} finally {
 			await supervisor?.dispose();
 			supervisor = undefined;
@@ -192,7 +192,7 @@ describe('supervisor: agent status events', () => {
 		mux.emit({type: 'agent-status', paneId: 'w1:p2', status: 'working'});
 		expect(store.getState().live['b']?.liveStatus).toBe('exited');
 		mux.release();
-		await eventually('the listing after the event', () => (mux.listCalls > listed ? true : undefined));
+		await eventually('the listing after the event', () => (mux.listCalls > listed ? true : undefined), {retryErrors: true});
 		await supervisor?.refresh();
 		expect(store.getState().live['a']).toMatchObject({liveStatus: 'working', pane: {agentStatus: 'working'}});
 		expect(store.getState().live['b']?.liveStatus).toBe('exited');

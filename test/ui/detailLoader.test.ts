@@ -10,6 +10,7 @@ import type {ProcessTable} from '../../src/system/processes.js';
 import {OUTPUT_REFRESH_MS, startDetailLoader} from '../../src/ui/detailLoader.js';
 import type {Pane} from '../../src/domain/types.js';
 import type {Multiplexer} from '../../src/mux/types.js';
+import {eventually} from '../helpers/poll.js';
 
 const ID = '69e68769-2dbb-4664-996b-bc39e1d62900';
 
@@ -25,14 +26,6 @@ const adapter: AgentAdapter = {
 };
 
 const processes: ProcessTable = {list: async () => [], get: async () => undefined, holders: async () => []};
-
-async function until(check: () => boolean): Promise<void> {
-	const deadline = Date.now() + 3000;
-	while (!check()) {
-		if (Date.now() > deadline) throw new Error('condition never held');
-		await new Promise(r => setTimeout(r, 10));
-	}
-}
 
 describe('detail loader', () => {
 	it('loads the selected session: resume command, artifact plan and audit history', async () => {
@@ -50,7 +43,7 @@ describe('detail loader', () => {
 			logger: silentLogger,
 			now: () => 1,
 		});
-		await until(() => store.getState().detail !== null);
+		await eventually('the condition', () => store.getState().detail !== null, {timeoutMs: 3000});
 		const detail = store.getState().detail;
 		expect(detail?.resumeCommand).toEqual(['claude', '--resume', ID]);
 		expect(detail?.plan?.lines.map(l => l.description)).toEqual(['transcript']);

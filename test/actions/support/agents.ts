@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import type {StandinOptions, StandinRecord} from '../../../src/demo/standin.js';
 import type {SessionRecord} from '../../../src/domain/types.js';
 import type {Multiplexer} from '../../../src/mux/types.js';
-import {aliveWithStart, installTestStandin, readStandinRecords, waitFor} from '../../support/standin.js';
+import {aliveWithStart, installTestStandin, readStandinRecords} from '../../support/standin.js';
 import type {TestWorld} from './world.js';
+import {eventually} from '../../helpers/poll.js';
 
 export interface StartedAgent {
 	readonly paneId: string;
@@ -38,9 +39,9 @@ export async function startAgentInPane(world: TestWorld, mux: Multiplexer, optio
 	counter += 1;
 	const install = installTestStandin(`${world.dir}/agent-bin-${counter}`, 'claude', options);
 	const paneId = await mux.openPane({argv: [install.file], cwd: world.project});
-	const record = await waitFor(() => readStandinRecords(install.recordFile)[0], `stand-in in pane ${paneId} to start`);
+	const record = await eventually(`stand-in in pane ${paneId} to start`, () => readStandinRecords(install.recordFile)[0]);
 	// The prompt is printed after the record; wait for it so typed input is not lost.
-	await waitFor(async () => (await mux.readOutput(paneId, 20)).includes('to quit'), 'the stand-in prompt');
+	await eventually('the stand-in prompt', async () => (await mux.readOutput(paneId, 20)).includes('to quit'));
 	const session = world.registry.insert({
 		name: name ?? `agent-${counter}`,
 		agent: 'claude',

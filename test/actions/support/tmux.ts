@@ -1,9 +1,8 @@
-import crypto from 'node:crypto';
-import {execa} from 'execa';
 import {createTmuxMux} from '../../../src/mux/tmux.js';
 import type {Multiplexer} from '../../../src/mux/types.js';
 import {realExec} from '../../../src/system/exec.js';
 import {createProcessTable} from '../../../src/system/processes.js';
+import {privateTmux} from '../../helpers/tmux.js';
 
 /** A private tmux server (`tmux -L mam-test-<random>`): never the user's default server. */
 export interface TmuxServer {
@@ -20,15 +19,15 @@ export interface TmuxServer {
  * `env` becomes the server's global environment, so panes inherit its PATH.
  */
 export async function startTmuxServer(env: Record<string, string>): Promise<TmuxServer> {
-	const socket = `mam-test-${crypto.randomBytes(6).toString('hex')}`;
+	const tmux = privateTmux('mam-test', undefined, env);
 	const run = async (args: readonly string[]) => {
-		const result = await execa('tmux', ['-L', socket, ...args], {env, extendEnv: false, reject: false});
-		if (result.exitCode !== 0) throw new Error(`tmux ${args.join(' ')}: ${String(result.stderr)}`);
-		return String(result.stdout);
+		const result = await tmux.run(args);
+		if (result.exitCode !== 0) throw new Error(`tmux ${args.join(' ')}: ${result.stderr}`);
+		return result.stdout;
 	};
-	await run(['-f', '/dev/null', 'new-session', '-d', '-s', 'base', '-x', '200', '-y', '50', 'sleep', '100000']);
+	await run(['new-session', '-d', '-s', 'base', '-x', '200', '-y', '50', 'sleep', '100000']);
 	return {
-		socket,
+		socket: tmux.name,
 		run,
 		async panes() {
 			const text = await run(['list-panes', '-a', '-F', '#{pane_id} #{pane_pid}']);
@@ -40,9 +39,7 @@ export async function startTmuxServer(env: Record<string, string>): Promise<Tmux
 					return {id: id ?? '', pid: Number(pid)};
 				});
 		},
-		async kill() {
-			await execa('tmux', ['-L', socket, 'kill-server'], {reject: false});
-		},
+		kill: () => tmux.kill(),
 	};
 }
 

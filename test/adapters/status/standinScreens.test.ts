@@ -11,9 +11,9 @@ import {createStatusProbe} from '../../../src/sync/liveStatus.js';
 import {paneAgent} from '../../../src/sync/snapshot.js';
 import {createProcessTable} from '../../../src/system/processes.js';
 import {realExec} from '../../../src/system/exec.js';
-import {eventually} from '../../mux/contract.js';
-import {isolatedEnv, privateTmux} from '../../support/privateTmux.js';
+import {isolatedEnv, privateTmux} from '../../helpers/tmux.js';
 import {disposeStandinScript, installTestStandin} from '../../support/standin.js';
+import {eventually} from '../../helpers/poll.js';
 
 afterAll(() => disposeStandinScript());
 
@@ -45,13 +45,13 @@ describe("the demo stand-ins draw screens the detectors classify", () => {
 			const probe = createStatusProbe({ctx, mux, agentOf: pane => paneAgent(ADAPTERS, pane)});
 			const id = await mux.openPane({argv: [install.file], cwd: dir, env: {PATH: `${path.join(dir, 'bin')}:${process.env['PATH'] ?? ''}`}});
 			const statusOf = async () => (await probe.detect(await mux.listPanes()))?.find(p => p.id === id)?.detection;
-			await eventually('idle', async () => ((await statusOf())?.status === 'idle' ? true : undefined));
+			await eventually('idle', async () => ((await statusOf())?.status === 'idle' ? true : undefined), {retryErrors: true});
 			await mux.sendText(id, 'please ask first');
 			await mux.sendKeys(id, ['Enter']);
 			const blocked = await eventually('blocked', async () => {
 				const found = await statusOf();
 				return found?.status === 'blocked' ? found : undefined;
-			});
+			}, {retryErrors: true});
 			expect(blocked.source).toBe('osc');
 		} finally {
 			await mux.dispose();

@@ -2,33 +2,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
-import {execa} from 'execa';
+import {eventually} from '../../helpers/poll.js';
+import {privateTmux, type TmuxRun} from '../../helpers/tmux.js';
 
-/** The built CLI as users run it (package.json bin, the bundle `npm run build` makes): the end-to-end tests drive the real product. */
-export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/bin/cli.js');
+// The built CLI as users run it: the end-to-end tests drive the real product.
+export {CLI} from '../../helpers/cli.js';
 /** The built stand-in agent, the one `mam-tui demo` installs. */
 export const BUILT_STANDIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/src/demo/standin.js');
 
 /** Every dashboard in these tests runs at this size. */
 export const COLUMNS = 120;
 export const ROWS = 40;
-
-export interface TmuxRun {
-	readonly exitCode: number;
-	readonly stdout: string;
-	readonly stderr: string;
-}
-
-/** Poll `check` until it returns a value (not undefined/false) or the deadline passes. */
-export async function pollUntil<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await check();
-		if (value !== undefined && value !== false) return value;
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await new Promise(resolve => setTimeout(resolve, 100));
-	}
-}
 
 /**
  * A private tmux server for one test file (`tmux -L mam-e2e-<random>`), with its own socket folder
@@ -45,10 +29,8 @@ export class E2eTmux {
 	}
 
 	/** `tmux -L <name> ...args` with exactly `env` (`path` overrides PATH: tmux gives a new pane the client's PATH). */
-	async run(args: readonly string[], pathOverride?: string): Promise<TmuxRun> {
-		const env = pathOverride === undefined ? this.env : {...this.env, PATH: pathOverride};
-		const result = await execa('tmux', ['-u', '-L', this.name, ...args], {env, extendEnv: false, reject: false, timeout: 10_000});
-		return {exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr)};
+	run(args: readonly string[], pathOverride?: string): Promise<TmuxRun> {
+		return privateTmux('mam-e2e', this.name, this.env).run(args, pathOverride);
 	}
 
 	async runOk(args: readonly string[], pathOverride?: string): Promise<string> {
@@ -59,7 +41,7 @@ export class E2eTmux {
 
 	/** Start the server with an idle base window of COLUMNS×ROWS; dead panes stay so their last screen can be read. */
 	async start(): Promise<void> {
-		await this.runOk(['-f', '/dev/null', 'new-session', '-d', '-s', 'e2e', '-n', 'base', '-x', String(COLUMNS), '-y', String(ROWS), 'sleep', '100000']);
+		await this.runOk(['new-session', '-d', '-s', 'e2e', '-n', 'base', '-x', String(COLUMNS), '-y', String(ROWS), 'sleep', '100000']);
 		await this.runOk(['set-option', '-g', 'remain-on-exit', 'on']);
 	}
 
@@ -92,13 +74,13 @@ export class E2eTmux {
 	 * in 8 of 30 hand trials of the demo under SIGTERM; the nudge is what tmux's author suggests.
 	 */
 	async waitExit(paneId: string, timeoutMs = 30_000): Promise<number> {
-		return pollUntil(`pane ${paneId} to exit`, async () => {
+		return eventually(`pane ${paneId} to exit`, async () => {
 			const state = await this.paneState(paneId);
 			if (!state.dead) return undefined;
 			const code = state.status ?? (state.signal === undefined ? undefined : 128 + state.signal);
 			if (code === undefined) await this.nudgeReaper();
 			return code;
-		}, timeoutMs);
+		}, {timeoutMs: timeoutMs});
 	}
 
 	/** Make the server run its waitpid loop again (see waitExit). */
@@ -153,14 +135,10 @@ export class Screen {
 		const matches = (screen: string) => (typeof pattern === 'string' ? screen.includes(pattern) : pattern instanceof RegExp ? pattern.test(screen) : pattern(screen));
 		let last = '';
 		try {
-			return await pollUntil(
-				what,
-				async () => {
+			return await eventually(what, async () => {
 					last = await this.text(options.history ?? 0);
 					return matches(last) ? last : undefined;
-				},
-				options.timeoutMs ?? 30_000,
-			);
+				}, {timeoutMs: options.timeoutMs ?? 30_000});
 		} catch (error) {
 			throw new Error(`${(error as Error).message}\n--- last screen ---\n${last}`);
 		}

@@ -76,17 +76,19 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {fileURLToPath} from 'node:url';
 import Database from 'better-sqlite3';
 import {execa} from 'execa';
+import {afterAll, beforeAll} from 'vitest';
 import {installRealClis, type RealAgent, type RealClis} from './install.js';
-import type {Model} from './model.js';
+import {startModel, type Model, type ModelOptions} from './model.js';
+
+import {CLI} from '../../helpers/cli.js';
 
 export {installRealClis, REAL_AGENTS, InstallError, type RealAgent, type RealClis} from './install.js';
 export {startModel, SLOW_REPLY, SPAWN_SUBAGENT, RUN_SHELL, DEFAULT_REPLY, DEFAULT_SHELL_COMMAND, SUBAGENT_TASK, type Model, type ModelOptions, type ModelRequest} from './model.js';
 
 /** The built CLI, as users run it (`npm run test:real` builds first). */
-export const MAM_TUI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/bin/cli.js');
+export const MAM_TUI = CLI;
 
 /** Between typed text and its Enter: codex and gemini drop an Enter that follows text at once (exit-input.md). */
 export const SUBMIT_PAUSE_MS = 300;
@@ -360,6 +362,49 @@ async function killAll(id: string, dir: string, litter: Set<string>): Promise<Pr
 		for (let i = 0; i < 30 && worldProcesses(id, dir).some(p => readProc(p.pid, 'stat')?.includes(') Z') !== true); i++) await sleep(100);
 	}
 	return worldProcesses(id, dir).filter(p => readProc(p.pid, 'stat')?.includes(') Z') !== true);
+}
+
+/** The model and world of one describe block (`useRealWorld`); read them inside hooks and tests. */
+export interface RealWorldUse {
+	readonly model: Model;
+	readonly world: RealWorld;
+}
+
+export interface UseRealWorldOptions {
+	/** The stand-in model's options, or a function giving them when the block starts. */
+	readonly model?: ModelOptions | (() => ModelOptions);
+	readonly world?: WorldOptions;
+	/** Runs after the world is cleaned up and the model closed. */
+	readonly after?: () => void | Promise<void>;
+}
+
+/**
+ * One stand-in model and one world for the enclosing describe block: started in its beforeAll,
+ * cleaned up (every process killed, every file removed) and closed in its afterAll, even when a
+ * test failed half-way. Every real test file starts this way.
+ */
+export function useRealWorld(options: UseRealWorldOptions = {}): RealWorldUse {
+	let model: Model | undefined;
+	let world: RealWorld | undefined;
+	beforeAll(async () => {
+		model = await startModel(typeof options.model === 'function' ? options.model() : options.model);
+		world = await makeWorld(model, options.world);
+	});
+	afterAll(async () => {
+		await world?.cleanup();
+		await model?.close();
+		await options.after?.();
+	});
+	return {
+		get model() {
+			if (!model) throw new Error('useRealWorld: the model is read before its beforeAll ran');
+			return model;
+		},
+		get world() {
+			if (!world) throw new Error('useRealWorld: the world is read before its beforeAll ran');
+			return world;
+		},
+	};
 }
 
 /** A throwaway user with the four agents configured for `model` and a private tmux server. */

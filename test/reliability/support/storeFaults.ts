@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import '../../../src/system/sqliteUri.js';
 import Database from 'better-sqlite3';
-import {BETTER_SQLITE3} from './cli.js';
+import {BETTER_SQLITE3} from '../../helpers/cli.js';
 
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 

@@ -1,0 +1,267 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {afterEach, describe, expect, it} from 'vitest';
+import {argvUsers, fileUsers, uniqueHolders} from '../../src/adapters/common/inUse.js';
+import {
+	agentProcessesOf,
+	commandOf,
+	cwdOf,
+	environOf,
+	flagValue,
+	hasFlag,
+	idsUse,
+	needsFolders,
+	openFilesOf,
+	projectUse,
+	rootForEnv,
+	sameFolder,
+	resolveFolder,
+	sameResolvedTree,
+	usersOf,
+	wordAfter,
+	type LiveUse,
+} from '../../src/adapters/common/liveEvidence.js';
+import type {AdapterContext, InUseHolder} from '../../src/adapters/types.js';
+import type {ProcessRef} from '../../src/domain/types.js';
+import type {Holder, OpenFile, ProcessTable} from '../../src/system/processes.js';
+import {spawnFileHolder, type HeldProcess} from '../support/holders.js';
+import {tempDir} from '../helpers/tmp.js';
+
+// The pieces of the in-use rule (README "In use") on a table the test writes: who is a user of
+// a conversation, by argv, by open file or by project, and who never is (ourselves).
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+	for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function scratch(): string {
+	const t = tempDir('mam-in-use-');
+	cleanups.push(t.dispose);
+	return t.dir;
+}
+
+const proc = (pid: number, argv: readonly string[], over: Partial<ProcessRef> = {}): ProcessRef => ({pid, ppid: 1, startTime: pid * 10, name: argv[0] ?? 'x', argv, ...over});
+
+function ctxOf(rows: readonly ProcessRef[], holders: readonly Holder[] = [], openFiles?: readonly OpenFile[]): AdapterContext {
+	const table: ProcessTable = {list: async () => rows, get: async pid => rows.find(r => r.pid === pid), holders: async () => holders};
+	if (openFiles) table.openFiles = async () => openFiles;
+	return {home: '/h', ownHome: false, env: {}, exec: async () => ({exitCode: 0, stdout: '', stderr: ''}), processes: table, now: () => 0, tmpDir: '/t'};
+}
+
+const use = (pid: number, claim: LiveUse['claim']): LiveUse => ({pid, startTime: pid * 10, command: `agent ${pid}`, claim, reason: `why ${pid}`});
+
+describe('usersOf: the rule', () => {
+	const uses = [use(1, {kind: 'ids', ids: ['a', 'b']}), use(2, {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}), use(3, {kind: 'any'}), use(4, {kind: 'ids', ids: ['z']})];
+
+	it('an ids claim naming the conversation or a descendant, a project claim on its folder, and any claim', () => {
+		expect(usersOf(uses, {ids: ['b'], cwds: ['/w/p']}).map(h => h.pid)).toEqual([1, 2, 3]);
+		expect(usersOf(uses, {ids: ['c', 'z'], cwds: ['/elsewhere']}).map(h => h.pid)).toEqual([3, 4]);
+		expect(usersOf(uses, {ids: ['c'], cwds: []})).toEqual([{pid: 3, startTime: 30, command: 'agent 3', reason: 'why 3'}]);
+	});
+
+	it('what "its project" means is the agent\'s: a sub-folder counts only with sameTree', () => {
+		expect(usersOf(uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}).map(h => h.pid)).toEqual([]);
+		expect(usersOf(uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}, sameResolvedTree).map(h => h.pid)).toEqual([2]);
+	});
+
+	it('needsFolders only when some claim is by project or on anything', () => {
+		expect(needsFolders([uses[0] as LiveUse, uses[3] as LiveUse])).toBe(false);
+		expect(needsFolders([uses[0] as LiveUse, uses[1] as LiveUse])).toBe(true);
+		expect(needsFolders([uses[2] as LiveUse])).toBe(true);
+		expect(needsFolders([])).toBe(false);
+	});
+});
+
+describe('folders', () => {
+	it('sameFolder: literally, with trailing slashes, or through a link; not a prefix', () => {
+		const dir = scratch();
+		const real = path.join(dir, 'real');
+		fs.mkdirSync(real);
+		const link = path.join(dir, 'link');
+		fs.symlinkSync(real, link);
+		expect(sameFolder('/a/b/', '/a/b')).toBe(true);
+		expect(sameFolder('/a/b//', '/a/b')).toBe(true);
+		expect(sameFolder('/', '/')).toBe(true);
+		expect(sameFolder(link, real)).toBe(true);
+		expect(sameFolder(`${link}/`, real)).toBe(true);
+		expect(sameFolder('/a/b', '/a/bc')).toBe(false);
+		expect(sameFolder('/a/b', '/a')).toBe(false);
+	});
+
+	it('sameTree: one inside the other either way, the root is every tree; a look-alike prefix is not', () => {
+		// As usersOf compares folders: both resolved first.
+		const sameTree = (a: string, b: string) => sameResolvedTree(resolveFolder(a), resolveFolder(b));
+		expect(sameTree('/a/b', '/a/b/c')).toBe(true);
+		expect(sameTree('/a/b/c', '/a/b')).toBe(true);
+		expect(sameTree('/a/b/', '/a/b/c')).toBe(true);
+		expect(sameTree('/a/b', '/a/bc')).toBe(false);
+		expect(sameTree('/a/bc', '/a/b')).toBe(false);
+		expect(sameTree('/', '/x/y')).toBe(true);
+		expect(sameTree('/x/y', '/')).toBe(true);
+		expect(sameTree('/x', '/y')).toBe(false);
+	});
+});
+
+describe('argv evidence', () => {
+	const ID = /^[a-f0-9]{4}$/;
+
+	it('flagValue: `--f V`, `--f=V`, a short flag only as its own word, and only a value that is an id', () => {
+		expect(flagValue(['claude', '--resume', 'ab12'], ['--resume', '-r'], ID)).toBe('ab12');
+		expect(flagValue(['claude', '--resume=ab12'], ['--resume', '-r'], ID)).toBe('ab12');
+		expect(flagValue(['gemini', '-r', 'ab12'], ['--resume', '-r'], ID)).toBe('ab12');
+		expect(flagValue(['gemini', '-r=ab12'], ['--resume', '-r'], ID)).toBeUndefined();
+		expect(flagValue(['gemini', '-r', 'latest'], ['--resume', '-r'], ID)).toBeUndefined();
+		expect(flagValue(['claude', '--resume'], ['--resume'], ID)).toBeUndefined();
+		expect(flagValue(['claude', '--resumex=ab12'], ['--resume'], ID)).toBeUndefined();
+		// The second flag's value when the first is not an id.
+		expect(flagValue(['x', '--resume', 'nope', '-r', 'cd34'], ['--resume', '-r'], ID)).toBe('cd34');
+	});
+
+	it('hasFlag: the flag itself or `--flag=…`, not a longer flag or a short `-f=…`', () => {
+		expect(hasFlag(['c', '--continue'], ['--continue', '-c'])).toBe(true);
+		expect(hasFlag(['c', '--continue=1'], ['--continue'])).toBe(true);
+		expect(hasFlag(['c', '-c'], ['-c'])).toBe(true);
+		expect(hasFlag(['c', '-c=1'], ['-c'])).toBe(false);
+		expect(hasFlag(['c', '--continues'], ['--continue'])).toBe(false);
+		expect(hasFlag([], ['--continue'])).toBe(false);
+	});
+
+	it('wordAfter: the word after a subcommand, when it is an id; not past the end', () => {
+		expect(wordAfter(['codex', 'resume', 'ab12'], ['resume'], ID)).toBe('ab12');
+		expect(wordAfter(['codex', 'exec', 'resume', 'ab12'], ['resume'], ID)).toBe('ab12');
+		expect(wordAfter(['codex', 'resume', '--last'], ['resume'], ID)).toBeUndefined();
+		expect(wordAfter(['codex', 'resume'], ['resume'], /.*/)).toBeUndefined();
+		expect(wordAfter(['ab12', 'x'], ['resume'], ID)).toBeUndefined();
+	});
+
+	it('commandOf and cwdOf', () => {
+		expect(commandOf({argv: ['a', 'b'], name: 'n'})).toBe('a b');
+		expect(commandOf({argv: [], name: 'kthread'})).toBe('kthread');
+		expect(cwdOf(proc(1, ['x'], {cwd: '/w'}))).toBe('/w');
+		expect(cwdOf(proc(1, ['x'], {cwd: 'relative'}))).toBeUndefined();
+		expect(cwdOf(proc(1, ['x']))).toBeUndefined();
+	});
+
+	it('a process with no evidence claims its folder, or everything when its folder is hidden', () => {
+		expect(projectUse(proc(5, ['codex'], {cwd: '/w/p'}), 'codex')).toEqual({pid: 5, startTime: 50, command: 'codex', claim: {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}, reason: 'a codex process in /w/p keeps no record of which conversation it is on'});
+		expect(projectUse(proc(6, ['codex']), 'codex')).toEqual({pid: 6, startTime: 60, command: 'codex', claim: {kind: 'any'}, reason: 'a codex process whose folder cannot be read could be on any conversation'});
+		expect(idsUse(proc(7, ['c', '-r', 'x']), ['x'], 'argv -r x')).toEqual({pid: 7, startTime: 70, command: 'c -r x', claim: {kind: 'ids', ids: ['x']}, reason: 'argv -r x'});
+	});
+});
+
+describe('argvUsers and fileUsers', () => {
+	it('names every process whose argv holds one of the ids, not ourselves', async () => {
+		const rows = [proc(11, ['vim', 'notes-ab12.md']), proc(12, ['sleep', '5']), proc(process.pid, ['node', 'ab12']), proc(13, [], {name: 'cd34'}), proc(14, ['x', 'cd34'])];
+		expect(await argvUsers(ctxOf(rows), ['ab12', 'cd34'])).toEqual([
+			{pid: 11, startTime: 110, command: 'vim notes-ab12.md', reason: 'argv names ab12'},
+			{pid: 14, startTime: 140, command: 'x cd34', reason: 'argv names cd34'},
+		]);
+		expect(await argvUsers(ctxOf(rows), ['zz99'])).toEqual([]);
+		expect(await argvUsers(ctxOf(rows), [''])).toEqual([]);
+	});
+
+	it('an id is matched inside one argument only, never across two', async () => {
+		expect(await argvUsers(ctxOf([proc(11, ['ab', '12'])]), ['ab12'])).toEqual([]);
+		expect(await argvUsers(ctxOf([proc(11, ['x', 'ab']), proc(12, ['12'])]), ['ab12'])).toEqual([]);
+		expect(await argvUsers(ctxOf([proc(11, ['ab'])]), ['ab\0'])).toEqual([]);
+	});
+
+	it('the first id named is the reason', async () => {
+		expect(await argvUsers(ctxOf([proc(11, ['x', 'cd34', 'ab12'])]), ['ab12', 'cd34'])).toEqual([{pid: 11, startTime: 110, command: 'x cd34 ab12', reason: 'argv names ab12'}]);
+	});
+
+	it('skips the wrappers that started us with our own arguments, not an ancestor that runs something else', async () => {
+		const saved = process.argv;
+		process.argv = ['node', '/x/mam-tui', 'purge', '--id', 'ab12'];
+		try {
+			const me = proc(process.pid, ['node', '/x/mam-tui', 'purge', '--id', 'ab12'], {ppid: 900});
+			const wrapper = proc(900, ['sh', '-c', 'mam-tui purge --id ab12'], {ppid: 901});
+			const agent = proc(901, ['claude', '--resume', 'ab12'], {ppid: 902});
+			const above = proc(902, ['sh', '-c', 'mam-tui purge --id ab12'], {ppid: 1});
+			// The agent ran mam-tui: it is a user; the shell above it is not reached (the walk stops at the agent).
+			expect((await argvUsers(ctxOf([me, wrapper, agent, above]), ['ab12'])).map(h => h.pid)).toEqual([901, 902]);
+			// `npx mam-tui purge --id ab12`: our arguments spread over its words.
+			const npx = proc(900, ['npx', 'mam-tui', 'purge', '--id', 'ab12'], {ppid: 901});
+			expect((await argvUsers(ctxOf([me, npx, agent]), ['ab12'])).map(h => h.pid)).toEqual([901]);
+			// With no arguments of our own, only we are left out.
+			process.argv = ['node', '/x/mam-tui'];
+			expect((await argvUsers(ctxOf([me, wrapper, agent]), ['ab12'])).map(h => h.pid)).toEqual([900, 901]);
+		} finally {
+			process.argv = saved;
+		}
+	});
+
+	it('fileUsers: every holder but ourselves and those ignored, each with the path it holds', async () => {
+		const holders: Holder[] = [
+			{pid: 21, startTime: 1, command: 'agent', argv: ['agent'], path: '/s/a.db'},
+			{pid: process.pid, startTime: 2, command: 'us', argv: ['us'], path: '/s/a.db'},
+			{pid: 22, startTime: 3, command: 'daemon', argv: ['daemon'], path: '/s/a.db'},
+		];
+		const ctx = ctxOf([], holders);
+		expect(await fileUsers(ctx, [])).toEqual([]);
+		expect(await fileUsers(ctx, ['/s/a.db'], h => h.command === 'daemon')).toEqual([{pid: 21, startTime: 1, command: 'agent', reason: 'holds /s/a.db open'}]);
+		expect((await fileUsers(ctx, ['/s/a.db'])).map(h => h.pid)).toEqual([21, 22]);
+	});
+
+	it('uniqueHolders keeps the first reason per process', () => {
+		const h = (pid: number, reason: string): InUseHolder => ({pid, startTime: 1, command: 'c', reason});
+		expect(uniqueHolders([h(1, 'first'), h(2, 'x'), h(1, 'second')])).toEqual([h(1, 'first'), h(2, 'x')]);
+	});
+});
+
+describe('whose processes', () => {
+	it('environOf reads a live process\'s environment, and nothing of a gone one', async () => {
+		const held: HeldProcess = await spawnFileHolder([], 'holder', [], undefined, {PATH: '/usr/bin:/bin', HOME: '/home/who', EMPTY: '', 'A=B': 'x'});
+		cleanups.push(() => held.stop());
+		const env = environOf(held.pid);
+		expect(env?.['HOME']).toBe('/home/who');
+		expect(env?.['EMPTY']).toBe('');
+		expect(Object.keys(env ?? {})).not.toContain('');
+		expect(environOf(2 ** 22 + 7)).toBeUndefined();
+	});
+
+	it('rootForEnv runs the root rule on the process\'s HOME and variables; no HOME, no answer', () => {
+		const rootOf = (c: {home: string; ownHome: boolean; env: Readonly<Record<string, string | undefined>>}) => c.env['OVERRIDE'] ?? `${c.home}/.agent${c.ownHome ? '' : '-not-own'}`;
+		expect(rootForEnv({HOME: '/h'}, rootOf)).toBe('/h/.agent');
+		expect(rootForEnv({HOME: '/h', OVERRIDE: '/o'}, rootOf)).toBe('/o');
+		expect(rootForEnv({}, rootOf)).toBeUndefined();
+		expect(rootForEnv({HOME: ''}, rootOf)).toBeUndefined();
+	});
+
+	it('agentProcessesOf: the agent\'s processes of this store, the named ones, and those whose env is hidden; never us', async () => {
+		const dir = scratch();
+		const root = path.join(dir, 'home', '.agent');
+		fs.mkdirSync(root, {recursive: true});
+		const mine = await spawnFileHolder([], 'agent', [], undefined, {PATH: '/usr/bin:/bin', HOME: path.join(dir, 'home')});
+		const theirs = await spawnFileHolder([], 'agent', [], undefined, {PATH: '/usr/bin:/bin', HOME: path.join(dir, 'other')});
+		const named = await spawnFileHolder([], 'named', [], undefined, {PATH: '/usr/bin:/bin', HOME: path.join(dir, 'other')});
+		cleanups.push(() => mine.stop(), () => theirs.stop(), () => named.stop());
+		const hidden = 2 ** 22 + 11;
+		const rows = [mine, theirs, named].map(h => proc(h.pid, ['node', `/x/${h === named ? 'named' : 'agent'}`])).concat([proc(hidden, ['node', '/x/agent']), proc(process.pid, ['node', '/x/agent'])]);
+		const store = {root, rootOf: (c: {home: string}) => `${c.home}/.agent`};
+		const isAgent = (p: ProcessRef) => p.argv[1] === '/x/agent';
+		const found = await agentProcessesOf(ctxOf([]), isAgent, rows, store, p => p.pid === named.pid);
+		expect(found.map(p => p.pid).sort((a, b) => a - b)).toEqual([mine.pid, named.pid, hidden].sort((a, b) => a - b));
+		// Never us, even named; never a process that is not the agent's.
+		const stranger = proc(mine.pid, ['node', '/x/other']);
+		expect(await agentProcessesOf(ctxOf([]), isAgent, [proc(process.pid, ['node', '/x/agent']), stranger], store, p => p.pid === process.pid)).toEqual([]);
+		// Without a table handed in, the context's table is read.
+		expect((await agentProcessesOf(ctxOf(rows), isAgent, undefined, store)).map(p => p.pid)).toContain(mine.pid);
+	});
+
+	it('openFilesOf: from one pass when the table has it, else from /proc; nothing asked, nothing read', async () => {
+		const files: OpenFile[] = [{pid: 1, path: '/a'}, {pid: 2, path: '/b'}, {pid: 1, path: '/c'}];
+		const ctx = ctxOf([], [], files);
+		expect(await openFilesOf(ctx, [])).toEqual(new Map());
+		expect(await openFilesOf(ctx, [1])).toEqual(new Map([[1, ['/a', '/c']]]));
+		const dir = scratch();
+		const file = path.join(dir, 'held.txt');
+		fs.writeFileSync(file, 'x');
+		const held = await spawnFileHolder([file]);
+		cleanups.push(() => held.stop());
+		const fromProc = await openFilesOf(ctxOf([]), [held.pid, 2 ** 22 + 13]);
+		expect(fromProc.get(held.pid)).toContain(file);
+		expect(fromProc.has(2 ** 22 + 13)).toBe(false);
+	});
+});

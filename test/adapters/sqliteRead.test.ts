@@ -1,0 +1,205 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import {afterEach, describe, expect, it} from 'vitest';
+import {describeSqliteError, StoreReadError, tableColumns, withReadOnlyDb} from '../../src/system/sqliteRead.js';
+import {spawnWalWriter, type HeldProcess} from '../support/holders.js';
+import {tempDir} from '../helpers/tmp.js';
+
+// SPEC 4.3: an agent's database is read without leaving a trace beside it, whatever state its
+// sidecars are in, and every failure to read it is a StoreReadError naming the file.
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+	for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function scratch(): string {
+	const t = tempDir('mam-sqlite-read-');
+	cleanups.push(t.dispose);
+	return t.dir;
+}
+
+/** A database with `rows` rows in `t(a TEXT)`, closed, with no sidecar left. */
+function store(dir: string, name = 'store.db', rows = 2): string {
+	const file = path.join(dir, name);
+	const db = new Database(file);
+	db.exec('CREATE TABLE t (a TEXT, n INTEGER)');
+	for (let i = 0; i < rows; i++) db.prepare('INSERT INTO t VALUES (?, ?)').run(`row-${i}`, i);
+	db.close();
+	return file;
+}
+
+const count = (file: string) => withReadOnlyDb(file, db => (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n);
+const beside = (file: string) => fs.readdirSync(path.dirname(file)).sort();
+const privateCopies = () => fs.readdirSync(os.tmpdir()).filter(e => e.startsWith('mam-ro-')).sort();
+
+function thrown(fn: () => unknown): unknown {
+	try {
+		fn();
+	} catch (error) {
+		return error;
+	}
+	throw new Error('did not throw');
+}
+
+describe('reading without a trace', () => {
+	it('reads a database with no -wal, creates no sidecar and returns what the reader returns', () => {
+		const dir = scratch();
+		const file = store(dir);
+		const before = fs.statSync(file);
+		expect(count(file)).toBe(2);
+		expect(beside(file)).toEqual(['store.db']);
+		expect(fs.statSync(file).mtimeMs).toBe(before.mtimeMs);
+	});
+
+	it('opens a path holding ?, # and %, which a file: URI would otherwise cut or decode', () => {
+		const dir = scratch();
+		const odd = path.join(dir, 'a?b#c%41d');
+		fs.mkdirSync(odd);
+		const file = store(odd, 'x%20y.db', 3);
+		expect(count(file)).toBe(3);
+		expect(beside(file)).toEqual(['x%20y.db']);
+	});
+
+	it('reads the rows still in the WAL of a live writer, in place, leaving its -wal as it was', async () => {
+		const dir = scratch();
+		const file = store(dir, 'store.db', 4);
+		const writer: HeldProcess = await spawnWalWriter([file]);
+		cleanups.push(() => writer.stop());
+		const wal = fs.readFileSync(`${file}-wal`);
+		const copies = privateCopies();
+		let during: string[] = [];
+		const n = withReadOnlyDb(file, db => {
+			during = privateCopies();
+			return (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n;
+		});
+		expect(n).toBe(4);
+		expect(fs.readFileSync(`${file}-wal`).equals(wal)).toBe(true);
+		expect(beside(file)).toEqual(['store.db', 'store.db-shm', 'store.db-wal']);
+		// A live writer's WAL is read in place (its lock on the -shm says so), not through a copy.
+		expect(during).toEqual(copies);
+	});
+
+	it('reads a -wal left by a dead writer through a private copy, removed after; the store is untouched', async () => {
+		const dir = scratch();
+		const file = store(dir, 'store.db', 3);
+		const writer = await spawnWalWriter([file]);
+		await writer.crash();
+		fs.rmSync(`${file}-shm`);
+		const wal = fs.readFileSync(`${file}-wal`);
+		const copies = privateCopies();
+		let during: string[] = [];
+		const n = withReadOnlyDb(file, db => {
+			during = privateCopies();
+			return (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n;
+		});
+		expect(n).toBe(3);
+		expect(during.length).toBe(copies.length + 1);
+		expect(privateCopies()).toEqual(copies);
+		expect(beside(file)).toEqual(['store.db', 'store.db-wal']);
+		expect(fs.readFileSync(`${file}-wal`).equals(wal)).toBe(true);
+	});
+
+	it('a stale -shm a killed writer left is not rebuilt in place either', async () => {
+		const dir = scratch();
+		const file = store(dir, 'store.db', 2);
+		const writer = await spawnWalWriter([file]);
+		await writer.crash();
+		const shm = fs.readFileSync(`${file}-shm`);
+		expect(count(file)).toBe(2);
+		expect(fs.readFileSync(`${file}-shm`).equals(shm)).toBe(true);
+	});
+});
+
+describe('what cannot be read', () => {
+	it('a missing file, a folder and a non-database each throw a StoreReadError naming the file', () => {
+		const dir = scratch();
+		const missing = path.join(dir, 'missing.db');
+		const e1 = thrown(() => count(missing));
+		expect(e1).toBeInstanceOf(StoreReadError);
+		expect((e1 as StoreReadError).message).toBe(`${missing}: missing`);
+		expect((e1 as StoreReadError).dbPath).toBe(missing);
+		expect((e1 as StoreReadError).name).toBe('StoreReadError');
+		expect(fs.existsSync(missing)).toBe(false);
+		expect(() => count(dir)).toThrow(`${dir}: not a file`);
+		const text = path.join(dir, 'text.db');
+		fs.writeFileSync(text, 'this is not a sqlite database, only some words in a file');
+		const e3 = thrown(() => count(text));
+		expect(e3).toBeInstanceOf(StoreReadError);
+		expect((e3 as Error).message).toBe(`${text}: not a sqlite database (corrupt?)`);
+		expect(fs.readdirSync(dir)).toEqual(['text.db']);
+	});
+
+	it('a query the schema cannot answer is a StoreReadError; an error of the reader itself stays what it was', () => {
+		const dir = scratch();
+		const file = store(dir);
+		const e = thrown(() => withReadOnlyDb(file, db => db.prepare('SELECT nope FROM t').all()));
+		expect(e).toBeInstanceOf(StoreReadError);
+		expect((e as Error).message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*no such column: nope`));
+		const own = new RangeError('mine');
+		expect(thrown(() => withReadOnlyDb(file, () => {
+			throw own;
+		}))).toBe(own);
+		const already = new StoreReadError('x: already', 'x');
+		expect(thrown(() => withReadOnlyDb(file, () => {
+			throw already;
+		}))).toBe(already);
+	});
+
+	it('leaves no file open after a read that failed on the header', () => {
+		const dir = scratch();
+		const text = path.join(dir, 'text.db');
+		fs.writeFileSync(text, 'this is not a sqlite database, only some words in a file');
+		const open = () => fs.readdirSync('/proc/self/fd').length;
+		const before = open();
+		for (let i = 0; i < 3; i++) expect(() => count(text)).toThrow(StoreReadError);
+		expect(open()).toBe(before);
+	});
+
+	it('closes the handle when the reader is done, and when it throws', () => {
+		const dir = scratch();
+		const file = store(dir);
+		const handles: {open: boolean}[] = [];
+		withReadOnlyDb(file, db => handles.push(db));
+		thrown(() =>
+			withReadOnlyDb(file, db => {
+				handles.push(db);
+				throw new Error('x');
+			}),
+		);
+		expect(handles.map(h => h.open)).toEqual([false, false]);
+	});
+
+	it('words SQLite errors the way a user reads them', () => {
+		const coded = (code: string, message = 'x') => Object.assign(new Error(message), {code});
+		expect(describeSqliteError(coded('SQLITE_NOTADB'))).toBe('not a sqlite database (corrupt?)');
+		expect(describeSqliteError(new Error('file is not a database'))).toBe('not a sqlite database (corrupt?)');
+		expect(describeSqliteError(coded('SQLITE_CORRUPT'))).toBe('database is corrupt');
+		expect(describeSqliteError(new Error('database disk image is malformed'))).toBe('database is corrupt');
+		expect(describeSqliteError(coded('SQLITE_BUSY_SNAPSHOT'))).toBe('database is locked by another process');
+		expect(describeSqliteError(coded('SQLITE_LOCKED_SHAREDCACHE'))).toBe('database is locked by another process');
+		expect(describeSqliteError(new Error('database table is locked'))).toBe('database is locked by another process');
+		expect(describeSqliteError(coded('SQLITE_CANTOPEN'))).toBe('cannot open database (missing or permission denied)');
+		expect(describeSqliteError(new Error('unable to open database file'))).toBe('cannot open database (missing or permission denied)');
+		expect(describeSqliteError(coded('SQLITE_ERROR', 'near "x": syntax error'))).toBe('near "x": syntax error');
+		expect(describeSqliteError('plain words')).toBe('plain words');
+		expect(describeSqliteError(undefined)).toBe('undefined');
+	});
+});
+
+describe('tableColumns', () => {
+	it('lists every table with its columns', () => {
+		const dir = scratch();
+		const file = store(dir);
+		const db = new Database(file);
+		db.exec('CREATE TABLE "two words" (x BLOB, "y z" TEXT)');
+		db.close();
+		const columns = withReadOnlyDb(file, db => tableColumns(db));
+		expect([...columns.entries()].map(([t, c]) => [t, [...c].sort()])).toEqual([
+			['t', ['a', 'n']],
+			['two words', ['x', 'y z']],
+		]);
+	});
+});

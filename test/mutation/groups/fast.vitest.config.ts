@@ -1,0 +1,24 @@
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {defineConfig} from 'vitest/config';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** The tests Stryker runs against the mutants of group `fast` (fast.stryker.mjs). */
+// vitest finds its config by the default export.
+// eslint-disable-next-line no-restricted-syntax
+export default defineConfig({
+	test: {
+		root,
+		include: [
+			'test/actions/stopSteps.test.ts',
+			'test/actions/stopSequence.test.ts',
+			'test/sync/conversationUse.test.ts',
+			'test/adapters/{ids,purgeHelpers,common,adapterHelpers,claude,codex,gemini}.test.ts',
+			'test/actions/purgeTrash.test.ts',
+		],
+		testTimeout: 30_000,
+		hookTimeout: 60_000,
+		pool: 'forks',
+	},
+});
