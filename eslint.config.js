@@ -107,7 +107,7 @@ function layerBlocks() {
 }
 
 export default tseslint.config(
-	{ignores: ['dist/**', 'node_modules/**', 'bench-results.json']},
+	{ignores: ['dist/**', 'node_modules/**', 'bench-results.json', '.stryker-tmp/**', 'reports/**']},
 	...tseslint.configs.recommended,
 	{
 		files: ['**/*.ts', '**/*.tsx'],
