@@ -179,7 +179,7 @@ export class DiscoveryCache {
 	/** Per pane no pinned row accounts for: its agent processes and the evidence read for them. */
 	private paneFacts = new Map<string, PaneFacts>();
 	private lastEvidence: ReadonlyMap<string, PaneEvidence> | undefined;
-	/** The cwds whose conversations the last refresh found changed (any agent). */
+	/** The (agent, cwd) keys whose conversations the last refresh found changed. */
 	private reread = new Set<string>();
 	private table: {readonly rows: readonly ProcessRef[]; readonly table: ProcessTable} | undefined;
 	private lastUse: {readonly merged: readonly Conversation[]; readonly key: string | undefined; readonly out: readonly Conversation[]; readonly memo?: UseMemo} | undefined;
@@ -343,22 +343,24 @@ export class DiscoveryCache {
 
 	/**
 	 * Pane evidence (sync/paneEvidence.ts) for panes no pinned running row accounts for. A pane is
-	 * asked again when its agent processes changed, when a change was seen in its folder or its
-	 * folder's conversations were found changed (its agent wrote one there; a full tick finds what
-	 * an event missed), and on every tick without a folder watch; otherwise it keeps its evidence
+	 * asked again when its agent processes changed, when a change was seen in its agent's
+	 * conversations of its folder or they were found changed (its agent wrote one there; a full
+	 * tick finds what an event missed), and on every tick without a folder watch; otherwise it keeps its evidence
 	 * (the same map while nothing changed), since reading it costs a discovery of the pane's folder.
 	 */
 	private async evidenceFor(ctx: AdapterContext, rows: readonly SessionRecord[], options: RefreshOptions, look: Look): Promise<ReadonlyMap<string, PaneEvidence>> {
 		const accounted = new Set(rows.filter(r => r.status === 'running' && r.agentSessionId !== null && r.paneId !== null).map(r => r.paneId as string));
 		const panes = (options.panes ?? []).filter(p => !p.isSelf && !accounted.has(p.id) && p.processes.length > 0);
-		const dirtyCwds = new Set([...look.dirty].map(key => key.slice(key.indexOf('\0') + 1)).concat([...this.reread]));
+		// By (agent, cwd): a claude transcript that grew re-reads the claude panes of its folder only.
+		const changedKeys = new Set([...look.dirty, ...this.reread]);
 		const next = new Map<string, PaneFacts>();
 		let changed = panes.length !== this.paneFacts.size;
 		for (const pane of panes) {
 			const key = pane.processes.map(q => `${q.pid}:${q.startTime}`).join(',');
 			const known = this.paneFacts.get(pane.id);
 			const cwds = [pane.processes[0]?.cwd, pane.foregroundCwd, pane.cwd];
-			const stale = !known || known.key !== key || (look.rescan && (!this.watch || cwds.some(cwd => cwd !== undefined && dirtyCwds.has(cwd))));
+			const agent = known?.evidence?.agent;
+			const stale = !known || known.key !== key || (look.rescan && (!this.watch || (agent !== undefined && cwds.some(cwd => cwd !== undefined && changedKeys.has(cwdKey(agent, cwd))))));
 			if (!stale) {
 				next.set(pane.id, known);
 				continue;
@@ -461,7 +463,7 @@ export class DiscoveryCache {
 			const entry = next.get(key);
 			if (entry) ordered.set(key, entry);
 		}
-		this.reread = new Set([...ordered].filter(([key, entry]) => this.byCwd.get(key)?.value !== entry.value).map(([key]) => key.slice(key.indexOf('\0') + 1)));
+		this.reread = new Set([...ordered].filter(([key, entry]) => this.byCwd.get(key)?.value !== entry.value).map(([key]) => key));
 		this.byCwd = ordered;
 		return ordered;
 	}
