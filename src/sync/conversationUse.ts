@@ -1,5 +1,5 @@
 import {ADAPTERS} from '../adapters/index.js';
-import {folderResolver, type LiveUse} from '../adapters/common/liveEvidence.js';
+import {folderResolver, trimSlash, type LiveUse} from '../adapters/common/liveEvidence.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
@@ -27,10 +27,6 @@ function netOf(uses: readonly LiveUse[], listed: ReadonlySet<string>): Net {
 		else folders.add(trimSlash(claim.cwd)).add(claim.folder);
 	}
 	return {any, ids, unlisted: [...ids].some(id => !listed.has(id)), folders};
-}
-
-function trimSlash(p: string): string {
-	return p.length > 1 ? p.replace(/\/+$/, '') : p;
 }
 
 /** Is `folder` one of `folders`, inside one, or above one? */

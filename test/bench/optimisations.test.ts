@@ -210,6 +210,22 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 	});
 });
 
+/** A project whose scripted adapter lists conv(1), with a discovery cache watching its stamp file. */
+function watchedProject() {
+	const cwd = path.join(dir, 'proj');
+	fs.mkdirSync(cwd);
+	const stamps = path.join(dir, 'stamps');
+	fs.mkdirSync(stamps);
+	const stamp = path.join(stamps, 'proj.stamp');
+	fs.writeFileSync(stamp, '1');
+	const adapter = scriptedAdapter(stamps);
+	const conv = (id: number): Conversation => ({agent: 'claude', id: UUID(id), cwd, createdAt: id, updatedAt: id, childCount: 0, resumeState: {kind: 'yes'}});
+	adapter.lists.set(cwd, [conv(1)]);
+	let seen = 0;
+	const cache = new DiscoveryCache({ctx, adapters: withAdapter(adapter), onChange: () => (seen += 1)});
+	return {cwd, stamp, adapter, conv, cache, changes: () => seen};
+}
+
 describe('the folder watch', () => {
 	it('reports a file growing in a watched folder, and only for the keys watching it', async () => {
 		const seen: string[] = [];
@@ -245,17 +261,7 @@ describe('the folder watch', () => {
 	});
 
 	it('the discovery cache reads a cwd again after a reported change, and not before', async () => {
-		const cwd = path.join(dir, 'proj');
-		fs.mkdirSync(cwd);
-		const stamps = path.join(dir, 'stamps');
-		fs.mkdirSync(stamps);
-		const stamp = path.join(stamps, 'proj.stamp');
-		fs.writeFileSync(stamp, '1');
-		const adapter = scriptedAdapter(stamps);
-		const conv = (id: number): Conversation => ({agent: 'claude', id: UUID(id), cwd, createdAt: id, updatedAt: id, childCount: 0, resumeState: {kind: 'yes'}});
-		adapter.lists.set(cwd, [conv(1)]);
-		let changes = 0;
-		const cache = new DiscoveryCache({ctx, adapters: withAdapter(adapter), onChange: () => (changes += 1)});
+		const {cwd, stamp, adapter, conv, cache, changes} = watchedProject();
 		try {
 			const rows = [row({name: 'p', cwd})];
 			await cache.refresh(rows, {rescan: true});
@@ -264,7 +270,7 @@ describe('the folder watch', () => {
 			expect(cache.wantsTick()).toBe(false);
 			adapter.lists.set(cwd, [conv(2), conv(1)]);
 			fs.appendFileSync(stamp, '2');
-			await until('the change is reported', () => changes > 0);
+			await until('the change is reported', () => changes() > 0);
 			expect(cache.wantsTick()).toBe(true);
 			const after = await cache.refresh(rows, {rescan: true});
 			expect(adapter.discovers).toBe(2);
@@ -278,26 +284,17 @@ describe('the folder watch', () => {
 			cache.close();
 		}
 	});
+
 	it('a pane-event refresh between a change and the disk refresh does not swallow the change', async () => {
 		// The supervisor runs a pane refresh (rescan false) whenever the mux speaks; a file change
 		// reported just before it must still be read by the disk refresh that follows.
-		const cwd = path.join(dir, 'proj');
-		fs.mkdirSync(cwd);
-		const stamps = path.join(dir, 'stamps');
-		fs.mkdirSync(stamps);
-		const stamp = path.join(stamps, 'proj.stamp');
-		fs.writeFileSync(stamp, '1');
-		const adapter = scriptedAdapter(stamps);
-		const conv = (id: number): Conversation => ({agent: 'claude', id: UUID(id), cwd, createdAt: id, updatedAt: id, childCount: 0, resumeState: {kind: 'yes'}});
-		adapter.lists.set(cwd, [conv(1)]);
-		let changes = 0;
-		const cache = new DiscoveryCache({ctx, adapters: withAdapter(adapter), onChange: () => (changes += 1)});
+		const {cwd, stamp, adapter, conv, cache, changes} = watchedProject();
 		try {
 			const rows = [row({name: 'p', cwd})];
 			await cache.refresh(rows, {rescan: true});
 			adapter.lists.set(cwd, [conv(2), conv(1)]);
 			fs.appendFileSync(stamp, '2');
-			await until('the change is reported', () => changes > 0);
+			await until('the change is reported', () => changes() > 0);
 			await cache.refresh(rows, {rescan: false});
 			expect(cache.wantsTick()).toBe(true);
 			const after = await cache.refresh(rows, {rescan: true});

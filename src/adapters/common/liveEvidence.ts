@@ -39,7 +39,8 @@ function realOrSelf(p: string): string {
 	}
 }
 
-function trimSlash(p: string): string {
+/** A path without its trailing slashes (the root stays `/`). */
+export function trimSlash(p: string): string {
 	return p.length > 1 ? p.replace(/\/+$/, '') : p;
 }
 
