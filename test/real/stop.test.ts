@@ -108,6 +108,8 @@ async function stop(world: RealWorld, tui: Tui, name: string, situation: string)
 	expect(result.ok).toBe(true);
 	const exit = result.steps.find(s => s.step === 'exit-input' && (s.state === 'done' || s.state === 'failed'));
 	trials.push({agent: tui.agent, situation, endedBy: result.endedBy, stepMs: exit?.elapsedMs ?? Number.NaN});
+	// A stop that did not end at step 1 says why in its steps; without them a CI failure is mute.
+	if (result.endedBy !== 'exit-input') console.log(`${tui.agent} ${situation}: ended by ${result.endedBy}\n${result.steps.map(s => `  ${s.step} ${s.state} ${s.elapsedMs} ms: ${s.message}`).join('\n')}\n${result.notes.join('\n')}`);
 	return result;
 }
 

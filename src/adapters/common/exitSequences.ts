@@ -96,13 +96,14 @@ export function readCodexScreen(screen: string): ComposerState {
 	while (blank >= 0 && !isBlank(rows[blank] ?? '')) blank--;
 	const footer = rows.slice(blank + 1);
 	// The approval's options look like a composer (`› 1. Yes, proceed (y)` and indented rows)
-	// over a one-row footer; only the real footer names the model (`fake-model default · <cwd>`).
+	// over a one-row footer; only the real footer names the model (`fake-model default · <cwd>`),
+	// or, in the first frame before the model is known, is the bare `? for shortcuts` hint.
 	const footerOk =
 		blank > 0 &&
 		footer.length >= 1 &&
 		footer.length <= 3 &&
 		footer.every(r => /^ {2}\S/.test(r) || /^\s{20,}\S/.test(r)) &&
-		footer.some(r => r.includes(' \u00b7 ')) &&
+		footer.some(r => r.includes(' \u00b7 ') || r.trim() === '? for shortcuts') &&
 		!footer.some(r => r.includes('Press enter to confirm'));
 	// Blank rows belong to the composer too: it keeps its height after a line is deleted.
 	let open = blank - 1;
