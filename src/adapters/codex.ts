@@ -7,7 +7,7 @@ import {agentProcessesOf, hasFlag, idsUse, needsFolders, openFilesOf, projectUse
 import {oneLine} from './common/jsonl.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoPerListing} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
@@ -45,6 +45,11 @@ async function codexLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[])
 /** The folders a thread's rollouts record (for the project rule). */
 function threadCwds(ctx: AdapterContext, id: string): string[] {
 	return [...new Set(rolloutsOf(ctx, id).flatMap(r => readRollout(ctx, r)?.cwd ?? []))];
+}
+
+/** Every live use of the whole process table, made once per listing (in use and the conversations list share it). */
+function everyLiveUse(ctx: AdapterContext): Promise<LiveUse[]> {
+	return memoPerListing(ctx, `codex:uses:${codexRoot(ctx)}`, () => codexLiveUses(ctx));
 }
 
 export const codexAdapter: AgentAdapter = {
@@ -190,7 +195,7 @@ export const codexAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(codexAdapter, id);
-		const uses = await memo(ctx, `codex:uses:${codexRoot(ctx)}`, () => codexLiveUses(ctx));
+		const uses = await everyLiveUse(ctx);
 		// A TUI that keeps no evidence of its thread uses every thread of its folder (fail safe).
 		const vague = needsFolders(uses) ? usersOf(uses.filter(u => u.claim.kind !== 'ids'), {ids: [id], cwds: threadCwds(ctx, id)}) : [];
 		const named = await threadsNamedByProcesses(ctx);
@@ -205,5 +210,5 @@ export const codexAdapter: AgentAdapter = {
 		return uniqueHolders([...usersOf(uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 
-	liveUses: (ctx, procs) => codexLiveUses(ctx, procs),
+	liveUses: (ctx, procs) => (procs ? codexLiveUses(ctx, procs) : everyLiveUse(ctx)),
 };

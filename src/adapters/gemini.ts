@@ -6,7 +6,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameResolved, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, removeInsideRoots} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoPerListing} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
@@ -71,6 +71,11 @@ async function geminiLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]
 		const named = flagValue(proc.argv, ['--resume', '-r', '--session-id'], SESSION_UUID);
 		return named ? idsUse(proc, [named], `argv names ${named}`) : projectUse(proc, 'gemini');
 	});
+}
+
+/** Every live use of the whole process table, made once per listing (in use and the conversations list share it). */
+function everyLiveUse(ctx: AdapterContext): Promise<LiveUse[]> {
+	return memoPerListing(ctx, `gemini:uses:${geminiRoot(ctx)}`, () => geminiLiveUses(ctx));
 }
 
 export const geminiAdapter: AgentAdapter = {
@@ -191,11 +196,11 @@ export const geminiAdapter: AgentAdapter = {
 		const family = [...own, ...own.flatMap(s => descendantsOf(subAgentsBelow(ctx, s.project, id), id))];
 		const ids = [...new Set([id, ...family.map(s => s.id)])];
 		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
-		const uses = await memo(ctx, `gemini:uses:${geminiRoot(ctx)}`, () => geminiLiveUses(ctx));
+		const uses = await everyLiveUse(ctx);
 		const cwds = needsFolders(uses) ? [...new Set(own.map(s => s.project.cwd ?? ANY_FOLDER))] : [];
 		const byProject = usersOf(uses, {ids, cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
 		return uniqueHolders([...byProject, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 
-	liveUses: (ctx, procs) => geminiLiveUses(ctx, procs),
+	liveUses: (ctx, procs) => (procs ? geminiLiveUses(ctx, procs) : everyLiveUse(ctx)),
 };

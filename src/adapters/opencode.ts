@@ -5,7 +5,7 @@ import {argvUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameResolvedTree, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {subcommand as subcommandOf} from './common/programs.js';
 import {canonicalCwd} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoPerListing} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
@@ -46,6 +46,11 @@ function sessionFolder(ctx: AdapterContext, id: string): string {
 	const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => sessionByQuery(open, id)) : undefined;
 	const session = direct ? direct.value : readStores(ctx).stores.map(s => s.sessions.get(id)).find(s => s !== undefined);
 	return session?.directory || '/';
+}
+
+/** Every live use of the whole process table, made once per listing (in use and the conversations list share it). */
+function everyLiveUse(ctx: AdapterContext): Promise<LiveUse[]> {
+	return memoPerListing(ctx, `opencode:uses:${dataDir(ctx)}`, () => opencodeLiveUses(ctx));
 }
 
 export const opencodeAdapter: AgentAdapter = {
@@ -168,10 +173,10 @@ export const opencodeAdapter: AgentAdapter = {
 			descendants = descendantsOf(id, parents);
 		}
 		const ids = [id, ...descendants];
-		const uses = await memo(ctx, `opencode:uses:${dataDir(ctx)}`, () => opencodeLiveUses(ctx));
+		const uses = await everyLiveUse(ctx);
 		const cwds = needsFolders(uses) ? [sessionFolder(ctx, id)] : [];
 		return uniqueHolders([...usersOf(uses, {ids, cwds}, sameResolvedTree), ...(await argvUsers(ctx, ids))]);
 	},
 
-	liveUses: (ctx, procs) => opencodeLiveUses(ctx, procs),
+	liveUses: (ctx, procs) => (procs ? opencodeLiveUses(ctx, procs) : everyLiveUse(ctx)),
 };

@@ -17,7 +17,7 @@ interface Net {
 	readonly folders: ReadonlySet<string>;
 }
 
-function netOf(uses: readonly LiveUse[], listed: ReadonlySet<string>): Net {
+function netOf(uses: readonly LiveUse[], listed: ReadonlyMap<string, number>): Net {
 	const ids = new Set<string>();
 	const folders = new Set<string>();
 	let any = false;
@@ -52,30 +52,32 @@ function mayBeUsed(conv: Conversation, net: Net, named: ReadonlySet<string>, res
 }
 
 /**
- * The listed ids some process's argv names: as a word, or as a part of one between `-`, `_`
- * or its ends (`rollout-…-<id>.jsonl`). Every agent's ids are made of letters, digits, `-` and
- * `_`. One pass over the argv words, trying at each part's start only the lengths listed ids
- * have, not a substring search of every argv per conversation.
+ * Every part of the argv words that an id of at most `longest` characters could be: a word, or a
+ * part of one between `-`, `_` or its ends (`rollout-…-<id>.jsonl`). Every agent's ids are made of
+ * letters, digits, `-` and `_`. One pass over the argv words, once per process listing, instead of
+ * a substring search of every argv per conversation.
  */
-export function idsNamed(processes: readonly ProcessRef[], listed: ReadonlySet<string>): Set<string> {
-	const lengths = [...new Set([...listed].map(id => id.length))];
-	const found = new Set<string>();
-	const isSep = (ch: string | undefined) => ch === '-' || ch === '_';
+function argvParts(processes: readonly ProcessRef[], longest: number): Set<string> {
+	const parts = new Set<string>();
 	for (const proc of processes) {
 		for (const arg of proc.argv) {
 			for (const word of arg.split(/[^A-Za-z0-9_-]+/)) {
 				for (let start = 0; start < word.length; start = nextPart(word, start)) {
-					for (const length of lengths) {
-						const end = start + length;
-						if (end > word.length || (end < word.length && !isSep(word[end]))) continue;
-						const part = word.slice(start, end);
-						if (listed.has(part)) found.add(part);
+					const last = Math.min(word.length, start + longest);
+					for (let end = start + 1; end <= last; end++) {
+						if (end === word.length || word[end] === '-' || word[end] === '_') parts.add(word.slice(start, end));
 					}
 				}
 			}
 		}
 	}
-	return found;
+	return parts;
+}
+
+/** The listed ids some process's argv names (see `argvParts`). */
+export function idsNamed(processes: readonly ProcessRef[], listed: ReadonlySet<string>): Set<string> {
+	const longest = Math.max(0, ...[...listed].map(id => id.length));
+	return new Set([...argvParts(processes, longest)].filter(part => listed.has(part)));
 }
 
 /** Where the part after the one starting at `start` starts (past the next `-` or `_`), or the word's end. */
@@ -84,65 +86,157 @@ function nextPart(word: string, start: number): number {
 	return word.length;
 }
 
+type List = readonly Conversation[];
+
 /**
- * What the in-use answers of a list were made from, kept by the caller between refreshes. The
- * live uses are read once per process listing (a refresh for a file change reuses the last
- * listing, open files included, as it reuses the panes); while the uses and the ids argv names
- * stand, a conversation (the same object: its cwd was not read again) keeps its answer, and
- * only new ones are asked.
+ * The ids and agents of the lists asked about, kept up to date list by list: a refresh after one
+ * file change replaces one list of hundreds, so only that list's ids leave and enter.
  */
-export interface UseMemo {
-	readonly table: readonly ProcessRef[];
-	readonly usesOf: ReadonlyMap<AgentId, readonly LiveUse[]>;
-	readonly key: string;
-	readonly answers: WeakMap<Conversation, Conversation>;
+interface Listed {
+	lists: readonly List[];
+	readonly ids: Map<string, number>;
+	readonly agents: Map<AgentId, number>;
+	/** At least the length of the longest id listed (what argv parts can be ids). */
+	longest: number;
 }
 
-async function usesFor(ctx: AdapterContext, table: readonly ProcessRef[], agents: readonly AgentId[], adapters: Readonly<Record<AgentId, AgentAdapter>>, memo: UseMemo | undefined): Promise<ReadonlyMap<AgentId, readonly LiveUse[]>> {
-	if (memo?.table === table && agents.every(a => memo.usesOf.has(a))) return memo.usesOf;
+function count<K>(map: Map<K, number>, key: K, by: number): void {
+	const n = (map.get(key) ?? 0) + by;
+	if (n > 0) map.set(key, n);
+	else map.delete(key);
+}
+
+function tally(listed: Listed, list: List, by: 1 | -1): void {
+	for (const conv of list) {
+		count(listed.ids, conv.id, by);
+		count(listed.agents, conv.agent, by);
+		if (by > 0 && conv.id.length > listed.longest) listed.longest = conv.id.length;
+	}
+}
+
+/** `last` brought up to `lists` (in place), or counted afresh when the lists are others. */
+function listedOf(lists: readonly List[], last: Listed | undefined): Listed {
+	if (last && last.lists.length === lists.length) {
+		const changed = lists.flatMap((list, i) => (list === last.lists[i] ? [] : [i]));
+		if (changed.length <= lists.length / 2) {
+			for (const i of changed) {
+				tally(last, last.lists[i] as List, -1);
+				tally(last, lists[i] as List, 1);
+			}
+			last.lists = lists;
+			return last;
+		}
+	}
+	const listed: Listed = {lists, ids: new Map(), agents: new Map(), longest: 0};
+	for (const list of lists) tally(listed, list, 1);
+	return listed;
+}
+
+/** The argv parts of one process listing, and those of them that are listed ids. */
+interface Named {
+	readonly table: readonly ProcessRef[];
+	readonly longest: number;
+	readonly parts: ReadonlySet<string>;
+	readonly ids: ReadonlySet<string>;
+}
+
+function namedOf(table: readonly ProcessRef[], listed: Listed, last: Named | undefined): Named {
+	const parts = last?.table === table && last.longest >= listed.longest ? last.parts : argvParts(table, listed.longest);
+	const ids = new Set<string>();
+	for (const part of parts) if (listed.ids.has(part)) ids.add(part);
+	return {table, longest: Math.max(listed.longest, last?.table === table ? last.longest : 0), parts, ids};
+}
+
+/**
+ * What the in-use answers were made from, kept by the caller between refreshes: while the live
+ * uses (made once per process listing, see `Refresh.perListing`) and the ids argv names stand, a
+ * list (the same array) keeps its answered list and a conversation (the same object: its cwd was
+ * not read again) its answer; only new ones are asked.
+ */
+export interface UseMemo {
+	readonly key: string;
+	readonly answers: WeakMap<Conversation, Conversation>;
+	readonly lists: WeakMap<List, List>;
+	readonly listed: Listed;
+	readonly named: Named;
+}
+
+async function usesFor(ctx: AdapterContext, agents: readonly AgentId[], adapters: Readonly<Record<AgentId, AgentAdapter>>): Promise<ReadonlyMap<AgentId, readonly LiveUse[]>> {
 	const usesOf = new Map<AgentId, readonly LiveUse[]>();
-	for (const agent of agents) usesOf.set(agent, (await adapters[agent].liveUses?.(ctx, table)) ?? []);
+	for (const agent of agents) usesOf.set(agent, (await adapters[agent].liveUses?.(ctx)) ?? []);
 	return usesOf;
 }
 
 /**
  * The conversations with the in-use rule applied (README "In use"): a conversation some live
  * process is or may be on reads `no: in use by pid …`, exactly as purge and resume would refuse
- * it. The list comes back as it was (the same array) when nothing is in use.
+ * it. The list comes back as it was (the same array) when nothing in it is in use.
  */
 export async function withUse(
 	ctx: AdapterContext,
-	conversations: readonly Conversation[],
+	conversations: List,
 	adapters: Readonly<Record<AgentId, AgentAdapter>> = ADAPTERS,
 	memo?: UseMemo,
-): Promise<{readonly conversations: readonly Conversation[]; readonly memo?: UseMemo}> {
-	if (conversations.length === 0) return {conversations, ...(memo ? {memo} : {})};
+): Promise<{readonly conversations: List; readonly memo?: UseMemo}> {
+	const used = await withUseEach(ctx, [conversations], adapters, memo);
+	return {conversations: used.lists[0] ?? conversations, ...(used.memo ? {memo: used.memo} : {})};
+}
+
+/**
+ * `withUse` over several lists at once (the discovery cache's, one per agent and cwd), each
+ * answered as a part of their union; an unchanged list costs nothing.
+ */
+export async function withUseEach(
+	ctx: AdapterContext,
+	lists: readonly List[],
+	adapters: Readonly<Record<AgentId, AgentAdapter>> = ADAPTERS,
+	memo?: UseMemo,
+): Promise<{readonly lists: readonly List[]; readonly memo?: UseMemo}> {
+	if (lists.every(list => list.length === 0)) return {lists, ...(memo ? {memo} : {})};
 	const table = await ctx.processes.list();
-	const listed = new Set<string>();
-	const agentSet = new Set<AgentId>();
-	for (const conv of conversations) {
-		listed.add(conv.id);
-		agentSet.add(conv.agent);
-	}
-	const named = idsNamed(table, listed);
-	const agents = [...agentSet].sort();
-	const usesOf = await usesFor(ctx, table, agents, adapters, memo);
-	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed)]));
-	const key = JSON.stringify([[...usesOf].map(([agent, uses]) => [agent, uses.map(u => [u.pid, u.startTime, u.claim])]), [...named].sort(), agents.map(a => nets.get(a)?.unlisted)]);
-	const answers = memo?.key === key ? memo.answers : new WeakMap<Conversation, Conversation>();
+	const listed = listedOf(lists, memo?.listed);
+	const named = namedOf(table, listed, memo?.named);
+	const agents = [...listed.agents.keys()].sort();
+	const usesOf = await usesFor(ctx, agents, adapters);
+	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed.ids)]));
+	const key = JSON.stringify([[...usesOf].map(([agent, uses]) => [agent, uses.map(u => [u.pid, u.startTime, u.claim])]), [...named.ids].sort(), agents.map(a => nets.get(a)?.unlisted)]);
+	const same = memo?.key === key;
+	const answers = same ? memo.answers : new WeakMap<Conversation, Conversation>();
+	const answeredLists = same ? memo.lists : new WeakMap<List, List>();
 	const resolve = folderResolver();
+	const out: List[] = [];
+	for (const list of lists) {
+		let answered = answeredLists.get(list);
+		if (answered === undefined) {
+			answered = await answerList(ctx, list, adapters, {nets, named: named.ids, resolve, answers});
+			answeredLists.set(list, answered);
+		}
+		out.push(answered);
+	}
+	return {lists: out, memo: {key, answers, lists: answeredLists, listed, named}};
+}
+
+interface Rule {
+	readonly nets: ReadonlyMap<AgentId, Net>;
+	readonly named: ReadonlySet<string>;
+	readonly resolve: (p: string) => string;
+	readonly answers: WeakMap<Conversation, Conversation>;
+}
+
+/** One list answered (the same array when nothing in it is in use). */
+async function answerList(ctx: AdapterContext, list: List, adapters: Readonly<Record<AgentId, AgentAdapter>>, rule: Rule): Promise<List> {
 	let changed = false;
 	const out: Conversation[] = [];
-	for (const conv of conversations) {
-		let answer = answers.get(conv);
+	for (const conv of list) {
+		let answer = rule.answers.get(conv);
 		if (answer === undefined) {
-			answer = await answerFor(ctx, conv, adapters, nets.get(conv.agent), named, resolve);
-			answers.set(conv, answer);
+			answer = await answerFor(ctx, conv, adapters, rule.nets.get(conv.agent), rule.named, rule.resolve);
+			rule.answers.set(conv, answer);
 		}
 		if (answer !== conv) changed = true;
 		out.push(answer);
 	}
-	return {conversations: changed ? out : conversations, memo: {table, usesOf, key, answers}};
+	return changed ? out : list;
 }
 
 /** `conv` itself, or a copy saying who uses it (or that nobody could tell). */

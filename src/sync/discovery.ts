@@ -15,11 +15,14 @@ import {snapshotTable, type ProcessTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
 import {paneEvidence} from './paneEvidence.js';
 import type {PaneEvidence} from '../drift/input.js';
-import {withUse, type UseMemo} from './conversationUse.js';
+import {withUseEach, type UseMemo} from './conversationUse.js';
 import {FolderWatch} from './folderWatch.js';
 import {keepUnchanged, type Merge, mergeAll, mergeChanged} from './discoveryMerge.js';
 
 /** What one `discover(cwd)` found (parents only, every age), or why it failed. */
+/** The list of a cwd that could not be read (one array, so it never counts as a changed list). */
+const NO_CONVERSATIONS: readonly Conversation[] = [];
+
 export type CwdFacts =
 	| {readonly ok: true; readonly conversations: readonly Conversation[]; readonly problems: readonly string[]}
 	| {readonly ok: false; readonly error: string};
@@ -181,8 +184,11 @@ export class DiscoveryCache {
 	private lastEvidence: ReadonlyMap<string, PaneEvidence> | undefined;
 	/** The (agent, cwd) keys whose conversations the last refresh found changed. */
 	private reread = new Set<string>();
-	private table: {readonly rows: readonly ProcessRef[]; readonly table: ProcessTable} | undefined;
-	private lastUse: {readonly merged: readonly Conversation[]; readonly key: string | undefined; readonly out: readonly Conversation[]; readonly memo?: UseMemo} | undefined;
+	/** The last listing's table, and what was made from it alone (`Refresh.perListing`). */
+	private table: {readonly rows: readonly ProcessRef[]; readonly table: ProcessTable; readonly kept: Map<string, unknown>} | undefined;
+	private useMemo: UseMemo | undefined;
+	/** Each cwd's facts with the in-use rule applied, while its answered list stands. */
+	private answeredFacts = new WeakMap<CwdFacts, {readonly list: readonly Conversation[]; readonly facts: CwdFacts}>();
 	private readonly once: boolean;
 	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
 	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
@@ -205,10 +211,10 @@ export class DiscoveryCache {
 	 * the supervisor), and with it the pass over open files that listing's table made: a file
 	 * change costs no second walk of every process's file descriptors.
 	 */
-	private tableFor(rows: readonly ProcessRef[] | undefined): ProcessTable {
-		if (rows === undefined) return snapshotTable(this.ctx.processes);
-		if (this.table?.rows !== rows) this.table = {rows, table: snapshotTable(this.ctx.processes, rows)};
-		return this.table.table;
+	private tableFor(rows: readonly ProcessRef[] | undefined): {readonly table: ProcessTable; readonly kept?: Map<string, unknown>} {
+		if (rows === undefined) return {table: snapshotTable(this.ctx.processes)};
+		if (this.table?.rows !== rows) this.table = {rows, table: snapshotTable(this.ctx.processes, rows), kept: new Map()};
+		return this.table;
 	}
 
 	/** Stop watching folders. */
@@ -307,8 +313,9 @@ export class DiscoveryCache {
 		// Adapter reads trust the folder watch for files and folders no event named (not on a full
 		// tick: that one checks everything, in case an event was lost).
 		const vouch = this.watch && !look.full ? this.watch.vouch() : undefined;
-		const refresh = createRefresh({parses: this.parses, ...(vouch ? {vouch} : {})});
-		const ctx: AdapterContext = {...this.ctx, refresh, processes: this.tableFor(options.processes)};
+		const listing = this.tableFor(options.processes);
+		const refresh = createRefresh({parses: this.parses, ...(vouch ? {vouch} : {}), ...(listing.kept ? {listing: listing.kept} : {})});
+		const ctx: AdapterContext = {...this.ctx, refresh, processes: listing.table};
 		const signatures = new Map<string, string | undefined>();
 		const looked: Looked = new WeakMap();
 		const stats = new Map<string, ReturnType<StatFn>>();
@@ -326,7 +333,8 @@ export class DiscoveryCache {
 			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
 			const verified = await this.refreshPins(ctx, checked, look, signature);
 			await this.refreshUse(ctx, checked, verified, options);
-			const conversations = await this.withUse(ctx, this.merged([...byCwd.values()].map(e => e.value)), options);
+			const answered = await this.withUse(ctx, [...byCwd.values()].map(e => e.value));
+			const conversations = this.merged(answered);
 			const paneEvidence = options.panes === undefined ? undefined : await this.evidenceFor(ctx, rows, options, look);
 			return {byCwd, verified, conversations, paneEvidence};
 		};
@@ -384,24 +392,28 @@ export class DiscoveryCache {
 	}
 
 	/**
-	 * The merged list with the in-use rule applied (a live TUI's conversations read `no: in use`),
-	 * asked again only when the list or the set of processes changed.
+	 * Each cwd's facts with the in-use rule applied (a live TUI's conversations read `no: in use`).
+	 * Only a list that changed, or all of them when the live uses did, is asked again; facts whose
+	 * answers did not change stay the same objects, so the merge moves only what changed.
 	 */
-	private async withUse(ctx: AdapterContext, merged: readonly Conversation[], options: RefreshOptions): Promise<readonly Conversation[]> {
-		const key = options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
-		const last = this.lastUse;
-		if (last && last.merged === merged && key !== undefined && last.key === key) return last.out;
-		let out: readonly Conversation[] = merged;
-		let memo = last?.memo;
+	private async withUse(ctx: AdapterContext, facts: readonly CwdFacts[]): Promise<readonly CwdFacts[]> {
+		const lists = facts.map(f => (f.ok ? f.conversations : NO_CONVERSATIONS));
 		try {
-			const used = await withUse(ctx, merged, this.adapters, memo);
-			out = used.conversations;
-			memo = used.memo;
+			const used = await withUseEach(ctx, lists, this.adapters, this.useMemo);
+			if (used.memo) this.useMemo = used.memo;
+			return facts.map((f, i) => {
+				const list = used.lists[i];
+				if (!f.ok || list === undefined || list === f.conversations) return f;
+				const known = this.answeredFacts.get(f);
+				if (known?.list === list) return known.facts;
+				const answered: CwdFacts = {...f, conversations: list};
+				this.answeredFacts.set(f, {list, facts: answered});
+				return answered;
+			});
 		} catch {
 			// The list still shows; purge and resume ask the rule themselves.
+			return facts;
 		}
-		this.lastUse = {merged, key, out, ...(memo ? {memo} : {})};
-		return out;
 	}
 
 	/**

@@ -389,6 +389,26 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 		});
 	});
 
+	describe.skipIf(!adapter.liveUses)('live uses', () => {
+		// A refresh for a file change reuses the last process listing; the live uses made from it
+		// (records, argv, open files of every agent process) are made once for that listing and
+		// shared by the conversations list and inUse, and made again for a new listing.
+		it('are made once per listing, shared by refreshes on it, and inUse answers as alone', SLOW, async () => {
+			await hold(spawnArgvHolder(['--resume', world.ids.target]));
+			const table = snapshotTable(world.ctx.processes);
+			const listing = new Map<string, unknown>();
+			const onListing = (): AdapterContext => ({...world.ctx, refresh: createRefresh({listing}), processes: table});
+			const first = onListing();
+			const uses = await adapter.liveUses?.(first);
+			expect(await adapter.liveUses?.(onListing())).toBe(uses);
+			const pids = async (ctx: AdapterContext) => (await adapter.inUse(ctx, world.ids.target)).map(h => `${h.pid} ${h.reason}`).sort();
+			expect(await pids(onListing())).toEqual(await pids(world.ctx));
+			const next: AdapterContext = {...world.ctx, refresh: createRefresh({listing: new Map()}), processes: snapshotTable(world.ctx.processes)};
+			expect(await adapter.liveUses?.(next)).not.toBe(uses);
+			expect(await adapter.liveUses?.(next)).toEqual(uses);
+		});
+	});
+
 	describe('bad ids', () => {
 		it('are rejected by every id-taking method before any I/O', SLOW, async () => {
 			const before = world.snapshotOthers([]);

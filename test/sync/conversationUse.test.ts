@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest';
 import {resolveFolder, type LiveUse} from '../../src/adapters/common/liveEvidence.js';
 import type {AgentAdapter} from '../../src/adapters/types.js';
 import type {Conversation, ProcessRef} from '../../src/domain/types.js';
-import {idsNamed, withUse} from '../../src/sync/conversationUse.js';
+import {idsNamed, withUse, withUseEach} from '../../src/sync/conversationUse.js';
 import {adaptersWith, conversation, countingAdapter, ctx, proc, staticProcesses, UUID} from './support.js';
 
 // The conversations list's in-use pass: which conversations it asks the rule about, and what it
@@ -70,20 +70,50 @@ describe('the conversations list and the in-use rule', () => {
 		await withUse(on([]), list, adapters, first.memo);
 		expect(adapter.calls.inUse).toBe(4);
 	});
+});
 
-	it('reads the live uses once per process listing', async () => {
-		const {adapters} = withUses([project('/w/app')]);
-		let reads = 0;
-		const counted = {...adapters, claude: {...adapters.claude, liveUses: async () => {
-			reads += 1;
-			return [project('/w/app')];
-		}}};
-		const context = on([]);
-		const first = await withUse(context, [conversation(UUID(1))], counted);
-		await withUse(context, [conversation(UUID(2))], counted, first.memo);
-		expect(reads).toBe(1);
-		await withUse(on([]), [conversation(UUID(2))], counted, first.memo);
-		expect(reads).toBe(2);
+describe('the in-use rule over many lists (one per agent and cwd)', () => {
+	const ids = (id: string): LiveUse => ({pid: 42, startTime: 420, command: 'claude', claim: {kind: 'ids', ids: [id]}, reason: holder.reason});
+
+	it('asks again only about a list that changed; the others come back as the same arrays', async () => {
+		const {adapter, adapters} = withUses([project('/w/app')]);
+		const a = [conversation(UUID(1))];
+		const b = [conversation(UUID(2))];
+		const first = await withUseEach(on([]), [a, b], adapters);
+		expect(adapter.calls.inUse).toBe(2);
+		const b2 = [conversation(UUID(3))];
+		const next = await withUseEach(on([]), [a, b2], adapters, first.memo);
+		expect(adapter.calls.inUse).toBe(3);
+		expect(next.lists[0]).toBe(first.lists[0]);
+		expect(next.lists[1]?.[0]?.resumeState.kind).toBe('no');
+	});
+
+	it('a changed list adds its ids to those argv can name', async () => {
+		const {adapters} = withUses([]);
+		const resume = proc(8, 'claude', ['claude', '--resume', UUID(7)]);
+		const a = [conversation(UUID(1))];
+		const first = await withUseEach(on([resume]), [a, [conversation(UUID(2))]], adapters);
+		const next = await withUseEach(on([resume]), [a, [conversation(UUID(7))]], adapters, first.memo);
+		expect(next.lists[1]?.[0]?.resumeState.kind).toBe('no');
+	});
+
+	it('a claimed id that a changed list now holds no longer makes every parent a candidate', async () => {
+		const {adapters} = withUses([ids(UUID(9))]);
+		const parent = [conversation(UUID(1), {childCount: 1, cwd: '/x'})];
+		const first = await withUseEach(on([]), [parent, [conversation(UUID(2), {cwd: '/y'})]], adapters);
+		// UUID(9) is not listed: a sub-agent of some listed parent, so the parent may be in use.
+		expect(first.lists[0]?.[0]?.resumeState.kind).toBe('no');
+		const next = await withUseEach(on([]), [parent, [conversation(UUID(9), {cwd: '/y'})]], adapters, first.memo);
+		expect(next.lists[0]?.[0]?.resumeState.kind).toBe('yes');
+		expect(next.lists[1]?.[0]?.resumeState.kind).toBe('no');
+	});
+
+	it('answers each list as the union asked at once would', async () => {
+		const {adapters} = withUses([project('/w/app'), ids(UUID(5))]);
+		const lists = [[conversation(UUID(1)), conversation(UUID(2), {cwd: '/o'})], [conversation(UUID(5), {cwd: '/o'}), conversation(UUID(6), {cwd: '/o', childCount: 2})]];
+		const each = await withUseEach(on([]), lists, adapters);
+		const union = await withUse(on([]), lists.flat(), adapters);
+		expect(each.lists.flat().map(c => c.resumeState.kind)).toEqual(union.conversations.map(c => c.resumeState.kind));
 	});
 });
 

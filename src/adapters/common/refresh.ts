@@ -51,6 +51,12 @@ export interface Refresh {
 	/** Is a value kept under `key` already? */
 	has(key: string): boolean;
 	/**
+	 * `memo` for a value made from the process listing alone (an agent's live uses): kept while the
+	 * refresh's listing stands, so a refresh for a file change, which reuses the last listing,
+	 * reuses it too. Without a listing scope, kept for this refresh only.
+	 */
+	perListing<T>(key: string, compute: () => T): T;
+	/**
 	 * The whole-store index kept under `key` once the refresh holds it (a `memo` built it) or once
 	 * more than the refresh's direct-lookup limit of ids were asked of it; before that, undefined:
 	 * look the id up directly. A few ids (a status run, a refresh after one change) then cost a
@@ -82,6 +88,8 @@ export interface RefreshOptions {
 	 * (index from the first id) and 1 (switch after one) to compare both ways.
 	 */
 	readonly directLookups?: number;
+	/** Values kept for the listing the refresh reads (`perListing`), owned by whoever keeps that listing. */
+	readonly listing?: Map<string, unknown>;
 }
 
 const DIRECT_LOOKUPS = 32;
@@ -107,9 +115,17 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 		cache.set(dir, {seq, entries});
 		return [...entries];
 	};
+	const listed = options.listing;
 	return {
 		memo: memoOf,
 		has: key => values.has(key),
+		perListing<T>(key: string, compute: () => T): T {
+			if (!listed) return memoOf(key, compute);
+			if (listed.has(key)) return listed.get(key) as T;
+			const value = compute();
+			listed.set(key, value);
+			return value;
+		},
 		index<T>(key: string, build: () => T): T | undefined {
 			if (values.has(key)) return memoOf(key, build);
 			const asked = memoOf(`${key}\0asked`, () => ({count: 0}));
@@ -163,6 +179,11 @@ export type InRefresh = Pick<AdapterContext, 'refresh' | 'parses'>;
  */
 export function memo<T>(ctx: InRefresh, key: string, compute: () => T): T {
 	return ctx.refresh ? ctx.refresh.memo(key, compute) : compute();
+}
+
+/** `Refresh.perListing` inside a refresh, else `compute()` every time. */
+export function memoPerListing<T>(ctx: InRefresh, key: string, compute: () => T): T {
+	return ctx.refresh ? ctx.refresh.perListing(key, compute) : compute();
 }
 
 /** Does this refresh hold a value under `key` already? (Never outside a refresh.) */
