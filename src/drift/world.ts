@@ -26,6 +26,10 @@ export interface DriftWorld {
 	readonly rowsByPane: ReadonlyMap<string, readonly SessionRecord[]>;
 	/** How many active rows hold each `agent\0pin`. Built on first ask (in a box, so copies of the world share it). */
 	readonly pinCounts: {value?: ReadonlyMap<string, number>};
+	/** The join's view of agents (see `rowPane`), made once per world. */
+	readonly paneFacts: PaneFacts;
+	/** Each row's own pane (null: none), filled on first ask: every rule asks it, for every row. */
+	readonly rowPanes: Map<SessionRecord, Pane | null>;
 }
 
 export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorld {
@@ -39,7 +43,21 @@ export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorl
 		if (list) list.push(row);
 		else rowsByPane.set(row.paneId, [row]);
 	}
-	return {input, agents, panes, paneProcessKeys, sortedPanes, carried: new WeakMap(), firstCarrier: new Map(), activePins: new Map(), rowsByPane, pinCounts: {}};
+	const world: DriftWorld = {
+		input,
+		agents,
+		panes,
+		paneProcessKeys,
+		sortedPanes,
+		carried: new WeakMap(),
+		firstCarrier: new Map(),
+		activePins: new Map(),
+		rowsByPane,
+		pinCounts: {},
+		paneFacts: paneFactsOf(agents),
+		rowPanes: new Map(),
+	};
+	return world;
 }
 
 /** Panes in id order (every rule that lists panes lists them so). */
@@ -71,17 +89,17 @@ export function validId(world: DriftWorld, agent: AgentId, id: string): boolean 
 }
 
 /** The pane's processes that are `agent`. */
-export function agentProcesses(world: DriftWorld, pane: Pane, agent: AgentId): ProcessRef[] {
+export function agentProcesses(world: Pick<DriftWorld, 'agents'>, pane: Pane, agent: AgentId): ProcessRef[] {
 	return pane.processes.filter(proc => world.agents[agent].matchesProcess(proc));
 }
 
 /** Does the pane run `agent`: the mux says so, or a process of its tree is that agent. */
-export function runsAgent(world: DriftWorld, pane: Pane, agent: AgentId): boolean {
+export function runsAgent(world: Pick<DriftWorld, 'agents'>, pane: Pane, agent: AgentId): boolean {
 	return pane.agent === agent || agentProcesses(world, pane, agent).length > 0;
 }
 
 /** The known agent a pane runs: the mux's word first, else the first matching process (root first). */
-export function paneAgent(world: DriftWorld, pane: Pane): AgentId | undefined {
+export function paneAgent(world: Pick<DriftWorld, 'agents'>, pane: Pane): AgentId | undefined {
 	if (pane.agent !== undefined && isAgentId(pane.agent) && Object.hasOwn(world.agents, pane.agent)) return pane.agent;
 	for (const proc of pane.processes) {
 		const found = (Object.keys(world.agents) as AgentId[]).find(agent => world.agents[agent].matchesProcess(proc));
@@ -197,9 +215,10 @@ export function describePane(world: DriftWorld, pane: Pane): string {
 	return `${mux}: pane ${pane.id} has ${agent}${session}, ${procs}`;
 }
 
-/** The join's view of agents, from the world's knowledge. */
-function paneFacts(world: DriftWorld): PaneFacts {
-	const known = (agent: string): AgentId | undefined => (isAgentId(agent) && Object.hasOwn(world.agents, agent) ? agent : undefined);
+/** The join's view of agents, from the world's knowledge (only `agents` is read of the world). */
+function paneFactsOf(agents: AgentKnowledge): PaneFacts {
+	const world = {agents};
+	const known = (agent: string): AgentId | undefined => (isAgentId(agent) && Object.hasOwn(agents, agent) ? agent : undefined);
 	return {
 		runs: (pane, agent) => {
 			const a = known(agent);
@@ -218,5 +237,8 @@ function paneFacts(world: DriftWorld): PaneFacts {
 
 /** The row's own pane by the one join (registry/paneJoin.ts): same id, backend and server. */
 export function rowPane(world: DriftWorld, row: SessionRecord): Pane | undefined {
-	return world.panes === null ? undefined : ownPane(row, world.panes, world.input.mux, paneFacts(world));
+	if (world.panes === null) return undefined;
+	let pane = world.rowPanes.get(row);
+	if (pane === undefined) world.rowPanes.set(row, (pane = ownPane(row, world.panes, world.input.mux, world.paneFacts) ?? null));
+	return pane ?? undefined;
 }
