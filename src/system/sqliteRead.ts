@@ -72,8 +72,16 @@ function shmHasLiveConnection(shm: string): boolean {
 	} catch {
 		return true;
 	}
+	return locksName(locks, inode);
+}
+
+/**
+ * Does a lock in `locks` (the text of /proc/locks) hold the file with this inode? Lines look like
+ * `1: POSIX  ADVISORY  READ 29834 fe:00:2188869 128 128` (`->` marks waiters): the file is the
+ * `major:minor:inode` field.
+ */
+export function locksName(locks: string, inode: number): boolean {
 	const suffix = `:${inode}`;
-	// Lines look like `1: POSIX  ADVISORY  READ 29834 fe:00:2188869 128 128` (`->` marks waiters).
 	return locks.split('\n').some(line => line.split(/\s+/).some(field => /^[0-9a-f]+:[0-9a-f]+:\d+$/.test(field) && field.endsWith(suffix)));
 }
 

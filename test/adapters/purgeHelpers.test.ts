@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
 import {dirItem, fileItem, makePlan, removePaths} from '../../src/adapters/common/plan.js';
 import {scanResidual} from '../../src/adapters/common/residual.js';
-import {writeReplacing, type Rewritten} from '../../src/adapters/common/rewrite.js';
+import {fsyncDir, writeReplacing, writeSynced, type Rewritten} from '../../src/adapters/common/rewrite.js';
 import type {PlanItem} from '../../src/adapters/types.js';
 import {tempDir} from '../helpers/tmp.js';
 
@@ -125,6 +125,26 @@ describe('removePaths', () => {
 		const deeper = write(path.join(root, 'sub', 'x'), '2');
 		const item = (p: string): PlanItem => ({kind: 'file', path: p, bytes: 0, sessionId: 's', description: p});
 		expect(removePaths([item(shallow), item(deeper)], [root]).removed.map(i => i.path)).toEqual([deeper, shallow]);
+	});
+});
+
+describe('writeSynced and fsyncDir', () => {
+	it('writes text and bytes whole to a new file of the given mode, and refuses one that exists', () => {
+		const dir = scratch();
+		const text = path.join(dir, 'a.json');
+		writeSynced(text, 'é'.repeat(100_000), 0o600);
+		expect(fs.readFileSync(text, 'utf8')).toBe('é'.repeat(100_000));
+		expect(fs.statSync(text).mode & 0o777).toBe(0o600);
+		const bytes = path.join(dir, 'b.bin');
+		writeSynced(bytes, Uint8Array.from([0, 255, 7]), 0o644);
+		expect([...fs.readFileSync(bytes)]).toEqual([0, 255, 7]);
+		expect(() => writeSynced(text, 'again', 0o600)).toThrow(/EEXIST/);
+		expect(fs.readFileSync(text, 'utf8')).toBe('é'.repeat(100_000));
+	});
+
+	it('fsyncDir of a folder that cannot be opened does nothing and does not throw', () => {
+		expect(() => fsyncDir(path.join(scratch(), 'missing'))).not.toThrow();
+		expect(() => fsyncDir(scratch())).not.toThrow();
 	});
 });
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
 import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb} from '../../src/adapters/common/purgeDb.js';
-import {deleteRows, eraseDatabases, eraseFreed} from '../../src/adapters/common/sqlitePurge.js';
+import {checkpointProblem, deleteRows, eraseDatabases, eraseFreed} from '../../src/adapters/common/sqlitePurge.js';
 import {StoreReadError} from '../../src/system/sqliteRead.js';
 import {tempDir} from '../helpers/tmp.js';
 
@@ -207,6 +207,33 @@ describe('eraseFreed and eraseDatabases', () => {
 		const missing = path.join(dir, 'gone.db');
 		expect(eraseFreed(missing, 'agentx')).toMatch(/gone\.db: freed pages not yet overwritten \(.+\)/);
 		expect(fs.existsSync(missing)).toBe(false);
+	});
+
+	it('a database sqlite cannot rebuild (corrupt pages) is reported held, not thrown', () => {
+		const file = store(scratch());
+		const bytes = fs.readFileSync(file);
+		// Keep the header (the open succeeds), overwrite every page after the first.
+		fs.writeFileSync(file, Buffer.concat([bytes.subarray(0, 4096), Buffer.alloc(bytes.length - 4096, 0xee)]));
+		expect(eraseFreed(file, 'agentx')).toMatch(/freed pages not yet overwritten \(database is corrupt\)/);
+	});
+
+	it('an untouched database that cannot be read is left alone: nothing held, no warning', () => {
+		const dir = scratch();
+		const junk = path.join(dir, 'junk.db');
+		fs.writeFileSync(junk, 'not a database at all');
+		expect(eraseDatabases([junk], new Set(), 'agentx')).toEqual({held: [], warnings: []});
+		expect(fs.readFileSync(junk, 'utf8')).toBe('not a database at all');
+	});
+
+	it.each([
+		['no row (not in WAL mode)', undefined, undefined],
+		['every frame copied back', {busy: 0, log: 0, checkpointed: 0}, undefined],
+		['all of a log copied', {busy: 0, log: 5, checkpointed: 5}, undefined],
+		['a reader blocked it', {busy: 1, log: 5, checkpointed: 5}, 'another process is reading it'],
+		['frames left in the WAL', {busy: 0, log: 5, checkpointed: 4}, 'the WAL could not be fully copied back'],
+		['frames left of a one-frame log', {busy: 0, log: 1, checkpointed: 0}, 'the WAL could not be fully copied back'],
+	])('a checkpoint with %s', (_what, result, problem) => {
+		expect(checkpointProblem(result)).toBe(problem);
 	});
 
 	it('erases the touched databases and any other with freed pages, leaves a clean one alone; a failure is held for a touched one', () => {

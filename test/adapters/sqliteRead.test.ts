@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
-import {describeSqliteError, StoreReadError, tableColumns, withReadOnlyDb} from '../../src/system/sqliteRead.js';
+import {describeSqliteError, locksName, StoreReadError, tableColumns, withReadOnlyDb} from '../../src/system/sqliteRead.js';
 import {spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {tempDir} from '../helpers/tmp.js';
 
@@ -142,6 +142,16 @@ describe('what cannot be read', () => {
 		expect(thrown(() => withReadOnlyDb(file, () => {
 			throw own;
 		}))).toBe(own);
+		// Only SQLite's own errors become StoreReadError: a file error of the reader, or a thrown
+		// value that is not an Error whatever its code, stays what it was.
+		const enoent = Object.assign(new Error('no such file'), {code: 'ENOENT'});
+		expect(thrown(() => withReadOnlyDb(file, () => {
+			throw enoent;
+		}))).toBe(enoent);
+		const notAnError = {code: 'SQLITE_ERROR', message: 'an object'};
+		expect(thrown(() => withReadOnlyDb(file, () => {
+			throw notAnError;
+		}))).toBe(notAnError);
 		const already = new StoreReadError('x: already', 'x');
 		expect(thrown(() => withReadOnlyDb(file, () => {
 			throw already;
@@ -186,6 +196,24 @@ describe('what cannot be read', () => {
 		expect(describeSqliteError(coded('SQLITE_ERROR', 'near "x": syntax error'))).toBe('near "x": syntax error');
 		expect(describeSqliteError('plain words')).toBe('plain words');
 		expect(describeSqliteError(undefined)).toBe('undefined');
+	});
+});
+
+describe('a live connection, from /proc/locks', () => {
+	const line = (file: string) => `1: POSIX  ADVISORY  READ 29834 ${file} 128 128`;
+	it.each([
+		['the file\'s major:minor:inode field', line('fe:00:2188869'), 2188869, true],
+		['a waiter\'s line (`->`)', ` 1: -> POSIX  ADVISORY  WRITE 4100 08:01:55 128 128`, 55, true],
+		['one line among others', [line('fe:00:1'), line('fe:00:2188869'), ''].join('\n'), 2188869, true],
+		['another inode ending in the same digits', line('fe:00:2188869'), 188869, false],
+		['another inode that starts the same', line('fe:00:2188869'), 21888, false],
+		['a field with more before major:minor', line('x:fe:00:55'), 55, false],
+		['a field with more after the inode', line('fe:00:5x:5'), 5, false],
+		['an inode with several digits', line('fe:00:55'), 55, true],
+		['major and minor of several hex digits', line('fd0:1a:7'), 7, true],
+		['no locks at all', '', 7, false],
+	])('%s', (_what, locks, inode, held) => {
+		expect(locksName(locks, inode)).toBe(held);
 	});
 });
 

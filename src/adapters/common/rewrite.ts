@@ -26,7 +26,8 @@ export function fsyncDir(dir: string): void {
 export function writeSynced(temp: string, data: string | Uint8Array, mode: number): void {
 	const fd = fs.openSync(temp, 'wx', mode);
 	try {
-		fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
+		// writeFileSync on a descriptor writes all of `data`, however many writes that takes.
+		fs.writeFileSync(fd, data);
 		fs.fsyncSync(fd);
 	} finally {
 		fs.closeSync(fd);

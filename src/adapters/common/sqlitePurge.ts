@@ -76,15 +76,29 @@ export function eraseFreed(file: string, agent: string): string | undefined {
 		db.pragma('secure_delete = ON');
 		db.pragma('temp_store = MEMORY');
 		db.exec('VACUUM');
-		const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as {busy: number; log: number; checkpointed: number}[];
-		if (result && result.busy !== 0) return held('another process is reading it');
-		if (result && result.log > 0 && result.checkpointed < result.log) return held('the WAL could not be fully copied back');
-		return undefined;
+		const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Checkpoint[];
+		const problem = checkpointProblem(result);
+		return problem === undefined ? undefined : held(problem);
 	} catch (error) {
 		return held(describeSqliteError(error));
 	} finally {
 		db.close();
 	}
+}
+
+/** One row of `PRAGMA wal_checkpoint`: was it blocked, WAL frames in all, frames copied back. */
+export interface Checkpoint {
+	readonly busy: number;
+	readonly log: number;
+	readonly checkpointed: number;
+}
+
+/** Why a checkpoint left deleted text in the WAL, or undefined when it copied every frame back. */
+export function checkpointProblem(result: Checkpoint | undefined): string | undefined {
+	if (!result) return undefined;
+	if (result.busy !== 0) return 'another process is reading it';
+	if (result.log > 0 && result.checkpointed < result.log) return 'the WAL could not be fully copied back';
+	return undefined;
 }
 
 /** Freed pages in `file` (read-only look; 0 when it cannot be read). */
