@@ -114,37 +114,37 @@ function tally(listed: Listed, list: List, by: 1 | -1): void {
 	}
 }
 
-/** `last` brought up to `lists` (in place), or counted afresh when the lists are others. */
+/** `last` (or nothing) brought up to `lists` in place: each list that is not the one at its place before leaves and enters. */
 function listedOf(lists: readonly List[], last: Listed | undefined): Listed {
-	if (last && last.lists.length === lists.length) {
-		const changed = lists.flatMap((list, i) => (list === last.lists[i] ? [] : [i]));
-		if (changed.length <= lists.length / 2) {
-			for (const i of changed) {
-				tally(last, last.lists[i] as List, -1);
-				tally(last, lists[i] as List, 1);
-			}
-			last.lists = lists;
-			return last;
-		}
+	const listed = last ?? {lists: [], ids: new Map(), agents: new Map(), longest: 0};
+	for (let i = 0; i < Math.max(lists.length, listed.lists.length); i++) {
+		const before = listed.lists[i];
+		const after = lists[i];
+		if (before === after) continue;
+		if (before) tally(listed, before, -1);
+		if (after) tally(listed, after, 1);
 	}
-	const listed: Listed = {lists, ids: new Map(), agents: new Map(), longest: 0};
-	for (const list of lists) tally(listed, list, 1);
+	listed.lists = lists;
 	return listed;
 }
 
 /** The argv parts of one process listing, and those of them that are listed ids. */
 interface Named {
 	readonly table: readonly ProcessRef[];
+	/** The longest id the parts were made for. */
 	readonly longest: number;
 	readonly parts: ReadonlySet<string>;
 	readonly ids: ReadonlySet<string>;
 }
 
 function namedOf(table: readonly ProcessRef[], listed: Listed, last: Named | undefined): Named {
-	const parts = last?.table === table && last.longest >= listed.longest ? last.parts : argvParts(table, listed.longest);
+	// The parts made for this table serve while no longer id is listed than they were made for.
+	const kept = last?.table === table && last.longest >= listed.longest ? last : undefined;
+	const longest = kept ? kept.longest : listed.longest;
+	const parts = kept ? kept.parts : argvParts(table, longest);
 	const ids = new Set<string>();
 	for (const part of parts) if (listed.ids.has(part)) ids.add(part);
-	return {table, longest: Math.max(listed.longest, last?.table === table ? last.longest : 0), parts, ids};
+	return {table, longest, parts, ids};
 }
 
 /**

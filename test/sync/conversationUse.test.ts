@@ -108,6 +108,80 @@ describe('the in-use rule over many lists (one per agent and cwd)', () => {
 		expect(next.lists[1]?.[0]?.resumeState.kind).toBe('no');
 	});
 
+	it('a list that left takes its ids with it: a claim on one of them makes the parents candidates again', async () => {
+		const {adapters} = withUses([ids(UUID(9))]);
+		const parent = [conversation(UUID(1), {childCount: 1, cwd: '/x'})];
+		const first = await withUseEach(on([]), [parent, [conversation(UUID(9), {cwd: '/y'})]], adapters);
+		expect(first.lists[0]?.[0]?.resumeState.kind).toBe('yes');
+		const next = await withUseEach(on([]), [parent, [conversation(UUID(8), {cwd: '/y'})]], adapters, first.memo);
+		expect(next.lists[0]?.[0]?.resumeState.kind).toBe('no');
+		// Fewer lists than before: the one gone leaves too.
+		const fewer = await withUseEach(on([]), [parent], adapters, first.memo);
+		expect(fewer.lists[0]?.[0]?.resumeState.kind).toBe('no');
+	});
+
+	it('a list that comes after the others joins them', async () => {
+		const {adapters} = withUses([ids(UUID(9))]);
+		const parent = [conversation(UUID(1), {childCount: 1, cwd: '/x'})];
+		const first = await withUseEach(on([]), [parent], adapters);
+		expect(first.lists[0]?.[0]?.resumeState.kind).toBe('no');
+		const next = await withUseEach(on([]), [parent, [conversation(UUID(9), {cwd: '/y'})]], adapters, first.memo);
+		expect(next.lists[0]?.[0]?.resumeState.kind).toBe('yes');
+	});
+
+	it('an id argv names is found whatever the length of the other ids listed before or after it', async () => {
+		const {adapters} = withUses([]);
+		const long = 'ses_0123456789abAAAAAAAAAAAAAA';
+		const table = [proc(8, 'opencode', ['opencode', '--session', long])];
+		const opencode = {...adapters.claude, id: 'opencode' as const};
+		const mixed = {...adapters, opencode};
+		const {lists} = await withUseEach(on(table), [[conversation(long, {agent: 'opencode'})], [conversation('a1')]], mixed);
+		expect(lists[0]?.[0]?.resumeState.kind).toBe('no');
+	});
+
+	it('on the same listing, a longer id listed later is still found in argv', async () => {
+		const {adapters} = withUses([]);
+		const long = `${UUID(1)}-x`;
+		const table = [proc(8, 'claude', ['claude', '--resume', long])];
+		const context = on(table);
+		const first = await withUseEach(context, [[conversation('ab')]], adapters);
+		const next = await withUseEach(context, [[conversation('ab')], [conversation(long)]], adapters, first.memo);
+		expect(next.lists[1]?.[0]?.resumeState.kind).toBe('no');
+	});
+
+	it('a process whose argv names no listed id keeps every answer', async () => {
+		const {adapter, adapters} = withUses([project('/w/app')]);
+		const list = [conversation(UUID(1))];
+		const first = await withUseEach(on([]), [list], adapters);
+		expect(adapter.calls.inUse).toBe(1);
+		await withUseEach(on([proc(9, 'vim', ['vim', 'notes-2026.txt'])]), [list], adapters, first.memo);
+		expect(adapter.calls.inUse).toBe(1);
+	});
+
+	it('an unreadable cwd (an empty list) beside the others: the others are still answered', async () => {
+		const {adapters} = withUses([project('/w/app')]);
+		const {lists} = await withUseEach(on([]), [[], [conversation(UUID(1))]], adapters);
+		expect(lists[0]).toEqual([]);
+		expect(lists[1]?.[0]?.resumeState.kind).toBe('no');
+	});
+
+	it('no conversation at all: the empty lists back, the memo kept', async () => {
+		const {adapters} = withUses([project('/w/app')]);
+		const first = await withUseEach(on([]), [[conversation(UUID(1))]], adapters);
+		const empty: readonly Conversation[] = [];
+		const none = await withUseEach(on([]), [empty], adapters, first.memo);
+		expect(none.lists[0]).toBe(empty);
+		expect(none.memo).toBe(first.memo);
+		expect((await withUse(on([]), empty, adapters)).conversations).toBe(empty);
+	});
+
+	it('a list in which nobody is in use comes back as the same array', async () => {
+		const {adapters} = withUses([project('/elsewhere')]);
+		const list = [conversation(UUID(1)), conversation(UUID(2))];
+		const {lists} = await withUseEach(on([]), [list], adapters);
+		expect(lists[0]).toBe(list);
+	});
+
 	it('answers each list as the union asked at once would', async () => {
 		const {adapters} = withUses([project('/w/app'), ids(UUID(5))]);
 		const lists = [[conversation(UUID(1)), conversation(UUID(2), {cwd: '/o'})], [conversation(UUID(5), {cwd: '/o'}), conversation(UUID(6), {cwd: '/o', childCount: 2})]];
@@ -131,6 +205,13 @@ describe('idsNamed', () => {
 			listed,
 		);
 		expect([...found].sort()).toEqual([UUID(1), UUID(2), '20260101_101010_abcdef', 'ses_0123456789abAAAAAAAAAAAAAA'].sort());
+	});
+
+	it('finds an id followed by a dash or an underscore in its word, and nothing cut out of an id', () => {
+		const listed = new Set([UUID(1), UUID(2), UUID(3), '00000']);
+		const found = idsNamed([proc(1, 'x', ['x', `${UUID(1)}-backup`, `${UUID(2)}_old`, `${UUID(3)}x`])], listed);
+		// UUID(3)x is no id; '00000' is no part: it is cut out of a group of UUID(…), not between separators.
+		expect([...found].sort()).toEqual([UUID(1), UUID(2)].sort());
 	});
 
 	it('finds an id at the end of a word of a thousand dashes', () => {

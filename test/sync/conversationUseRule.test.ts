@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {describe, expect, it} from 'vitest';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import {resolveFolder, type LiveUse} from '../../src/adapters/common/liveEvidence.js';
@@ -87,6 +90,28 @@ describe('which conversations are asked inUse', () => {
 		const s = stand([use({kind: 'project', cwd: '/w/app/sub', folder: resolveFolder('/w/app/sub')})]);
 		await withUse(s.ctx, [a, b, c], s.adapters);
 		expect(s.asked).toEqual(['a-1', 'b-2']);
+	});
+
+	it('a conversation recorded in / is around every claimed folder; a relative cwd is around none', async () => {
+		const root = conv('r-6', '/');
+		const odd = conv('o-7', 'app');
+		const s = stand([use({kind: 'project', cwd: '/w/app', folder: resolveFolder('/w/app')})]);
+		await withUse(s.ctx, [root, odd], s.adapters);
+		expect(s.asked).toEqual(['r-6']);
+	});
+
+	it('a conversation recorded through a link to the claimed folder is asked too', async () => {
+		const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-use-link-')));
+		const real = path.join(dir, 'real');
+		fs.mkdirSync(real);
+		fs.symlinkSync(real, path.join(dir, 'link'));
+		const s = stand([use({kind: 'project', cwd: real, folder: resolveFolder(real)})]);
+		try {
+			await withUse(s.ctx, [conv('l-8', path.join(dir, 'link'))], s.adapters);
+			expect(s.asked).toEqual(['l-8']);
+		} finally {
+			fs.rmSync(dir, {recursive: true, force: true});
+		}
 	});
 
 	it('an any claim: every conversation', async () => {

@@ -13,7 +13,7 @@ export default defineConfig({
 		include: [
 			'test/actions/stopSteps.test.ts',
 			'test/actions/stopSequence.test.ts',
-			'test/sync/conversationUse.test.ts',
+			'test/sync/{conversationUse,conversationUseRule}.test.ts',
 			'test/adapters/{ids,purgeHelpers,common,adapterHelpers,claude,codex,gemini}.test.ts',
 			'test/actions/purgeTrash.test.ts',
 		],
