@@ -149,6 +149,26 @@ describe('the in-use rule over many lists (one per agent and cwd)', () => {
 		expect(next.lists[1]?.[0]?.resumeState.kind).toBe('no');
 	});
 
+	it('asks again when a live process claims another folder (same pid, same count of uses)', async () => {
+		const uses = [project('/w/app')];
+		const {adapters} = withUses(uses);
+		const list = [conversation(UUID(1))];
+		const first = await withUseEach(on([]), [list], adapters);
+		expect(first.lists[0]?.[0]?.resumeState.kind).toBe('no');
+		uses[0] = project('/w/other');
+		const next = await withUseEach(on([]), [list], adapters, first.memo);
+		expect(next.lists[0]?.[0]?.resumeState.kind).toBe('yes');
+	});
+
+	it('asks again when a new process names a listed conversation in its argv', async () => {
+		const {adapters} = withUses([]);
+		const list = [conversation(UUID(1))];
+		const first = await withUseEach(on([]), [list], adapters);
+		expect(first.lists[0]).toBe(list);
+		const next = await withUseEach(on([proc(8, 'claude', ['claude', '--resume', UUID(1)])]), [list], adapters, first.memo);
+		expect(next.lists[0]?.[0]?.resumeState.kind).toBe('no');
+	});
+
 	it('a process whose argv names no listed id keeps every answer', async () => {
 		const {adapter, adapters} = withUses([project('/w/app')]);
 		const list = [conversation(UUID(1))];
