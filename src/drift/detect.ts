@@ -78,7 +78,8 @@ interface Core {
 	readonly panes: readonly Pane[] | null;
 	readonly processes: DriftInput['processes'];
 	readonly mux: DriftInput['mux'];
-	readonly paneEvidence: DriftInput['paneEvidence'];
+	/** The evidence last judged on (a new map that names the same ids keeps the core: see `coreOf`). */
+	paneEvidence: DriftInput['paneEvidence'];
 	readonly agents: AgentKnowledge;
 	readonly sorted: readonly SessionRecord[];
 	readonly world: DriftWorld;
@@ -95,6 +96,17 @@ function rowMemo(core: Core, row: SessionRecord): RowMemo {
 	return memo;
 }
 
+/** Do two evidence maps name the same ids for the same agents? (What the row rules read of it: see `carriedIds`.) */
+function sameIdsNamed(a: DriftInput['paneEvidence'], b: DriftInput['paneEvidence']): boolean {
+	if (a === b) return true;
+	if (!a || !b || a.size !== b.size) return false;
+	for (const [pane, evidence] of b) {
+		const was = a.get(pane);
+		if (!was || was.agent !== evidence.agent || was.ids.length !== evidence.ids.length || was.ids.some((id, i) => evidence.ids[i] !== id)) return false;
+	}
+	return true;
+}
+
 function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | undefined): Core | undefined {
 	const last = memo?.last;
 	if (
@@ -104,8 +116,15 @@ function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | und
 		last.processes === input.processes &&
 		last.mux === input.mux &&
 		last.agents === agents &&
-		last.paneEvidence === input.paneEvidence
+		sameIdsNamed(last.paneEvidence, input.paneEvidence)
 	) {
+		// Only what the pane findings read changed (a folder's recent conversations, what was seen):
+		// the indexes and the row findings stand, the pane findings are made again.
+		if (last.paneEvidence !== input.paneEvidence) {
+			last.paneEvidence = input.paneEvidence;
+			delete last.paneFindings;
+			delete last.lastFindings;
+		}
 		return last;
 	}
 	if (!memo) return undefined;

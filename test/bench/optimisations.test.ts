@@ -12,7 +12,7 @@ import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AgentAdapter, DiscoverQuery} from '../../src/adapters/types.js';
 import {err} from '../../src/domain/result.js';
 import type {AgentId, Conversation, Pane, ProcessRef, ResumeState} from '../../src/domain/types.js';
-import {createDriftMemo, detectDrift, type DriftInput, type SessionFacts} from '../../src/drift/detect.js';
+import {createDriftMemo, detectDrift, type DriftInput, type PaneEvidence, type SessionFacts} from '../../src/drift/detect.js';
 import {visibleSessions} from '../../src/store/selectors.js';
 import {initialState} from '../../src/store/state.js';
 import {DiscoveryCache} from '../../src/sync/discovery.js';
@@ -162,9 +162,22 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 	const pool = [dConv(ID.a), dConv(ID.b), dConv(ID.c, {createdAt: EPOCH - 60_000}), dConv(ID.d), dConv(ID.d, {parentId: ID.a}), dConv(FREE[0]), dConv(FREE[1])];
 	const verifyArb = fc.constantFrom<ResumeState | undefined>(undefined, {kind: 'yes'}, {kind: 'no', reason: 'no transcript on disk'}, {kind: 'no', reason: 'no messages yet'}, {kind: 'unknown', reason: 'locked'});
 	const candidatesArb = fc.oneof(fc.constant('same' as const), fc.constant('error' as const), fc.subarray(pool));
+	// What the agents' evidence says of pane p1 (row 1's) and the untracked p6: ids named, or recent ones.
+	const evidenceOf = (ids: readonly string[], recent?: readonly string[], seen = 'pid 1: a record'): PaneEvidence => ({agent: 'claude', startedAt: EPOCH - 1000, ids, ...(recent ? {recent} : {}), seen: [seen]});
+	const evidenceArb = fc.constantFrom<PaneEvidence | undefined>(
+		undefined,
+		evidenceOf([]),
+		evidenceOf([ID.a]),
+		evidenceOf([FREE[0]]),
+		evidenceOf([], [FREE[0]]),
+		evidenceOf([], [FREE[0], FREE[1]]),
+		evidenceOf([], [FREE[1]], 'pid 2: another record'),
+		{...evidenceOf([FREE[0]]), agent: 'codex'},
+	);
 	const stepArb = fc.record({
 		facts: fc.array(fc.record({verify: verifyArb, candidates: candidatesArb, realCwd: fc.option(fc.constant('/real/api'), {nil: undefined})}), {minLength: sessions.length, maxLength: sessions.length}),
 		listing: fc.constantFrom('same', 'same', 'new', 'changed'),
+		evidence: fc.option(fc.tuple(evidenceArb, evidenceArb), {nil: undefined}),
 	});
 
 	it('finds what a detection from scratch finds, as facts change under the same rows and listing', () => {
@@ -173,6 +186,7 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 				const memo = createDriftMemo();
 				let listing = {panes: panes as readonly Pane[], processes: [...panes.flatMap(p => p.processes), dProc(501, claude(ID.b), {startTime: 5010})] as readonly ProcessRef[]};
 				const lists = new Map<number, SessionFacts['candidates']>();
+				let evidence: ReadonlyMap<string, PaneEvidence> | undefined;
 				for (const step of steps) {
 					if (step.listing === 'new') listing = {panes: [...listing.panes], processes: [...listing.processes]};
 					if (step.listing === 'changed') listing = {panes: listing.panes.slice(1), processes: listing.processes.slice(0, -1)};
@@ -183,7 +197,12 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 						lists.set(id, candidates);
 						facts.set(id, {...(f.verify ? {verify: f.verify} : {}), candidates, ...(f.realCwd ? {realCwd: f.realCwd} : {})});
 					});
-					const input: DriftInput = {sessions, mux: 'herdr', panes: listing.panes, facts, processes: listing.processes};
+					// A new evidence map each step it is given (as a refresh that re-read a pane makes), else the last one.
+					if (step.evidence) {
+						const [p1, p6] = step.evidence;
+						evidence = new Map([...(p1 ? [['w1:p1', p1] as const] : []), ...(p6 ? [['w1:p6', p6] as const] : [])]);
+					}
+					const input: DriftInput = {sessions, mux: 'herdr', panes: listing.panes, facts, processes: listing.processes, ...(evidence ? {paneEvidence: evidence} : {})};
 					expect(detectDrift(input, ADAPTERS, memo)).toEqual(detectDrift(input));
 				}
 			}),
