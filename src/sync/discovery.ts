@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
-import {createRefresh, ParseCache} from '../adapters/common/refresh.js';
+import {createRefresh, memo, ParseCache} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
@@ -275,7 +275,8 @@ export class DiscoveryCache {
 		if (!this.watch || !look.rescan || look.full || !look.dirty.has(key) || !this.watch.covers(key) || !adapter.watchPaths || !known) return false;
 		let paths: readonly string[];
 		try {
-			paths = adapter.watchPaths(ctx, cwd);
+			// Asked by the cwd list and the pins alike: listed once per refresh.
+			paths = memo(ctx, `watch-paths:${key}`, () => adapter.watchPaths?.(ctx, cwd) ?? []);
 		} catch {
 			return false;
 		}

@@ -1,4 +1,5 @@
-import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
+import {memo} from '../adapters/common/refresh.js';
+import type {AdapterContext, AgentAdapter, DiscoverResult} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Pane, type ProcessRef} from '../domain/types.js';
 import {processStartMs} from '../system/procTime.js';
@@ -46,13 +47,18 @@ export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterC
 	if (named.length > 0) return {...base, ids: await parentsOnly(adapter, ctx, named, cwd), seen};
 	if (cwd === undefined || startedAt === undefined) return {...base, ids: [], seen};
 	try {
-		const listed = await adapter.discover(ctx, {cwd});
+		const listed = await discoverOnce(adapter, ctx, cwd);
 		// Written since the process started: a conversation it created, or one it resumed and wrote to.
 		const recent = listed.conversations.filter(c => c.updatedAt >= startedAt && c.parentId === undefined).map(c => c.id);
 		return {...base, ids: [], recent: recent.sort(), seen: [...seen, `${recent.length} ${adapter.label} conversation(s) in ${cwd} written since the process started`]};
 	} catch (error) {
 		return {...base, ids: [], seen: [...seen, `${adapter.label} discovery failed: ${messageOf(error)}`]};
 	}
+}
+
+/** The agent's conversations of `cwd`, asked once per refresh however many of its panes are there. */
+function discoverOnce(adapter: AgentAdapter, ctx: AdapterContext, cwd: string): Promise<DiscoverResult> {
+	return memo(ctx, `pane-evidence:discover:${adapter.id}\0${cwd}`, () => adapter.discover(ctx, {cwd}));
 }
 
 /** A process holding its own and a sub-agent's file names both: the sub-agent is not a candidate. */
