@@ -43,7 +43,7 @@ export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorl
 		if (list) list.push(row);
 		else rowsByPane.set(row.paneId, [row]);
 	}
-	const world: DriftWorld = {
+	return {
 		input,
 		agents,
 		panes,
@@ -57,7 +57,6 @@ export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorl
 		paneFacts: paneFactsOf(agents),
 		rowPanes: new Map(),
 	};
-	return world;
 }
 
 /** Panes in id order (every rule that lists panes lists them so). */

@@ -19,10 +19,10 @@ import {withUseEach, type UseMemo} from './conversationUse.js';
 import {FolderWatch} from './folderWatch.js';
 import {keepUnchanged, type Merge, mergeAll, mergeChanged} from './discoveryMerge.js';
 
-/** What one `discover(cwd)` found (parents only, every age), or why it failed. */
 /** The list of a cwd that could not be read (one array, so it never counts as a changed list). */
 const NO_CONVERSATIONS: readonly Conversation[] = [];
 
+/** What one `discover(cwd)` found (parents only, every age), or why it failed. */
 export type CwdFacts =
 	| {readonly ok: true; readonly conversations: readonly Conversation[]; readonly problems: readonly string[]}
 	| {readonly ok: false; readonly error: string};
