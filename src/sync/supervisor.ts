@@ -66,10 +66,22 @@ const DEFAULT_COALESCE_MS = 100;
 
 /**
  * A file change seen by the folder watch refreshes only the disk side, reusing the last pane and
- * process listing; every this many ticks a full refresh lists panes and processes again and stats
- * every watch path, in case an event was missed. Idle, that is the only work: no stat polling.
+ * process listing; every this many ticks (a minute) a refresh lists panes and processes again, in
+ * case a process came or went without a mux event (an agent that exits in a tmux pane).
  */
-const FULL_EVERY_TICKS = 12;
+const LIST_EVERY_TICKS = 12;
+/**
+ * Every this many of those listings (five minutes), the refresh also stats every watch path, in
+ * case the folder watch missed an event. At 20,000 conversations that is most of a refresh's
+ * cost, and once a minute it alone kept an idle dashboard over 1 % CPU.
+ */
+const STAT_ALL_EVERY_LISTINGS = 5;
+
+/** What tick number `tick` asks for; `diskWanted`: the discovery cache has something to look at. */
+export function tickRefresh(tick: number, diskWanted: boolean): RefreshRequest | undefined {
+	if (tick % LIST_EVERY_TICKS === 0) return {rescan: true, full: tick % (LIST_EVERY_TICKS * STAT_ALL_EVERY_LISTINGS) === 0};
+	return diskWanted ? {rescan: true, panes: false} : undefined;
+}
 
 interface Job {
 	rescan: boolean;
@@ -257,8 +269,8 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	let ticks = 0;
 	const tick = setInterval(() => {
 		ticks += 1;
-		if (ticks % FULL_EVERY_TICKS === 0) void refresh({rescan: true, full: true});
-		else if (discovery.wantsTick()) void refresh({rescan: true, panes: false});
+		const job = tickRefresh(ticks, discovery.wantsTick());
+		if (job) void refresh(job);
 	}, Math.max(1, deps.discoverySeconds) * 1000);
 	tick.unref();
 	void refresh({rescan: true});

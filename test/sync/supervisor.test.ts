@@ -6,7 +6,7 @@ import type {Pane} from '../../src/domain/types.js';
 import {reducer, type Action} from '../../src/store/reducer.js';
 import {initialState, type AppState} from '../../src/store/state.js';
 import {createStore, type Store} from '../../src/store/store.js';
-import {startSupervisor, superviseWhenReady, type Supervisor} from '../../src/sync/supervisor.js';
+import {startSupervisor, superviseWhenReady, tickRefresh, type Supervisor} from '../../src/sync/supervisor.js';
 import type {LiveSnapshot} from '../../src/sync/snapshot.js';
 import {adaptersWith, conversation, countingAdapter, ctx, MemoryMux, pane, proc, row, staticProcesses, UUID} from './support.js';
 import {eventually} from '../helpers/poll.js';
@@ -207,5 +207,18 @@ describe('supervisor: agent status events', () => {
 		mux.emit({type: 'agent-status', paneId: 'w1:p1', status: 'working', agent: 'codex'});
 		expect(store.getState().live['a']?.liveStatus).toBe('idle');
 		mux.release();
+	});
+});
+
+describe('the discovery tick (5 s by default)', () => {
+	it('looks at the disk only when the discovery cache wants it, lists every minute, stats everything every five', () => {
+		expect(tickRefresh(1, false)).toBeUndefined();
+		expect(tickRefresh(5, true)).toEqual({rescan: true, panes: false});
+		// A minute: panes and processes again, the disk only where a change was seen.
+		expect(tickRefresh(12, false)).toEqual({rescan: true, full: false});
+		expect(tickRefresh(48, true)).toEqual({rescan: true, full: false});
+		// Five minutes: every watch path stat()ed too, in case the folder watch missed an event.
+		expect(tickRefresh(60, false)).toEqual({rescan: true, full: true});
+		expect(tickRefresh(120, true)).toEqual({rescan: true, full: true});
 	});
 });
