@@ -4,15 +4,14 @@ import {messageOf} from '../domain/result.js';
 import type {Conversation} from '../domain/types.js';
 import {measuredExitInput, readClaudeScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {needsFolders, usersOf, type LiveUse} from './common/liveEvidence.js';
+import {liveUsesOnce, needsFolders, usersOf} from './common/liveEvidence.js';
 import {removeJsonMembers} from './common/jsonKey.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
-import {memoPerListing} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {runsProgram} from './common/programs.js';
-import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder} from './types.js';
+import {assertValidId, type AgentAdapter, type InUseHolder} from './types.js';
 import {claudeLiveUses, transcriptCwds} from './claude/live.js';
 import {configFiles, configRoots, planFor} from './claude/plan.js';
 import {claudeRoot, legacyChildCounts, nestedSubAgentCount, projectDirs, readTranscript, resumeStateOf, roots, subAgentsIn, type Transcript, transcriptsIn} from './claude/transcripts.js';
@@ -20,10 +19,8 @@ import {claudeRoot, legacyChildCounts, nestedSubAgentCount, projectDirs, readTra
 export {projectSlug} from './claude/transcripts.js';
 export {type LiveRecord, liveRecordOf} from './claude/live.js';
 
-/** Every live use of the whole process table, made once per listing (in use and the conversations list share it). */
-function everyLiveUse(ctx: AdapterContext): Promise<LiveUse[]> {
-	return memoPerListing(ctx, `claude:uses:${claudeRoot(ctx)}`, () => claudeLiveUses(ctx));
-}
+/** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
+const liveUses = liveUsesOnce(ctx => `claude:uses:${claudeRoot(ctx)}`, claudeLiveUses);
 
 export const claudeAdapter: AgentAdapter = {
 	id: 'claude',
@@ -162,7 +159,7 @@ export const claudeAdapter: AgentAdapter = {
 		const root = claudeRoot(ctx);
 		const agents = subAgentsIn(ctx, root, id);
 		const transcripts = transcriptsIn(ctx, root, id);
-		const uses = await everyLiveUse(ctx);
+		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? transcriptCwds(ctx, transcripts, id) : [];
 		const holders: InUseHolder[] = usersOf(uses, {ids: [id, ...agents.map(a => a.id)], cwds});
 		holders.push(...(await argvUsers(ctx, [id, ...agents.map(a => a.id)])));
@@ -171,5 +168,5 @@ export const claudeAdapter: AgentAdapter = {
 		return uniqueHolders(holders);
 	},
 
-	liveUses: (ctx, procs) => (procs ? claudeLiveUses(ctx, procs) : everyLiveUse(ctx)),
+	liveUses,
 };

@@ -3,11 +3,11 @@ import {messageOf} from '../domain/result.js';
 import type {Conversation, ProcessRef} from '../domain/types.js';
 import {measuredExitInput, readCodexScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {agentProcessesOf, hasFlag, idsUse, needsFolders, openFilesOf, projectUse, usersOf, wordAfter, type LiveUse} from './common/liveEvidence.js';
+import {agentProcessesOf, hasFlag, idsUse, liveUsesOnce, needsFolders, openFilesOf, projectUse, usersOf, wordAfter, type LiveUse} from './common/liveEvidence.js';
 import {oneLine} from './common/jsonl.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, realpathOrUndefined} from './common/paths.js';
-import {memo, memoPerListing} from './common/refresh.js';
+import {memo} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
@@ -47,10 +47,8 @@ function threadCwds(ctx: AdapterContext, id: string): string[] {
 	return [...new Set(rolloutsOf(ctx, id).flatMap(r => readRollout(ctx, r)?.cwd ?? []))];
 }
 
-/** Every live use of the whole process table, made once per listing (in use and the conversations list share it). */
-function everyLiveUse(ctx: AdapterContext): Promise<LiveUse[]> {
-	return memoPerListing(ctx, `codex:uses:${codexRoot(ctx)}`, () => codexLiveUses(ctx));
-}
+/** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
+const liveUses = liveUsesOnce(ctx => `codex:uses:${codexRoot(ctx)}`, codexLiveUses);
 
 export const codexAdapter: AgentAdapter = {
 	id: 'codex',
@@ -195,7 +193,7 @@ export const codexAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(codexAdapter, id);
-		const uses = await everyLiveUse(ctx);
+		const uses = await liveUses(ctx);
 		// A TUI that keeps no evidence of its thread uses every thread of its folder (fail safe).
 		const vague = needsFolders(uses) ? usersOf(uses.filter(u => u.claim.kind !== 'ids'), {ids: [id], cwds: threadCwds(ctx, id)}) : [];
 		const named = await threadsNamedByProcesses(ctx);
@@ -210,5 +208,5 @@ export const codexAdapter: AgentAdapter = {
 		return uniqueHolders([...usersOf(uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 
-	liveUses: (ctx, procs) => (procs ? codexLiveUses(ctx, procs) : everyLiveUse(ctx)),
+	liveUses,
 };

@@ -3,10 +3,10 @@ import type {ProcessRef} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {measuredExitInput, readGeminiScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameResolved, usersOf, type LiveUse} from './common/liveEvidence.js';
+import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, projectUse, sameResolved, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, removeInsideRoots} from './common/paths.js';
-import {memo, memoPerListing} from './common/refresh.js';
+import {memo} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
@@ -73,10 +73,8 @@ async function geminiLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]
 	});
 }
 
-/** Every live use of the whole process table, made once per listing (in use and the conversations list share it). */
-function everyLiveUse(ctx: AdapterContext): Promise<LiveUse[]> {
-	return memoPerListing(ctx, `gemini:uses:${geminiRoot(ctx)}`, () => geminiLiveUses(ctx));
-}
+/** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
+const liveUses = liveUsesOnce(ctx => `gemini:uses:${geminiRoot(ctx)}`, geminiLiveUses);
 
 export const geminiAdapter: AgentAdapter = {
 	id: 'gemini',
@@ -196,11 +194,11 @@ export const geminiAdapter: AgentAdapter = {
 		const family = [...own, ...own.flatMap(s => descendantsOf(subAgentsBelow(ctx, s.project, id), id))];
 		const ids = [...new Set([id, ...family.map(s => s.id)])];
 		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
-		const uses = await everyLiveUse(ctx);
+		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? [...new Set(own.map(s => s.project.cwd ?? ANY_FOLDER))] : [];
 		const byProject = usersOf(uses, {ids, cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
 		return uniqueHolders([...byProject, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 
-	liveUses: (ctx, procs) => (procs ? geminiLiveUses(ctx, procs) : everyLiveUse(ctx)),
+	liveUses,
 };

@@ -2,10 +2,10 @@ import path from 'node:path';
 import type {Conversation, ProcessRef} from '../domain/types.js';
 import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
 import {argvUsers, uniqueHolders} from './common/inUse.js';
-import {agentProcessesOf, flagValue, idsUse, needsFolders, projectUse, sameResolvedTree, usersOf, type LiveUse} from './common/liveEvidence.js';
+import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, projectUse, sameResolvedTree, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {subcommand as subcommandOf} from './common/programs.js';
 import {canonicalCwd} from './common/paths.js';
-import {memo, memoPerListing} from './common/refresh.js';
+import {memo} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
@@ -48,10 +48,8 @@ function sessionFolder(ctx: AdapterContext, id: string): string {
 	return session?.directory || '/';
 }
 
-/** Every live use of the whole process table, made once per listing (in use and the conversations list share it). */
-function everyLiveUse(ctx: AdapterContext): Promise<LiveUse[]> {
-	return memoPerListing(ctx, `opencode:uses:${dataDir(ctx)}`, () => opencodeLiveUses(ctx));
-}
+/** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
+const liveUses = liveUsesOnce(ctx => `opencode:uses:${dataDir(ctx)}`, opencodeLiveUses);
 
 export const opencodeAdapter: AgentAdapter = {
 	id: 'opencode',
@@ -173,10 +171,10 @@ export const opencodeAdapter: AgentAdapter = {
 			descendants = descendantsOf(id, parents);
 		}
 		const ids = [id, ...descendants];
-		const uses = await everyLiveUse(ctx);
+		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? [sessionFolder(ctx, id)] : [];
 		return uniqueHolders([...usersOf(uses, {ids, cwds}, sameResolvedTree), ...(await argvUsers(ctx, ids))]);
 	},
 
-	liveUses: (ctx, procs) => (procs ? opencodeLiveUses(ctx, procs) : everyLiveUse(ctx)),
+	liveUses,
 };

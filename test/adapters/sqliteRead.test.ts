@@ -44,6 +44,16 @@ function thrown(fn: () => unknown): unknown {
 	throw new Error('did not throw');
 }
 
+/** The rows of `t`, and the private copies that existed while the read ran. */
+function countWatchingCopies(file: string): {n: number; during: string[]} {
+	let during: string[] = [];
+	const n = withReadOnlyDb(file, db => {
+		during = privateCopies();
+		return (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n;
+	});
+	return {n, during};
+}
+
 describe('reading without a trace', () => {
 	it('reads a database with no -wal, creates no sidecar and returns what the reader returns', () => {
 		const dir = scratch();
@@ -70,11 +80,7 @@ describe('reading without a trace', () => {
 		cleanups.push(() => writer.stop());
 		const wal = fs.readFileSync(`${file}-wal`);
 		const copies = privateCopies();
-		let during: string[] = [];
-		const n = withReadOnlyDb(file, db => {
-			during = privateCopies();
-			return (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n;
-		});
+		const {n, during} = countWatchingCopies(file);
 		expect(n).toBe(4);
 		expect(fs.readFileSync(`${file}-wal`).equals(wal)).toBe(true);
 		expect(beside(file)).toEqual(['store.db', 'store.db-shm', 'store.db-wal']);
@@ -90,11 +96,7 @@ describe('reading without a trace', () => {
 		fs.rmSync(`${file}-shm`);
 		const wal = fs.readFileSync(`${file}-wal`);
 		const copies = privateCopies();
-		let during: string[] = [];
-		const n = withReadOnlyDb(file, db => {
-			during = privateCopies();
-			return (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n;
-		});
+		const {n, during} = countWatchingCopies(file);
 		expect(n).toBe(3);
 		expect(during.length).toBe(copies.length + 1);
 		expect(privateCopies()).toEqual(copies);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {ProcessRef} from '../../domain/types.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
+import {memoPerListing} from './refresh.js';
 
 // "Which conversation is this live process on": one answer per agent process, used by inUse
 // (purge, resume, the sessions and conversations views) and by adopt (which conversation to pin).
@@ -23,6 +24,18 @@ export interface LiveUse {
 	readonly claim: LiveClaim;
 	/** Where the claim comes from, in words: `live session record …`, `argv --resume X`, `a gemini TUI in /p keeps no record …`. */
 	readonly reason: string;
+}
+
+/**
+ * An adapter's `liveUses` from its reader: over the processes a caller hands in (one pane's), or
+ * over the whole process table once per listing (see `Refresh.perListing`), which `inUse` and the
+ * conversations list then share. `key` names the agent's store (two homes, two keys).
+ */
+export function liveUsesOnce(
+	key: (ctx: AdapterContext) => string,
+	read: (ctx: AdapterContext, procs?: readonly ProcessRef[]) => Promise<LiveUse[]>,
+): (ctx: AdapterContext, procs?: readonly ProcessRef[]) => Promise<LiveUse[]> {
+	return (ctx, procs) => (procs ? read(ctx, procs) : memoPerListing(ctx, key(ctx), () => read(ctx)));
 }
 
 /** A conversation as the rule sees it: its id with its descendants' ids, and its project folder(s). */
