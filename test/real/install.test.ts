@@ -65,6 +65,23 @@ describe('real CLI install never skips silently', () => {
 		for (const other of ['claude', 'codex', 'opencode']) expect(message).not.toContain(`${other} (`);
 	});
 
+	it('installs into a cache whose parent folders do not exist yet', async () => {
+		const cacheDir = path.join(tempDir(), 'not', 'yet', 'there', 'cli');
+		const npmCache = tempDir();
+		const env = {
+			...process.env,
+			npm_config_registry: `http://127.0.0.1:${await deadPort()}/`,
+			npm_config_cache: npmCache,
+			npm_config_fetch_retries: '0',
+			npm_config_fetch_timeout: '5000',
+		};
+		const failure = await prepareClis(cacheDir, env).catch((error: unknown) => error);
+		// The lock and the folder were made: what fails is npm (no registry), not a mkdir.
+		expect(failure).toBeInstanceOf(InstallError);
+		expect((failure as Error).message).toMatch(/npm exited/);
+		expect(fs.existsSync(path.join(cacheDir, 'package.json'))).toBe(true);
+	});
+
 	it('takes a cache whose CLIs start at the pinned versions as it is', async () => {
 		const cacheDir = tempDir();
 		fakeInstalled(cacheDir, pin => `echo "${pin.version} (stand-in)"`);

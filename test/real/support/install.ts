@@ -91,6 +91,8 @@ function lockHolder(lock: string): number {
 /** Hold `<cacheDir>.lock` (a folder: mkdir is atomic) while `work` runs; a dead holder's lock is taken over. */
 async function withInstallLock<T>(cacheDir: string, work: () => Promise<T>): Promise<T> {
 	const lock = `${cacheDir}.lock`;
+	// On a machine nobody prepared, the cache's parent does not exist yet: the lock lives there.
+	fs.mkdirSync(path.dirname(lock), {recursive: true});
 	const deadline = Date.now() + 15 * 60_000;
 	for (;;) {
 		try {
