@@ -1,6 +1,6 @@
 /**
- * The four real agent CLIs, at pinned versions, in a cache folder outside the repository:
- * `$MAM_REAL_CACHE`, else `${XDG_CACHE_HOME:-$HOME/.cache}/mam-tui-real/cli` (about 1.1 GB).
+ * The real agent CLIs, at pinned versions, in a cache folder outside the repository:
+ * `$MAM_REAL_CACHE`, else `${XDG_CACHE_HOME:-$HOME/.cache}/mam-tui-real/cli` (about 1.3 GB).
  *
  * `installRealClis()` reuses what is there when every version matches, else runs one
  * `npm install` (argv, no shell) for the packages that are missing or at another version, then
@@ -13,8 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import {execa} from 'execa';
 
-export type RealAgent = 'claude' | 'codex' | 'opencode' | 'gemini';
-export const REAL_AGENTS: readonly RealAgent[] = ['claude', 'codex', 'opencode', 'gemini'];
+export type RealAgent = 'claude' | 'codex' | 'opencode' | 'gemini' | 'grok';
+export const REAL_AGENTS: readonly RealAgent[] = ['claude', 'codex', 'opencode', 'gemini', 'grok'];
 
 interface Pin {
 	readonly agent: RealAgent;
@@ -30,7 +30,18 @@ export const PINS: readonly Pin[] = [
 	{agent: 'codex', pkg: '@openai/codex', version: '0.171.0', versionText: '0.171.0'},
 	{agent: 'opencode', pkg: 'opencode-ai', version: '1.18.33', versionText: '1.18.33'},
 	{agent: 'gemini', pkg: '@google/gemini-cli', version: '0.61.0', versionText: '0.61.0'},
+	// Grok Build: a launcher whose postinstall unpacks the static binary of @xai-official/grok-linux-x64
+	// beside it (`bin/grok` → `grok-native`); `grok --version` prints `grok 1.0.41 (4220f3b224a6)`.
+	{agent: 'grok', pkg: '@xai-official/grok', version: '1.0.41', versionText: '1.0.41'},
 ];
+
+/**
+ * Packages whose install script must run: npm 11 warns about install scripts not named in the
+ * project's `allowScripts` (and its documentation says they are skipped): without grok's
+ * postinstall `bin/grok` stays a node launcher that unpacks the binary into `$GROK_HOME/bin` at
+ * its first start, inside every test's throwaway HOME.
+ */
+const ALLOW_SCRIPTS: Readonly<Record<string, true>> = {'@xai-official/grok@1.0.41': true};
 
 /** Absolute paths of the four CLIs, as `node_modules/.bin` links (the way npm puts them on PATH). */
 export interface RealClis {
@@ -38,7 +49,8 @@ export interface RealClis {
 	readonly codex: string;
 	readonly opencode: string;
 	readonly gemini: string;
-	/** The folder holding the four links: put it on a pane's PATH. */
+	readonly grok: string;
+	/** The folder holding the links: put it on a pane's PATH. */
 	readonly binDir: string;
 	/** The cache folder (holds package.json and node_modules). */
 	readonly cacheDir: string;
@@ -114,19 +126,34 @@ async function withInstallLock<T>(cacheDir: string, work: () => Promise<T>): Pro
 	}
 }
 
+/** The cache's package.json, with the install scripts it allows (added to one an earlier run wrote). */
+function writeManifest(file: string): void {
+	let manifest: Record<string, unknown> = {name: 'mam-tui-real-clis', private: true};
+	try {
+		manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+	} catch {
+		// missing (or unreadable): a new one
+	}
+	const allowed = typeof manifest['allowScripts'] === 'object' && manifest['allowScripts'] !== null ? (manifest['allowScripts'] as Record<string, unknown>) : {};
+	if (Object.entries(ALLOW_SCRIPTS).every(([key, value]) => allowed[key] === value) && fs.existsSync(file)) return;
+	fs.writeFileSync(file, `${JSON.stringify({...manifest, allowScripts: {...allowed, ...ALLOW_SCRIPTS}}, null, 2)}\n`);
+}
+
 async function npmInstall(cacheDir: string, pins: readonly Pin[], env: NodeJS.ProcessEnv): Promise<void> {
 	fs.mkdirSync(cacheDir, {recursive: true});
-	const manifest = path.join(cacheDir, 'package.json');
-	if (!fs.existsSync(manifest)) fs.writeFileSync(manifest, `${JSON.stringify({name: 'mam-tui-real-clis', private: true}, null, 2)}\n`);
+	writeManifest(path.join(cacheDir, 'package.json'));
 	const specs = pins.map(pin => `${pin.pkg}@${pin.version}`);
+	// grok's postinstall also copies its 166 MB binary and a config.toml into `$GROK_HOME` (else
+	// the installing user's ~/.grok): a folder of its own, removed after the install.
+	const grokHome = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-grok-install-'));
 	const result = await execa('npm', ['install', '--no-audit', '--no-fund', '--save-exact', '--loglevel=error', ...specs], {
 		cwd: cacheDir,
-		env,
+		env: {...env, GROK_HOME: grokHome},
 		extendEnv: false,
 		reject: false,
 		stdin: 'ignore',
 		timeout: 10 * 60_000,
-	});
+	}).finally(() => fs.rmSync(grokHome, {recursive: true, force: true}));
 	const still = missingPins(cacheDir).filter(pin => pins.includes(pin));
 	if (result.exitCode !== 0 || still.length > 0) {
 		const names = (still.length > 0 ? still : pins).map(pin => `${pin.agent} (${pin.pkg}@${pin.version})`).join(', ');
@@ -184,6 +211,7 @@ export async function prepareClis(cacheDir: string, env: NodeJS.ProcessEnv = pro
 		codex: path.join(binDir, 'codex'),
 		opencode: path.join(binDir, 'opencode'),
 		gemini: path.join(binDir, 'gemini'),
+		grok: path.join(binDir, 'grok'),
 		binDir,
 		cacheDir,
 	};

@@ -140,7 +140,7 @@ export function valueForSchema(schema: unknown, depth = 0): unknown {
 	}
 }
 
-const SHELL_TOOLS = new Set(['Bash', 'exec_command', 'shell_command', 'shell', 'bash', 'run_shell_command']);
+const SHELL_TOOLS = new Set(['Bash', 'exec_command', 'shell_command', 'shell', 'bash', 'run_shell_command', 'run_terminal_command']);
 
 /** Arguments for a shell tool, shaped by its parameter schema (`cmd` or `command`, string or argv). */
 function shellArguments(schema: unknown, options: ModelOptions): Json {
