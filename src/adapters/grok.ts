@@ -1,15 +1,16 @@
 import path from 'node:path';
 import {messageOf} from '../domain/result.js';
-import {unverifiedExitInput} from './common/exitSequences.js';
+import {measuredExitInput, readGrokScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
 import {memo} from './common/refresh.js';
-import {makePlan, removePaths} from './common/plan.js';
+import {makePlan} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertValidId, type AgentAdapter} from './types.js';
 import {buildConversation, buildDescendants, buildLinks, buildRoot, buildSessionOf, buildSessions, cliDb, ID_PATTERN, layoutOf, PROGRAMS} from './grok/build.js';
-import {buildPlan, cliConversation, cliDbUsers, cliDelete, cliPlan, cliSessionOf, cliSessions, isService, verifyAgainst} from './grok/cli.js';
+import {cliConversation, cliDbUsers, cliDelete, cliPlan, cliSessionOf, cliSessions, isService, verifyAgainst} from './grok/cli.js';
+import {buildPlan, promptHistories, purgeBuild, searchDb} from './grok/purge.js';
 
 // Two unrelated products share ~/.grok (FORMATS 7): xAI's Grok Build keeps a folder per session
 // (UUID ids, `grok --resume <id>`), the community grok-cli keeps grok.db (12-hex ids,
@@ -22,7 +23,8 @@ export const grokAdapter: AgentAdapter = {
 	idPattern: ID_PATTERN,
 	processNames: PROGRAMS,
 	residentChildren: [],
-	exitInput: unverifiedExitInput('/exit'),
+	// Grok Build 1.0.41 (measured): `/quit` and its alias `/exit` both exit; Ctrl+U clears the line.
+	exitInput: measuredExitInput('/exit', readGrokScreen),
 
 	spawn: () => ({argv: ['grok']}),
 
@@ -79,9 +81,7 @@ export const grokAdapter: AgentAdapter = {
 	async purge(ctx, id) {
 		assertValidId(grokAdapter, id);
 		const plan = await grokAdapter.artifacts(ctx, id);
-		// The cwd group folder stays even when it empties: it belongs to the cwd, and a grok starting
-		// there may be creating its next session folder at this very moment.
-		if (layoutOf(id) === 'build') return removePaths(plan.items, [buildRoot(ctx)]);
+		if (layoutOf(id) === 'build') return purgeBuild(ctx, plan);
 		if (plan.items.length === 0) return {removed: [], warnings: []};
 		try {
 			cliDelete(ctx, id);
@@ -103,8 +103,8 @@ export const grokAdapter: AgentAdapter = {
 			id,
 			descendants: buildDescendants(buildSessions(ctx), id).map(s => s.id),
 			roots: [path.join(root, 'sessions'), logs],
-			indexFiles: listDir(logs).filter(e => e.isFile()).map(e => path.join(logs, e.name)),
-			databases: [],
+			indexFiles: [...promptHistories(ctx), ...listDir(logs).filter(e => e.isFile()).map(e => path.join(logs, e.name))],
+			databases: lstatOrUndefined(searchDb(ctx)) ? [searchDb(ctx)] : [],
 		});
 	},
 

@@ -143,6 +143,9 @@ export function statusRows(agent: string, state: StandinState): string[] {
 		case 'gemini':
 			if (state === 'blocked') return ['│ ? Shell  echo hello > hello.txt', '│ Allow execution of [Shell]?', '│ ● 1. Allow once', '│   2. No, suggest changes (esc)'];
 			return [...(state === 'working' ? [' ⠹ Thinking... (esc to cancel, 2s)'] : []), ' >   Type your message or @path/to/file', ' workspace (/directory)     branch     sandbox     /model'];
+		case 'grok':
+			if (state === 'blocked') return ['  ┃  echo hello > hello.txt', '  ┃  2 (○) Yes, proceed', '  ┃  3 (○) No, reject (type to add feedback)', '', '  1/4:select  │  Tab:next option  │  Ctrl+c:cancel'];
+			return ['  ╭────╮', '  │ ❯  │', '  ╰─ stand-in ─╯', '', state === 'working' ? '  Shift+Tab:mode  │  Ctrl+c:cancel  │  Ctrl+x:shortcuts' : '  Shift+Tab:mode  │  Ctrl+x:shortcuts'];
 		default:
 			if (state === 'blocked') return ['  echo hello > hello.txt', '  Allow? [o]nce, [s]ession, [a]lways, or [d]eny'];
 			return state === 'working' ? ['⠋ Thinking (esc to interrupt)'] : ['> '];

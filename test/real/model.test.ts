@@ -10,12 +10,15 @@ const WORKING: Readonly<Record<RealAgent, RegExp>> = {
 	codex: /esc to interrupt/,
 	opencode: /esc interrupt/,
 	gemini: /esc to cancel/,
+	grok: /Ctrl\+c:cancel/,
 };
 const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
 	claude: /Do you want to proceed\?/,
 	codex: /Would you like to run the following command\?/,
 	opencode: /Permission required/,
 	gemini: /Allow execution of/,
+	// Its first option, selected, is "Yes, and don't ask again" (always-approve).
+	grok: /Yes, proceed/,
 };
 
 /**

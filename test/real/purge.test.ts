@@ -11,6 +11,7 @@ const RESUME_ARGS: Readonly<Record<RealAgent, (id: string) => string[]>> = {
 	codex: id => ['resume', id],
 	opencode: id => ['--session', id],
 	gemini: id => ['--resume', id],
+	grok: id => ['--resume', id],
 };
 
 interface Listed {
@@ -24,6 +25,7 @@ const HEADLESS: Readonly<Record<RealAgent, (text: string) => string[]>> = {
 	codex: text => ['exec', '--skip-git-repo-check', text],
 	opencode: text => ['run', text],
 	gemini: text => ['-p', text],
+	grok: text => ['-p', text],
 };
 
 /** A conversation written by a one-shot run in `cwd`; its id. */
@@ -58,6 +60,12 @@ async function converse(world: RealWorld, agent: RealAgent, cwd: string, text: s
 async function bytesOf(world: RealWorld, id: string): Promise<Record<string, string>> {
 	const out: Record<string, string> = {};
 	for (const file of await grepHome(world, id)) {
+		// grok's shared line files: the other conversation's own lines keep their bytes.
+		if (/(prompt_history|unified)\.jsonl$/.test(file)) {
+			const own = fs.readFileSync(file, 'utf8').split('\n').filter(line => line.includes(id));
+			out[`${file} (lines naming ${id})`] = crypto.createHash('sha256').update(own.join('\n')).digest('hex');
+			continue;
+		}
 		// Shared databases and logs change with every run; the conversation's own files must not.
 		if (/\.(sqlite|db)(-wal|-shm)?$|\.log$|history\.jsonl$|session_index\.jsonl$|\.claude\.json/.test(file)) continue;
 		out[file] = crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
@@ -91,6 +99,8 @@ describe('real agents: purge, trash, restore', () => {
 		expect(await bytesOf(real.world, other)).toEqual(otherBytes);
 		expect(conversationsOnDisk(real.world, agent, real.world.beta).find(c => c.id === other)?.text).toBe(otherText);
 
+		if (agent === 'grok') await grokRefuses(real.world, id);
+
 		const again = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(again.exitCode, again.stdout + again.stderr).toBe(0);
 		expect(again.stdout).toMatch(/nothing on disk names this conversation/);
@@ -118,6 +128,22 @@ describe('real agents: purge, trash, restore', () => {
 		expect(await grepHome(real.world, marker)).toEqual([]);
 	});
 });
+
+/**
+ * After the purge the real grok knows nothing of the session: `grok sessions list` in its folder
+ * does not list it, and `grok -r ID` refuses it (it finds nothing locally; its remote restore
+ * needs a login the world does not have).
+ */
+async function grokRefuses(world: RealWorld, id: string): Promise<void> {
+	const run = (args: readonly string[]) => execa(world.clis.grok, args, {cwd: world.alpha, env: world.env, extendEnv: false, stdin: 'ignore', reject: false, timeout: 60_000});
+	const listed = await run(['sessions', 'list']);
+	expect(listed.exitCode, listed.stderr).toBe(0);
+	expect(listed.stdout).not.toContain(id);
+	const resumed = await run(['-r', id, '-p', 'are you there?', '--output-format', 'json']);
+	expect(resumed.exitCode, resumed.stdout).not.toBe(0);
+	expect(`${resumed.stdout}\n${resumed.stderr}`).toMatch(/not found locally/);
+	expect(await grepHome(world, id)).toEqual([]);
+}
 
 /**
  * REAL.md surprise 12: in a later minute than the conversation was written, `gemini -r ID -p …`

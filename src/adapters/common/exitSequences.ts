@@ -163,7 +163,33 @@ export function readGeminiScreen(screen: string): ComposerState {
 	return composerOf(text, placeholder);
 }
 
-/** The exit input of one of the four measured agents. */
+/**
+ * Grok Build 1.0.41 (alternate screen): the composer is a rounded box at the bottom
+ * (`╭─…─╮`, `│ ❯ text │`, continuation rows `│   text │`, `╰─… <model> ─╯`) with a hint row
+ * under it. After a turn the box holds a GHOST suggestion (grok's guess at the next prompt, dim
+ * italic, identical to typed text in a plain capture): the hint row then says
+ * `Tab/→:accept suggestion` and no `Enter:send`, which it shows as soon as anything is typed
+ * (also beside the suggestion hint when a typed prefix of it is shown). When blocked the box is
+ * replaced by the permission card (`Yes, proceed`, `No, reject`, `1/4:select`), whose first
+ * option is "always-approve": a stray Enter there approves everything, so nothing may be typed.
+ */
+export function readGrokScreen(screen: string): ComposerState {
+	const rows = rowsOf(screen);
+	let close = rows.length - 1;
+	while (close >= Math.max(0, rows.length - 6) && !/^\s*\u2570\u2500.*\u2500\u256f$/.test(rows[close] ?? '')) close--;
+	let open = close - 1;
+	while (open >= 0 && /^\s*\u2502.*\u2502$/.test(rows[open] ?? '')) open--;
+	const inner = rows.slice(open + 1, close).map(r => r.trim().slice(1, -1));
+	const first = (inner[0] ?? '').replace(/^\s+/, '');
+	if (close < Math.max(0, rows.length - 6) || open < 0 || !/^\s*\u256d\u2500+\u256e$/.test(rows[open] ?? '') || !first.startsWith('\u276f')) {
+		return noComposer(rows, [/\b\d+\/\d+:select\b/, /\(\u25cb\) No, reject/, /Yes, proceed/], 'Grok Build');
+	}
+	const hints = rows.slice(close + 1).join('\n');
+	const ghost = /accept suggestion/.test(hints) && !/Enter:send/.test(hints);
+	return composerOf([first.slice(1), ...inner.slice(1)], ghost);
+}
+
+/** The exit input of one of the measured agents. */
 export function measuredExitInput(text: string, readScreen: (screen: string) => ComposerState): ExitInput {
 	return {text, steps: MEASURED_EXIT_STEPS, readScreen, evidence: MEASURED};
 }

@@ -128,7 +128,7 @@ function buildSessionAt(ctx: InRefresh, groupDir: string, name: string): BuildSe
 }
 
 /** The cwd group folders, in listing order (listed once per refresh). */
-function buildGroups(ctx: AdapterContext): string[] {
+export function buildGroups(ctx: AdapterContext): string[] {
 	const sessions = path.join(buildRoot(ctx), 'sessions');
 	return memo(ctx, `grok:groups:${sessions}`, () => listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name)));
 }

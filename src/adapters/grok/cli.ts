@@ -8,11 +8,10 @@ import {oneLine} from '../common/jsonl.js';
 import {runsProgram, subcommand} from '../common/programs.js';
 import {canonicalCwd, lstatOrUndefined, realpathOrUndefined} from '../common/paths.js';
 import {indexAfter, memo, type InRefresh} from '../common/refresh.js';
-import {dirItem} from '../common/plan.js';
 import {withPurgeDb} from '../common/purgeDb.js';
 import type {AdapterContext, InUseHolder, PlanItem} from '../types.js';
 import {unlessUnreadable} from '../common/storeRead.js';
-import {buildDescendants, buildSessions, CLI_ID, cliDb, cliRoot, PROGRAMS} from './build.js';
+import {CLI_ID, cliDb, cliRoot, PROGRAMS} from './build.js';
 
 /** One grok-cli session row with its workspace and real-message count. */
 interface CliSession {
@@ -143,17 +142,6 @@ export function cliDelete(ctx: AdapterContext, id: string): void {
 			if (columns.get(table)?.has(column)) db.prepare(`DELETE FROM ${table} WHERE ${column} = ?`).run(id);
 		}
 	});
-}
-
-export function buildPlan(ctx: AdapterContext, id: string): {descendants: string[]; items: PlanItem[]} {
-	const sessions = buildSessions(ctx);
-	const own = sessions.filter(s => s.id === id);
-	const descendants = buildDescendants(sessions, id);
-	const items: (PlanItem | undefined)[] = [];
-	for (const session of [...own, ...descendants]) {
-		items.push(dirItem(session.dir, session.id, session.id === id ? 'session folder' : 'sub-agent session folder'));
-	}
-	return {descendants: descendants.map(s => s.id), items: items.filter((i): i is PlanItem => i !== undefined)};
 }
 
 /** grok-cli's schedule daemon keeps grok.db open for everyone (`~/.grok/daemon.pid`). */

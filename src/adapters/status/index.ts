@@ -2,6 +2,7 @@ import type {AgentId, AgentStatus, StatusDetection} from '../../domain/types.js'
 import {claudeStatus} from './claude.js';
 import {codexStatus} from './codex.js';
 import {geminiStatus} from './gemini.js';
+import {grokStatus} from './grok.js';
 import {opencodeStatus} from './opencode.js';
 import {detection, type StatusDetector, type StatusEvidence} from './types.js';
 import {unverifiedStatus} from './unverified.js';
@@ -16,7 +17,7 @@ export const STATUS_DETECTORS = {
 	gemini: geminiStatus,
 	agy: unverifiedStatus,
 	hermes: unverifiedStatus,
-	grok: unverifiedStatus,
+	grok: grokStatus,
 } as const satisfies Record<AgentId, StatusDetector>;
 
 /** What herdr said about the pane, when the pane is herdr's. */

@@ -1,7 +1,7 @@
 import type {Reading, StatusDetector} from './types.js';
 import {lastRows, rowMatching, screenSays} from './screen.js';
 
-// agy, hermes and grok: no real capture exists (they are stand-ins here). These readers look for
+// agy and hermes: no real capture exists (they are stand-ins here). These readers look for
 // the approval and interrupt hints their documentation shows (hermes: `[o]nce, [s]ession,
 // [a]lways, or [d]eny`; agy, a gemini-cli descendant: `Allow execution of …`, `esc to cancel`)
 // and otherwise say nothing. They NEVER say idle: an unknown screen is `unknown`, so a working

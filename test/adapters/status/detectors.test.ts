@@ -11,7 +11,9 @@ import type {DetectedStatus} from '../../../src/domain/types.js';
 
 const SCREENS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'screens');
 const AGENTS = ['claude', 'codex', 'opencode', 'gemini'] as const;
-type RealAgent = (typeof AGENTS)[number];
+/** Captured in every state; grok (Grok Build 1.0.41) has no 0.25 s frame timeline. */
+const CAPTURED = [...AGENTS, 'grok'] as const;
+type RealAgent = (typeof CAPTURED)[number];
 
 function read(agent: RealAgent, file: string): string | undefined {
 	try {
@@ -47,7 +49,7 @@ const TRUTH: Record<string, DetectedStatus> = {
 };
 
 describe('status detectors on the real captures', () => {
-	for (const agent of AGENTS) {
+	for (const agent of CAPTURED) {
 		for (const [state, truth] of Object.entries(TRUTH)) {
 			it(`${agent} ${state} is ${truth} from all its evidence, with one line of evidence`, () => {
 				const found = detectStatus(agent, evidenceOf(agent, state));
@@ -113,7 +115,7 @@ describe('status detectors on the real captures', () => {
 	});
 
 	it('a screen before the UI is drawn is unknown, not idle', () => {
-		for (const agent of AGENTS) expect(detectStatus(agent, {screen: read(agent, 'starting.txt') ?? ''}).status).toBe('unknown');
+		for (const agent of CAPTURED) expect(detectStatus(agent, {screen: read(agent, 'starting.txt') ?? ''}).status).toBe('unknown');
 	});
 });
 
@@ -176,8 +178,8 @@ describe('status detectors on every 0.25 s frame of a real run', () => {
 	});
 });
 
-describe('agents without a real capture (agy, hermes, grok)', () => {
-	const agents = ['agy', 'hermes', 'grok'] as const;
+describe('agents without a real capture (agy, hermes)', () => {
+	const agents = ['agy', 'hermes'] as const;
 	it('never say idle, whatever the screen', () => {
 		for (const agent of agents) {
 			for (const real of AGENTS) {
@@ -192,8 +194,28 @@ describe('agents without a real capture (agy, hermes, grok)', () => {
 	it('say blocked on a documented approval prompt and working on an interrupt hint, marked unverified', () => {
 		expect(detectStatus('hermes', {screen: 'rm -rf build\nAllow? [o]nce, [s]ession, [a]lways, or [d]eny\n'})).toMatchObject({status: 'blocked', unverified: true});
 		expect(detectStatus('agy', {screen: 'Allow execution of [Shell]?\n● 1. Allow once\n'}).status).toBe('blocked');
-		expect(detectStatus('grok', {screen: '⠋ Thinking (esc to interrupt)\n> \n'})).toMatchObject({status: 'working', evidence: expect.stringContaining('(unverified)')});
-		expect(detectStatus('grok', {screen: '> \n'}).status).toBe('unknown');
+		expect(detectStatus('hermes', {screen: '⠋ Thinking (esc to interrupt)\n> \n'})).toMatchObject({status: 'working', evidence: expect.stringContaining('(unverified)')});
+		expect(detectStatus('hermes', {screen: '> \n'}).status).toBe('unknown');
+	});
+});
+
+describe('grok (Grok Build 1.0.41, captured)', () => {
+	it('the title tells all three states, whatever the session is called', () => {
+		expect(detectStatus('grok', {title: 'grok'})).toMatchObject({status: 'idle', source: 'title'});
+		expect(detectStatus('grok', {title: 'say hello please - grok'}).status).toBe('idle');
+		expect(detectStatus('grok', {title: '⠋ - Waiting for response… - say hello please - grok'}).status).toBe('working');
+		expect(detectStatus('grok', {title: '⚠ Action Required - ⠦ - Write a greeting to a file… - RUN_SHELL please - grok'}).status).toBe('blocked');
+		expect(detectStatus('grok', {title: 'bash'}).status).toBe('unknown');
+	});
+	it('every frame of its title timeline (a slow turn, 0.2 s apart) reads idle before Enter and working after', () => {
+		const frames = (read('grok', 'title-timeline.txt') ?? '').split('\n').filter(Boolean).map(line => line.split(' | ')[1] ?? '');
+		expect(frames.length).toBeGreaterThan(40);
+		const working = frames.findIndex(t => t.startsWith('⠋'));
+		expect(working).toBeGreaterThan(0);
+		for (const [i, title] of frames.entries()) expect(detectStatus('grok', {title}).status, title).toBe(i < working ? 'idle' : 'working');
+	});
+	it('a ghost suggestion in the composer, or a real draft, is idle on the screen too', () => {
+		for (const state of ['idle-after-slow-turn', 'draft-ghost-prefix', 'draft-2-lines']) expect(detectStatus('grok', {screen: read('grok', `${state}.txt`) ?? ''}).status, state).toBe('idle');
 	});
 });
 

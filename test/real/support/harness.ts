@@ -10,7 +10,7 @@
  *   (`$MAM_REAL_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/mam-tui-real/cli`), installed with npm
  *   when a version is missing; each is started once with `--version`. Throws, naming the CLI and
  *   why, when one cannot be installed or started: the suite never skips.
- *   Result: `{claude, codex, opencode, gemini}` absolute bin paths, plus `binDir` and `cacheDir`.
+ *   Result: `{claude, codex, opencode, gemini, grok}` absolute bin paths, plus `binDir` and `cacheDir`.
  *
  * - `startModel(opts?: {slowMs?, shellCommand?, shellWorkdir?, reply?}): Promise<Model>` — the
  *   stand-in model on 127.0.0.1:<free port>: `{url, port, requests(), configure(opts), close()}`.
@@ -24,7 +24,7 @@
  *   registry file) and a private tmux server (`tmux -S <tmuxPath>`, kept alive by one idle
  *   `keeper` window). Every agent is configured offline for the model: claude `.claude.json`
  *   (onboarding done, alpha and beta trusted, the API key approved) and `.claude/settings.json`
- *   env; codex `.codex/config.toml` (provider `standin`, both projects trusted,
+ *   env; grok `.grok/config.toml` (the model `stub`, telemetry off); codex `.codex/config.toml` (provider `standin`, both projects trusted,
  *   `[features] daemon_auto_start = false`; approvals left at codex's defaults); opencode
  *   `opencode.jsonc` (provider `standin`); gemini `.gemini/settings.json` (API-key auth) plus
  *   `GEMINI_CLI_TRUST_WORKSPACE=true`.
@@ -61,7 +61,8 @@
  * - `waitForConversation(world, agent, cwd, opts?: {timeoutMs?, exclude?, containing?})` — the
  *   agent's own conversation id for `cwd` once the CLI wrote it to disk (claude
  *   `projects/<slug>/<id>.jsonl`, codex `sessions/**\/rollout-*.jsonl`, opencode `opencode.db`
- *   session rows read-only, gemini `tmp/<short>/chats/session-*.jsonl`). Main conversations
+ *   session rows read-only, gemini `tmp/<short>/chats/session-*.jsonl`, grok
+ *   `.grok/sessions/<encoded cwd>/<id>/updates.jsonl`). Main conversations
  *   only (no sub-agents); `exclude` skips ids a test already knows; `containing` waits until the
  *   conversation's text holds that string (e.g. the model's reply). `conversationsOnDisk` is the
  *   one-shot listing behind it.
@@ -99,6 +100,8 @@ export const READY: Readonly<Record<RealAgent, RegExp>> = {
 	codex: /\? for shortcuts/,
 	opencode: /ctrl\+p commands/,
 	gemini: /Type your message/,
+	// The composer box's lower border ends in the configured model's name (`stub`, configureAgents).
+	grok: /\u2500 stub \u2500\u256f/,
 };
 
 /** The command each TUI exits on (all four take both; these are the ones their help names first). */
@@ -107,7 +110,12 @@ export const EXIT_COMMAND: Readonly<Record<RealAgent, string>> = {
 	codex: '/quit',
 	opencode: '/exit',
 	gemini: '/quit',
+	// Grok Build names `/quit` first and `/exit` as its alias; both exit (measured).
+	grok: '/exit',
 };
+
+/** Grok Build's model: the stand-in under the name `stub` (READY matches it in the composer's border). */
+const GROK_MODEL = 'stub';
 
 /** The key claude is told, and the 20-character tail `.claude.json` approves (no key dialog). */
 const CLAUDE_KEY = 'sk-ant-standin-0123456789abcdefghij';
@@ -311,6 +319,14 @@ function configureAgents(home: string, model: Model, projects: readonly string[]
 	);
 }
 
+/** Grok Build's `config.toml`: the stand-in as its default model, telemetry off (REAL.md, Grok Build 1.0.41). */
+function configureGrok(home: string, model: Model): void {
+	writeFile(
+		path.join(home, '.grok/config.toml'),
+		[`[model.${GROK_MODEL}]`, `base_url = "${model.url}/v1"`, 'api_key = "dummy"', '', '[models]', `default = "${GROK_MODEL}"`, '', '[telemetry]', 'mixpanel_enabled = false', 'trace_upload = false', ''].join('\n'),
+	);
+}
+
 async function git(cwd: string, args: readonly string[]): Promise<void> {
 	await execa('git', ['-c', 'user.email=real@mam-tui.test', '-c', 'user.name=mam-tui real', '-c', 'init.defaultBranch=main', ...args], {cwd, stdin: 'ignore'});
 }
@@ -425,6 +441,7 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	await git(alpha, ['commit', '-q', '--allow-empty', '-m', 'init']);
 	writeFile(path.join(beta, 'README.md'), '# beta\n');
 	configureAgents(home, model, [alpha, beta]);
+	configureGrok(home, model);
 	const env: Record<string, string> = {
 		PATH: [clis.binDir, ...userPath()].join(':'),
 		HOME: home,
@@ -449,6 +466,8 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 		OPENCODE_DISABLE_AUTOUPDATE: '1',
 		OPENCODE_DISABLE_MODELS_FETCH: '1',
 		OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+		GROK_DISABLE_AUTOUPDATER: '1',
+		GROK_TELEMETRY_ENABLED: '0',
 		NO_UPDATE_NOTIFIER: '1',
 		// opencode installs its plugin packages with npm at start: the registry is the model,
 		// which answers 404, so nothing leaves 127.0.0.1 (opencode carries on without them).
@@ -745,6 +764,29 @@ function geminiConversations(world: RealWorld, cwd: string): DiskConversation[] 
 	return [...byId].map(([id, entry]) => ({id, files: entry.files, text: entry.text}));
 }
 
+/**
+ * Grok Build: `.grok/sessions/<encodeURIComponent(cwd)>/<uuid>/`, the cwd in summary.json
+ * `info.cwd`; sub-agents (`session_kind` subagent*) are not main conversations. Its text is
+ * updates.jsonl (prompts and replies).
+ */
+function grokConversations(world: RealWorld, cwd: string): DiskConversation[] {
+	const group = path.join(world.home, '.grok/sessions', encodeURIComponent(cwd));
+	let names: string[];
+	try {
+		names = fs.readdirSync(group).filter(n => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(n));
+	} catch {
+		return [];
+	}
+	const out: DiskConversation[] = [];
+	for (const id of names) {
+		const summary = parseLine(readLines(path.join(group, id, 'summary.json')).join(''));
+		if (String(summary?.['session_kind'] ?? '').startsWith('subagent')) continue;
+		const updates = path.join(group, id, 'updates.jsonl');
+		out.push({id, files: [path.join(group, id)], text: readLines(updates).join('\n')});
+	}
+	return out;
+}
+
 /** The agent's main conversations for `cwd` as they are on disk now. */
 export function conversationsOnDisk(world: RealWorld, agent: RealAgent, cwd: string): DiskConversation[] {
 	switch (agent) {
@@ -756,6 +798,8 @@ export function conversationsOnDisk(world: RealWorld, agent: RealAgent, cwd: str
 			return opencodeConversations(world, cwd);
 		case 'gemini':
 			return geminiConversations(world, cwd);
+		case 'grok':
+			return grokConversations(world, cwd);
 	}
 }
 

@@ -4,7 +4,8 @@
  *
  * - Anthropic messages (`POST /v1/messages`, SSE or plain; `count_tokens`; `HEAD /`): claude.
  * - OpenAI responses (`POST /v1/responses`, SSE): codex.
- * - OpenAI chat completions (`POST /v1/chat/completions`, SSE or plain; `GET /v1/models`): opencode.
+ * - OpenAI chat completions (`POST /v1/chat/completions`, SSE or plain; `GET /v1/models`): opencode
+ *   and grok (which also asks, under its own model ids, for a title and a next-prompt suggestion).
  * - Gemini `:generateContent`, `:streamGenerateContent?alt=sse`, `:countTokens`: gemini. A request
  *   in JSON mode (gemini's router/classifier) is answered with a value built from its schema:
  *   a plain-text answer there makes gemini retry with backoff for minutes.
@@ -12,7 +13,7 @@
  * What the model does is chosen by words in the last user turn (never in a tool result):
  * - {@link SLOW_REPLY}: answer after `slowMs` (default 20 s), so the agent stays "working".
  * - {@link SPAWN_SUBAGENT}: call the agent's own sub-agent tool (claude `Agent`/`Task`, codex
- *   `spawn_agent` in its namespace, opencode `task`, gemini `invoke_agent`; inside a gemini
+ *   `spawn_agent` in its namespace, opencode `task`, grok `spawn_subagent`, gemini `invoke_agent`; inside a gemini
  *   sub-agent the model then calls `complete_task`).
  * - {@link RUN_SHELL}: call the agent's own shell tool with `shellCommand`. The default writes a
  *   file (`> …`), which makes claude and gemini ask for approval; codex asks because the call asks
@@ -289,12 +290,14 @@ function chatCompletions(w: Writer, turn: Turn): string {
 	const created = Math.floor(Date.now() / 1000);
 	const usage = {prompt_tokens: 12, completion_tokens: 6, total_tokens: 18};
 	const fn = (t: Json): Json => (isObject(t['function']) ? t['function'] : {});
-	const taskTool = tools(body).find(t => fn(t)['name'] === 'task');
+	// opencode's `task`, Grok Build's `spawn_subagent` (in the foreground, so the turn waits for it).
+	const taskTool = tools(body).find(t => fn(t)['name'] === 'task' || fn(t)['name'] === 'spawn_subagent');
 	const shellTool = tools(body).find(t => SHELL_TOOLS.has(str(fn(t)['name'])));
 	let call: Json | undefined;
 	let answer = 'text';
 	if (taskTool && text.includes(SPAWN_SUBAGENT)) {
-		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: 'task', arguments: JSON.stringify({description: 'stand-in sub-task', prompt: SUBAGENT_TASK, subagent_type: 'general'})}};
+		const args = fn(taskTool)['name'] === 'task' ? {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, subagent_type: 'general'} : {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, background: false};
+		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: fn(taskTool)['name'], arguments: JSON.stringify(args)}};
 		answer = 'subagent';
 	} else if (shellTool && text.includes(RUN_SHELL)) {
 		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: fn(shellTool)['name'], arguments: JSON.stringify(shellArguments(fn(shellTool)['parameters'], options))}};
