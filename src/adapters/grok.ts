@@ -7,7 +7,9 @@ import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './co
 import {memo} from './common/refresh.js';
 import {makePlan} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
-import {assertValidId, type AgentAdapter} from './types.js';
+import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, openFilesOf, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
+import type {ProcessRef} from '../domain/types.js';
+import {assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {buildConversation, buildDescendants, buildLinks, buildRoot, buildSessionOf, buildSessions, cliDb, ID_PATTERN, layoutOf, PROGRAMS} from './grok/build.js';
 import {cliConversation, cliDbUsers, cliDelete, cliPlan, cliSessionOf, cliSessions, isService, verifyAgainst} from './grok/cli.js';
 import {buildPlan, promptHistories, purgeBuild, searchDb} from './grok/purge.js';
@@ -15,6 +17,32 @@ import {buildPlan, promptHistories, purgeBuild, searchDb} from './grok/purge.js'
 // Two unrelated products share ~/.grok (FORMATS 7): xAI's Grok Build keeps a folder per session
 // (UUID ids, `grok --resume <id>`), the community grok-cli keeps grok.db (12-hex ids,
 // `grok --session <id>`). Both can be installed; each id's shape says which one it belongs to.
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Which session each live Grok Build process is on (measured on 1.0.41): argv (`--resume ID`,
+ * `-r ID`, `--session-id ID`), else the session folder whose files it holds open (a TUI keeps its
+ * session's events.jsonl open from the first prompt on), else its project folder (a TUI on its
+ * welcome screen, or `grok --resume` / `-c` without an id).
+ */
+async function grokLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
+	const root = buildRoot(ctx);
+	const mine = (await agentProcessesOf(ctx, grokAdapter.matchesProcess, procs, {root, rootOf: buildRoot})).filter(p => !isService(p.argv));
+	if (mine.length === 0) return [];
+	const sessions = `${path.join(realpathOrUndefined(root) ?? root, 'sessions')}${path.sep}`;
+	const open = await openFilesOf(ctx, mine.map(p => p.pid));
+	return mine.map(proc => {
+		const named = flagValue(proc.argv, ['--resume', '-r', '--session-id', '-s', '--session'], ID_PATTERN);
+		if (named) return idsUse(proc, [named], `argv names ${named}`);
+		const held = (open.get(proc.pid) ?? []).flatMap(f => (f.startsWith(sessions) ? (f.slice(sessions.length).split(path.sep)[1] ?? []) : [])).filter(n => UUID.test(n));
+		if (held.length > 0) return idsUse(proc, [...new Set(held)], 'holds its session folder\'s files open');
+		return projectUse(proc, 'grok');
+	});
+}
+
+/** Who uses what, by grok's own evidence (see `liveUsesOnce`). */
+const liveUses = liveUsesOnce(ctx => `grok:uses:${buildRoot(ctx)}`, grokLiveUses);
 
 export const grokAdapter: AgentAdapter = {
 	id: 'grok',
@@ -116,9 +144,17 @@ export const grokAdapter: AgentAdapter = {
 		}
 		const sessions = buildLinks(ctx);
 		const family = [...sessions.filter(s => s.id === id), ...buildDescendants(sessions, id)];
+		const ids = [id, ...family.map(s => s.id)];
 		const files = family
 			.flatMap(s => listDir(s.dir, ctx).filter(e => e.isFile()).map(e => realpathOrUndefined(path.join(s.dir, e.name))))
 			.filter((f): f is string => f !== undefined);
-		return uniqueHolders([...(await argvUsers(ctx, [id, ...family.map(s => s.id)])), ...(await fileUsers(ctx, files, h => isService(h.argv)))]);
+		// A TUI that holds no session's files and names none in argv could be on any session of its
+		// folder (its welcome screen resumes one with a key): each of them is in use (fail safe).
+		const uses = await liveUses(ctx);
+		const cwd = buildSessionOf(ctx, id)?.cwd;
+		const vague = needsFolders(uses) && cwd ? usersOf(uses.filter(u => u.claim.kind !== 'ids'), {ids: [], cwds: [cwd]}) : [];
+		return uniqueHolders([...usersOf(uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files, h => isService(h.argv)))]);
 	},
+
+	liveUses,
 };

@@ -27,7 +27,7 @@ export function layoutOf(id: string): Layout {
 }
 
 /** Grok Build: `GROK_HOME` (own home only), else `<home>/.grok`. */
-export function buildRoot(ctx: AdapterContext): string {
+export function buildRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const override = ctx.ownHome ? ctx.env['GROK_HOME'] : undefined;
 	return override ? path.resolve(override) : path.join(ctx.home, '.grok');
 }
