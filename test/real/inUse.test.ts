@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import {describe, expect, it} from 'vitest';
 import {conversationsOnDisk, type RealAgent, type RealWorld, startTui, useRealWorld, waitForConversation} from './support/harness.js';
 
@@ -85,6 +87,46 @@ describe('real agents: in use', () => {
 			await tui.close();
 		});
 	}
+
+	// Grok Build holds its session's files open (events.jsonl) from the first prompt on; resumed,
+	// argv names the session too. Either way the purge by id is refused and nothing changes.
+	it('grok: a live TUI on X, plain and resumed — purge of X exits 4 naming the pid, nothing changes', async () => {
+		const {tui, id} = await liveTui(real.world, 'grok', real.world.alpha, 'keep me, grok');
+		const files = conversationsOnDisk(real.world, 'grok', real.world.alpha)
+			.filter(c => c.id === id)
+			.flatMap(c => c.files.flatMap(dir => fs.readdirSync(dir).map(name => path.join(dir, name))))
+			.filter(f => fs.statSync(f).isFile());
+		expect(files.length).toBeGreaterThan(0);
+		const history = path.join(real.world.home, '.grok/sessions', encodeURIComponent(real.world.alpha), 'prompt_history.jsonl');
+		// session_search.sqlite is left out of the sizes: the live grok itself rewrites its index
+		// (the title it generates lands there while it runs); its row of X must still be there.
+		const search = path.join(real.world.home, '.grok/sessions/session_search.sqlite');
+		const searchRows = () => {
+			const db = new Database(search, {readonly: true, fileMustExist: true});
+			try {
+				return (db.prepare('SELECT count(*) AS n FROM session_docs WHERE session_id = ?').get(id) as {n: number}).n;
+			} finally {
+				db.close();
+			}
+		};
+		const watched = [...files, history];
+		for (const args of [[], ['--resume', id]]) {
+			const live = args.length === 0 ? tui : await startTui(real.world, 'grok', real.world.alpha, args);
+			// The live grok itself keeps writing its session (summary.json, updates.jsonl): nothing may
+			// be gone or shorter, and the prompt stays in its files.
+			const sizes = () => Object.fromEntries(watched.map(f => [f, fs.existsSync(f) ? fs.statSync(f).size : -1]));
+			const before = sizes();
+			const purge = await real.world.mamTui(['purge', '--agent', 'grok', '--id', id, '--yes']);
+			expect(purge.exitCode, purge.stderr + purge.stdout).toBe(4);
+			expect(purge.stderr).toMatch(/in use/);
+			expect(purge.stderr).toContain(String(live.agentPid()));
+			for (const [file, size] of Object.entries(sizes())) expect(size, file).toBeGreaterThanOrEqual(before[file] ?? 0);
+			expect(fs.readFileSync(history, 'utf8')).toContain('keep me, grok');
+			if (fs.existsSync(search)) expect(searchRows()).toBe(1);
+			if (args.length === 0) await tui.quit();
+			else await live.close();
+		}
+	});
 
 	it("opencode: a TUI in alpha does not make beta's session in use; its own project's session is", async () => {
 		const beta = await liveTui(real.world, 'opencode', real.world.beta, 'a beta session for opencode');
