@@ -134,7 +134,7 @@ describe('grok-cli purge', () => {
 		const before = fs.readFileSync(db);
 		await grokAdapter.purge(w.ctx, w.ids.target);
 		expect(fs.readFileSync(db).equals(before)).toBe(true);
-		expect(fs.readdirSync(path.join(grokRoot(w.home), 'sessions')).length).toBe(1);
+		expect(fs.readdirSync(path.join(grokRoot(w.home), 'sessions'), {withFileTypes: true}).filter(e => e.isDirectory()).length).toBe(1);
 	});
 });
 
@@ -210,7 +210,7 @@ describe('grok targeted lookups', () => {
 		writeGrokBuildSession(w.home, {id: ids.liar, cwd: beta, createdAt: at + 20});
 		// The lying copy is in the group listed first: the next group's copy is the session.
 		const groups = path.join(grokRoot(w.home), 'sessions');
-		const summary = path.join(groups, fs.readdirSync(groups)[0] ?? '', ids.liar, 'summary.json');
+		const summary = path.join(groups, fs.readdirSync(groups, {withFileTypes: true}).find(e => e.isDirectory())?.name ?? '', ids.liar, 'summary.json');
 		fs.writeFileSync(summary, fs.readFileSync(summary, 'utf8').replaceAll(ids.liar, grokBuildId()));
 		writeGrokBuildSession(w.home, {id: w.ids.target, cwd: beta, createdAt: at + 30, turns: 0});
 		insertGrokCliSession(w.home, {id: ids.cliEmpty, cwd: alpha, createdAt: at + 40, title: 'empty', turns: 0});

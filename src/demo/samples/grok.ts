@@ -4,8 +4,9 @@ import path from 'node:path';
 import {openDatabase} from '../../system/sqlite.js';
 import {jsonl, writeFile} from './files.js';
 
-// Both products that share ~/.grok (FORMATS 7), in their documented layouts; neither could be
-// installed here. Grok Build: sessions/<encodeURIComponent(cwd)>/<uuid>/{summary.json,updates.jsonl,…}.
+// Both products that share ~/.grok (FORMATS 7). Grok Build as grok 1.0.41 writes it (measured):
+// sessions/<encodeURIComponent(cwd)>/<uuid>/{summary.json,updates.jsonl,…} and the shared files
+// beside it. grok-cli, in its documented layout (it could not be installed here):
 // grok-cli (grok-dev 1.1.x): grok.db with the schema of src/storage/migrations.ts (user_version 3).
 
 export function grokRoot(home: string): string {
@@ -36,41 +37,104 @@ export function grokBuildDir(home: string, cwd: string, id: string): string {
 	return path.join(grokRoot(home), 'sessions', encodeURIComponent(cwd), id);
 }
 
-/** Write one Grok Build session folder. */
+/** The search index Grok Build 1.0.41 keeps of its sessions (schema copied from a real one, version 4). */
+const SEARCH_SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE session_docs (session_id TEXT PRIMARY KEY, cwd TEXT NOT NULL, updated_at INTEGER NOT NULL, title TEXT NOT NULL,
+	content TEXT NOT NULL, content_hash TEXT NOT NULL);
+CREATE VIRTUAL TABLE session_docs_fts USING fts5(title, content, content='session_docs', content_rowid='rowid');
+CREATE TRIGGER session_docs_ai AFTER INSERT ON session_docs BEGIN
+	INSERT INTO session_docs_fts(rowid, title, content) VALUES (new.rowid, new.title, new.content);
+END;
+CREATE TRIGGER session_docs_ad AFTER DELETE ON session_docs BEGIN
+	INSERT INTO session_docs_fts(session_docs_fts, rowid, title, content) VALUES ('delete', old.rowid, old.title, old.content);
+END;
+CREATE TRIGGER session_docs_au AFTER UPDATE ON session_docs BEGIN
+	INSERT INTO session_docs_fts(session_docs_fts, rowid, title, content) VALUES ('delete', old.rowid, old.title, old.content);
+	INSERT INTO session_docs_fts(rowid, title, content) VALUES (new.rowid, new.title, new.content);
+END;
+`;
+
+export function grokSearchDbPath(home: string): string {
+	return path.join(grokRoot(home), 'sessions', 'session_search.sqlite');
+}
+
+/** Index one session as grok does: its title and its prompts and replies as one text. */
+function indexSession(home: string, spec: GrokBuildSpec, title: string, content: string): void {
+	const file = grokSearchDbPath(home);
+	const fresh = !fs.existsSync(file);
+	fs.mkdirSync(path.dirname(file), {recursive: true});
+	const db = openDatabase(file);
+	try {
+		if (fresh) {
+			db.exec(SEARCH_SCHEMA);
+			db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run('session_search_schema_version', '4');
+		}
+		const hash = crypto.createHash('sha256').update(content).digest('hex');
+		db.prepare('INSERT OR REPLACE INTO session_docs (session_id, cwd, updated_at, title, content, content_hash) VALUES (?, ?, ?, ?, ?, ?)').run(spec.id, spec.cwd, Math.floor(spec.createdAt / 1000), title, content, hash);
+	} finally {
+		db.close();
+	}
+}
+
+/**
+ * Write one Grok Build session as grok 1.0.41 does: its folder (summary.json, updates.jsonl with
+ * epoch-second timestamps, …), a prompt_history.jsonl line per prompt in its cwd group, a row in
+ * sessions/session_search.sqlite, and logs/unified.jsonl lines naming it.
+ */
 export function writeGrokBuildSession(home: string, spec: GrokBuildSpec): string {
 	const dir = grokBuildDir(home, spec.cwd, spec.id);
 	const iso = (ms: number) => new Date(ms).toISOString();
+	const seconds = (ms: number) => Math.floor(ms / 1000);
+	let event = 0;
 	const update = (offset: number, sessionUpdate: string, text: string) => ({
-		timestamp: spec.createdAt + offset,
+		timestamp: seconds(spec.createdAt + offset),
 		method: 'session/update',
-		params: {sessionId: spec.id, update: {sessionUpdate, content: {type: 'text', text}}, _meta: {promptId: `p${offset}`}},
+		params: {sessionId: spec.id, update: {sessionUpdate, content: {type: 'text', text}}, _meta: {eventId: `${spec.id}-${++event}`, agentTimestampMs: spec.createdAt + offset}},
 	});
-	const records: unknown[] = [{timestamp: spec.createdAt, method: 'session/update', params: {sessionId: spec.id, update: {sessionUpdate: 'available_commands_update', availableCommands: []}}}];
-	for (let i = 0; i < (spec.turns ?? 1); i++) {
-		records.push(update(100 + i * 300, 'user_message_chunk', `hello ${i}`), update(200 + i * 300, 'agent_message_chunk', 'Hello from the stand-in model.'));
+	const prompts = Array.from({length: spec.turns ?? 1}, (_v, i) => `hello ${i} from ${spec.title ?? 'a session'}`);
+	const records: unknown[] = [];
+	for (const [i, prompt] of prompts.entries()) {
+		records.push(update(100 + i * 300, 'user_message_chunk', prompt), update(200 + i * 300, 'agent_message_chunk', 'Hello from the stand-in model.'));
 	}
 	writeFile(path.join(dir, 'updates.jsonl'), jsonl(records));
+	const title = spec.title ?? 'hello';
 	writeFile(
 		path.join(dir, 'summary.json'),
 		JSON.stringify(
 			{
 				info: {id: spec.id, cwd: spec.cwd},
-				generated_title: spec.title ?? 'hello',
-				session_summary: '',
-				title_is_manual: false,
-				session_kind: spec.parentId ? 'subagent' : 'main',
-				...(spec.parentId ? {parent_session_id: spec.parentId, agent_name: 'explorer'} : {}),
+				agent_id: 'ag1.0123456789abcdef0123456789abcdef',
+				session_summary: prompts[0] ?? '',
 				created_at: iso(spec.createdAt),
 				updated_at: iso(spec.createdAt + 200 + ((spec.turns ?? 1) - 1) * 300),
+				num_messages: records.length,
+				current_model_id: 'stub',
+				grok_home: grokRoot(home),
+				generated_title: title,
+				agent_name: spec.parentId ? 'explorer' : 'grok-build-plan',
+				// A main TUI session has no session_kind (a -p run: `headless`); sub-agents name their parent.
+				...(spec.parentId ? {session_kind: 'subagent', parent_session_id: spec.parentId} : {}),
 			},
 			null,
 			2,
 		),
 	);
 	writeFile(path.join(dir, 'events.jsonl'), jsonl([{type: 'turn_started', at: spec.createdAt + 100}]));
-	writeFile(path.join(dir, 'chat_history.jsonl'), jsonl([{role: 'user', content: 'hello 0'}]));
-	writeFile(path.join(dir, 'signals.json'), '{}');
-	writeFile(path.join(dir, 'terminal', 'term-1.log'), '$ ls\n');
+	writeFile(path.join(dir, 'chat_history.jsonl'), jsonl(prompts.map(content => ({role: 'user', content}))));
+	writeFile(path.join(dir, 'signals.json'), '');
+	writeFile(path.join(dir, 'updates.jsonl.lock'), '');
+	const group = path.dirname(dir);
+	for (const [i, prompt] of prompts.entries()) {
+		fs.appendFileSync(path.join(group, 'prompt_history.jsonl'), `${JSON.stringify({timestamp: iso(spec.createdAt + 100 + i * 300), session_id: spec.id, prompt, is_bash: false})}\n`);
+	}
+	indexSession(home, spec, title, prompts.map(p => `${p}\n\nHello from the stand-in model.\n`).join('\n'));
+	const log = (msg: string, extra: Record<string, unknown>) => JSON.stringify({ts: iso(spec.createdAt), src: 'shell', pid: 4242, ver: '1.0.41', lvl: 'info', msg, ...extra});
+	fs.mkdirSync(path.join(grokRoot(home), 'logs'), {recursive: true});
+	fs.appendFileSync(
+		path.join(grokRoot(home), 'logs', 'unified.jsonl'),
+		`${log('session.setup.phase', {sid: spec.id, ctx: {method: 'session/new', phase: 'persistence_init', sessionId: spec.id}})}\n${log('startup timing', {ctx: {name: 'session.spawn', elapsed_ms: 96, session_id: spec.id}})}\n`,
+	);
 	return dir;
 }
 
