@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {afterEach, describe, expect, it, vi} from 'vitest';
 import {grokAdapter} from '../../src/adapters/grok.js';
+import {purgeBuild} from '../../src/adapters/grok/purge.js';
 import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
 import {spawnArgvHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {adapterContract} from './contract.js';
@@ -11,7 +12,8 @@ import {buildGrokBuildOnlyFixture, buildGrokFixture, grokCliDbPath, grokCliId, g
 import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
 import {grokBuildId, writeGrokBuildSession} from './fixtures/grok.js';
 import type {FixtureWorld} from './fixtures/types.js';
-import {fixtureContext, makeTempLayout} from './fixtures/world.js';
+import {fixtureContext, makeTempLayout, missingBinaryExec, type ExecCall} from './fixtures/world.js';
+import Database from 'better-sqlite3';
 
 // The registered grok world (contract.test.ts) puts a Grok Build target beside grok-cli
 // sessions; here the contract also runs over Grok Build alone, and the grok-cli sharp edges get
@@ -222,5 +224,80 @@ describe('grok targeted lookups', () => {
 		expect(await grokAdapter.verify(w.ctx, ids.liar)).toEqual({kind: 'yes'});
 		expect(await grokAdapter.verify(w.ctx, ids.cliEmpty)).toEqual({kind: 'no', reason: 'the session holds no messages'});
 		expect((await grokAdapter.inUse(w.ctx, w.ids.target)).map(h => h.reason)).toContain(`argv names ${ids.crossChild}`);
+	});
+});
+
+/** Every byte of `file` (and its sidecars) as one buffer. */
+function bytesOf(file: string): Buffer {
+	return Buffer.concat([file, `${file}-wal`, `${file}-journal`].filter(f => fs.existsSync(f)).map(f => fs.readFileSync(f)));
+}
+
+// What grok 1.0.41 keeps beside a session folder, measured: `grok sessions delete` removes the
+// folder and the search row only; the prompt stays in prompt_history.jsonl, in the search index's
+// freed pages and FTS5 segments, and unified.jsonl names the id.
+describe('Grok Build purge: every place beside the folder', () => {
+	function buildWorld(): FixtureWorld {
+		const w = buildGrokBuildOnlyFixture();
+		cleanups.push(() => w.cleanup());
+		return w;
+	}
+	const group = (w: FixtureWorld) => path.join(grokRoot(w.home), 'sessions', encodeURIComponent(w.cwds[0]));
+
+	it('plans prompt_history lines, the search row and the log lines, and asks grok sessions delete first', async () => {
+		const w = buildWorld();
+		const calls: ExecCall[] = [];
+		const ctx = {...w.ctx, exec: missingBinaryExec(calls)};
+		const plan = await grokAdapter.artifacts(ctx, w.ids.target);
+		const ids = [w.ids.target, ...w.ids.targetDescendants];
+		expect(plan.items.filter(i => i.kind !== 'dir').map(i => `${i.kind} ${path.relative(w.home, i.path)} ${i.table ?? ''} ${i.count}`)).toEqual([
+			`lines ${path.relative(w.home, path.join(group(w), 'prompt_history.jsonl'))}  4`,
+			'rows .grok/sessions/session_search.sqlite session_docs 3',
+			'lines .grok/logs/unified.jsonl  6',
+		]);
+		const outcome = await grokAdapter.purge(ctx, w.ids.target);
+		expect(calls.map(c => [c.file, ...c.args])).toEqual([['grok', 'sessions', 'delete', w.ids.target]]);
+		expect(calls[0]?.options?.env).toMatchObject({HOME: w.home, GROK_HOME: grokRoot(w.home)});
+		expect(outcome.warnings).toEqual([`grok sessions delete could not run (spawn grok ENOENT); deleted everything directly`]);
+		const history = fs.readFileSync(path.join(group(w), 'prompt_history.jsonl'), 'utf8');
+		for (const id of ids) expect(history).not.toContain(id);
+		expect(fs.readFileSync(path.join(grokRoot(w.home), 'logs', 'unified.jsonl'), 'utf8')).not.toMatch(new RegExp(ids.join('|')));
+		expect(await grokAdapter.residual(ctx, w.ids.target)).toEqual([]);
+	});
+
+	it("other sessions' prompt_history lines stay byte-identical", async () => {
+		const w = buildWorld();
+		const file = path.join(group(w), 'prompt_history.jsonl');
+		const others = (text: string) => text.split('\n').filter(line => line.includes(w.ids.sibling) || line.includes(w.ids.old));
+		const before = others(fs.readFileSync(file, 'utf8'));
+		expect(before.length).toBe(2);
+		await grokAdapter.purge(w.ctx, w.ids.target);
+		expect(others(fs.readFileSync(file, 'utf8'))).toEqual(before);
+	});
+
+	it("erases the prompt from the search index's bytes: freed pages and FTS5 segments", async () => {
+		const w = buildWorld();
+		const db = path.join(grokRoot(w.home), 'sessions', 'session_search.sqlite');
+		// The target's prompts ("hello 0 from task <id6>"): the title's token is unique to it.
+		const word = `task ${w.ids.target.slice(0, 6)}`;
+		expect(bytesOf(db).includes(Buffer.from(word))).toBe(true);
+		// The plan is made first; then grok's own deleter runs (as purge runs it), deleting the rows
+		// through the FTS5 'delete' trigger without secure_delete: the text stays in the file.
+		const plan = await grokAdapter.artifacts(w.ctx, w.ids.target);
+		const raw = new Database(db);
+		raw.pragma('secure_delete = OFF');
+		const family = [w.ids.target, ...w.ids.targetDescendants];
+		raw.prepare(`DELETE FROM session_docs WHERE session_id IN (${family.map(() => '?').join(', ')})`).run(...family);
+		raw.close();
+		expect(bytesOf(db).includes(Buffer.from(word))).toBe(true);
+		await purgeBuild(w.ctx, plan);
+		expect(bytesOf(db).includes(Buffer.from(word))).toBe(false);
+		expect(bytesOf(db).includes(Buffer.from(w.ids.target.slice(0, 6)))).toBe(false);
+		const after = new Database(db, {readonly: true});
+		try {
+			expect(after.prepare("SELECT count(*) AS n FROM session_docs_fts WHERE session_docs_fts MATCH 'hello'").get()).toEqual({n: 3});
+			expect(after.prepare('SELECT session_id FROM session_docs ORDER BY session_id').pluck().all()).toEqual([w.ids.sibling, w.ids.old, w.ids.foreign].sort());
+		} finally {
+			after.close();
+		}
 	});
 });
