@@ -1,24 +1,13 @@
 import {memo} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter, DiscoverResult} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import {isAgentId, type AgentId, type Pane, type ProcessRef} from '../domain/types.js';
+import {agentProcesses, paneAgent} from '../domain/paneAgent.js';
+import type {AgentId, Pane} from '../domain/types.js';
 import {processStartMs} from '../system/procTime.js';
 import type {PaneEvidence} from '../drift/input.js';
 
-/** The adapters to look with (all of them, or only the one a caller asks about). */
+/** The adapters mam-tui knows (all of them; the pane's agent is judged among every known agent). */
 type Adapters = Readonly<Partial<Record<AgentId, AgentAdapter>>>;
-
-/** The known agent a pane runs and its processes of that agent (root first), or undefined. */
-export function paneAgentProcesses(pane: Pane, adapters: Adapters): {agent: AgentId; procs: ProcessRef[]} | undefined {
-	const named = pane.agent !== undefined && isAgentId(pane.agent) && adapters[pane.agent] !== undefined ? pane.agent : undefined;
-	const agents = named ? [named] : (Object.keys(adapters) as AgentId[]);
-	for (const proc of pane.processes) {
-		const agent = agents.find(a => adapters[a]?.matchesProcess(proc) === true);
-		const adapter = agent ? adapters[agent] : undefined;
-		if (agent && adapter) return {agent, procs: pane.processes.filter(p => adapter.matchesProcess(p))};
-	}
-	return undefined;
-}
 
 /**
  * Which conversation one pane's agent process is on, from the agent's own evidence (its live
@@ -26,12 +15,13 @@ export function paneAgentProcesses(pane: Pane, adapters: Adapters): {agent: Agen
  * written since it started. Never "the newest".
  */
 export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterContext): Promise<PaneEvidence | undefined> {
-	const found = paneAgentProcesses(pane, adapters);
-	if (!found) return undefined;
-	const {agent, procs} = found;
-	const adapter = adapters[agent];
-	if (!adapter) return undefined;
-	const root = procs[0] as ProcessRef;
+	// Which agent: the one rule (domain/paneAgent.ts); the evidence is read off its processes.
+	const agent = paneAgent(pane, adapters);
+	const adapter = agent === undefined ? undefined : adapters[agent];
+	if (agent === undefined || !adapter) return undefined;
+	const procs = agentProcesses(pane, agent, adapters);
+	const root = procs[0];
+	if (!root) return undefined;
 	const startedAt = processStartMs(root.startTime);
 	const base = {agent, ...(startedAt !== undefined ? {startedAt} : {})};
 	if (!adapter.liveUses) return {...base, ids: [], seen: [`${adapter.label} keeps no evidence mam-tui can read of which conversation it is on`]};
@@ -72,15 +62,4 @@ async function parentsOnly(adapter: AgentAdapter, ctx: AdapterContext, ids: read
 	} catch {
 		return [...ids].sort();
 	}
-}
-
-/** Evidence for every pane (mam-tui's own excepted) that runs a known agent. */
-export async function collectPaneEvidence(panes: readonly Pane[] | null, adapters: Adapters, ctx: AdapterContext): Promise<Map<string, PaneEvidence>> {
-	const out = new Map<string, PaneEvidence>();
-	for (const pane of panes ?? []) {
-		if (pane.isSelf) continue;
-		const evidence = await paneEvidence(pane, adapters, ctx);
-		if (evidence) out.set(pane.id, evidence);
-	}
-	return out;
 }
