@@ -20,7 +20,7 @@ import {ownPane} from '../drift/paneJoin.js';
 import type {MuxHealth} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import {driftInputOf} from './driftInput.js';
-import {pinKey, inUseKey, type DiscoveryResult} from './discovery.js';
+import {pinKey, inUseKey, type DiscoveryResult} from './discoveryResult.js';
 
 // The pure join of one refresh: registry rows, panes and what discovery found → the snapshot the
 // dashboard shows (live data and resume state per row, untracked panes, conversations, findings).

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
-import {cwdKey, DiscoveryCache, inUseKey, pinKey} from '../../src/sync/discovery.js';
+import {DiscoveryCache} from '../../src/sync/discovery.js';
+import {cwdKey, inUseKey, pinKey} from '../../src/sync/discoveryResult.js';
 import {adaptersWith, conversation, countingAdapter, ctx, proc, row, UUID, type CountingAdapter} from './support.js';
 
 let dir: string;
