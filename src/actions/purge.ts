@@ -146,7 +146,7 @@ async function openTrash(deps: ActionDeps, view: PurgePlanView, hard: boolean): 
 	if (left) return left;
 	// Nothing on disk names it (a second purge): nothing to keep, and no empty entry in the list.
 	if (view.plan.items.length === 0) return undefined;
-	const subject = {agent: view.agent, conversation: view.id, label: view.label, session: view.session?.name ?? null, plan: view.plan};
+	const subject = {agent: view.agent, conversation: view.id, label: view.label, session: view.session?.name ?? null, home: deps.context.home, plan: view.plan};
 	return captureToTrash(deps.trashDir, subject, await selfWriter(deps), deps.now());
 }
 
