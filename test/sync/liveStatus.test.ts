@@ -15,6 +15,8 @@ import type {SessionLive} from '../../src/store/state.js';
 import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {pane, proc, row} from './support.js';
+import {HERDR_CAN} from '../../src/mux/herdr/index.js';
+import {tmuxCan} from '../../src/mux/tmux.js';
 
 const SCREENS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'screens');
 const screen = (agent: string, state: string) => fs.readFileSync(path.join(SCREENS, agent, `${state}.txt`), 'utf8');
@@ -36,6 +38,7 @@ function screensMux(screens: Record<string, PaneScreen>) {
 	const asked: string[][] = [];
 	return {
 		asked,
+		can: tmuxCan(true),
 		readScreens: async (ids: readonly string[]) => {
 			asked.push([...ids]);
 			return new Map(ids.flatMap(id => (screens[id] ? [[id, screens[id]] as const] : [])));
@@ -82,7 +85,7 @@ describe('the status probe', () => {
 		fs.writeFileSync(path.join(ctx.home, '.claude', 'sessions', '11.json'), JSON.stringify({pid: 11, sessionId: 's', procStart: String(claude.startTime), status: 'busy'}));
 		const herdrPane = pane('w1:p1', {agent: 'claude', agentStatus: 'idle', processes: [proc(10, 'sh'), claude]});
 		const codexPane = pane('w1:p2', {agent: 'codex', agentStatus: 'done', processes: [proc(20, 'sh'), proc(21, 'codex', ['codex'], 20)]});
-		const out = await createStatusProbe({ctx, mux: null, agentOf}).detect([herdrPane, codexPane]);
+		const out = await createStatusProbe({ctx, mux: {can: HERDR_CAN}, agentOf}).detect([herdrPane, codexPane]);
 		expect(out?.[0]).toMatchObject({agentStatus: 'idle', detection: {status: 'working', source: 'record', overrides: {status: 'idle'}}});
 		expect(out?.[1]?.detection).toMatchObject({source: 'mux'});
 		const live = joinSnapshot({
@@ -104,7 +107,7 @@ describe('the status probe', () => {
 	});
 
 	it('never fails the listing when the screens cannot be read', async () => {
-		const mux = {readScreens: async () => Promise.reject(new Error('tmux gone'))};
+		const mux = {can: tmuxCan(true), readScreens: async () => Promise.reject(new Error('tmux gone'))};
 		const out = await createStatusProbe({ctx: ctxWithHome(), mux, agentOf}).detect([tmuxPane('%1', 'codex')]);
 		expect(out?.[0]?.detection?.status).toBe('unknown');
 	});
