@@ -9,7 +9,7 @@ import {makePlan} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, openFilesOf, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
 import type {ProcessRef} from '../domain/types.js';
-import {assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
+import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {buildConversation, buildDescendants, buildLinks, buildRoot, buildSessionOf, buildSessions, cliDb, ID_PATTERN, layoutOf, PROGRAMS} from './grok/build.js';
 import {cliConversation, cliDbUsers, cliDelete, cliPlan, cliSessionOf, cliSessions, isService, verifyAgainst} from './grok/cli.js';
 import {buildPlan, promptHistories, purgeBuild, searchDb} from './grok/purge.js';
@@ -106,9 +106,9 @@ export const grokAdapter: AgentAdapter = {
 		return makePlan('grok', id, descendants, items);
 	},
 
-	async purge(ctx, id) {
-		assertValidId(grokAdapter, id);
-		const plan = await grokAdapter.artifacts(ctx, id);
+	async purge(ctx, plan) {
+		assertPlanOf(grokAdapter, plan);
+		const id = plan.id;
 		if (layoutOf(id) === 'build') return purgeBuild(ctx, plan);
 		if (plan.items.length === 0) return {removed: [], warnings: []};
 		try {

@@ -14,6 +14,7 @@ import {grokBuildId, writeGrokBuildSession} from './fixtures/grok.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, missingBinaryExec, type ExecCall} from './fixtures/world.js';
 import Database from 'better-sqlite3';
+import {purgeNow} from '../helpers/purge.js';
 
 // The registered grok world (contract.test.ts) puts a Grok Build target beside grok-cli
 // sessions; here the contract also runs over Grok Build alone, and the grok-cli sharp edges get
@@ -119,7 +120,7 @@ describe('grok-cli purge', () => {
 		const plan = await grokAdapter.artifacts(w.ctx, id);
 		expect(plan.items.map(i => `${i.table} ${i.count}`).sort()).toEqual(['compactions 1', 'messages 2', 'sessions 1', 'tool_calls 1', 'tool_results 1', 'usage_events 1']);
 		expect(plan.descendants).toEqual([]);
-		const outcome = await grokAdapter.purge(w.ctx, id);
+		const outcome = await purgeNow(grokAdapter, w.ctx, id);
 		expect(outcome).toEqual({removed: plan.items, warnings: []});
 		expect(grokCliRowCounts(w.home, id)).toEqual({sessions: 0, messages: 0, tool_calls: 0, tool_results: 0, usage_events: 0, compactions: 0});
 		expect(others()).toEqual(before);
@@ -134,7 +135,7 @@ describe('grok-cli purge', () => {
 		const w = world();
 		const db = grokCliDbPath(w.home);
 		const before = fs.readFileSync(db);
-		await grokAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(grokAdapter, w.ctx, w.ids.target);
 		expect(fs.readFileSync(db).equals(before)).toBe(true);
 		expect(fs.readdirSync(path.join(grokRoot(w.home), 'sessions'), {withFileTypes: true}).filter(e => e.isDirectory()).length).toBe(1);
 	});
@@ -254,7 +255,7 @@ describe('Grok Build purge: every place beside the folder', () => {
 			'rows .grok/sessions/session_search.sqlite session_docs 3',
 			'lines .grok/logs/unified.jsonl  6',
 		]);
-		const outcome = await grokAdapter.purge(ctx, w.ids.target);
+		const outcome = await purgeNow(grokAdapter, ctx, w.ids.target);
 		expect(calls.map(c => [c.file, ...c.args])).toEqual([['grok', 'sessions', 'delete', w.ids.target]]);
 		expect(calls[0]?.options?.env).toMatchObject({HOME: w.home, GROK_HOME: grokRoot(w.home)});
 		expect(outcome.warnings).toEqual([`grok sessions delete could not run (spawn grok ENOENT); deleted everything directly`]);
@@ -270,7 +271,7 @@ describe('Grok Build purge: every place beside the folder', () => {
 		const others = (text: string) => text.split('\n').filter(line => line.includes(w.ids.sibling) || line.includes(w.ids.old));
 		const before = others(fs.readFileSync(file, 'utf8'));
 		expect(before.length).toBe(2);
-		await grokAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(grokAdapter, w.ctx, w.ids.target);
 		expect(others(fs.readFileSync(file, 'utf8'))).toEqual(before);
 	});
 
