@@ -10,6 +10,8 @@
  *   draft and the command are sent together AS A PROMPT and the agent keeps running.
  * - `Ctrl+U`, 300 ms, the command, 300 ms, `Enter` exited 36 of 36 (idle, after a turn, with a
  *   one-line draft; all four agents) and never sent the draft. Multi-line drafts were not tested.
+ * - Grok Build 1.0.41 takes the same sequence (`/exit` is its `/quit`'s alias): 10 of 10 stops
+ *   idle and 10 of 10 after a turn ended at step 1; Ctrl+U clears one composer line there too.
  *
  * The screen readers match the plain text (`capture-pane -p`, herdr `pane.read` stripped of
  * escapes): claude and codex colour every word separately, so escapes would split the markers.
@@ -195,7 +197,7 @@ export function measuredExitInput(text: string, readScreen: (screen: string) => 
 }
 
 /**
- * The exit input of an agent whose TUI was never run here (agy, hermes, grok): the measured
+ * The exit input of an agent whose TUI was never run here (agy, hermes): the measured
  * sequence, since `Ctrl+U` clears the line in readline-style composers and a pause costs little,
  * but nothing reads its screen, so a draft or a dialog cannot be seen first.
  */
