@@ -1,5 +1,5 @@
 /**
- * The real-agent harness: the four real CLIs (claude, codex, opencode, gemini) driven in a
+ * The real-agent harness: the real CLIs (claude, codex, opencode, gemini, grok) driven in a
  * private tmux server, offline, against the stand-in model in `./model.ts`. Tests under
  * `test/real/` run with `npm run test:real` (never with `npm test`). Everything here is generic:
  * a test file brings its own scenario.
@@ -24,10 +24,11 @@
  *   registry file) and a private tmux server (`tmux -S <tmuxPath>`, kept alive by one idle
  *   `keeper` window). Every agent is configured offline for the model: claude `.claude.json`
  *   (onboarding done, alpha and beta trusted, the API key approved) and `.claude/settings.json`
- *   env; grok `.grok/config.toml` (the model `stub`, telemetry off); codex `.codex/config.toml` (provider `standin`, both projects trusted,
+ *   env; codex `.codex/config.toml` (provider `standin`, both projects trusted,
  *   `[features] daemon_auto_start = false`; approvals left at codex's defaults); opencode
  *   `opencode.jsonc` (provider `standin`); gemini `.gemini/settings.json` (API-key auth) plus
- *   `GEMINI_CLI_TRUST_WORKSPACE=true`.
+ *   `GEMINI_CLI_TRUST_WORKSPACE=true`; grok `.grok/config.toml` (the model as `stub`, telemetry
+ *   off) plus `GROK_DISABLE_AUTOUPDATER=1`, `GROK_TELEMETRY_ENABLED=0`.
  *   - `env`: what a pane in this world has (PATH with the CLI bin folder first, HOME, XDG_*,
  *     TMPDIR, API keys and base URLs, `npm_config_registry` pointed at the model so opencode's
  *     start-up plugin install stays local, and `MAM_REAL_WORLD=<id>`, which marks every process
