@@ -44,6 +44,8 @@ export interface LiveRig {
 	readonly firstRefreshCpuMs: number;
 	/** Refreshes in the store that listed the panes again (a disk-only refresh reuses the last listing). */
 	listedSnapshots(): number;
+	/** With MAM_BENCH_PROFILE: a CPU profile of `seconds` of the idle supervisor (DIR/idle.cpuprofile), and its CPU time in ms. */
+	profileIdle(seconds: number): Promise<number | undefined>;
 	dispose(): Promise<void>;
 }
 
@@ -94,6 +96,15 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 		firstRefreshMs,
 		firstRefreshCpuMs,
 		listedSnapshots: () => listedSnapshots,
+		async profileIdle(seconds) {
+			const idle = await startProfile(process.env['MAM_BENCH_PROFILE']);
+			if (!idle) return undefined;
+			const before = process.cpuUsage();
+			await sleep(seconds * 1000);
+			const used = process.cpuUsage(before);
+			await idle('idle');
+			return (used.user + used.system) / 1000;
+		},
 		async dispose() {
 			await supervisor.dispose();
 			await mux.dispose();
