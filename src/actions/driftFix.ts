@@ -183,7 +183,7 @@ export interface FixRun {
  */
 export async function fixDrift(
 	registry: FixRegistry,
-	/** One look at the world (src/sync/refresh.ts `collectDriftInput`: the dashboard's refresh, once). */
+	/** One look at the world (src/sync/pipeline.ts `collectDriftInput`: the dashboard's refresh, once). */
 	collect: () => Promise<DriftInput>,
 	options: FixOptions & {readonly agents?: AgentKnowledge} = {},
 ): Promise<FixRun> {

@@ -3,7 +3,7 @@ import {cwdKey, pinKey} from './discoveryResult.js';
 import type {JoinInputs} from './snapshot.js';
 
 // The drift engine's input, built ONE way: the dashboard's snapshot and `mam-tui drift` (with or
-// without --fix, refresh.ts `collectDriftInput`) both gather a refresh's facts and turn them into
+// without --fix, pipeline.ts `collectDriftInput`) both gather a refresh's facts and turn them into
 // DriftInput here, so the CLI and the dashboard show the same findings for the same world.
 
 /**

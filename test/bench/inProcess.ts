@@ -44,6 +44,8 @@ export interface LiveRig {
 	readonly firstRefreshCpuMs: number;
 	/** Refreshes in the store that listed the panes again (a disk-only refresh reuses the last listing). */
 	listedSnapshots(): number;
+	/** With MAM_BENCH_PROFILE: a CPU profile of `seconds` of the idle supervisor (DIR/idle.cpuprofile), and the ms its samples were busy. */
+	profileIdle(seconds: number): Promise<number | undefined>;
 	dispose(): Promise<void>;
 }
 
@@ -94,6 +96,12 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 		firstRefreshMs,
 		firstRefreshCpuMs,
 		listedSnapshots: () => listedSnapshots,
+		async profileIdle(seconds) {
+			const idle = await startProfile(process.env['MAM_BENCH_PROFILE']);
+			if (!idle) return undefined;
+			await sleep(seconds * 1000);
+			return idle('idle');
+		},
 		async dispose() {
 			await supervisor.dispose();
 			await mux.dispose();
@@ -101,8 +109,12 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 	};
 }
 
-/** Start V8's sampling profiler when `dir` is set; the returned function writes `dir/<name>.cpuprofile`. */
-async function startProfile(dir: string | undefined): Promise<((name: string) => Promise<void>) | undefined> {
+/**
+ * Start V8's sampling profiler when `dir` is set; the returned function writes `dir/<name>.cpuprofile`
+ * and says how long the samples found the thread busy (not idle) in ms: the profiler's own sampling
+ * thread makes the process's CPU time useless while it runs.
+ */
+async function startProfile(dir: string | undefined): Promise<((name: string) => Promise<number>) | undefined> {
 	if (!dir) return undefined;
 	const session = new Session();
 	session.connect();
@@ -114,6 +126,12 @@ async function startProfile(dir: string | undefined): Promise<((name: string) =>
 		fs.mkdirSync(dir, {recursive: true});
 		fs.writeFileSync(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
 		session.disconnect();
+		const idle = new Set(profile.nodes.filter(n => n.callFrame.functionName === '(idle)').map(n => n.id));
+		let busy = 0;
+		profile.samples?.forEach((id, i) => {
+			if (!idle.has(id)) busy += profile.timeDeltas?.[i] ?? 0;
+		});
+		return busy / 1000;
 	};
 }
 

@@ -423,6 +423,8 @@ async function main(): Promise<void> {
 			lines.push({metric: 'full refresh after that pane event (event → listing in store)', value: `median ${ms(refresh.paneEventListing.median)}`, target: '—', pass: null, detail: spread(refresh.paneEventListing)});
 			lines.push({metric: 'herdr requests for a pane-event refresh', value: `max ${refresh.paneEventRequests.max}`, target: '≤ 2', pass: refresh.paneEventRequests.max <= 2});
 			results['refresh'] = refresh;
+			const idleCpuMs = await rig.profileIdle(65);
+			if (idleCpuMs !== undefined) lines.push({metric: 'in-process supervisor idle over 65 s (profiled, busy samples; no Ink)', value: `${ms(idleCpuMs)} (${((idleCpuMs / 65_000) * 100).toFixed(2)} %)`, target: '—', pass: null});
 			log(`refresh: file change ${ms(refresh.fileChange.median)}, pane event ${ms(refresh.paneEvent.median)}`);
 			// ink-testing-library's terminal (100 columns, 24 rows) is the target line; a large 200×50
 			// terminal (list and detail panel side by side, four times the cells) is shown beside it.

@@ -198,6 +198,20 @@ describe('supervisor: agent status events', () => {
 		expect(store.getState().live['b']?.liveStatus).toBe('exited');
 	});
 
+	it('a disk-only refresh after a status event keeps the status the event showed', async () => {
+		const mux = new HeldMux();
+		mux.panes = [claudeIn('w1:p1', 'idle')];
+		const {store} = setup(mux);
+		await supervisor?.refresh();
+		mux.hold();
+		mux.emit({type: 'agent-status', paneId: 'w1:p1', status: 'working'});
+		expect(store.getState().live['a']?.liveStatus).toBe('working');
+		// A file changed: the refresh reuses the last listing, which must carry the event's status.
+		await supervisor?.refresh({rescan: true, panes: false});
+		expect(store.getState().live['a']?.liveStatus).toBe('working');
+		mux.release();
+	});
+
 	it('waits for the listing when the event names another agent than the pane has', async () => {
 		const mux = new HeldMux();
 		mux.panes = [claudeIn('w1:p1', 'idle')];
