@@ -1,0 +1,270 @@
+// Full-text search over every agent's conversations: keeping the index up to date from the
+// agents' own files (through each adapter's `messages`), and answering queries with hits that
+// were checked against their source a moment before.
+import {createRefresh} from '../adapters/common/refresh.js';
+import type {AdapterContext, AgentAdapter, TokenUsage} from '../adapters/types.js';
+import type {AgentId, Conversation} from '../domain/types.js';
+import {messageOf} from '../domain/result.js';
+import type {IndexedConversation, QueryFilter, RawHit, SearchStore} from './store.js';
+
+export interface SearchDeps {
+	readonly context: AdapterContext;
+	readonly adapters: readonly AgentAdapter[];
+	readonly store: SearchStore;
+	/** Problems worth a line (an unreadable store); the search goes on without that part. */
+	readonly warn?: (line: string) => void;
+}
+
+/** One search result, as `search --json` prints it. */
+export interface SearchHit {
+	readonly agent: AgentId;
+	readonly id: string;
+	readonly cwd: string;
+	readonly title: string;
+	/** A piece of the best message, the query's words between `[` and `]`. */
+	readonly snippet: string;
+	/** bm25 relevance (higher is better). */
+	readonly score: number;
+	/** ms since the epoch. */
+	readonly updatedAt: number;
+	readonly parentId?: string;
+	readonly headless?: boolean;
+	/** Tokens the agent recorded for the conversation; absent when it records none. */
+	readonly usage?: TokenUsage;
+}
+
+export interface SearchOptions {
+	readonly agent?: string;
+	readonly cwd?: string;
+	readonly since?: number;
+	readonly all?: boolean;
+	readonly limit?: number;
+	/** Skip bringing the index up to date first (the dashboard syncs on file changes instead). */
+	readonly noSync?: boolean;
+}
+
+/** What one sync did. */
+export interface SyncStats {
+	readonly conversations: number;
+	readonly read: number;
+	readonly messages: number;
+	readonly forgotten: number;
+}
+
+/** How many conversations one transaction writes: small enough that a reader never waits long. */
+const CHUNK = 200;
+
+/** Let other work run between chunks (the dashboard's keys, a watch event). */
+const yieldToLoop = () => new Promise<void>(resolve => setImmediate(resolve));
+
+/** Every conversation of `adapter`, children included; undefined when part of its store could not be read. */
+async function listed(adapter: AgentAdapter, ctx: AdapterContext, warn: (line: string) => void): Promise<{conversations: readonly Conversation[]; complete: boolean}> {
+	try {
+		const found = await adapter.discover(ctx, {includeChildren: true});
+		for (const p of found.problems) warn(`${adapter.id}: ${p}`);
+		return {conversations: found.conversations, complete: found.problems.length === 0};
+	} catch (error) {
+		warn(`${adapter.id}: ${messageOf(error)}`);
+		return {conversations: [], complete: false};
+	}
+}
+
+/** Read what `conv` gained since the index last read it, and store it. False when its source is gone. */
+async function readInto(deps: SearchDeps, adapter: AgentAdapter, ctx: AdapterContext, conv: Conversation | IndexedConversation, known: IndexedConversation | undefined): Promise<number | undefined> {
+	const read = await adapter.messages(ctx, conv.id, known?.cursor);
+	if (!read) return undefined;
+	const parent = 'parentId' in conv ? conv.parentId : (conv as IndexedConversation).parent;
+	const usage = read.usage ?? (read.restart ? undefined : known?.usage);
+	deps.store.put(
+		{
+			agent: adapter.id,
+			id: conv.id,
+			...(parent ? {parent} : {}),
+			cwd: conv.cwd,
+			...(conv.title ? {title: conv.title} : {}),
+			createdAt: conv.createdAt,
+			updatedAt: conv.updatedAt,
+			stamp: 'stamp' in conv ? conv.stamp : conv.updatedAt,
+			cursor: read.cursor,
+			...(usage ? {usage} : {}),
+			headless: read.headless ?? known?.headless ?? false,
+		},
+		read.messages,
+		read.restart,
+	);
+	return read.messages.length;
+}
+
+/**
+ * Bring the index up to date with the agents' files: conversations whose discovery `updatedAt`
+ * moved are read from their cursor on (new ones from the start), and conversations no longer on
+ * disk are erased. `only` limits it to these conversations (a watch event named them).
+ */
+export async function syncIndex(deps: SearchDeps, only?: readonly Conversation[]): Promise<SyncStats> {
+	const warn = deps.warn ?? (() => {});
+	const ctx: AdapterContext = {...deps.context, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
+	let conversations = 0;
+	let read = 0;
+	let messages = 0;
+	let forgotten = 0;
+	const known = new Map(deps.store.all().map(c => [`${c.agent}\u0000${c.id}`, c]));
+	for (const adapter of deps.adapters) {
+		const list = only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn);
+		conversations += list.conversations.length;
+		const changed = list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt);
+		for (let i = 0; i < changed.length; i += CHUNK) {
+			const chunk = changed.slice(i, i + CHUNK);
+			const results: {conv: Conversation; n: number | undefined}[] = [];
+			for (const conv of chunk) {
+				try {
+					results.push({conv, n: await readInto(deps, adapter, ctx, conv, known.get(`${adapter.id}\u0000${conv.id}`))});
+				} catch (error) {
+					warn(`${adapter.id} ${conv.id}: ${messageOf(error)}`);
+				}
+			}
+			read += results.length;
+			messages += results.reduce((sum, r) => sum + (r.n ?? 0), 0);
+			if (i + CHUNK < changed.length) await yieldToLoop();
+		}
+		if (list.complete) {
+			const present = new Set(list.conversations.map(c => c.id));
+			const gone = [...known.values()].filter(c => c.agent === adapter.id && !present.has(c.id)).map(c => c.id);
+			forgotten += deps.store.forget(adapter.id, gone);
+		}
+	}
+	return {conversations, read, messages, forgotten};
+}
+
+/**
+ * The user's words as an FTS5 query: each word quoted (so `-`, `:` or `OR` in it are text, not
+ * syntax), all required; a trailing `*` keeps its prefix meaning.
+ */
+export function matchExpression(query: string): string {
+	const words = query
+		.split(/\s+/)
+		.map(w => w.replaceAll('"', ''))
+		.filter(w => w.replace(/\*+$/, '') !== '');
+	if (words.length === 0) throw new Error('search needs at least one word');
+	return words.map(w => (w.endsWith('*') ? `"${w.replace(/\*+$/, '')}"*` : `"${w}"`)).join(' ');
+}
+
+function escapeRegExp(text: string): string {
+	return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The words of a query, for marking them in a snippet. */
+export function queryWords(query: string): string[] {
+	return query
+		.split(/\s+/)
+		.map(w => w.replaceAll('"', '').replace(/\*+$/, ''))
+		.filter(w => w !== '');
+}
+
+/** Up to `width` characters of `text` around the first matched word, each match between `[` and `]`, on one line. */
+export function makeSnippet(text: string, words: readonly string[], width = 160): string {
+	const flat = text.replace(/\s+/g, ' ').trim();
+	if (words.length === 0) return flat.slice(0, width);
+	const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(${words.map(escapeRegExp).join('|')})`, 'giu');
+	const first = pattern.exec(flat);
+	pattern.lastIndex = 0;
+	const center = first ? first.index : 0;
+	const start = Math.max(0, Math.min(center - Math.floor(width / 3), flat.length - width));
+	let piece = flat.slice(start, start + width);
+	// Never cut a marked word in two at the window's end.
+	piece = piece.replace(pattern, match => `[${match}]`);
+	return `${start > 0 ? '…' : ''}${piece}${start + width < flat.length ? '…' : ''}`;
+}
+
+/**
+ * Look the hit's conversation up at its source: read what it gained since the index read it
+ * (its snippet may change with it), or erase it when it is gone. False: gone.
+ */
+async function recheck(deps: SearchDeps, hit: RawHit): Promise<boolean> {
+	const adapter = deps.adapters.find(a => a.id === hit.conversation.agent);
+	if (!adapter) return false;
+	try {
+		const n = await readInto(deps, adapter, deps.context, hit.conversation, hit.conversation);
+		if (n === undefined) {
+			deps.store.forget(adapter.id, [hit.conversation.id]);
+			return false;
+		}
+		return true;
+	} catch (error) {
+		deps.warn?.(`${adapter.id} ${hit.conversation.id}: ${messageOf(error)}`);
+		return false;
+	}
+}
+
+/**
+ * `mam-tui search`: bring the index up to date (unless `noSync`), then the conversations whose
+ * messages hold every word of `query`, best first (bm25; equal scores: the newer first). Each hit
+ * was re-checked against its source just before: a conversation that is gone is not listed (and
+ * leaves the index). Sub-agent and headless conversations only with `all`.
+ */
+export async function searchConversations(deps: SearchDeps, query: string, opts: SearchOptions = {}): Promise<SearchHit[]> {
+	const match = matchExpression(query);
+	if (!opts.noSync) await syncIndex(deps);
+	const limit = opts.limit ?? 20;
+	const filter: QueryFilter = {
+		...(opts.agent ? {agent: opts.agent} : {}),
+		...(opts.cwd ? {cwd: opts.cwd} : {}),
+		...(opts.since !== undefined ? {since: opts.since} : {}),
+		...(opts.all ? {all: true} : {}),
+		// A few more than asked: some may turn out gone.
+		limit: limit + 10,
+	};
+	const words = queryWords(query);
+	const hits: SearchHit[] = [];
+	for (const raw of deps.store.query(match, filter)) {
+		if (hits.length >= limit) break;
+		if (!(await recheck(deps, raw))) continue;
+		const c = raw.conversation;
+		hits.push({
+			agent: c.agent,
+			id: c.id,
+			cwd: c.cwd,
+			title: c.title ?? '',
+			snippet: makeSnippet(raw.text, words),
+			// bm25 is lower-is-better and negative; shown the other way round.
+			score: Math.round(-raw.score * 1000) / 1000,
+			updatedAt: c.updatedAt,
+			...(c.parent ? {parentId: c.parent} : {}),
+			...(c.headless ? {headless: true} : {}),
+			...(c.usage ? {usage: c.usage} : {}),
+		});
+	}
+	return hits;
+}
+
+/** `7d`, `12h`, `30m`, `2w` or a date: the time (ms) a `--since` means, or undefined when it means nothing. */
+export function parseSince(value: string, now: number): number | undefined {
+	const m = /^(\d+)\s*([mhdw])$/.exec(value.trim());
+	if (m) {
+		const unit = {m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000}[m[2] as 'm' | 'h' | 'd' | 'w'];
+		return now - Number(m[1]) * unit;
+	}
+	const date = Date.parse(value);
+	return Number.isFinite(date) ? date : undefined;
+}
+
+/** Tokens summed per folder over the index's conversations (unknown fields stay unknown). */
+export function usageByFolder(conversations: readonly IndexedConversation[]): Map<string, {usage?: TokenUsage; conversations: number; known: number}> {
+	const out = new Map<string, {usage?: TokenUsage; conversations: number; known: number}>();
+	for (const c of conversations) {
+		const entry = out.get(c.cwd) ?? {conversations: 0, known: 0};
+		entry.conversations++;
+		if (c.usage) {
+			entry.known++;
+			const u = entry.usage;
+			const add = (a: number | undefined, b: number | undefined) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0));
+			const sum: {input?: number; output?: number; cacheRead?: number; cacheWrite?: number} = {};
+			for (const k of ['input', 'output', 'cacheRead', 'cacheWrite'] as const) {
+				const v = add(u?.[k], c.usage[k]);
+				if (v !== undefined) sum[k] = v;
+			}
+			entry.usage = sum;
+		}
+		out.set(c.cwd, entry);
+	}
+	return out;
+}
