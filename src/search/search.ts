@@ -2,7 +2,8 @@
 // agents' own files (through each adapter's `messages`), and answering queries with hits that
 // were checked against their source a moment before.
 import {createRefresh} from '../adapters/common/refresh.js';
-import type {AdapterContext, AgentAdapter, TokenUsage} from '../adapters/types.js';
+import type {AdapterContext, AgentAdapter, MessageRead, TokenUsage} from '../adapters/types.js';
+import {keepingReadConnections} from '../system/sqliteRead.js';
 import type {AgentId, Conversation} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import type {IndexedConversation, QueryFilter, RawHit, SearchStore} from './store.js';
@@ -69,10 +70,15 @@ async function listed(adapter: AgentAdapter, ctx: AdapterContext, warn: (line: s
 	}
 }
 
-/** Read what `conv` gained since the index last read it, and store it. False when its source is gone. */
-async function readInto(deps: SearchDeps, adapter: AgentAdapter, ctx: AdapterContext, conv: Conversation | IndexedConversation, known: IndexedConversation | undefined): Promise<number | undefined> {
-	const read = await adapter.messages(ctx, conv.id, known?.cursor);
-	if (!read) return undefined;
+type Readable = Conversation | IndexedConversation;
+
+/** What `conv` gained since the index last read it; undefined when its source is gone. */
+async function readNew(adapter: AgentAdapter, ctx: AdapterContext, known: IndexedConversation | undefined, conv: Readable) {
+	return adapter.messages(ctx, conv.id, known?.cursor);
+}
+
+/** Store what was read of `conv`. */
+function storeRead(deps: SearchDeps, adapter: AgentAdapter, conv: Readable, known: IndexedConversation | undefined, read: MessageRead): void {
 	const parent = 'parentId' in conv ? conv.parentId : (conv as IndexedConversation).parent;
 	const usage = read.usage ?? (read.restart ? undefined : known?.usage);
 	deps.store.put(
@@ -92,7 +98,6 @@ async function readInto(deps: SearchDeps, adapter: AgentAdapter, ctx: AdapterCon
 		read.messages,
 		read.restart,
 	);
-	return read.messages.length;
 }
 
 /**
@@ -101,6 +106,11 @@ async function readInto(deps: SearchDeps, adapter: AgentAdapter, ctx: AdapterCon
  * disk are erased. `only` limits it to these conversations (a watch event named them).
  */
 export async function syncIndex(deps: SearchDeps, only?: readonly Conversation[]): Promise<SyncStats> {
+	// One read-only connection per agent database for the whole sync, not one per conversation.
+	return keepingReadConnections(() => syncNow(deps, only));
+}
+
+async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promise<SyncStats> {
 	const warn = deps.warn ?? (() => {});
 	const ctx: AdapterContext = {...deps.context, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
 	let conversations = 0;
@@ -114,16 +124,22 @@ export async function syncIndex(deps: SearchDeps, only?: readonly Conversation[]
 		const changed = list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt);
 		for (let i = 0; i < changed.length; i += CHUNK) {
 			const chunk = changed.slice(i, i + CHUNK);
-			const results: {conv: Conversation; n: number | undefined}[] = [];
+			const results: {conv: Conversation; known: IndexedConversation | undefined; read: MessageRead}[] = [];
 			for (const conv of chunk) {
+				const was = known.get(`${adapter.id}\u0000${conv.id}`);
 				try {
-					results.push({conv, n: await readInto(deps, adapter, ctx, conv, known.get(`${adapter.id}\u0000${conv.id}`))});
+					const got = await readNew(adapter, ctx, was, conv);
+					if (got) results.push({conv, known: was, read: got});
 				} catch (error) {
 					warn(`${adapter.id} ${conv.id}: ${messageOf(error)}`);
 				}
 			}
+			// One transaction per chunk: one WAL commit for 200 conversations, not one per message.
+			deps.store.transaction(() => {
+				for (const r of results) storeRead(deps, adapter, r.conv, r.known, r.read);
+			});
 			read += results.length;
-			messages += results.reduce((sum, r) => sum + (r.n ?? 0), 0);
+			messages += results.reduce((sum, r) => sum + r.read.messages.length, 0);
 			if (i + CHUNK < changed.length) await yieldToLoop();
 		}
 		if (list.complete) {
@@ -179,15 +195,16 @@ export function makeSnippet(text: string, words: readonly string[], width = 160)
  * Look the hit's conversation up at its source: read what it gained since the index read it
  * (its snippet may change with it), or erase it when it is gone. False: gone.
  */
-async function recheck(deps: SearchDeps, hit: RawHit): Promise<boolean> {
+async function recheck(deps: SearchDeps, ctx: AdapterContext, hit: RawHit): Promise<boolean> {
 	const adapter = deps.adapters.find(a => a.id === hit.conversation.agent);
 	if (!adapter) return false;
 	try {
-		const n = await readInto(deps, adapter, deps.context, hit.conversation, hit.conversation);
-		if (n === undefined) {
+		const read = await readNew(adapter, ctx, hit.conversation, hit.conversation);
+		if (!read) {
 			deps.store.forget(adapter.id, [hit.conversation.id]);
 			return false;
 		}
+		if (read.messages.length > 0 || read.restart) deps.store.transaction(() => storeRead(deps, adapter, hit.conversation, hit.conversation, read));
 		return true;
 	} catch (error) {
 		deps.warn?.(`${adapter.id} ${hit.conversation.id}: ${messageOf(error)}`);
@@ -215,9 +232,11 @@ export async function searchConversations(deps: SearchDeps, query: string, opts:
 	};
 	const words = queryWords(query);
 	const hits: SearchHit[] = [];
+	// One refresh for the re-checks: the stores' listings are read once for every hit.
+	const ctx: AdapterContext = {...deps.context, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
 	for (const raw of deps.store.query(match, filter)) {
 		if (hits.length >= limit) break;
-		if (!(await recheck(deps, raw))) continue;
+		if (!(await recheck(deps, ctx, raw))) continue;
 		const c = raw.conversation;
 		hits.push({
 			agent: c.agent,

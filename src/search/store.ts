@@ -173,6 +173,8 @@ export class SearchStore {
 		this.rebuilt = rebuilt;
 		db.pragma('secure_delete = ON');
 		db.pragma('busy_timeout = 5000');
+		// A lost last commit is read again from the agents' files: no fsync per commit.
+		db.pragma('synchronous = NORMAL');
 		// The file holds the agents' words: only its owner reads it.
 		fs.chmodSync(file, 0o600);
 	}
