@@ -14,6 +14,8 @@ export interface SearchDeps {
 	readonly store: SearchStore;
 	/** Problems worth a line (an unreadable store); the search goes on without that part. */
 	readonly warn?: (line: string) => void;
+	/** Conversations read per transaction before other work may run (default 200; the dashboard uses fewer). */
+	readonly chunk?: number;
 }
 
 /** One search result, as `search --json` prints it. */
@@ -122,8 +124,9 @@ async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promis
 		const list = only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn);
 		conversations += list.conversations.length;
 		const changed = list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt);
-		for (let i = 0; i < changed.length; i += CHUNK) {
-			const chunk = changed.slice(i, i + CHUNK);
+		const size = deps.chunk ?? CHUNK;
+		for (let i = 0; i < changed.length; i += size) {
+			const chunk = changed.slice(i, i + size);
 			const results: {conv: Conversation; known: IndexedConversation | undefined; read: MessageRead}[] = [];
 			for (const conv of chunk) {
 				const was = known.get(`${adapter.id}\u0000${conv.id}`);
@@ -140,7 +143,7 @@ async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promis
 			});
 			read += results.length;
 			messages += results.reduce((sum, r) => sum + r.read.messages.length, 0);
-			if (i + CHUNK < changed.length) await yieldToLoop();
+			if (i + size < changed.length) await yieldToLoop();
 		}
 		if (list.complete) {
 			const present = new Set(list.conversations.map(c => c.id));

@@ -203,3 +203,23 @@ describe('search index', () => {
 		expect(makeSnippet('a long text where Parser appears once', ['parser'])).toBe('a long text where [Parser] appears once');
 	});
 });
+
+describe('the conversations view with message search', () => {
+	it('shows conversations the index found for the current text, and only for that text', async () => {
+		const {visibleConversations, textSnippet} = await import('../../src/store/conversations.js');
+		const {initialState, initialUi} = await import('../../src/store/state.js');
+		const conv = (id: string, title: string) => ({agent: 'claude' as const, id, cwd: '/p', createdAt: 1, updatedAt: 1, title, childCount: 0, resumeState: {kind: 'yes' as const}});
+		const a = conv('a', 'tidy the parser');
+		const b = conv('b', 'unrelated title');
+		const snippets = new Map([['claude:b', 'the [kumquat] in the body']]);
+		const base = initialState({conversations: [a, b], ui: {...initialUi, conversationFilter: 'kumquat'}});
+		expect(visibleConversations(base).map(c => c.id)).toEqual([]);
+		const found = {...base, textHits: {query: 'kumquat', snippets}};
+		expect(visibleConversations(found).map(c => c.id)).toEqual(['b']);
+		expect(textSnippet(found, b)).toBe('the [kumquat] in the body');
+		// A late answer for other text counts for nothing.
+		const stale = {...found, ui: {...found.ui, conversationFilter: 'parser'}};
+		expect(visibleConversations(stale).map(c => c.id)).toEqual(['a']);
+		expect(textSnippet(stale, b)).toBeUndefined();
+	});
+});
