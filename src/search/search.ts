@@ -155,16 +155,19 @@ async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promis
 }
 
 /**
- * The user's words as an FTS5 query: each word quoted (so `-`, `:` or `OR` in it are text, not
- * syntax), all required; a trailing `*` keeps its prefix meaning.
+ * The user's words as an FTS5 query: each word cut where the index's tokenizer cuts it (letters
+ * and digits), each piece quoted (so `-`, `:` or `OR` are text, not syntax), all required; a
+ * trailing `*` keeps its prefix meaning. Pieces, not phrases: the index keeps no positions.
  */
 export function matchExpression(query: string): string {
-	const words = query
-		.split(/\s+/)
-		.map(w => w.replaceAll('"', ''))
-		.filter(w => w.replace(/\*+$/, '') !== '');
-	if (words.length === 0) throw new Error('search needs at least one word');
-	return words.map(w => (w.endsWith('*') ? `"${w.replace(/\*+$/, '')}"*` : `"${w}"`)).join(' ');
+	const terms: string[] = [];
+	for (const word of query.split(/\s+/)) {
+		const prefix = word.endsWith('*');
+		const pieces = word.split(/[^\p{L}\p{N}]+/u).filter(p => p !== '');
+		pieces.forEach((piece, i) => terms.push(prefix && i === pieces.length - 1 ? `"${piece}"*` : `"${piece}"`));
+	}
+	if (terms.length === 0) throw new Error('search needs at least one word');
+	return terms.join(' ');
 }
 
 function escapeRegExp(text: string): string {

@@ -12,7 +12,7 @@ import type {ConversationMessage, TokenUsage} from '../adapters/types.js';
 /** `PRAGMA application_id`: 'mams'. A file without it is not ours and is never trusted. */
 const APPLICATION_ID = 0x6d616d73;
 /** Bumped when the schema or what is indexed changes: an older index is rebuilt from the agents' files. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE conv (
@@ -38,7 +38,7 @@ CREATE TABLE msg (
 	text TEXT NOT NULL
 );
 CREATE INDEX msg_conv ON msg (conv);
-CREATE VIRTUAL TABLE fts USING fts5(text, content='msg', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts USING fts5(text, content='msg', content_rowid='rowid', detail=column, tokenize='unicode61 remove_diacritics 2');
 INSERT INTO fts (fts, rank) VALUES ('secure-delete', 1);
 `;
 

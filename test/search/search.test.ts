@@ -116,6 +116,19 @@ describe('search index', () => {
 		w.store.close();
 	});
 
+	it('reads a rewritten transcript again from the start and forgets what it no longer says', async () => {
+		const w = world([claudeAdapter]);
+		const alpha = w.layout.cwds[0];
+		const c = writeClaude(w.layout, alpha, 'the original gooseberry prompt', 'ok');
+		expect((await searchConversations(w.deps, 'gooseberry')).length).toBe(1);
+		// Shorter than what was read (a rewind or a rewrite): the cursor no longer continues it.
+		fs.writeFileSync(c.file, claudeLines(c.id, alpha, 'a new prompt', 'ok').split('\n').slice(0, 2).join('\n') + '\n');
+		fs.utimesSync(c.file, new Date(), new Date(Date.now() + 60_000));
+		expect(await searchConversations(w.deps, 'gooseberry')).toEqual([]);
+		expect((await searchConversations(w.deps, 'new prompt')).map(h => h.id)).toEqual([c.id]);
+		w.store.close();
+	});
+
 	it("takes codex's last cumulative token_count, not their sum, and skips injected context", async () => {
 		const w = world([codexAdapter]);
 		const alpha = w.layout.cwds[0];
@@ -198,8 +211,8 @@ describe('search index', () => {
 	});
 
 	it('quotes every word, so query syntax in the input is text', () => {
-		expect(matchExpression('foo OR bar-baz pre*')).toBe('"foo" "OR" "bar-baz" "pre"*');
-		expect(() => matchExpression('  "" ')).toThrow(/at least one word/);
+		expect(matchExpression('foo OR bar-baz pre*')).toBe('"foo" "OR" "bar" "baz" "pre"*');
+		expect(() => matchExpression('  "" -- ')).toThrow(/at least one word/);
 		expect(makeSnippet('a long text where Parser appears once', ['parser'])).toBe('a long text where [Parser] appears once');
 	});
 });

@@ -4,7 +4,7 @@ import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from 
 import {claudeRoot, transcriptsIn} from './transcripts.js';
 
 /** How many recent message ids a cursor remembers: claude writes one API message's usage on each of its records, one after another. */
-const SEEN_IDS = 64;
+const SEEN_IDS = 8;
 
 function usageOf(record: Record<string, unknown>): TokenUsage | undefined {
 	const usage = obj(obj(record, 'message'), 'usage');

@@ -7,8 +7,8 @@ import {parseJsonLine} from './lines.js';
 
 /** What a cursor holds: per file its inode and the offset read up to, or the last row key; plus adapter state. */
 export interface CursorState {
-	/** file → [inode, offset] */
-	readonly files?: Readonly<Record<string, readonly [number, number]>>;
+	/** inode → offset read up to, per file (inodes, not paths: a cursor stays a few bytes). */
+	readonly files?: Readonly<Record<string, number>>;
 	/** The last row id / sequence number read (database stores). */
 	readonly row?: number;
 	/** A signature of a source that is re-read whole when it changes (size:mtime). */
@@ -68,26 +68,24 @@ function readWholeLines(file: string, from: number, size: number): {records: Lin
  * inode) or went away since means the conversation was rewritten: every file is read again from
  * the start and `restart` is true.
  */
-export function readFilesSince(files: readonly string[], since: CursorState | undefined): {records: LineRecord[]; files: Record<string, [number, number]>; restart: boolean} {
+export function readFilesSince(files: readonly string[], since: CursorState | undefined): {records: LineRecord[]; files: Record<string, number>; restart: boolean} {
 	const known = since?.files ?? {};
 	const stats = files.map(file => ({file, st: fs.statSync(file, {throwIfNoEntry: false})}));
-	const present = new Set(files);
-	let restart = since === undefined ? false : Object.keys(known).some(file => !present.has(file));
-	for (const {file, st} of stats) {
-		const was = known[file];
-		if (was && st && (st.ino !== was[0] || st.size < was[1])) restart = true;
-	}
+	const present = new Map(stats.filter(s => s.st?.isFile()).map(s => [String(s.st?.ino), s.st?.size ?? 0]));
+	// A file read before that is gone or replaced (another inode), or shorter than what was read.
+	const restart = since !== undefined && Object.entries(known).some(([ino, offset]) => (present.get(ino) ?? -1) < offset);
 	const fresh = since === undefined || restart;
 	const records: LineRecord[] = [];
-	const next: Record<string, [number, number]> = {};
+	const next: Record<string, number> = {};
 	for (const {file, st} of stats) {
 		if (!st?.isFile()) continue;
-		const from = fresh ? 0 : (known[file]?.[1] ?? 0);
+		const ino = String(st.ino);
+		const from = fresh ? 0 : (known[ino] ?? 0);
 		const read = readWholeLines(file, from, st.size);
 		records.push(...read.records);
-		next[file] = [st.ino, read.end];
+		next[ino] = read.end;
 	}
-	return {records, files: next, restart: restart};
+	return {records, files: next, restart};
 }
 
 /** A file's size and mtime, for sources re-read whole when they change. */
