@@ -119,7 +119,9 @@ async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promis
 	let read = 0;
 	let messages = 0;
 	let forgotten = 0;
-	const known = new Map(deps.store.all().map(c => [`${c.agent}\u0000${c.id}`, c]));
+	// A watch event names a few conversations: only those rows are looked up, not the whole index.
+	const rows = only ? only.map(c => deps.store.get(c.agent, c.id)).filter((c): c is IndexedConversation => c !== undefined) : deps.store.all();
+	const known = new Map(rows.map(c => [`${c.agent}\u0000${c.id}`, c]));
 	for (const adapter of deps.adapters) {
 		const list = only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn);
 		conversations += list.conversations.length;
