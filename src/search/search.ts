@@ -114,7 +114,9 @@ export async function syncIndex(deps: SearchDeps, only?: readonly Conversation[]
 
 async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promise<SyncStats> {
 	const warn = deps.warn ?? (() => {});
-	const ctx: AdapterContext = {...deps.context, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
+	// A whole sync shares one refresh (each store listed once for thousands of reads); a few named
+	// conversations are looked up directly, which costs far less than listing every store again.
+	const ctx: AdapterContext = only ? deps.context : {...deps.context, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
 	let conversations = 0;
 	let read = 0;
 	let messages = 0;
@@ -240,8 +242,8 @@ export async function searchConversations(deps: SearchDeps, query: string, opts:
 	};
 	const words = queryWords(query);
 	const hits: SearchHit[] = [];
-	// One refresh for the re-checks: the stores' listings are read once for every hit.
-	const ctx: AdapterContext = {...deps.context, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
+	// Each hit is looked up directly (a few stats), never by listing every store.
+	const ctx = deps.context;
 	for (const raw of deps.store.query(match, filter)) {
 		if (hits.length >= limit) break;
 		if (!(await recheck(deps, ctx, raw))) continue;

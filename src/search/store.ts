@@ -277,8 +277,13 @@ export class SearchStore {
 		}
 		if (!filter.all) where.push('c.parent IS NULL AND c.headless = 0');
 		params.push(filter.limit ?? 20);
+		// The best messages only (FTS5 ranks them without sorting every match): a common word
+		// matches most messages, and grouping all of them was most of a query. Enough for the
+		// conversations asked for unless filters drop most of them.
+		const filtered = where.length > 0;
+		params.splice(1, 0, filtered ? 50_000 : Math.max(2_000, (filter.limit ?? 20) * 100));
 		const sql = `
-			WITH hits AS MATERIALIZED (SELECT rowid, rank AS s FROM fts WHERE fts MATCH ?)
+			WITH hits AS MATERIALIZED (SELECT rowid, rank AS s FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?)
 			SELECT c.*, min(h.s) AS score, m.text AS mtext, m.role AS mrole, m.at AS mat
 			FROM hits h JOIN msg m ON m.rowid = h.rowid JOIN conv c ON c.key = m.conv
 			${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
