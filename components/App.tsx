@@ -54,6 +54,7 @@ const selectConversations = (s: AppState) => ({
 	search: s.ui.conversationFilter,
 	searching: s.ui.mode === 'filter',
 	loadingAll: s.ui.conversationScope === 'all' && s.allConversations === null,
+	snippets: s.textHits && s.textHits.query === s.ui.conversationFilter.trim() ? s.textHits.snippets : undefined,
 });
 
 interface PaneProps {

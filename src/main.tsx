@@ -14,6 +14,8 @@ import {superviseWhenReady} from './sync/supervisor.js';
 import {discoverAllConversations} from './ui/allConversations.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
+import {startTextSearch} from './ui/textSearch.js';
+import {openSearchStore} from './search/index.js';
 import {startExpiry} from './ui/expiry.js';
 import {enterFullScreen} from './ui/fullScreen.js';
 import type {World} from './world/world.js';
@@ -129,6 +131,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		logger: world.logger,
 		now: world.now,
 	});
+	const stopTextSearch = startTextSearch({store, openIndex: () => openSearchStore(world.stateDir), adapters: Object.values(ADAPTERS), context: world.adapterContext(), logger: world.logger});
 	// Before the first frame: Ink then draws on the alternate screen from its first line.
 	const screen = enterFullScreen(process.stdout, () => quit());
 	let instance: ReturnType<typeof render>;
@@ -155,6 +158,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		screen.leave();
 		watch.stop();
 		stopDetail();
+		stopTextSearch();
 		stopExpiry();
 		// Quitting must be prompt even when a refresh is stuck on a slow disk or a silent mux.
 		await settleWithin([live.dispose(), bound.dispose()], DISPOSE_LIMIT_MS);

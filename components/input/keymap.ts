@@ -97,7 +97,7 @@ export const DEFAULT_KEYMAP: Keymap = [
 	{command: 'detail.scrollDown', chords: [{input: 'J'}, {key: 'pageDown'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel down'},
 	{command: 'detail.scrollUp', chords: [{input: 'K'}, {key: 'pageUp'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel up'},
 	{command: 'session.focus', chords: [{key: 'return'}], modes: ['sessions'], chunk: 'once', description: "focus the session's pane in herdr or tmux", hint: 'focus'},
-	{command: 'filter.start', chords: [{input: '/'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'filter by text (esc clears); in conversations: search titles, ids, cwd', hint: 'filter'},
+	{command: 'filter.start', chords: [{input: '/'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'filter by text (esc clears); in conversations: titles, ids, cwd and message text', hint: 'filter'},
 	{command: 'view.toggleFindings', chords: [{key: 'tab'}], modes: ['sessions', 'findings'], chunk: 'each', description: 'switch sessions ⇄ findings', hint: 'findings'},
 	{command: 'session.resume', chords: [{input: 'r'}], modes: ['sessions'], chunk: 'once', description: 'resume the selected stopped session', hint: 'resume'},
 	{command: 'session.stop', chords: [{input: 's'}], modes: ['sessions'], chunk: 'once', description: 'stop: shows the steps and asks y/n; then /exit, close the pane, SIGKILL (shown live)', hint: 'stop'},

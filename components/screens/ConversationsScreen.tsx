@@ -13,6 +13,8 @@ export interface ConversationsScreenProps {
 	/** The search text, and whether its field is open. */
 	readonly search: string;
 	readonly searching: boolean;
+	/** For the search text: the index's snippet of each conversation whose messages match, by `agent:id`. */
+	readonly snippets?: ReadonlyMap<string, string> | undefined;
 	/** Every folder was asked for and has not come yet. */
 	readonly loadingAll: boolean;
 	readonly cursor: number;
@@ -25,9 +27,9 @@ export interface ConversationsScreenProps {
 
 /** What the adapters find on disk, registered or not: in the registry's folders, or in every folder (`A`). */
 export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.Element {
-	const {conversations, sessions, scope, search, searching, loadingAll, cursor, height, width, home, now} = props;
+	const {conversations, sessions, scope, search, searching, loadingAll, cursor, height, width, home, now, snippets} = props;
 	const where = scope === 'all' ? `every folder${loadingAll ? ' (reading…)' : ''}` : "the registry's folders";
-	const searchLine = searching || search ? `search: ${search}${searching ? '▏' : ''}` : '/ searches titles, ids and folders';
+	const searchLine = searching || search ? `search: ${search}${searching ? '▏' : ''}` : '/ searches titles, ids, folders and message text';
 	const top = (
 		<Text wrap="truncate">
 			<Text bold>{`${conversations.length} in ${where}`}</Text>
@@ -64,7 +66,7 @@ export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.
 						{selected ? '> ' : '  '} {fit(c.agent, w.agent)} {fit(c.id, w.id)} {fit(registered.get(`${c.agent}:${c.id}`) ?? EMPTY_CELL, w.registered)}{' '}
 						<Text color={RESUME_COLOR[c.resumeState.kind]}>{fit(resumeText(c.resumeState), w.resume)}</Text> {fit(age(c.updatedAt, now), w.age)}{' '}
 						{fit(String(c.childCount), w.kids)} {fit(shortenPath(c.cwd, home), w.cwd)}
-						{titleWidth > 0 ? ` ${fit(c.title ?? '', titleWidth)}` : ''}
+						{titleWidth > 0 ? ` ${fit(snippets?.get(`${c.agent}:${c.id}`) ?? c.title ?? '', titleWidth)}` : ''}
 					</Text>
 				);
 			})}

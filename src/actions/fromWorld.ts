@@ -4,6 +4,7 @@ import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
 import {createActions, type Actions} from './index.js';
 import {trashDirIn} from './trashActions.js';
+import {searchIndexPort} from './searchIndex.js';
 import type {ActionDeps} from './types.js';
 
 /** Actions bound to a CLI world, plus the cleanup of whatever backend they opened. */
@@ -30,6 +31,7 @@ export function worldActions(world: World, overrides: Partial<ActionDeps> = {}):
 		now: world.now,
 		logger: world.logger,
 		trashDir: trashDirIn(world.stateDir),
+		searchIndex: searchIndexPort(world.stateDir),
 		...overrides,
 	};
 	return {

@@ -150,6 +150,17 @@ async function openTrash(deps: ActionDeps, view: PurgePlanView, hard: boolean): 
 	return captureToTrash(deps.trashDir, subject, await selfWriter(deps), deps.now());
 }
 
+/** Erase the conversation and its descendants from the search index; a warning when that failed. */
+function forgetInIndex(deps: ActionDeps, view: PurgePlanView): string | undefined {
+	if (!deps.searchIndex) return undefined;
+	try {
+		deps.searchIndex.forget(view.agent, [view.id, ...view.plan.descendants]);
+		return undefined;
+	} catch (error) {
+		return `the search index could not be cleared of ${view.id}: ${messageOf(error)} (run the purge again)`;
+	}
+}
+
 async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlanView, report: (p: PurgeProgress) => void, hard: boolean): Promise<PurgeResult> {
 	const session = view.session?.name ?? null;
 	const detail = {agent: view.agent, id: view.id, items: view.plan.items.length, bytes: view.plan.totalBytes, descendants: view.plan.descendants, hard};
@@ -161,6 +172,9 @@ async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlan
 	report({label: view.label, step: 'delete', state: 'running', message: `deleting ${view.plan.items.length} items of ${view.label}`});
 	// Exactly the plan that was shown, re-checked against the disk and copied into the trash.
 	const outcome = await adapter.purge(deps.context, view.plan);
+	// mam-tui's own copy of the words goes with the agent's: the trash keeps what restore needs,
+	// and restore's next index sync reads the conversation again.
+	const indexWarning = forgetInIndex(deps, view);
 	const kept = trash ? finishTrash(trash, await selfWriter(deps)) : undefined;
 	report({label: view.label, step: 'delete', state: 'done', message: `removed ${outcome.removed.length} items${outcome.warnings.length > 0 ? `; ${outcome.warnings.length} warnings` : ''}`});
 	report({label: view.label, step: 'residual', state: 'running', message: 'scanning for what is left'});
@@ -175,7 +189,7 @@ async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlan
 		outcome: clean ? 'ok' : 'failed',
 		detail: {...detail, removed: outcome.removed.length, warnings: outcome.warnings, residual, trashId: kept?.purgeId ?? null},
 	});
-	const warnings = [...outcome.warnings, ...(kept?.notes ?? [])];
+	const warnings = [...outcome.warnings, ...(kept?.notes ?? []), ...(indexWarning ? [indexWarning] : [])];
 	return {label: view.label, agent: view.agent, id: view.id, removed: outcome.removed, warnings, residual, ...(kept ? {trashId: kept.purgeId} : {})};
 }
 

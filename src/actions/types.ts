@@ -24,6 +24,17 @@ export interface ActionDeps {
 	readonly selfPid?: number;
 	/** `$MAM_HOME/trash`: where purges keep what they take out, for restore. Absent: purges are hard. */
 	readonly trashDir?: string;
+	/**
+	 * mam-tui's search index (`$MAM_HOME/search.db`): a purge erases the conversation's rows in
+	 * the same operation. Absent: no index to keep in step (tests, a world without a state folder).
+	 */
+	readonly searchIndex?: SearchIndexPort;
+}
+
+/** What purge needs of the search index. */
+export interface SearchIndexPort {
+	/** Erase these conversations' rows (no byte of their text left in the index's files). */
+	forget(agent: string, ids: readonly string[]): void;
 }
 
 /** Names a session: by registry name, or by the agent's own conversation id. */

@@ -1,3 +1,4 @@
+import {agyMessages} from './agy/messages.js';
 import path from 'node:path';
 import type {Conversation} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
@@ -142,6 +143,11 @@ export const agyAdapter: AgentAdapter = {
 		if (belonging.kind === 'yes') return steps;
 		if (belonging.kind === 'no') return {kind: 'no', reason: belonging.reason};
 		return {kind: 'unknown', reason: index.problems[0] ?? 'the conversation records no workspace'};
+	},
+
+	async messages(ctx, id, since) {
+		assertValidId(agyAdapter, id);
+		return agyMessages(ctx, id, since);
 	},
 
 	async artifacts(ctx, id) {

@@ -13,6 +13,7 @@ import {scanResidual} from './common/residual.js';
 import {runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AgentAdapter, type InUseHolder} from './types.js';
 import {claudeLiveUses, transcriptCwds} from './claude/live.js';
+import {claudeMessages} from './claude/messages.js';
 import {configFiles, configRoots, planFor} from './claude/plan.js';
 import {claudeRoot, legacyChildCounts, nestedSubAgentCount, projectDirs, readTranscript, resumeStateOf, roots, subAgentsIn, type Transcript, transcriptsIn} from './claude/transcripts.js';
 
@@ -107,6 +108,11 @@ export const claudeAdapter: AgentAdapter = {
 		const match = transcripts.find(t => t.cwd === want);
 		if (!match) return {kind: 'no', reason: `belongs to ${transcripts[0]?.cwd ?? 'an unknown cwd'}, not ${want}`};
 		return resumeStateOf(match);
+	},
+
+	async messages(ctx, id, since) {
+		assertValidId(claudeAdapter, id);
+		return claudeMessages(ctx, id, since);
 	},
 
 	async artifacts(ctx, id) {

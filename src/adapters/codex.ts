@@ -14,6 +14,7 @@ import {eraseDatabases} from './common/sqlitePurge.js';
 import {programOf, runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {agentDelete, planFor, purgeRows} from './codex/plan.js';
+import {codexMessages} from './codex/messages.js';
 import {codexRoot, databases, readRollout, resumeStateOf, type Rollout, ROLLOUT_FILE, rollouts, rolloutsOf, roots, THREAD_ID, UUID, verifyRolloutsOf} from './codex/rollouts.js';
 import {descendantsOf, parentMap, readThreadIndex, threadsNamedByProcesses} from './codex/threads.js';
 
@@ -146,6 +147,11 @@ export const codexAdapter: AgentAdapter = {
 			return {kind: 'no', reason: `belongs to ${first.cwd ?? 'an unknown cwd'}, not ${canonicalCwd(ctx, cwd)}`};
 		}
 		return resumeStateOf(first);
+	},
+
+	async messages(ctx, id, since) {
+		assertValidId(codexAdapter, id);
+		return codexMessages(ctx, id, since);
 	},
 
 	async artifacts(ctx, id) {

@@ -1,3 +1,4 @@
+import {geminiMessages} from './gemini/messages.js';
 import path from 'node:path';
 import type {ProcessRef} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
@@ -135,6 +136,11 @@ export const geminiAdapter: AgentAdapter = {
 		if (found.some(s => s.project.cwd !== undefined && canonicalCwd(ctx, s.project.cwd) === want)) return state;
 		// gemini resumes only from the project's own folder (rc 42 elsewhere, FORMATS 10).
 		return {kind: 'no', reason: `belongs to ${found.map(s => s.project.cwd ?? s.project.dir).join(', ')}`};
+	},
+
+	async messages(ctx, id, since) {
+		assertValidId(geminiAdapter, id);
+		return geminiMessages(ctx, id, since);
 	},
 
 	async artifacts(ctx, id) {

@@ -1,3 +1,4 @@
+import {grokMessages} from './grok/messages.js';
 import path from 'node:path';
 import {messageOf} from '../domain/result.js';
 import {measuredExitInput, readGrokScreen} from './common/exitSequences.js';
@@ -97,6 +98,11 @@ export const grokAdapter: AgentAdapter = {
 		const cli = cliSessionOf(ctx, id);
 		if (cli.problem) return {kind: 'unknown', reason: cli.problem};
 		return verifyAgainst(ctx, cli.session, id, cwd);
+	},
+
+	async messages(ctx, id, since) {
+		assertValidId(grokAdapter, id);
+		return grokMessages(ctx, id, since);
 	},
 
 	async artifacts(ctx, id) {

@@ -1,3 +1,4 @@
+import {hermesMessages} from './hermes/messages.js';
 import path from 'node:path';
 import type {Conversation} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
@@ -74,6 +75,11 @@ export const hermesAdapter: AgentAdapter = {
 		const store = data.find(d => d.rows.has(id));
 		if (!store) return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: `no hermes session ${id}`};
 		return verdictIn(ctx, viewOf(store), id, cwd);
+	},
+
+	async messages(ctx, id, since) {
+		assertValidId(hermesAdapter, id);
+		return hermesMessages(ctx, id, since);
 	},
 
 	async artifacts(ctx, id) {

@@ -1,3 +1,4 @@
+import {opencodeMessages} from './opencode/messages.js';
 import path from 'node:path';
 import type {Conversation, ProcessRef} from '../domain/types.js';
 import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
@@ -119,6 +120,11 @@ export const opencodeAdapter: AgentAdapter = {
 			return {kind: 'no', reason: `belongs to ${session.directory}, not ${canonicalCwd(ctx, cwd)}`};
 		}
 		return resumeStateOf(session);
+	},
+
+	async messages(ctx, id, since) {
+		assertValidId(opencodeAdapter, id);
+		return opencodeMessages(ctx, id, since);
 	},
 
 	async artifacts(ctx, id) {

@@ -41,6 +41,44 @@ export interface AdapterContext {
 	readonly parses?: ParseCache;
 }
 
+/** One message of a conversation as the search index keeps it: who said it, when, and its text. */
+export interface ConversationMessage {
+	/** `user`, `assistant`, … as the agent records it. */
+	readonly role: string;
+	/** ms since the epoch; 0 when the record has no time. */
+	readonly at: number;
+	readonly text: string;
+}
+
+/**
+ * Tokens a conversation used, from the agent's own records. A field the agent does not record is
+ * undefined (shown `—`), never 0.
+ */
+export interface TokenUsage {
+	readonly input?: number;
+	readonly output?: number;
+	/** Input tokens read from the provider's prompt cache. */
+	readonly cacheRead?: number;
+	/** Input tokens written to the provider's prompt cache. */
+	readonly cacheWrite?: number;
+}
+
+/** What `messages` read: the messages after `since`, and where the next read starts. */
+export interface MessageRead {
+	readonly messages: readonly ConversationMessage[];
+	/** Opaque to callers: hand it back as `since` to read only what came after. */
+	readonly cursor: string;
+	/**
+	 * True when the source does not continue from `since` (rewound, rewritten, replaced): the
+	 * messages are the whole conversation, and what was read before must be forgotten.
+	 */
+	readonly restart: boolean;
+	/** The conversation's total usage so far (not this read's share); absent when the agent records none. */
+	readonly usage?: TokenUsage;
+	/** Started without a person at the keyboard (`codex exec`, `claude -p`, a gateway). */
+	readonly headless?: boolean;
+}
+
 /** Filters for `discover`. */
 export interface DiscoverQuery {
 	/** Only conversations whose recorded cwd (realpath) equals this one. */
@@ -224,6 +262,13 @@ export interface AgentAdapter {
 	 * store cannot be read.
 	 */
 	verify(ctx: AdapterContext, id: string, cwd?: string): Promise<Conversation['resumeState']>;
+	/**
+	 * The conversation's messages after `since` (a cursor an earlier call returned; absent: from
+	 * the start), read-only and trace-free like `discover`. Append-only files are read from the
+	 * byte offset the cursor holds, databases from the row id or sequence number it holds.
+	 * Undefined when the conversation is not on disk.
+	 */
+	messages(ctx: AdapterContext, id: string, since?: string): Promise<MessageRead | undefined>;
 	/** The complete purge plan: every file, folder and row naming `id` or a descendant, with sizes. */
 	artifacts(ctx: AdapterContext, id: string): Promise<PurgePlan>;
 	/**

@@ -15,6 +15,8 @@ import {restoreCommand, trashCommand} from './trashCommand.js';
 import {resumeCommand} from './resumeCommand.js';
 import {stopCommand} from './stopCommand.js';
 import {conversationsCommand} from './conversationsCommand.js';
+import {searchCommand} from './searchCommand.js';
+import {usageCommand} from './usageCommand.js';
 import {demoCommand} from './demoCommand.js';
 import {loadDashboard} from './loadDashboard.js';
 import {packageVersion} from './version.js';
@@ -33,7 +35,7 @@ const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 /** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, trashCommand, restoreCommand, newCommand, adoptCommand, conversationsCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, trashCommand, restoreCommand, newCommand, adoptCommand, conversationsCommand, searchCommand, usageCommand, demoCommand];
 
 const dashboardCommand: Command = {
 	name: 'dashboard',

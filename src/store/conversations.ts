@@ -1,7 +1,7 @@
 import type {Conversation} from '../domain/types.js';
 import type {AppState} from './state.js';
 
-type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations'> & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter'>};
+type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations'> & {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter'>};
 
 const key = (c: Conversation) => `${c.agent}:${c.id}`;
 
@@ -18,12 +18,18 @@ function allFolders(state: ConversationsSlice): readonly Conversation[] {
 	return [...merged, ...state.conversations.filter(c => !seen.has(key(c)))];
 }
 
+/** The snippet the search index found in `c`'s messages for the current search text, if any. */
+export function textSnippet(state: Pick<AppState, 'textHits'> & {readonly ui: Pick<AppState['ui'], 'conversationFilter'>}, c: Conversation): string | undefined {
+	if (!state.textHits || state.textHits.query !== state.ui.conversationFilter.trim()) return undefined;
+	return state.textHits.snippets.get(key(c));
+}
+
 /** The text `/` searches: agent, id, cwd and the title (the summary, else the first prompt, as discovery read it). */
 function haystack(c: Conversation): string {
 	return `${c.agent}\n${c.id}\n${c.cwd}\n${c.title ?? ''}`.toLowerCase();
 }
 
-const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conversation[] | null; readonly scope: string; readonly filter: string; readonly rows: readonly Conversation[]}>();
+const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conversation[] | null; readonly hits: AppState['textHits'] | undefined; readonly scope: string; readonly filter: string; readonly rows: readonly Conversation[]}>();
 
 /**
  * The conversations view's rows: the scope (the registry's folders, or every folder), then the
@@ -32,10 +38,12 @@ const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conve
 export function visibleConversations(state: ConversationsSlice): readonly Conversation[] {
 	const {conversationScope: scope, conversationFilter: filter} = state.ui;
 	const hit = cache.get(state.conversations);
-	if (hit && hit.all === state.allConversations && hit.scope === scope && hit.filter === filter) return hit.rows;
+	if (hit && hit.all === state.allConversations && hit.hits === state.textHits && hit.scope === scope && hit.filter === filter) return hit.rows;
 	const base = scope === 'all' ? allFolders(state) : state.conversations;
 	const needle = filter.trim().toLowerCase();
-	const rows = needle ? base.filter(c => haystack(c).includes(needle)) : base;
-	cache.set(state.conversations, {all: state.allConversations, scope, filter, rows});
+	// The index's answer counts only for the text it was asked about (a late answer is ignored).
+	const text = state.textHits && state.textHits.query === filter.trim() ? state.textHits.snippets : undefined;
+	const rows = needle ? base.filter(c => haystack(c).includes(needle) || text?.has(key(c)) === true) : base;
+	cache.set(state.conversations, {all: state.allConversations, hits: state.textHits, scope, filter, rows});
 	return rows;
 }

@@ -31,6 +31,7 @@ export type Action =
 	| {readonly type: 'detail/scroll'; readonly delta: number}
 	| {readonly type: 'conversations/scope'}
 	| {readonly type: 'conversations/all'; readonly conversations: readonly Conversation[]}
+	| {readonly type: 'conversations/textHits'; readonly query: string; readonly snippets: ReadonlyMap<string, string>}
 	| {readonly type: 'stop/open'; readonly dialog: StopDialog}
 	| {readonly type: 'stop/close'}
 	| {readonly type: 'operation/started'; readonly operation: OperationView}
@@ -203,6 +204,8 @@ function reduce(state: AppState, action: Action): AppState {
 			return {...state, ui: {...state.ui, conversationScope: state.ui.conversationScope === 'all' ? 'registry' : 'all', conversationsCursor: 0}};
 		case 'conversations/all':
 			return clampAll({...state, allConversations: action.conversations}, state);
+		case 'conversations/textHits':
+			return clampAll({...state, textHits: {query: action.query, snippets: action.snippets}}, state);
 		case 'stop/open':
 			return setMode({...state, stopDialog: action.dialog}, 'stop');
 		case 'stop/close':

@@ -185,8 +185,16 @@ export interface AppState {
 	readonly allConversations: readonly Conversation[] | null;
 	/** The trash view's purges, loaded when it opens; null before. */
 	readonly trash: readonly TrashRow[] | null;
+	/** Conversations whose message text matches the conversations view's search, for that text (the search index's answer). */
+	readonly textHits: TextHits | null;
 	readonly trashEmpty: TrashEmptyDialog | null;
 	readonly ui: UiState;
+}
+
+/** What the search index found for `query`: by `agent:id`, the snippet of the best message. */
+export interface TextHits {
+	readonly query: string;
+	readonly snippets: ReadonlyMap<string, string>;
 }
 
 export const initialUi: UiState = {
@@ -220,6 +228,7 @@ export function initialState(overrides: Partial<AppState> = {}): AppState {
 		detail: null,
 		allConversations: null,
 		trash: null,
+		textHits: null,
 		trashEmpty: null,
 		ui: initialUi,
 		...overrides,

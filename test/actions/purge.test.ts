@@ -219,3 +219,35 @@ describe('purge', {timeout: 30_000}, () => {
 		expect(await actions.purgePlan({name: 'fresh'})).toMatchObject({ok: false, error: {kind: 'unpinned'}});
 	});
 });
+
+describe('purge and the search index', () => {
+	it("erases the conversation's and its children's rows from the index in the same operation", async () => {
+		world = createTestWorld('mam-purge-');
+		const s = scene(world);
+		const forgotten: {agent: string; ids: readonly string[]}[] = [];
+		const actions = createActions({...world.deps(undefined), searchIndex: {forget: (agent, ids) => void forgotten.push({agent, ids})}});
+		const plan = await actions.purgePlan({name: 'alpha'});
+		if (!plan.ok) throw new Error(plan.error.message);
+		const result = await actions.purge([plan.value], 'alpha');
+		expect(result.ok).toBe(true);
+		expect(forgotten).toEqual([{agent: 'claude', ids: [s.a, s.child]}]);
+	});
+
+	it('says so, and still finishes the purge, when the index cannot be cleared', async () => {
+		world = createTestWorld('mam-purge-');
+		scene(world);
+		const actions = createActions({
+			...world.deps(undefined),
+			searchIndex: {
+				forget: () => {
+					throw new Error('disk full');
+				},
+			},
+		});
+		const plan = await actions.purgePlan({name: 'alpha'});
+		if (!plan.ok) throw new Error(plan.error.message);
+		const result = await actions.purge([plan.value], 'alpha');
+		if (!result.ok) throw new Error(result.error.message);
+		expect(result.value[0]?.warnings.join('\n')).toMatch(/search index could not be cleared .*disk full/);
+	});
+});

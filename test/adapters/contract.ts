@@ -198,6 +198,26 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 		});
 	});
 
+	describe('messages', () => {
+		it("reads the target's text, then nothing new from its cursor; an id that exists nowhere reads undefined", SLOW, async () => {
+			const first = await adapter.messages(world.ctx, world.ids.target);
+			expect(first, 'the target is on disk').toBeDefined();
+			expect(first?.messages.length).toBeGreaterThan(0);
+			for (const m of first?.messages ?? []) expect(m.text.trim()).not.toBe('');
+			const again = await adapter.messages(world.ctx, world.ids.target, first?.cursor);
+			expect(again?.messages).toEqual([]);
+			expect(again?.restart).toBe(false);
+			expect(await adapter.messages(world.ctx, world.ids.absent)).toBeUndefined();
+		});
+
+		it('leaves the store as it found it (no sidecar, no byte changed)', SLOW, async () => {
+			const before = world.snapshotOthers([]);
+			await adapter.messages(world.ctx, world.ids.target);
+			await adapter.messages(world.ctx, world.ids.sibling);
+			expect(world.snapshotOthers([])).toEqual(before);
+		});
+	});
+
 	describe('watchPaths', () => {
 		it('when given, their stat moves when the conversations of the cwd change', SLOW, async ({skip}) => {
 			const watch = adapter.watchPaths?.bind(adapter);

@@ -5,7 +5,7 @@
 //
 //   npm run bench [-- --quick] [-- --seed N --conversations N --sessions N --runs N --keep]
 //   npm run bench -- --serve   builds the world, prints its environment and waits (for profiling by hand)
-//   npm run bench -- --only cli|tmux|live   one group of measurements (the bench then fails only on those)
+//   npm run bench -- --only cli|tmux|live|search   one group of measurements (the bench then fails only on those)
 import {fork, spawn, type ChildProcess} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,7 +41,7 @@ const {values: options} = parseArgs({
 	strict: true,
 });
 const quick = options.quick === true;
-const GROUPS = ['cli', 'tmux', 'live'] as const;
+const GROUPS = ['cli', 'tmux', 'live', 'search'] as const;
 if (options.only !== undefined && !(GROUPS as readonly string[]).includes(options.only)) throw new Error(`--only takes one of ${GROUPS.join(', ')}`);
 /** Does this run measure `group` (status, cold start and idle; the tmux refresh and idle; the in-process refresh and keys)? */
 const measures = (group: (typeof GROUPS)[number]): boolean => options.only === undefined || options.only === group;
@@ -247,6 +247,15 @@ async function main(): Promise<void> {
 		if (options.keep) log(`world kept at ${world.base}`);
 		else world.cleanup();
 	});
+	if (options.only === 'search') {
+		// In process, without panes: the index reads the agents' files only.
+		const {measureSearch} = await import('./search.js');
+		const {lines, quality} = await measureSearch(world, log);
+		process.stdout.write(`\nmam-tui benchmark (search) — ${os.cpus().length} cores, load ${os.loadavg().map(l => l.toFixed(1)).join(' ')}; a shared machine: figures are noisy\n\n${table(lines)}\n\n${quality}\n\n`);
+		await cleanUp();
+		if (lines.some(l => l.pass === false)) process.exitCode = 1;
+		return;
+	}
 	try {
 		const {plan, sessionPane} = panePlan(world);
 		const herdr = await startHerdr(world, plan);

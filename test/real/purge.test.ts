@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {execa} from 'execa';
 import {describe, expect, it} from 'vitest';
-import {attachTui, conversationsOnDisk, DEFAULT_REPLY, grepHome, REAL_AGENTS, type RealAgent, type RealWorld, sleep, startTui, useRealWorld, waitForConversation} from './support/harness.js';
+import {attachTui, conversationsOnDisk, DEFAULT_REPLY, grepHome, grepMamHome, REAL_AGENTS, type RealAgent, type RealWorld, sleep, startTui, useRealWorld, waitForConversation} from './support/harness.js';
 
 /** The argv that makes each real CLI open conversation `id` itself. */
 const RESUME_ARGS: Readonly<Record<RealAgent, (id: string) => string[]>> = {
@@ -126,6 +126,8 @@ describe('real agents: purge, trash, restore', () => {
 		expect(emptied.exitCode, emptied.stdout + emptied.stderr).toBe(0);
 		expect(JSON.parse((await real.world.mamTui(['trash', '--json'])).stdout)).toMatchObject({purges: []});
 		expect(await grepHome(real.world, marker)).toEqual([]);
+		// mam-tui's own files too: the trash is empty, and the search index (if any) forgot it.
+		expect(await grepMamHome(real.world, marker)).toEqual([]);
 	});
 });
 

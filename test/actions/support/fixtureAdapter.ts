@@ -133,6 +133,10 @@ export function createFixtureAdapter(): AgentAdapter {
 				.sort((a, b) => b.createdAt - a.createdAt);
 			return {conversations, problems: []};
 		},
+		// The fixture keeps no messages: nothing to index.
+		async messages() {
+			return undefined;
+		},
 		async verify(ctx, id, cwd) {
 			assertValidId(adapter, id);
 			const file = path.join(fixtureRoot(ctx.home), 'convs', `${id}.jsonl`);

@@ -836,6 +836,20 @@ export async function waitForConversation(world: RealWorld, agent: RealAgent, cw
 	throw new Error(`${agent} wrote no conversation in ${cwd}${opts.containing ? ` containing ${JSON.stringify(opts.containing)}` : ''} within ${timeoutMs} ms (saw: ${seen.map(c => c.id).join(', ') || 'none'})`);
 }
 
+/** Every regular file under mam-tui's state folder ($MAM_HOME: registry, trash, search index) whose bytes contain `needle`. */
+export async function grepMamHome(world: RealWorld, needle: string): Promise<string[]> {
+	const wanted = Buffer.from(needle, 'utf8');
+	const hits: string[] = [];
+	for (const file of walkFiles(path.join(world.dir, 'mam'), () => true)) {
+		try {
+			if ((await fs.promises.readFile(file)).includes(wanted)) hits.push(file);
+		} catch {
+			// vanished while we walked
+		}
+	}
+	return hits.sort();
+}
+
 /** Every regular file under HOME and TMPDIR whose bytes contain `needle`. */
 export async function grepHome(world: RealWorld, needle: string): Promise<string[]> {
 	const wanted = Buffer.from(needle, 'utf8');

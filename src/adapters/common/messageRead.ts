@@ -1,0 +1,146 @@
+// Reading a conversation's messages after a point (AgentAdapter.messages): the shared part of the
+// cursors. JSON Lines files are read from the byte offset the cursor holds (only whole lines, so a
+// line being written is read next time); databases from the last row id or sequence number.
+import fs from 'node:fs';
+import type {ConversationMessage, TokenUsage} from '../types.js';
+import {parseJsonLine} from './lines.js';
+
+/** What a cursor holds: per file its inode and the offset read up to, or the last row key; plus adapter state. */
+export interface CursorState {
+	/** inode → offset read up to, per file (inodes, not paths: a cursor stays a few bytes). */
+	readonly files?: Readonly<Record<string, number>>;
+	/** The last row id / sequence number read (database stores). */
+	readonly row?: number;
+	/** A signature of a source that is re-read whole when it changes (size:mtime). */
+	readonly sig?: string;
+	/** Adapter state carried between reads (running token totals, the last message id). */
+	readonly state?: Readonly<Record<string, unknown>>;
+}
+
+export function decodeCursor(cursor: string | undefined): CursorState | undefined {
+	if (cursor === undefined || cursor === '') return undefined;
+	const parsed = parseJsonLine(cursor);
+	return parsed as CursorState | undefined;
+}
+
+export function encodeCursor(state: CursorState): string {
+	return JSON.stringify(state);
+}
+
+/** One record of a JSON Lines file, with the byte offset its line starts at. */
+export interface LineRecord {
+	readonly record: Record<string, unknown>;
+	readonly offset: number;
+}
+
+/** Whole lines of `file` from byte `from`: the records, and the offset after the last whole line. */
+function readWholeLines(file: string, from: number, size: number): {records: LineRecord[]; end: number} {
+	const records: LineRecord[] = [];
+	if (size <= from) return {records, end: from};
+	const fd = fs.openSync(file, 'r');
+	let data: Buffer;
+	try {
+		data = Buffer.allocUnsafe(size - from);
+		let read = 0;
+		while (read < data.length) {
+			const n = fs.readSync(fd, data, read, data.length - read, from + read);
+			if (n === 0) break;
+			read += n;
+		}
+		data = data.subarray(0, read);
+	} finally {
+		fs.closeSync(fd);
+	}
+	const last = data.lastIndexOf(10);
+	if (last < 0) return {records, end: from};
+	let start = 0;
+	while (start <= last) {
+		const nl = data.indexOf(10, start);
+		const record = parseJsonLine(data.toString('utf8', start, nl));
+		if (record) records.push({record, offset: from + start});
+		start = nl + 1;
+	}
+	return {records, end: from + last + 1};
+}
+
+/**
+ * The records appended to `files` since the cursor. A file that shrank, was replaced (another
+ * inode) or went away since means the conversation was rewritten: every file is read again from
+ * the start and `restart` is true.
+ */
+export function readFilesSince(files: readonly string[], since: CursorState | undefined): {records: LineRecord[]; files: Record<string, number>; restart: boolean} {
+	const known = since?.files ?? {};
+	const stats = files.map(file => ({file, st: fs.statSync(file, {throwIfNoEntry: false})}));
+	const present = new Map(stats.filter(s => s.st?.isFile()).map(s => [String(s.st?.ino), s.st?.size ?? 0]));
+	// A file read before that is gone or replaced (another inode), or shorter than what was read.
+	const restart = since !== undefined && Object.entries(known).some(([ino, offset]) => (present.get(ino) ?? -1) < offset);
+	const fresh = since === undefined || restart;
+	const records: LineRecord[] = [];
+	const next: Record<string, number> = {};
+	for (const {file, st} of stats) {
+		if (!st?.isFile()) continue;
+		const ino = String(st.ino);
+		const from = fresh ? 0 : (known[ino] ?? 0);
+		const read = readWholeLines(file, from, st.size);
+		records.push(...read.records);
+		next[ino] = read.end;
+	}
+	return {records, files: next, restart};
+}
+
+/** A file's size and mtime, for sources re-read whole when they change. */
+export function signatureOf(files: readonly string[]): string {
+	return files
+		.map(file => {
+			const st = fs.statSync(file, {throwIfNoEntry: false});
+			return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '-';
+		})
+		.join('|');
+}
+
+/** The text of a content value: a string, or the `text` of its blocks (tool calls and images skipped). */
+export function textOfContent(content: unknown): string {
+	if (typeof content === 'string') return content;
+	if (!Array.isArray(content)) {
+		if (typeof content === 'object' && content !== null && typeof (content as {text?: unknown}).text === 'string') return (content as {text: string}).text;
+		return '';
+	}
+	const parts: string[] = [];
+	for (const block of content) {
+		if (typeof block === 'string') parts.push(block);
+		else if (typeof block === 'object' && block !== null) {
+			const text = (block as {text?: unknown}).text;
+			if (typeof text === 'string') parts.push(text);
+		}
+	}
+	return parts.join('\n');
+}
+
+/** A message, when it has text. */
+export function messageOf(role: string, at: number | undefined, text: string): ConversationMessage | undefined {
+	const trimmed = text.trim();
+	return trimmed === '' ? undefined : {role, at: at ?? 0, text: trimmed};
+}
+
+/** A non-negative integer field, or undefined. */
+export function count(value: unknown): number | undefined {
+	return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
+}
+
+/** Adds two usages field by field; a field unknown on both sides stays unknown. */
+export function addUsage(a: TokenUsage | undefined, b: TokenUsage | undefined): TokenUsage | undefined {
+	if (!a) return b;
+	if (!b) return a;
+	const add = (x: number | undefined, y: number | undefined) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
+	return compactUsage({input: add(a.input, b.input), output: add(a.output, b.output), cacheRead: add(a.cacheRead, b.cacheRead), cacheWrite: add(a.cacheWrite, b.cacheWrite)});
+}
+
+/** Drops undefined fields; undefined when nothing is known. */
+export function compactUsage(u: {input?: number | undefined; output?: number | undefined; cacheRead?: number | undefined; cacheWrite?: number | undefined}): TokenUsage | undefined {
+	const out: {input?: number; output?: number; cacheRead?: number; cacheWrite?: number} = {};
+	if (u.input !== undefined) out.input = u.input;
+	if (u.output !== undefined) out.output = u.output;
+	if (u.cacheRead !== undefined) out.cacheRead = u.cacheRead;
+	if (u.cacheWrite !== undefined) out.cacheWrite = u.cacheWrite;
+	return Object.keys(out).length === 0 ? undefined : out;
+}

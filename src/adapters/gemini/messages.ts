@@ -1,0 +1,61 @@
+import {readSmallText} from '../common/jsonRecords.js';
+import {isoMs, obj} from '../common/jsonl.js';
+import {parseJsonLine} from '../common/lines.js';
+import {addUsage, compactUsage, count, decodeCursor, encodeCursor, messageOf, signatureOf, textOfContent} from '../common/messageRead.js';
+import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
+import {legacyRecords, sessionsWithId} from './chats.js';
+
+const SESSION_CONTEXT = '<session_context>';
+
+/** gemini's per-message `tokens`: `input` counts the cached part too. */
+function tokensOf(record: Record<string, unknown>): TokenUsage | undefined {
+	const tokens = obj(record, 'tokens');
+	if (!tokens) return undefined;
+	const input = count(tokens['input']);
+	const cached = count(tokens['cached']);
+	return compactUsage({input: input === undefined ? undefined : input - Math.min(input, cached ?? 0), output: count(tokens['output']), cacheRead: cached});
+}
+
+/** The messages of one chat file as gemini shows them: the last version of each id, rewinds applied. */
+function chatMessages(file: string): Record<string, unknown>[] {
+	const body = readSmallText(file, Number.MAX_SAFE_INTEGER);
+	if (body === undefined) return [];
+	const records = file.endsWith('.json') ? legacyRecords(body).slice(1) : body.split('\n').map(parseJsonLine);
+	const byId = new Map<string, Record<string, unknown>>();
+	for (const record of records) {
+		if (!record) continue;
+		const rewind = record['$rewindTo'];
+		if (typeof rewind === 'string') {
+			const ids = [...byId.keys()];
+			const at = ids.indexOf(rewind);
+			for (const id of ids.slice(at < 0 ? 0 : at)) byId.delete(id);
+		} else if (typeof record['id'] === 'string' && (record['type'] === 'user' || record['type'] === 'gemini')) {
+			byId.set(record['id'], record);
+		}
+	}
+	return [...byId.values()];
+}
+
+/**
+ * gemini rewrites and rewinds its chat files (`$set`, `$rewindTo`), so a chat is read whole again
+ * whenever one of its files changed; tokens are summed over the messages that remain.
+ */
+export function geminiMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
+	const files = sessionsWithId(ctx, id).flatMap(s => s.files.map(f => f.file));
+	if (files.length === 0) return undefined;
+	const sig = signatureOf(files);
+	const before = decodeCursor(since);
+	if (before?.sig === sig) return {messages: [], cursor: since ?? '', restart: false, ...(before.state?.['usage'] ? {usage: before.state['usage'] as TokenUsage} : {})};
+	const messages: ConversationMessage[] = [];
+	let usage: TokenUsage | undefined;
+	for (const file of files) {
+		for (const record of chatMessages(file)) {
+			usage = addUsage(usage, tokensOf(record));
+			const text = textOfContent(record['content']);
+			if (text.trimStart().startsWith(SESSION_CONTEXT)) continue;
+			const m = messageOf(record['type'] === 'gemini' ? 'assistant' : 'user', isoMs(record['timestamp']), text);
+			if (m) messages.push(m);
+		}
+	}
+	return {messages, cursor: encodeCursor({sig, state: usage ? {usage} : {}}), restart: since !== undefined, ...(usage ? {usage} : {})};
+}

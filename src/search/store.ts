@@ -1,0 +1,301 @@
+// The search index: one SQLite file under $MAM_HOME (`search.db`), one row per message of every
+// agent's conversations, with an FTS5 index over the text. It is mam-tui's own copy of the
+// agents' words, so it obeys purge: deleting a conversation's rows erases them (secure_delete
+// zeroes freed pages, FTS5 `secure-delete` takes the words out of the index itself, and a
+// TRUNCATE checkpoint empties the WAL), never leaves them for later.
+import fs from 'node:fs';
+import path from 'node:path';
+import {openDatabase, type SqliteDb} from '../system/sqlite.js';
+import type {AgentId} from '../domain/types.js';
+import type {ConversationMessage, TokenUsage} from '../adapters/types.js';
+
+/** `PRAGMA application_id`: 'mams'. A file without it is not ours and is never trusted. */
+const APPLICATION_ID = 0x6d616d73;
+/** Bumped when the schema or what is indexed changes: an older index is rebuilt from the agents' files. */
+const SCHEMA_VERSION = 2;
+
+const SCHEMA = `
+CREATE TABLE conv (
+	key INTEGER PRIMARY KEY,
+	agent TEXT NOT NULL,
+	id TEXT NOT NULL,
+	parent TEXT,
+	cwd TEXT NOT NULL,
+	title TEXT,
+	created INTEGER NOT NULL,
+	updated INTEGER NOT NULL,
+	stamp INTEGER NOT NULL,
+	cursor TEXT NOT NULL,
+	usage TEXT,
+	headless INTEGER NOT NULL DEFAULT 0,
+	UNIQUE (agent, id)
+);
+CREATE TABLE msg (
+	rowid INTEGER PRIMARY KEY,
+	conv INTEGER NOT NULL,
+	role TEXT NOT NULL,
+	at INTEGER NOT NULL,
+	text TEXT NOT NULL
+);
+CREATE INDEX msg_conv ON msg (conv);
+CREATE VIRTUAL TABLE fts USING fts5(text, content='msg', content_rowid='rowid', detail=column, tokenize='unicode61 remove_diacritics 2');
+INSERT INTO fts (fts, rank) VALUES ('secure-delete', 1);
+`;
+
+/** What the index keeps about one conversation. */
+export interface IndexedConversation {
+	readonly agent: AgentId;
+	readonly id: string;
+	readonly parent?: string;
+	readonly cwd: string;
+	readonly title?: string;
+	readonly createdAt: number;
+	readonly updatedAt: number;
+	/** The discovery `updatedAt` the index last read up to: unchanged means nothing to read. */
+	readonly stamp: number;
+	readonly cursor: string;
+	readonly usage?: TokenUsage;
+	readonly headless: boolean;
+}
+
+interface ConvRow {
+	key: number;
+	agent: string;
+	id: string;
+	parent: string | null;
+	cwd: string;
+	title: string | null;
+	created: number;
+	updated: number;
+	stamp: number;
+	cursor: string;
+	usage: string | null;
+	headless: number;
+}
+
+export function rowToConversation(row: ConvRow): IndexedConversation {
+	const usage = row.usage ? (JSON.parse(row.usage) as TokenUsage) : undefined;
+	return {
+		agent: row.agent as AgentId,
+		id: row.id,
+		...(row.parent ? {parent: row.parent} : {}),
+		cwd: row.cwd,
+		...(row.title ? {title: row.title} : {}),
+		createdAt: row.created,
+		updatedAt: row.updated,
+		stamp: row.stamp,
+		cursor: row.cursor,
+		...(usage ? {usage} : {}),
+		headless: row.headless === 1,
+	};
+}
+
+/** One message that matched, with its conversation and bm25 score (lower is better). */
+export interface RawHit {
+	readonly conversation: IndexedConversation;
+	readonly score: number;
+	readonly text: string;
+	readonly role: string;
+	readonly at: number;
+}
+
+export interface QueryFilter {
+	readonly agent?: string;
+	readonly cwd?: string;
+	/** Only conversations updated at or after this time (ms). */
+	readonly since?: number;
+	/** Include sub-agent and headless conversations. */
+	readonly all?: boolean;
+	readonly limit?: number;
+}
+
+function removeFiles(file: string): void {
+	for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) fs.rmSync(f, {force: true});
+}
+
+/** True when `db` is a mam-tui search index of this schema, readable through. */
+function trusted(db: SqliteDb): boolean {
+	try {
+		if (db.pragma('application_id', {simple: true}) !== APPLICATION_ID) return false;
+		if (db.pragma('user_version', {simple: true}) !== SCHEMA_VERSION) return false;
+		const names = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all() as {name: string}[]).map(r => r.name));
+		if (!['conv', 'msg', 'fts'].every(n => names.has(n))) return false;
+		// A damaged FTS index answers wrongly rather than failing: FTS5's own check says.
+		db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 0)").run();
+		return db.pragma('quick_check', {simple: true}) === 'ok';
+	} catch {
+		return false;
+	}
+}
+
+function create(file: string): SqliteDb {
+	removeFiles(file);
+	const db = openDatabase(file);
+	// Set before the first table: auto_vacuum cannot be switched on later without a VACUUM.
+	db.pragma('auto_vacuum = INCREMENTAL');
+	db.pragma('journal_mode = WAL');
+	db.exec(SCHEMA);
+	db.pragma(`application_id = ${APPLICATION_ID}`);
+	db.pragma(`user_version = ${SCHEMA_VERSION}`);
+	return db;
+}
+
+/**
+ * Open the index at `file`, or make it anew when it is missing, foreign (another application's
+ * file, another schema version) or corrupt: it holds nothing the agents' own files cannot give
+ * again, so it is rebuilt rather than trusted.
+ */
+function openIndexDb(file: string): {db: SqliteDb; rebuilt: boolean} {
+	fs.mkdirSync(path.dirname(file), {recursive: true, mode: 0o700});
+	if (fs.existsSync(file)) {
+		let db: SqliteDb | undefined;
+		try {
+			db = openDatabase(file);
+			if (trusted(db)) return {db, rebuilt: false};
+		} catch {
+			// unreadable: rebuilt below
+		}
+		db?.close();
+		return {db: create(file), rebuilt: true};
+	}
+	return {db: create(file), rebuilt: false};
+}
+
+export class SearchStore {
+	readonly file: string;
+	/** True when an existing file was not trusted and the index started again from nothing. */
+	readonly rebuilt: boolean;
+	private readonly db: SqliteDb;
+
+	private constructor(file: string, db: SqliteDb, rebuilt: boolean) {
+		this.file = file;
+		this.db = db;
+		this.rebuilt = rebuilt;
+		db.pragma('secure_delete = ON');
+		db.pragma('busy_timeout = 5000');
+		// A lost last commit is read again from the agents' files: no fsync per commit.
+		db.pragma('synchronous = NORMAL');
+		// The file holds the agents' words: only its owner reads it.
+		fs.chmodSync(file, 0o600);
+	}
+
+	static open(file: string): SearchStore {
+		const {db, rebuilt} = openIndexDb(file);
+		return new SearchStore(file, db, rebuilt);
+	}
+
+	close(): void {
+		this.db.close();
+	}
+
+	transaction<T>(fn: () => T): T {
+		return this.db.transaction(fn)();
+	}
+
+	get(agent: string, id: string): IndexedConversation | undefined {
+		const row = this.db.prepare('SELECT * FROM conv WHERE agent = ? AND id = ?').get(agent, id) as ConvRow | undefined;
+		return row ? rowToConversation(row) : undefined;
+	}
+
+	/** Every conversation the index holds, by agent and id. */
+	all(): IndexedConversation[] {
+		return (this.db.prepare('SELECT * FROM conv').all() as ConvRow[]).map(rowToConversation);
+	}
+
+	/**
+	 * Record what was read of a conversation: its facts, where the next read starts, and the new
+	 * messages (after dropping the old ones when the source was rewritten).
+	 */
+	put(conv: IndexedConversation, messages: readonly ConversationMessage[], restart: boolean): void {
+		const existing = this.db.prepare('SELECT key FROM conv WHERE agent = ? AND id = ?').get(conv.agent, conv.id) as {key: number} | undefined;
+		if (existing && restart) this.dropMessages(existing.key);
+		const values = [conv.parent ?? null, conv.cwd, conv.title ?? null, conv.createdAt, conv.updatedAt, conv.stamp, conv.cursor, conv.usage ? JSON.stringify(conv.usage) : null, conv.headless ? 1 : 0];
+		let key: number;
+		if (existing) {
+			this.db.prepare('UPDATE conv SET parent = ?, cwd = ?, title = ?, created = ?, updated = ?, stamp = ?, cursor = ?, usage = ?, headless = ? WHERE key = ?').run(...values, existing.key);
+			key = existing.key;
+		} else {
+			key = Number(this.db.prepare('INSERT INTO conv (agent, id, parent, cwd, title, created, updated, stamp, cursor, usage, headless) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(conv.agent, conv.id, ...values).lastInsertRowid);
+		}
+		const insert = this.db.prepare('INSERT INTO msg (conv, role, at, text) VALUES (?, ?, ?, ?)');
+		const index = this.db.prepare('INSERT INTO fts (rowid, text) VALUES (?, ?)');
+		for (const m of messages) {
+			const rowid = insert.run(key, m.role, m.at, m.text).lastInsertRowid;
+			index.run(rowid, m.text);
+		}
+	}
+
+	private dropMessages(key: number): void {
+		// The index entry needs the text it was made from (external content): delete it first.
+		this.db.prepare("INSERT INTO fts (fts, rowid, text) SELECT 'delete', rowid, text FROM msg WHERE conv = ?").run(key);
+		this.db.prepare('DELETE FROM msg WHERE conv = ?').run(key);
+	}
+
+	/**
+	 * Erase conversations: their words leave the FTS index (secure-delete), their rows are
+	 * deleted over zeroed pages (secure_delete), freed pages go back to the file system
+	 * (incremental vacuum), and the WAL that held the old pages is emptied (TRUNCATE). Returns
+	 * how many conversations were removed.
+	 */
+	forget(agent: string, ids: readonly string[]): number {
+		let removed = 0;
+		this.transaction(() => {
+			for (const id of ids) {
+				const row = this.db.prepare('SELECT key FROM conv WHERE agent = ? AND id = ?').get(agent, id) as {key: number} | undefined;
+				if (!row) continue;
+				this.dropMessages(row.key);
+				this.db.prepare('DELETE FROM conv WHERE key = ?').run(row.key);
+				removed++;
+			}
+		});
+		if (removed > 0) this.compact();
+		return removed;
+	}
+
+	/** Give freed pages back and empty the WAL, so no deleted word stays in the files. */
+	compact(): void {
+		this.db.pragma('incremental_vacuum');
+		this.db.pragma('wal_checkpoint(TRUNCATE)');
+	}
+
+	/** Matches of an FTS5 query, best message per conversation, best first (ties: the newer first). */
+	query(match: string, filter: QueryFilter): RawHit[] {
+		const where: string[] = [];
+		const params: unknown[] = [match];
+		if (filter.agent) {
+			where.push('c.agent = ?');
+			params.push(filter.agent);
+		}
+		if (filter.cwd) {
+			where.push('(c.cwd = ? OR substr(c.cwd, 1, ?) = ?)');
+			const prefix = filter.cwd.endsWith('/') ? filter.cwd : `${filter.cwd}/`;
+			params.push(filter.cwd, prefix.length, prefix);
+		}
+		if (filter.since !== undefined) {
+			where.push('c.updated >= ?');
+			params.push(filter.since);
+		}
+		if (!filter.all) where.push('c.parent IS NULL AND c.headless = 0');
+		params.push(filter.limit ?? 20);
+		// The best messages only (FTS5 ranks them without sorting every match): a common word
+		// matches most messages, and grouping all of them was most of a query. Enough for the
+		// conversations asked for unless filters drop most of them.
+		const filtered = where.length > 0;
+		params.splice(1, 0, filtered ? 50_000 : Math.max(2_000, (filter.limit ?? 20) * 100));
+		const sql = `
+			WITH hits AS MATERIALIZED (SELECT rowid, rank AS s FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?)
+			SELECT c.*, min(h.s) AS score, m.text AS mtext, m.role AS mrole, m.at AS mat
+			FROM hits h JOIN msg m ON m.rowid = h.rowid JOIN conv c ON c.key = m.conv
+			${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+			GROUP BY c.key
+			ORDER BY round(score, 6), c.updated DESC
+			LIMIT ?`;
+		const rows = this.db.prepare(sql).all(...params) as (ConvRow & {score: number; mtext: string; mrole: string; mat: number})[];
+		return rows.map(r => ({conversation: rowToConversation(r), score: r.score, text: r.mtext, role: r.mrole, at: r.mat}));
+	}
+
+	/** Bytes on disk (the file and its WAL). */
+	size(): number {
+		return [this.file, `${this.file}-wal`].reduce((sum, f) => sum + (fs.statSync(f, {throwIfNoEntry: false})?.size ?? 0), 0);
+	}
+}
