@@ -102,7 +102,8 @@ describe('stop through the (fake) herdr backend', {timeout: 30_000}, () => {
 		expect(result.ok && result.value.endedBy).toBe('sigkill');
 		expect(result.ok && result.value.survivors).toEqual([]);
 		expect(steps(events).slice(-4)).toEqual(['close-pane:running', 'close-pane:failed', 'sigkill:running', 'sigkill:done']);
-		expect((await mux.listPanes()).map(p => p.id)).not.toContain(agent.paneId);
+		// herdr drops the pane when its last process is reaped, a moment after the kill (seen under load).
+		await eventually('the killed pane gone from herdr', async () => !(await mux.listPanes()).some(p => p.id === agent.paneId));
 		const table = await createProcessTable().list();
 		for (const p of pids) expect(table.some(t => t.pid === p.pid && t.startTime === p.startTime)).toBe(false);
 	});
