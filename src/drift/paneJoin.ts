@@ -33,7 +33,7 @@ export function ownPane(row: SessionRecord, byId: ReadonlyMap<string, Pane>, mux
 	if (row.status === 'purged' || row.paneId === null) return undefined;
 	const pane = byId.get(row.paneId);
 	if (!pane || !isRecordedPane(row, pane, muxKind)) return undefined;
-	if (row.status !== 'stopped') return pane;
+	if (row.status !== 'stopped' && row.status !== 'parked') return pane;
 	if (!facts.runs(pane, row.agent)) return facts.runsOther(pane, row.agent) ? undefined : pane;
 	const reported = facts.reported(pane, row.agent);
 	return row.agentSessionId !== null && reported !== undefined && reported !== row.agentSessionId ? undefined : pane;
