@@ -76,6 +76,11 @@ export function countsByStatus(sessions: readonly SessionRecord[]): Record<Sessi
 	return counts;
 }
 
+/** What a parked row's park freed (bytes), for the list; undefined for any other row. */
+export function parkedFreed(row: SessionRecord): number | undefined {
+	return row.status === 'parked' ? (parkedExtra.read(row.extra)?.freedBytes ?? 0) : undefined;
+}
+
 /** The status bar's "3 parked · 2.1 GB freed": parked rows and the memory their parks freed. */
 export function parkedSummary(sessions: readonly SessionRecord[]): {readonly count: number; readonly freedBytes: number} {
 	let count = 0;
