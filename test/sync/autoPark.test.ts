@@ -1,5 +1,5 @@
 import {describe, expect, it, vi} from 'vitest';
-import type {ParkResult} from '../../src/actions/park.js';
+import type {ParkResult, ParkSelection} from '../../src/actions/park.js';
 import {DEFAULT_CONFIG, parseConfig} from '../../src/config/config.js';
 import type {SessionRecord} from '../../src/domain/types.js';
 import type {SessionLive} from '../../src/store/state.js';
@@ -40,8 +40,8 @@ describe('auto-park sampling', () => {
 		const sessions = ['a', 'b', 'c', 'd'].map(n => row(n));
 		const liveAll = Object.fromEntries(sessions.map(s => [s.name, live('idle')]));
 		let now = 0;
-		const park = vi.fn(async ({names}: {names: readonly string[]}): Promise<ParkResult[]> =>
-			names.map(name => (name === 'b' ? {session: name, outcome: 'refused', check: 'composer', why: 'the composer holds a 1-line draft'} : {session: name, outcome: 'parked', parked: {at: now, freedBytes: 812 * 1048576, idleSeconds: 3120, argv: ['claude'], cwd: '/p'}, notes: []})),
+		const park = vi.fn(async (selection: ParkSelection): Promise<ParkResult[]> =>
+			('names' in selection ? selection.names : []).map(name => (name === 'b' ? {session: name, outcome: 'refused', check: 'composer', why: 'the composer holds a 1-line draft'} : {session: name, outcome: 'parked', parked: {at: now, freedBytes: 812 * 1048576, idleSeconds: 3120, argv: ['claude'], cwd: '/p'}, notes: []})),
 		);
 		const notify = vi.fn();
 		const deps = {config, getState: () => ({sessions, live: liveAll}), park, notify, now: () => now};
