@@ -118,7 +118,7 @@ async function readScreen(mux: Multiplexer, paneId: string): Promise<string | un
 /** The agent's status by its own evidence: the live record, OSC and title, the visible screen; herdr's word on herdr. */
 async function detectionOf(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, pane: Pane, screen: string | undefined): Promise<StatusDetection> {
 	const record = readAgentRecord(adapter.id, deps.context, pane.processes);
-	if (pane.mux === 'herdr') return detectStatus(adapter.id, record ? {record} : {}, {status: pane.agentStatus});
+	if (mux.can.reportsAgentStatus) return detectStatus(adapter.id, record ? {record} : {}, {status: pane.agentStatus});
 	let visible: {text: string; osc?: string} | undefined;
 	try {
 		visible = (await mux.readScreens?.([pane.id]))?.get(pane.id);

@@ -98,7 +98,7 @@ export async function wakeSession(deps: ActionDeps, given: SessionRecord, option
 	const holders = await adapter.value.inUse(deps.context, pin).catch(() => []);
 	const verified = holders.some(h => inTree.has(h.pid));
 	if (!verified) notes.push(`no process of pane ${paneId} shows conversation ${pin} in use yet`);
-	if (parked?.placement?.session && mux.kind === 'tmux') {
+	if (parked?.placement?.session) {
 		const now = (await mux.listPanes()).find(p => p.id === paneId)?.placement?.session;
 		if (now !== parked.placement.session) notes.push(`tmux session ${parked.placement.session} is gone; opened in ${now ?? 'another session'}`);
 	}

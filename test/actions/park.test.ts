@@ -10,6 +10,7 @@ import type {AgentAdapter} from '../../src/adapters/types.js';
 import {DEFAULT_CONFIG} from '../../src/config/config.js';
 import type {Pane, ProcessRef} from '../../src/domain/types.js';
 import type {Multiplexer} from '../../src/mux/types.js';
+import {tmuxCan} from '../../src/mux/tmux.js';
 import {parkedExtra, parkingExtra} from '../../src/registry/extra.js';
 import {Registry} from '../../src/registry/registry.js';
 import type {ProcessTable} from '../../src/system/processes.js';
@@ -42,6 +43,7 @@ function muxOf(tui: Pane1, focused: string[] = []): Multiplexer & {kills: number
 	const pane = (): Pane => ({id: '%1', mux: 'tmux', agentStatus: 'unknown', shellPid: 100, processes: tui.live(), isSelf: false, placement: {session: 'work', window: '2'}});
 	const mux = {
 		kind: 'tmux' as const,
+		can: tmuxCan(false),
 		kills: 0,
 		listPanes: async () => [pane()],
 		subscribe: () => () => {},
