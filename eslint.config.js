@@ -31,7 +31,8 @@ const MAY_IMPORT = {
 	mux: ['domain', 'system', 'adapters'],
 	// Pure: the row codecs (registry/extra.ts) are pure too; adapters give the agents' pure knowledge.
 	drift: ['domain', 'adapters', 'registry/extra'],
-	store: ['domain'],
+	// The row codecs are pure: the status bar sums what parks freed (extra.parked).
+	store: ['domain', 'registry/extra'],
 	world: ['domain', 'system', 'config', 'adapters', 'registry'],
 	search: ['domain', 'system', 'adapters'],
 	sync: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'actions'],

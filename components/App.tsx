@@ -10,6 +10,7 @@ import {NewSessionDialog} from './screens/NewSessionDialog.js';
 import {PurgeDialog} from './screens/PurgeDialog.js';
 import {SessionsScreen} from './screens/SessionsScreen.js';
 import {StopDialog} from './screens/StopDialog.js';
+import {ParkDialog} from './screens/ParkDialog.js';
 import {TrashScreen} from './screens/TrashScreen.js';
 import {anyRunning, OperationsPanel} from './widgets/OperationsPanel.js';
 import {sameStatusView, selectStatusView, StatusBar, statusBarLines} from './widgets/StatusBar.js';
@@ -30,7 +31,7 @@ const TITLES = {sessions: 'sessions', findings: 'findings', conversations: 'conv
  * it). Clipping costs every frame a pass over its lines, and the lists, which size themselves to
  * fit, are what a keystroke redraws (the bench's key latency).
  */
-const DIALOG_MODES: ReadonlySet<AppState['ui']['mode']> = new Set(['help', 'purge', 'new', 'stop']);
+const DIALOG_MODES: ReadonlySet<AppState['ui']['mode']> = new Set(['help', 'purge', 'new', 'stop', 'park']);
 /** Operations shown at most; more wait their turn in the store. */
 const MAX_OPERATION_LINES = 4;
 
@@ -43,6 +44,7 @@ const selectNotices = (s: AppState) => s.notices;
 const selectPurge = (s: AppState) => s.purge;
 const selectNewDialog = (s: AppState) => s.newDialog;
 const selectStopDialog = (s: AppState) => s.stopDialog;
+const selectParkDialog = (s: AppState) => s.parkDialog;
 const selectDetailScroll = (s: AppState) => s.ui.detailScroll;
 const selectFindings = (s: AppState) => ({findings: s.findings, cursor: s.ui.findingsCursor});
 const selectTrash = (s: AppState) => ({entries: s.trash, cursor: s.ui.trashCursor, emptying: s.trashEmpty});
@@ -104,6 +106,7 @@ export function App({home}: AppProps): React.JSX.Element {
 	const purge = useStoreSelector(selectPurge);
 	const newDialog = useStoreSelector(selectNewDialog);
 	const stopDialog = useStoreSelector(selectStopDialog);
+	const parkDialog = useStoreSelector(selectParkDialog);
 	const {columns: width, rows} = useTerminalSize();
 	const now = useNow(anyRunning(operations));
 	const opLines = Math.min(Object.keys(operations).length, MAX_OPERATION_LINES);
@@ -112,6 +115,7 @@ export function App({home}: AppProps): React.JSX.Element {
 	useKeyRouter({width, height, home});
 	const list = mode === 'sessions' || mode === 'findings' || mode === 'conversations' || mode === 'trash' ? mode : previousMode;
 	const stopKey = keymap.find(b => b.command === 'session.stop')?.chords[0];
+	const parkKey = keymap.find(b => b.command === 'session.park')?.chords[0];
 	return (
 		<Box flexDirection="column" width={width} height={frameHeight}>
 			<Text bold wrap="truncate">{`mam-tui — ${TITLES[list]}`}</Text>
@@ -124,6 +128,8 @@ export function App({home}: AppProps): React.JSX.Element {
 					<NewSessionDialog dialog={newDialog} />
 				) : mode === 'stop' && stopDialog ? (
 					<StopDialog dialog={stopDialog} againKey={stopKey ? chordText(stopKey) : 's'} width={width} height={height} />
+				) : mode === 'park' && parkDialog ? (
+					<ParkDialog dialog={parkDialog} againKey={parkKey ? chordText(parkKey) : 'z'} height={height} />
 				) : list === 'findings' ? (
 					<FindingsPane height={height} width={width} />
 				) : list === 'trash' ? (

@@ -55,3 +55,9 @@ export const LIVE_COLOR: Record<LiveStatus, string> = {
 export function seconds(ms: number): string {
 	return `${(ms / 1000).toFixed(1)}s`;
 }
+
+/** Memory as people say it: `812 MB`, `2.1 GB` (binary units, as free(1) counts them). */
+export function memory(n: number): string {
+	const mb = n / 1024 / 1024;
+	return mb >= 1024 ? `${(mb / 1024).toFixed(1)} GB` : `${Math.round(mb)} MB`;
+}

@@ -5,6 +5,7 @@ export const STATUS_COLOR: Record<SessionStatus, string> = {
 	running: 'green',
 	stopped: 'yellow',
 	purged: 'gray',
+	parked: 'blue',
 };
 
 export const ACCENT = 'cyan';

@@ -11,6 +11,7 @@ import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
 import {superviseWhenReady} from './sync/supervisor.js';
+import {startAutoPark} from './sync/autoPark.js';
 import {discoverAllConversations} from './ui/allConversations.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
@@ -103,6 +104,15 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		// A session turning blocked rings the bell (and with `notify: desktop` sends notify-send).
 		attention: {notify: world.config.notify, exec: world.exec},
 	});
+	// Off unless config.yaml's park.agents names an agent: then idle rows are parked, audited, a few a minute.
+	const autoPark = startAutoPark({
+		config: world.config.park,
+		getState: () => store.getState(),
+		park: (selection, options) => actions.park(selection, options),
+		notify: (level, text) => store.dispatch({type: 'notice/set', notice: {level, text, at: world.now()}}),
+		now: world.now,
+		logger: world.logger,
+	});
 	let quit = () => {};
 	const controller = createUiController({
 		store,
@@ -161,7 +171,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		stopTextSearch();
 		stopExpiry();
 		// Quitting must be prompt even when a refresh is stuck on a slow disk or a silent mux.
-		await settleWithin([live.dispose(), bound.dispose()], DISPOSE_LIMIT_MS);
+		await settleWithin([autoPark.dispose(), live.dispose(), bound.dispose()], DISPOSE_LIMIT_MS);
 		// The user asked to leave: a handle something forgot to close (a watcher, a socket) must not
 		// keep the process alive. The timer is unref'd, so a clean exit never waits for it.
 		setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();

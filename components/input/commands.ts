@@ -34,18 +34,25 @@ export function notice(store: AppStore, text: string): void {
 	store.dispatch({type: 'notice/set', notice: {level: 'info', text, at: Date.now()}});
 }
 
-type SessionCommand = Extract<Command, 'session.focus' | 'session.resume' | 'session.stop' | 'session.purge' | 'session.new' | 'row.mark'>;
+type SessionCommand = Extract<Command, 'session.focus' | 'session.resume' | 'session.stop' | 'session.park' | 'session.purge' | 'session.new' | 'row.mark'>;
 
 function sessionCommand(command: SessionCommand, {store, actions}: KeyContext): void {
 	const state = store.getState();
 	const selected = selectedSession(state);
 	switch (command) {
 		case 'session.focus':
-			if (selected) actions.focus(selected.name);
-			return;
 		case 'session.resume':
-			if (selected) actions.resume(selected.name);
+			// A parked session has no pane to focus: enter and r both wake it where it was.
+			if (selected?.status === 'parked') actions.wake(selected.name);
+			else if (selected) (command === 'session.focus' ? actions.focus : actions.resume)(selected.name);
 			return;
+		case 'session.park': {
+			// Only asks: each park checks everything again right before it acts.
+			const names = targets(state).filter(name => state.sessions.find(s => s.name === name)?.status === 'running');
+			if (names.length > 0) store.dispatch({type: 'park/open', dialog: {names}});
+			else notice(store, 'nothing to park: only running sessions can be parked');
+			return;
+		}
 		case 'session.stop': {
 			// Only asks: the stop runs when the confirmation is answered.
 			const names = targets(state);
@@ -149,6 +156,7 @@ export function runCommand(command: Command, ctx: KeyContext): void {
 		case 'session.focus':
 		case 'session.resume':
 		case 'session.stop':
+		case 'session.park':
 		case 'session.purge':
 		case 'session.new':
 		case 'row.mark':

@@ -15,6 +15,7 @@ export type Command =
 	| 'conversations.scope'
 	| 'session.resume'
 	| 'session.stop'
+	| 'session.park'
 	| 'session.purge'
 	| 'finding.fix'
 	| 'session.new'
@@ -96,11 +97,12 @@ export const DEFAULT_KEYMAP: Keymap = [
 	{command: 'cursor.bottom', chords: [{input: 'G'}], modes: LISTS, chunk: 'each', description: 'last row'},
 	{command: 'detail.scrollDown', chords: [{input: 'J'}, {key: 'pageDown'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel down'},
 	{command: 'detail.scrollUp', chords: [{input: 'K'}, {key: 'pageUp'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel up'},
-	{command: 'session.focus', chords: [{key: 'return'}], modes: ['sessions'], chunk: 'once', description: "focus the session's pane in herdr or tmux", hint: 'focus'},
+	{command: 'session.focus', chords: [{key: 'return'}], modes: ['sessions'], chunk: 'once', description: "focus the session's pane in herdr or tmux (a parked one: wake it)", hint: 'focus'},
 	{command: 'filter.start', chords: [{input: '/'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'filter by text (esc clears); in conversations: titles, ids, cwd and message text', hint: 'filter'},
 	{command: 'view.toggleFindings', chords: [{key: 'tab'}], modes: ['sessions', 'findings'], chunk: 'each', description: 'switch sessions ⇄ findings', hint: 'findings'},
-	{command: 'session.resume', chords: [{input: 'r'}], modes: ['sessions'], chunk: 'once', description: 'resume the selected stopped session', hint: 'resume'},
+	{command: 'session.resume', chords: [{input: 'r'}], modes: ['sessions'], chunk: 'once', description: 'resume the selected stopped session (a parked one: wake it where it was)', hint: 'resume'},
 	{command: 'session.stop', chords: [{input: 's'}], modes: ['sessions'], chunk: 'once', description: 'stop: shows the steps and asks y/n; then /exit, close the pane, SIGKILL (shown live)', hint: 'stop'},
+	{command: 'session.park', chords: [{input: 'z'}], modes: ['sessions'], chunk: 'once', description: 'park: asks y/n; an idle agent exits (its exit input only) to free its memory; enter or r wakes it', hint: 'park'},
 	{command: 'session.purge', chords: [{input: 'p'}], modes: ['sessions'], chunk: 'once', description: "purge: shows the plan; type the session's name to confirm", hint: 'purge'},
 	{command: 'finding.fix', chords: [{input: 'f'}], modes: ['findings'], chunk: 'once', description: "apply the selected finding's safe fix", hint: 'fix'},
 	{command: 'session.new', chords: [{input: 'n'}], modes: ['sessions'], chunk: 'once', description: 'new session: pick agent and cwd, spawn in a new pane', hint: 'new'},
@@ -109,7 +111,7 @@ export const DEFAULT_KEYMAP: Keymap = [
 	{command: 'conversation.adopt', chords: [{input: 'a'}], modes: ['conversations'], chunk: 'once', description: 'conversations: adopt into the registry', hint: 'adopt'},
 	{command: 'conversation.resume', chords: [{input: 'r'}], modes: ['conversations'], chunk: 'once', description: 'conversations: resume in a new pane', hint: 'resume'},
 	{command: 'conversation.purge', chords: [{input: 'p'}], modes: ['conversations'], chunk: 'once', description: 'conversations: purge (typed confirmation)', hint: 'purge'},
-	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], chunk: 'each', description: 'mark rows for a bulk stop or purge'},
+	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], chunk: 'each', description: 'mark rows for a bulk stop, park or purge'},
 	{command: 'purge.undo', chords: [{input: 'u'}], modes: ['sessions', 'conversations'], chunk: 'once', description: 'undo the last purge (restore it from the trash)'},
 	{command: 'view.trash', chords: [{input: 'T'}], modes: ['sessions', 'trash'], chunk: 'each', description: "mam-tui's trash: purges that can be undone (T again to leave)"},
 	{command: 'trash.restore', chords: [{input: 'r'}], modes: ['trash'], chunk: 'once', description: 'trash: restore the selected purge (refuses to overwrite anything)', hint: 'restore'},

@@ -148,6 +148,33 @@ function stopKey(ev: KeyEvent, ctx: KeyContext): Next {
 	return 'end';
 }
 
+/** The park confirmation: like the stop's, `y` (or the park key again, pressed on its own) parks, `n`/esc cancels. */
+function parkKey(ev: KeyEvent, ctx: KeyContext): Next {
+	const {store, actions} = ctx;
+	const dialog = store.getState().parkDialog;
+	if (!dialog) return 'end';
+	const cancel = () => {
+		store.dispatch({type: 'park/close'});
+		notice(store, 'park cancelled');
+	};
+	if (ev.key.escape || isCtrlC(ev)) {
+		cancel();
+		return 'end';
+	}
+	if (ev.chunked) return 'end';
+	if (ev.input === 'n' || ev.input === 'N') {
+		cancel();
+		return 'end';
+	}
+	const again = resolveBinding('sessions', ev.input, ev.key, ctx.keymap)?.command === 'session.park';
+	if (ev.input === 'y' || ev.input === 'Y' || again) {
+		store.dispatch({type: 'park/close'});
+		store.dispatch({type: 'mark/clear'});
+		actions.park(dialog.names);
+	}
+	return 'end';
+}
+
 /**
  * The trash view's typed confirmation: typing fills the field, enter empties only on the exact
  * text, anything else (or esc) cancels. Emptying is the one hard delete of the trash.
@@ -182,6 +209,7 @@ export const MODE_KEYS: Readonly<Record<Mode, (ev: KeyEvent, ctx: KeyContext) =>
 	purge: purgeKey,
 	new: newKey,
 	stop: stopKey,
+	park: parkKey,
 	trashEmpty: trashEmptyKey,
 };
 

@@ -2,7 +2,8 @@ import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {SessionRecord} from '../../src/domain/types.js';
 import type {SessionLive} from '../../src/store/state.js';
-import {age, EMPTY_CELL, fit, LIVE_COLOR, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
+import {age, EMPTY_CELL, fit, LIVE_COLOR, memory, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
+import {parkedFreed} from '../../src/store/selectors.js';
 import {ACCENT, STATUS_COLOR} from '../theme.js';
 
 export interface SessionRow {
@@ -57,6 +58,8 @@ export function columnWidths(width: number): Columns {
 
 function statusOf(record: SessionRecord, live: SessionLive | undefined): {text: string; color: string} {
 	if (record.status === 'purged') return {text: 'purged', color: STATUS_COLOR.purged};
+	// A parked row has no live pane: it says so whatever the refresh found (a restart by hand is drift's).
+	if (record.status === 'parked') return {text: 'parked', color: STATUS_COLOR.parked};
 	if (live) return {text: live.liveStatus, color: LIVE_COLOR[live.liveStatus]};
 	return {text: record.status, color: STATUS_COLOR[record.status]};
 }
@@ -89,12 +92,13 @@ interface RowProps {
 const Row = React.memo(function Row({record, live, findings, selected, marked, cols, home, age: ageText}: RowProps): React.JSX.Element {
 	const status = statusOf(record, live);
 	const resume = live?.resumeState;
+	const freed = parkedFreed(record);
 	return (
 		<Text inverse={selected} wrap="truncate">
 			<Text color={selected ? ACCENT : undefined}>{selected ? '>' : ' '}</Text>
 			{marked ? '*' : ' '}
 			<Text color="red">{findings > 0 ? '!' : ' '}</Text>
-			{fit(record.name, cols.name)} {fit(record.agent, cols.agent)} {fit(record.paneId ?? EMPTY_CELL, cols.pane)}{' '}
+			{fit(record.name, cols.name)} {fit(record.agent, cols.agent)} {fit(freed !== undefined ? memory(freed) : (record.paneId ?? EMPTY_CELL), cols.pane)}{' '}
 			<Text color={status.color}>{fit(status.text, cols.status)}</Text>{' '}
 			<Text color={resume ? RESUME_COLOR[resume.kind] : undefined}>{fit(resumeText(resume), cols.resume)}</Text>
 			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? EMPTY_CELL, cols.pin)}` : ''} {fit(ageText, cols.age)}{' '}

@@ -1,8 +1,9 @@
 import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {AppState} from '../../src/store/state.js';
-import {countsByStatus, needYouCount, untrackedSummary} from '../../src/store/selectors.js';
+import {countsByStatus, needYouCount, parkedSummary, untrackedSummary} from '../../src/store/selectors.js';
 import {hintsFor, type Keymap} from '../input/keymap.js';
+import {memory} from '../format.js';
 
 /** The fields the status bar reads (an AppState will do). */
 export interface StatusView {
@@ -42,6 +43,7 @@ const DIALOG_HINTS: Partial<Record<AppState['ui']['mode'], string>> = {
 	purge: 'type the name · enter confirms · esc cancels · ↑/↓ PgUp/PgDn scroll',
 	new: 'tab field · ↑/↓ agent · enter spawn · esc cancel',
 	stop: 'y stops · n or esc cancels',
+	park: 'y parks · n or esc cancels',
 	trashEmpty: 'type empty 1 · enter deletes for good · esc cancels',
 };
 
@@ -53,12 +55,14 @@ export function statusBarLines(notices: AppState['notices']): number {
 
 export function StatusBar({state, keymap}: StatusBarProps): React.JSX.Element {
 	const counts = useMemo(() => countsByStatus(state.sessions), [state.sessions]);
+	const parked = useMemo(() => parkedSummary(state.sessions), [state.sessions]);
 	const mux = state.mux ? `${state.mux.kind} ${state.mux.ok ? 'ok' : `down: ${state.mux.message}`}` : 'mux —';
 	return (
 		<Box flexDirection="column">
 			<Text wrap="truncate">
 				<Text color={state.mux && !state.mux.ok ? 'red' : 'green'}>{mux}</Text>
 				{state.needYou > 0 ? <Text color="yellow" bold>{` │ ${state.needYou} need${state.needYou === 1 ? 's' : ''} you`}</Text> : null}
+				{parked.count > 0 ? <Text color="blue">{` │ ${parked.count} parked · ${memory(parked.freedBytes)} freed`}</Text> : null}
 				{` │ ${counts.running} running, ${counts.stopped} stopped, ${counts.purged} purged │ ${state.findings.length} findings │ refreshed ${clock(state.lastRefresh)}`}
 			</Text>
 			{state.notices.map(n => (

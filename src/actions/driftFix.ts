@@ -3,7 +3,7 @@ import {adapterFor} from '../adapters/index.js';
 import {messageOf} from '../domain/result.js';
 import type {Finding, Fix, SessionRecord} from '../domain/types.js';
 import {isRecordedPane} from '../drift/paneJoin.js';
-import {adoptedByExtra, withPaneServer} from '../registry/extra.js';
+import {adoptedByExtra, parkedExtra, withPaneServer} from '../registry/extra.js';
 import {ConflictError, type Registry, type SessionPatch} from '../registry/registry.js';
 import {detectDrift} from '../drift/detect.js';
 import type {AgentKnowledge, DriftInput} from '../drift/input.js';
@@ -40,8 +40,9 @@ function patchFor(fix: Exclude<Fix, {type: 'adopt-pane'}>, row: SessionRecord): 
 			if (row.status !== 'running') throw new Refusal(`${row.name} is ${row.status} now, not running`);
 			return {status: 'stopped', ...(fix.clearPane ? {paneId: null} : {})};
 		case 'mark-running':
-			if (row.status !== 'stopped') throw new Refusal(`${row.name} is ${row.status} now, not stopped`);
-			return {status: 'running', paneId: fix.paneId, ...(fix.mux ? {mux: fix.mux} : {}), ...(fix.server ? {extra: withPaneServer(row.extra, fix.server)} : {})};
+			if (row.status !== 'stopped' && row.status !== 'parked') throw new Refusal(`${row.name} is ${row.status} now, not stopped`);
+			// A parked row started again by hand is running: what its park recorded no longer holds.
+			return {status: 'running', paneId: fix.paneId, ...(fix.mux ? {mux: fix.mux} : {}), extra: withPaneServer(parkedExtra.remove(row.extra), fix.server)};
 		case 'pin':
 			if (row.agentSessionId !== null) throw new Refusal(`${row.name} was pinned to ${row.agentSessionId} meanwhile`);
 			return {agentSessionId: fix.agentSessionId};

@@ -15,6 +15,8 @@ import {
 import {resumeSession, type ResumeOutcome} from './resume.js';
 import {requireSession} from './session.js';
 import {stopSession, type StopOptions, type StopOutcome} from './stop.js';
+import {parkSessions, type ParkOptions, type ParkResult, type ParkSelection} from './park.js';
+import {wakeSessions, type WakeOptions, type WakeResult, type WakeSelection} from './wake.js';
 import type {ActionDeps, ActionResult, SessionRef} from './types.js';
 
 /** The only code that changes anything (SPEC 2). The CLI and the dashboard call these. */
@@ -41,6 +43,10 @@ export interface Actions {
 	trashList(): Promise<ActionResult<readonly TrashListing[]>>;
 	/** Hard-delete one finished purge from the trash. */
 	trashEmptyOne(purgeId: string): Promise<ActionResult<string>>;
+	/** Park idle sessions (issue 28): every check right before acting; one result per session, refusals named. */
+	park(selection: ParkSelection, options?: ParkOptions): Promise<readonly ParkResult[]>;
+	/** Wake parked sessions where they were; one result per session with the time until ready. */
+	wake(selection: WakeSelection, options?: WakeOptions): Promise<readonly WakeResult[]>;
 }
 
 export function createActions(deps: ActionDeps): Actions {
@@ -66,6 +72,8 @@ export function createActions(deps: ActionDeps): Actions {
 		restore: purgeId => restorePurge(deps, purgeId),
 		trashList: () => trashList(deps),
 		trashEmptyOne: purgeId => trashEmptyOne(deps, purgeId),
+		park: (selection, options) => parkSessions(deps, selection, options),
+		wake: (selection, options) => wakeSessions(deps, selection, options),
 	};
 }
 
@@ -73,6 +81,8 @@ export type {ActionDeps, ActionResult, Refusal, RefusalKind, SessionRef} from '.
 export type {StopOptions, StopOutcome, StopProgress, StopStep, StepState, StopEndedBy} from './stop.js';
 export type {PurgePlanView, PurgeProgress, PurgeResult, PurgeStep} from './purge.js';
 export type {ResumeOutcome} from './resume.js';
+export type {ParkOptions, ParkResult, ParkSelection} from './park.js';
+export type {WakeOptions, WakeResult, WakeSelection} from './wake.js';
 export type {TrashListing} from './trash.js';
 export type {AdoptOutcome, AdoptRequest} from './adopt.js';
 export type {NewSessionRequest} from './newSession.js';

@@ -1,7 +1,7 @@
 import type {AgentAdapter, InUseHolder} from '../adapters/types.js';
 import {resumability, type ResumeBlock, type ResumeFacts} from '../domain/resumability.js';
 import {assertNever, messageOf} from '../domain/result.js';
-import type {Pane, ResumeState, SessionRecord} from '../domain/types.js';
+import type {Pane, PanePlacement, ResumeState, SessionRecord} from '../domain/types.js';
 import {folderExists} from '../system/folder.js';
 import type {Multiplexer} from '../mux/types.js';
 import {ConflictError} from '../registry/registry.js';
@@ -152,7 +152,12 @@ export async function guardConversation(deps: ActionDeps, adapter: AgentAdapter,
 	}
 }
 
-export async function resumeSession(deps: ActionDeps, given: SessionRecord): Promise<ActionResult<ResumeOutcome>> {
+/** Where a resume opens its pane (a wake: where the parked agent was). */
+export interface ResumeOptions {
+	readonly placement?: PanePlacement;
+}
+
+export async function resumeSession(deps: ActionDeps, given: SessionRecord, options: ResumeOptions = {}): Promise<ActionResult<ResumeOutcome>> {
 	const adapter = adapterOf(deps, given.agent);
 	if (!adapter.ok) return adapter;
 	// The row as it is now: its version is what the claim compares against.
@@ -169,7 +174,7 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord): Pro
 	audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'started', detail: {argv, cwd: session.cwd, mux: mux.kind}});
 	let paneId: string;
 	try {
-		paneId = await mux.openPane({argv, cwd: session.cwd, ...(launch.env ? {env: launch.env} : {}), title: session.name});
+		paneId = await mux.openPane({argv, cwd: session.cwd, ...(launch.env ? {env: launch.env} : {}), title: session.name, ...(options.placement ? {placement: options.placement} : {})});
 	} catch (error) {
 		// No agent started: the claim goes, so trying again right away is fine.
 		deps.registry.updateExtra(session.id, extra => resumeExtra.remove(extra));

@@ -14,6 +14,7 @@ import {purgeCommand} from './purgeCommand.js';
 import {restoreCommand, trashCommand} from './trashCommand.js';
 import {resumeCommand} from './resumeCommand.js';
 import {stopCommand} from './stopCommand.js';
+import {parkCommand, wakeCommand} from './parkCommand.js';
 import {conversationsCommand} from './conversationsCommand.js';
 import {searchCommand} from './searchCommand.js';
 import {usageCommand} from './usageCommand.js';
@@ -35,7 +36,7 @@ const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 /** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, trashCommand, restoreCommand, newCommand, adoptCommand, conversationsCommand, searchCommand, usageCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, parkCommand, wakeCommand, purgeCommand, trashCommand, restoreCommand, newCommand, adoptCommand, conversationsCommand, searchCommand, usageCommand, demoCommand];
 
 const dashboardCommand: Command = {
 	name: 'dashboard',

@@ -7,6 +7,8 @@ import type {SessionLive} from '../store/state.js';
 import {createRefreshPipeline} from '../sync/pipeline.js';
 import type {LiveSnapshot} from '../sync/snapshot.js';
 import {snapshotTable} from '../system/processes.js';
+import {parkedExtra} from '../registry/extra.js';
+import {formatBytes} from '../actions/format.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
 import type {World} from '../world/world.js';
@@ -69,6 +71,8 @@ export interface StatusSession {
 	readonly updatedAt: string;
 	/** `yes`, or `no: <reason>` / `unknown: <reason>`; null when not computed. */
 	readonly resumeState: string | null;
+	/** A parked row only: when it was parked, the memory freed, and how long it had been idle. */
+	readonly parked?: {readonly at: string; readonly freedBytes: number; readonly idleSeconds: number};
 	/** herdr's working/blocked/idle/done, `unknown` (tmux, or mux unreachable), or exited/stopped. */
 	readonly liveStatus?: LiveStatus;
 	/** The pane the session was found in right now (may differ from `paneId` after a herdr move). */
@@ -120,6 +124,7 @@ function rowDetection(live: SessionLive | undefined): StatusDetection | undefine
 
 export function toStatusSession(s: SessionRecord, live?: SessionLive): StatusSession {
 	const detection = rowDetection(live);
+	const parked = s.status === 'parked' ? parkedExtra.read(s.extra) : undefined;
 	return {
 		name: s.name,
 		agent: s.agent,
@@ -140,6 +145,7 @@ export function toStatusSession(s: SessionRecord, live?: SessionLive): StatusSes
 					liveEvidence: detection ? evidenceJson(detection) : null,
 				}
 			: {}),
+		...(parked ? {parked: {at: new Date(parked.at).toISOString(), freedBytes: parked.freedBytes, idleSeconds: parked.idleSeconds}} : {}),
 	};
 }
 
@@ -240,7 +246,7 @@ function humanLines(world: World, body: StatusJson): string[] {
 				body.sessions.map(s => [
 					s.name,
 					s.agent,
-					s.status,
+					s.parked ? `parked (${formatBytes(s.parked.freedBytes)} freed)` : s.status,
 					s.livePaneId ?? s.paneId ?? '—',
 					s.agentSessionId?.slice(0, 12) ?? '—',
 					shortPath(s.cwd, home),
@@ -264,6 +270,8 @@ function humanLines(world: World, body: StatusJson): string[] {
 		lines.push('', `${body.attention.length} need${body.attention.length === 1 ? 's' : ''} you:`);
 		for (const a of body.attention) lines.push(`  ${a.session ?? `pane ${a.paneId}`} (${a.agent ?? '?'}, ${a.paneId}): ${a.evidence}`);
 	}
+	const parked = body.sessions.filter(s => s.parked);
+	if (parked.length > 0) lines.push('', `${parked.length} parked \u00b7 ${formatBytes(parked.reduce((sum, s) => sum + (s.parked?.freedBytes ?? 0), 0))} freed`);
 	lines.push('', `mux: ${body.mux.kind ?? 'none'} ${body.mux.ok ? 'ok' : 'DOWN'} — ${body.mux.message}`);
 	return lines;
 }

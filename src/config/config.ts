@@ -25,6 +25,12 @@ export interface Config {
 	readonly keys: Readonly<Record<string, readonly string[]>>;
 	/** `trashDays`: how long a purge stays restorable from the trash before the next purge or trash command empties it. */
 	readonly purge: {readonly trashDays: number};
+	/**
+	 * Park (issue 28). Auto-park is on only when `agents` names at least one agent: the supervisor
+	 * then parks that agent's sessions idle for `idleMinutes`, at most `maxPerMinute` a minute.
+	 * `soakSeconds`: how long an agent must have been idle, by its own evidence, before any park.
+	 */
+	readonly park: {readonly idleMinutes: number; readonly maxPerMinute: number; readonly agents: readonly AgentId[]; readonly soakSeconds: number};
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -35,6 +41,7 @@ export const DEFAULT_CONFIG: Config = {
 	refresh: {discoverySeconds: 5, pollMs: 1000},
 	keys: {},
 	purge: {trashDays: 7},
+	park: {idleMinutes: 45, maxPerMinute: 2, agents: [], soakSeconds: 60},
 };
 
 /** A bad config value; the message names the key and the file (exit 2). */
@@ -105,11 +112,29 @@ function parseKeys(value: unknown, file: string): Config['keys'] {
 	return out;
 }
 
+function parsePark(value: unknown, file: string): Config['park'] {
+	if (value === undefined || value === null) return DEFAULT_CONFIG.park;
+	if (!isObject(value)) throw new ConfigError(`${file}: park must be a mapping`);
+	checkKeys(value, ['idleMinutes', 'maxPerMinute', 'agents', 'soakSeconds'], 'park.', file);
+	const agents = value['agents'] ?? [];
+	if (!Array.isArray(agents) || !agents.every(a => typeof a === 'string' && isAgentId(a))) {
+		throw new ConfigError(`${file}: park.agents must be a list of agents (${AGENT_IDS.join(', ')}) (got ${JSON.stringify(agents)})`);
+	}
+	const maxPerMinute = positiveNumber(value, 'maxPerMinute', 'park.', file, DEFAULT_CONFIG.park.maxPerMinute, 60);
+	if (!Number.isInteger(maxPerMinute)) throw new ConfigError(`${file}: park.maxPerMinute must be a whole number (got ${maxPerMinute})`);
+	return {
+		idleMinutes: positiveNumber(value, 'idleMinutes', 'park.', file, DEFAULT_CONFIG.park.idleMinutes, 7 * 24 * 60),
+		maxPerMinute,
+		agents: [...new Set(agents as AgentId[])],
+		soakSeconds: positiveNumber(value, 'soakSeconds', 'park.', file, DEFAULT_CONFIG.park.soakSeconds, 24 * 3600),
+	};
+}
+
 /** Validate parsed YAML into a Config; every error names the key and the file. */
 export function parseConfig(raw: unknown, file: string): Config {
 	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
 	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
-	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge'], '', file);
+	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge', 'park'], '', file);
 	const notify = raw['notify'] ?? DEFAULT_CONFIG.notify;
 	if (typeof notify !== 'string' || !(NOTIFY_MODES as readonly string[]).includes(notify)) {
 		throw new ConfigError(`${file}: notify must be one of ${NOTIFY_MODES.join(', ')} (got ${JSON.stringify(notify)})`);
@@ -136,6 +161,7 @@ export function parseConfig(raw: unknown, file: string): Config {
 		},
 		keys: parseKeys(raw['keys'], file),
 		purge: {trashDays: positiveNumber(purge, 'trashDays', 'purge.', file, DEFAULT_CONFIG.purge.trashDays, 3650)},
+		park: parsePark(raw['park'], file),
 	};
 }
 

@@ -34,7 +34,8 @@ export interface MuxHealth {
 	/** When the last successful listing happened (ms), if ever. */
 	readonly lastOkAt?: number;
 }
-export const SESSION_STATUSES = ['running', 'stopped', 'purged'] as const;
+/** `parked`: stopped at step 1 to free its memory while idle, to be woken where it was (issue 28). */
+export const SESSION_STATUSES = ['running', 'stopped', 'purged', 'parked'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 /** One registry row: a named agent conversation that mam-tui manages (SPEC 1). */
@@ -115,6 +116,16 @@ export interface Pane {
 	readonly server?: string;
 	/** The agent's status as the status detectors read it (src/adapters/status), once looked at. */
 	readonly detection?: StatusDetection;
+	/** Where the pane sits (tmux: session and window; herdr: workspace and tab), so a parked agent wakes there. */
+	readonly placement?: PanePlacement;
+}
+
+/** A pane's place in its mux: tmux session and window index, or herdr workspace and tab. */
+export interface PanePlacement {
+	readonly session?: string;
+	readonly window?: string;
+	readonly workspace?: string;
+	readonly tab?: string;
 }
 
 export type ResumeState =

@@ -25,7 +25,7 @@ export function ownPane(row: SessionRecord, byId: ReadonlyMap<string, Pane>, mux
 	if (row.status === 'purged' || row.paneId === null) return undefined;
 	const pane = byId.get(row.paneId);
 	if (!pane || !isRecordedPane(row, pane, muxKind)) return undefined;
-	if (row.status !== 'stopped') return pane;
+	if (row.status !== 'stopped' && row.status !== 'parked') return pane;
 	// Which agent runs there is the one rule of domain/paneAgent.ts.
 	if (!runsAgent(pane, row.agent, agents)) return paneAgent(pane, agents) === undefined ? pane : undefined;
 	const reported = reportedId(pane, row.agent);

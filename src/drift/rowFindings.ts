@@ -151,7 +151,7 @@ function stoppedFindings(world: DriftWorld, row: SessionRecord, agent: AgentId):
 				kind: 'stopped-but-live',
 				...rowRef(row),
 				paneId: pane.id,
-				message: `${row.name} is marked stopped, but ${world.agents[agent].label} runs in pane ${pane.id}`,
+				message: `${row.name} is marked ${row.status}, but ${world.agents[agent].label} runs in pane ${pane.id}`,
 				evidence: [describeRow(row), describePane(world, pane)],
 				fix: {type: 'mark-running', sessionId: row.id, paneId: pane.id, ...(world.input.mux ? {mux: world.input.mux} : {}), ...(pane.server ? {server: pane.server} : {})},
 			},
@@ -176,7 +176,9 @@ function stoppedFindings(world: DriftWorld, row: SessionRecord, agent: AgentId):
 
 export function rowFindings(world: DriftWorld, row: SessionRecord, agent: AgentId, verdicts: Verdicts, contested: Contested): Finding[] {
 	if (row.status === 'running') return runningFindings(world, row, agent, verdicts, contested);
-	if (row.status === 'stopped') return stoppedFindings(world, row, agent);
+	// A parked row is a stopped one that knows where to wake: drift sees its agent started again by
+	// hand (stopped-but-live) and its conversation vanishing (artifact-missing) alike.
+	if (row.status === 'stopped' || row.status === 'parked') return stoppedFindings(world, row, agent);
 	return [];
 }
 

@@ -80,6 +80,7 @@ function brokenHerdr(message: string): Multiplexer {
 		readOutput: fail,
 		openPane: fail,
 		closePane: fail,
+		focusedPanes: fail,
 		focusPane: fail,
 		health: () => ({kind: 'herdr', ok: false, message}),
 		dispose: async () => {},

@@ -348,6 +348,11 @@ export class TmuxMux implements Multiplexer {
 		return this.commands.focusPane(paneId);
 	}
 
+	/** The active pane of each attached (non-control) client's window. */
+	focusedPanes(): Promise<ReadonlySet<string>> {
+		return this.commands.focusedPanes();
+	}
+
 	health(): MuxHealth {
 		return this.lastHealth;
 	}

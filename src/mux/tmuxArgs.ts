@@ -148,6 +148,7 @@ export function toPane(row: PaneRow, table: readonly ProcessRef[], self: Readonl
 		...(row.pid > 0 && !row.dead ? {shellPid: row.pid} : {}),
 		processes: tree,
 		isSelf,
+		...(row.session ? {placement: {session: row.session, ...(row.windowIndex ? {window: row.windowIndex} : {})}} : {}),
 		...(row.socketPath && row.serverPid ? {server: `tmux:${row.socketPath}:${row.serverPid}:${row.serverStart}`} : {}),
 	};
 }

@@ -93,7 +93,12 @@ export class TmuxCommands {
 		const clientEnv = path === undefined ? undefined : {PATH: path};
 		// Always a process of its own, never through the control client: a new pane takes its
 		// environment from the client that asks for it, and the control client's is mam-tui's own.
-		let result = await this.tmux.spawnRun(['new-window', '-d', ...spec], clientEnv);
+		// A wake goes back to its session (`=` matches the name exactly); a session gone since, as usual.
+		// A name holding `:` or `.` cannot be written as a target; such a wake opens where it would anyway.
+		const session = request.placement?.session;
+		const target = session && !/[:.]/.test(session) ? `=${session}:` : undefined;
+		let result = target ? await this.tmux.spawnRun(['new-window', '-d', '-t', target, ...spec], clientEnv) : undefined;
+		if (!result || result.exitCode !== 0) result = await this.tmux.spawnRun(['new-window', '-d', ...spec], clientEnv);
 		if (result.exitCode !== 0 && isNoServer(result)) result = await this.tmux.spawnRun(['new-session', '-d', ...spec], clientEnv);
 		const id = result.stdout.trim();
 		if (result.exitCode !== 0 || !/^%\d+$/.test(id)) {
@@ -112,6 +117,24 @@ export class TmuxCommands {
 			this.tmux.closedByUs.delete(paneId);
 			throw error;
 		}
+	}
+
+	/**
+	 * The active pane of each attached client's current window. Control-mode clients (mam-tui's
+	 * own, an editor's) show nothing to a person and are left out. No server: nobody looks.
+	 */
+	async focusedPanes(): Promise<ReadonlySet<string>> {
+		const result = await this.tmux.spawnRun(['list-clients', '-F', `#{client_control_mode}${SEP}#{pane_id}`]);
+		if (result.exitCode !== 0) {
+			if (isNoServer(result)) return new Set();
+			throw new MuxError(`tmux could not list its clients: ${firstLine(result.stderr)}`, 'tmux_error');
+		}
+		const out = new Set<string>();
+		for (const line of result.stdout.split('\n')) {
+			const [control, pane = ''] = line.split(SEP);
+			if (control === '0' && /^%\d+$/.test(pane)) out.add(pane);
+		}
+		return out;
 	}
 
 	/** Select the pane's window, then the pane. */

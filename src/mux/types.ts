@@ -1,4 +1,4 @@
-import type {AgentStatus, MuxHealth, MuxKind, Pane} from '../domain/types.js';
+import type {AgentStatus, MuxHealth, MuxKind, Pane, PanePlacement} from '../domain/types.js';
 
 export type {MuxHealth};
 
@@ -20,6 +20,11 @@ export interface OpenPaneRequest {
 	readonly env?: Readonly<Record<string, string>>;
 	/** A title/label for the new pane or window. */
 	readonly title?: string;
+	/**
+	 * Where to open it (a parked agent's wake): tmux a new window in this session, herdr a split
+	 * of a pane in this tab. When the place is gone the backend opens where it would otherwise.
+	 */
+	readonly placement?: PanePlacement;
 }
 
 /** A pane's screen for the status detectors. */
@@ -88,6 +93,12 @@ export interface Multiplexer {
 	closePane(paneId: string): Promise<void>;
 	/** Bring the pane to the front in the user's client. */
 	focusPane(paneId: string): Promise<void>;
+	/**
+	 * The panes the user may be looking at now: herdr's focused pane; tmux's active pane of the
+	 * window each attached client (control clients such as mam-tui's own excepted) shows.
+	 * Optional: park refuses to act where a backend cannot tell.
+	 */
+	focusedPanes?(): Promise<ReadonlySet<string>>;
 	/** Current health, cheap (no I/O). */
 	health(): MuxHealth;
 	/** Stop timers and sockets. */

@@ -1,4 +1,4 @@
-import type {ProcessRef, SessionRecord} from '../domain/types.js';
+import type {PanePlacement, ProcessRef, SessionRecord} from '../domain/types.js';
 
 // The typed codecs of the registry row's `extra` JSON: ONE per key, used by every reader and every
 // writer. A row may have been written by another mam-tui version (or edited by hand), so each
@@ -151,3 +151,60 @@ export function paneServerOf(row: Pick<SessionRecord, 'extra'>): string | undefi
 export function withPaneServer(extra: Extra, server: string | undefined): Record<string, unknown> {
 	return server ? paneServerExtra.write(extra, server) : {...extra};
 }
+
+/** What a park recorded: when, what it freed, how long the agent had been idle, and how to wake it. */
+export interface ParkRecord {
+	readonly at: number;
+	/** Memory of the pane's agent tree just before it exited (PSS, else RSS), in bytes. */
+	readonly freedBytes: number;
+	/** How long the agent had been idle, by its own evidence, when it was parked. */
+	readonly idleSeconds: number;
+	/** The argv that wakes it (the adapter's resume argv plus the config's extra args). */
+	readonly argv: readonly string[];
+	readonly cwd: string;
+	/** The pane it ran in, and where that pane sat (tmux session/window, herdr workspace/tab). */
+	readonly paneId?: string;
+	readonly placement?: PanePlacement;
+}
+
+function placementOf(value: unknown): PanePlacement | undefined {
+	if (!isObject(value)) return undefined;
+	const out: Record<string, string> = {};
+	for (const key of ['session', 'window', 'workspace', 'tab'] as const) {
+		const v = value[key];
+		if (typeof v === 'string' && v !== '') out[key] = v;
+	}
+	return Object.keys(out).length > 0 ? out : undefined;
+}
+
+export const parkedExtra = codec<ParkRecord>('parked', value => {
+	if (!isObject(value) || !finite(value['at'])) return undefined;
+	const {at, freedBytes, idleSeconds, argv, cwd, paneId, placement} = value;
+	if (!Array.isArray(argv) || argv.length === 0 || !argv.every(a => typeof a === 'string') || typeof cwd !== 'string') return undefined;
+	const where = placementOf(placement);
+	return {
+		at,
+		freedBytes: finite(freedBytes) && freedBytes >= 0 ? freedBytes : 0,
+		idleSeconds: finite(idleSeconds) && idleSeconds >= 0 ? idleSeconds : 0,
+		argv: argv as string[],
+		cwd,
+		...(typeof paneId === 'string' ? {paneId} : {}),
+		...(where ? {placement: where} : {}),
+	};
+});
+
+/**
+ * A park in progress (set in the same compare-and-set that checks the row's version): a second
+ * mam-tui process sees it and leaves the row alone. Cleared when the park ends either way; one
+ * older than a few minutes is from a mam-tui that died mid-park and no longer counts.
+ */
+export interface ParkClaim {
+	readonly at: number;
+	readonly pid: number;
+}
+
+export const parkingExtra = codec<ParkClaim>('parking', value => {
+	if (!isObject(value) || !finite(value['at'])) return undefined;
+	const pid = value['pid'];
+	return {at: value['at'], pid: typeof pid === 'number' && Number.isInteger(pid) ? pid : 0};
+});

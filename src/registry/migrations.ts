@@ -56,6 +56,30 @@ export const MIGRATIONS: readonly string[] = [
 	ALTER TABLE sessions_next RENAME TO sessions;
 	CREATE INDEX sessions_agent_pin ON sessions (agent, agent_session_id);
 	`,
+	// Park (issue 28): a parked row's agent was stopped at step 1 to free its memory and is woken
+	// where it was. SQLite cannot change a CHECK in place: the table is rebuilt, rows and ids kept.
+	`
+	CREATE TABLE sessions_park (
+		id INTEGER PRIMARY KEY,
+		name TEXT NOT NULL UNIQUE,
+		agent TEXT NOT NULL,
+		cwd TEXT NOT NULL,
+		mux TEXT,
+		pane_id TEXT,
+		agent_session_id TEXT,
+		status TEXT NOT NULL CHECK (status IN ('running', 'stopped', 'purged', 'parked')),
+		epoch INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		version INTEGER NOT NULL DEFAULT 1,
+		extra TEXT NOT NULL DEFAULT '{}'
+	);
+	INSERT INTO sessions_park (id, name, agent, cwd, mux, pane_id, agent_session_id, status, epoch, created_at, updated_at, version, extra)
+		SELECT id, name, agent, cwd, mux, pane_id, agent_session_id, status, epoch, created_at, updated_at, version, extra FROM sessions;
+	DROP TABLE sessions;
+	ALTER TABLE sessions_park RENAME TO sessions;
+	CREATE INDEX sessions_agent_pin ON sessions (agent, agent_session_id);
+	`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

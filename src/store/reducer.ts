@@ -2,7 +2,7 @@ import type {Conversation, Finding, MuxHealth, Pane, SessionRecord} from '../dom
 import {assertNever} from '../domain/result.js';
 import {visibleConversations} from './conversations.js';
 import {selectedSession, visibleSessions} from './selectors.js';
-import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type SessionDetail, type SessionLive, type StepView, type StopDialog, type TrashRow} from './state.js';
+import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type SessionDetail, type SessionLive, type StepView, type StopDialog, type ParkDialog, type TrashRow} from './state.js';
 
 export type Action =
 	| {readonly type: 'registry/loaded'; readonly sessions: readonly SessionRecord[]; readonly at: number}
@@ -34,6 +34,8 @@ export type Action =
 	| {readonly type: 'conversations/textHits'; readonly query: string; readonly snippets: ReadonlyMap<string, string>}
 	| {readonly type: 'stop/open'; readonly dialog: StopDialog}
 	| {readonly type: 'stop/close'}
+	| {readonly type: 'park/open'; readonly dialog: ParkDialog}
+	| {readonly type: 'park/close'}
 	| {readonly type: 'operation/started'; readonly operation: OperationView}
 	| {readonly type: 'operation/step'; readonly session: string; readonly step: StepView}
 	| {readonly type: 'operation/ended'; readonly session: string; readonly at: number; readonly ok: boolean; readonly text: string}
@@ -210,6 +212,10 @@ function reduce(state: AppState, action: Action): AppState {
 			return setMode({...state, stopDialog: action.dialog}, 'stop');
 		case 'stop/close':
 			return {...state, stopDialog: null, ui: {...state.ui, mode: state.ui.previousMode}};
+		case 'park/open':
+			return setMode({...state, parkDialog: action.dialog}, 'park');
+		case 'park/close':
+			return {...state, parkDialog: null, ui: {...state.ui, mode: state.ui.previousMode}};
 		case 'operation/started':
 			return {...state, operations: {...state.operations, [action.operation.session]: action.operation}};
 		case 'operation/step': {

@@ -1,11 +1,12 @@
 import {paneStatus} from '../domain/paneStatus.js';
 import type {LiveStatus, SessionRecord} from '../domain/types.js';
+import {parkedExtra} from '../registry/extra.js';
 import {visibleConversations} from './conversations.js';
 import type {AppState, UiState} from './state.js';
 
 /** Attention first: what waits for the user, then what works, then what is idle; stopped rows last. */
 const LIVE_ORDER: Record<LiveStatus, number> = {blocked: 0, working: 1, idle: 2, done: 2, unknown: 3, exited: 3, stopped: 3};
-const STATUS_ORDER: Record<SessionRecord['status'], number> = {running: 0, stopped: 4, purged: 5};
+const STATUS_ORDER: Record<SessionRecord['status'], number> = {running: 0, parked: 4, stopped: 4, purged: 5};
 
 /** A row's place: a running row by its agent's live status (unknown until the first refresh), others by registry status. */
 function rank(row: SessionRecord, live: AppState['live'] | undefined): number {
@@ -70,9 +71,26 @@ export function selectedSession(state: AppState): SessionRecord | undefined {
 }
 
 export function countsByStatus(sessions: readonly SessionRecord[]): Record<SessionRecord['status'], number> {
-	const counts = {running: 0, stopped: 0, purged: 0};
+	const counts = {running: 0, stopped: 0, purged: 0, parked: 0};
 	for (const s of sessions) counts[s.status]++;
 	return counts;
+}
+
+/** What a parked row's park freed (bytes), for the list; undefined for any other row. */
+export function parkedFreed(row: SessionRecord): number | undefined {
+	return row.status === 'parked' ? (parkedExtra.read(row.extra)?.freedBytes ?? 0) : undefined;
+}
+
+/** The status bar's "3 parked · 2.1 GB freed": parked rows and the memory their parks freed. */
+export function parkedSummary(sessions: readonly SessionRecord[]): {readonly count: number; readonly freedBytes: number} {
+	let count = 0;
+	let freedBytes = 0;
+	for (const s of sessions) {
+		if (s.status !== 'parked') continue;
+		count++;
+		freedBytes += parkedExtra.read(s.extra)?.freedBytes ?? 0;
+	}
+	return {count, freedBytes};
 }
 
 /** How many running sessions wait for the user (their agent is blocked): the status bar's "N need you". */

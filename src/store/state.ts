@@ -1,7 +1,7 @@
 import type {AgentId, AuditRecord, Conversation, Finding, LiveStatus, MuxHealth, Pane, ResumeState, SessionRecord} from '../domain/types.js';
 
 export type ListMode = 'sessions' | 'findings' | 'conversations' | 'trash';
-export type Mode = ListMode | 'help' | 'filter' | 'purge' | 'new' | 'stop' | 'trashEmpty';
+export type Mode = ListMode | 'help' | 'filter' | 'purge' | 'new' | 'stop' | 'park' | 'trashEmpty';
 
 /** Which conversations the conversations view lists: those in the registry's folders, or every folder. */
 export type ConversationScope = 'registry' | 'all';
@@ -115,6 +115,11 @@ export interface StopDialog {
 	readonly killWaitSeconds: number;
 }
 
+/** The y/n confirmation `z` opens: which running sessions a park would try (each is checked again before it acts). */
+export interface ParkDialog {
+	readonly names: readonly string[];
+}
+
 export interface NewDialog {
 	readonly agentIndex: number;
 	readonly cwd: string;
@@ -180,6 +185,7 @@ export interface AppState {
 	readonly purge: PurgeDialog | null;
 	readonly newDialog: NewDialog | null;
 	readonly stopDialog: StopDialog | null;
+	readonly parkDialog: ParkDialog | null;
 	readonly detail: SessionDetail | null;
 	/** Every folder's conversations, loaded when the view is switched to all folders; null before. */
 	readonly allConversations: readonly Conversation[] | null;
@@ -225,6 +231,7 @@ export function initialState(overrides: Partial<AppState> = {}): AppState {
 		purge: null,
 		newDialog: null,
 		stopDialog: null,
+		parkDialog: null,
 		detail: null,
 		allConversations: null,
 		trash: null,

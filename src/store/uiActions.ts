@@ -23,6 +23,10 @@ export interface UiActions {
 	openStop(names: readonly string[]): void;
 	/** Run the three-step stop on each session; progress is rendered from `state.operations`. */
 	stop(names: readonly string[]): void;
+	/** Park these sessions (the confirmation was answered): each is checked again, then stopped with its exit input only. */
+	park(names: readonly string[]): void;
+	/** Reopen a parked session where it was. */
+	wake(name: string): void;
 	/** Open the purge dialog for these sessions: loads the plans (or the refusal) into `state.purge`. */
 	openPurge(names: readonly string[]): void;
 	/** The user pressed enter on the purge dialog with `typed`; the action checks it again. */

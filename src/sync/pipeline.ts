@@ -145,7 +145,7 @@ export function createRefreshPipeline(deps: RefreshPipelineDeps): RefreshPipelin
 		if (request.listPanes === false && listing) return {listing, early: false};
 		const listed = readListing(source);
 		if (!once || last) return {listing: await listed, early: false};
-		const stopped = sessions.filter(s => s.status === 'stopped');
+		const stopped = sessions.filter(s => s.status === 'stopped' || s.status === 'parked');
 		const early = discovery.refresh(stopped, {rescan: true, conversations: false}).catch(() => undefined);
 		const [result] = await Promise.all([listed, early]);
 		return {listing: result, early: true};

@@ -106,7 +106,7 @@ function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean,
 	if (row.status === 'purged') return 'stopped';
 	if (pane && runs) return paneStatus(pane);
 	if (pane) return 'exited';
-	if (row.status === 'stopped') return 'stopped';
+	if (row.status === 'stopped' || row.status === 'parked') return 'stopped';
 	// A running row whose pane cannot be seen: gone if the mux answered, unknown if it did not.
 	return reachable ? 'exited' : 'unknown';
 }

@@ -1,4 +1,5 @@
-import type {Actions, PurgePlanView, StopProgress, TrashListing} from '../actions/index.js';
+import type {Actions, ParkResult, PurgePlanView, StopProgress, TrashListing, WakeResult} from '../actions/index.js';
+import {formatBytes} from '../actions/format.js';
 import type {AgentAdapter} from '../adapters/types.js';
 import type {Config} from '../config/config.js';
 import type {Conversation} from '../domain/types.js';
@@ -57,6 +58,26 @@ export function toPlanView(view: PurgePlanView): PlanView {
 function toTrashRow(entry: TrashListing): TrashRow {
 	const {purgeId, agent, conversation, label, state, ageMs, bytes, items} = entry;
 	return {purgeId, agent, conversation, label, state, ageMs, bytes, items};
+}
+
+/** `parked api-fix: idle 52 min, freed 812 MB`, or which check refused it. */
+export function parkLine(result: ParkResult): string {
+	switch (result.outcome) {
+		case 'parked':
+			return `parked ${result.session}: idle ${Math.round(result.parked.idleSeconds / 60)} min, freed ${formatBytes(result.parked.freedBytes)}`;
+		case 'would-park':
+			return `${result.session} would be parked`;
+		case 'refused':
+			return `${result.session} not parked (${result.check}): ${result.why}`;
+		case 'still-running':
+			return `${result.session} not parked: ${result.why}`;
+	}
+}
+
+function wakeLine(result: WakeResult): string {
+	if (result.outcome === 'refused') return `wake ${result.session}: ${result.why}`;
+	const ready = result.readyMs === null ? 'not ready yet' : `ready in ${(result.readyMs / 1000).toFixed(1)} s`;
+	return `woke ${result.session} in pane ${result.paneId}, ${ready}`;
 }
 
 /**
@@ -194,6 +215,23 @@ export function createUiController(deps: ControllerDeps): UiActions {
 		stop: names => {
 			for (const name of names) background(`stop ${name}`, () => stopOne(name));
 		},
+		park: names =>
+			background('park', async () => {
+				notice('info', `parking ${names.join(', ')}…`);
+				const results = await actions.park({names});
+				const lines = results.map(parkLine);
+				const failed = results.some(r => r.outcome !== 'parked');
+				notice(failed ? 'error' : 'ok', lines.join('; '));
+				deps.refresh();
+			}),
+		wake: name =>
+			background('wake', async () => {
+				notice('info', `waking ${name}…`);
+				const [result] = await actions.wake({names: [name]});
+				if (!result) return;
+				notice(result.outcome === 'woken' ? 'ok' : 'error', wakeLine(result));
+				deps.refresh();
+			}),
 		openPurge: names => background('purge plan', () => openPurgeFor(names.map(name => ({name})), names)),
 		openPurgeConversation: ref => background('purge plan', () => openPurgeFor([ref], [ref.id])),
 		confirmPurge: typed =>

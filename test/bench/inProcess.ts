@@ -276,6 +276,8 @@ const NO_ACTIONS: UiActions = {
 	focus: noop,
 	resume: noop,
 	stop: noop,
+	park: noop,
+	wake: noop,
 	openPurge: noop,
 	confirmPurge: noop,
 	applyFix: noop,

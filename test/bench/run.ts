@@ -5,7 +5,7 @@
 //
 //   npm run bench [-- --quick] [-- --seed N --conversations N --sessions N --runs N --keep]
 //   npm run bench -- --serve   builds the world, prints its environment and waits (for profiling by hand)
-//   npm run bench -- --only cli|tmux|live|search   one group of measurements (the bench then fails only on those)
+//   npm run bench -- --only cli|tmux|live|search|park   one group of measurements (the bench then fails only on those; park builds no world)
 import {fork, spawn, type ChildProcess} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +16,7 @@ import type {PanePlan} from './herdrHost.js';
 import type {HerdrCounter} from './inProcess.js';
 import {cpuSeconds, sleep, statusKb, summarize, waitFor, waitForQuiet, type Summary} from './stats.js';
 import {buildWorld, type BenchWorld} from './world.js';
+import {measureAutoPark} from './autoPark.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** What users run: package.json's bin, the bundle `npm run build` makes. */
@@ -41,7 +42,7 @@ const {values: options} = parseArgs({
 	strict: true,
 });
 const quick = options.quick === true;
-const GROUPS = ['cli', 'tmux', 'live', 'search'] as const;
+const GROUPS = ['cli', 'tmux', 'live', 'search', 'park'] as const;
 if (options.only !== undefined && !(GROUPS as readonly string[]).includes(options.only)) throw new Error(`--only takes one of ${GROUPS.join(', ')}`);
 /** Does this run measure `group` (status, cold start and idle; the tmux refresh and idle; the in-process refresh and keys)? */
 const measures = (group: (typeof GROUPS)[number]): boolean => options.only === undefined || options.only === group;
@@ -240,6 +241,17 @@ async function main(): Promise<void> {
 	// Every process on the machine is read by each status run: leftovers of an earlier run (a
 	// fixture tmux server still reaping hundreds of stand-ins) make it slower; the header says so.
 	const processesBefore = fs.readdirSync('/proc').filter(name => /^\d+$/.test(name)).length;
+	const parkLine = (): Line => {
+		const park = measureAutoPark(config.sessions);
+		return {metric: `auto-park bookkeeping (a sample a minute over ${config.sessions} idle rows)`, value: `${park.percent.toFixed(4)} % (${park.perSampleMs.toFixed(3)} ms a sample)`, target: '≤ 0.1 %', pass: park.percent <= 0.1};
+	};
+	if (options.only === 'park') {
+		// In process, no world: the bookkeeping reads only the store.
+		const lines = [parkLine()];
+		process.stdout.write(`\n${table(lines)}\n`);
+		process.exitCode = lines.every(l => l.pass !== false) ? 0 : 1;
+		return;
+	}
 	log(`world: seed ${config.seed}, ${config.conversations} conversations, ${config.sessions} sessions`);
 	const world = buildWorld({seed: config.seed, conversations: config.conversations, sessions: config.sessions, parentDir: worldParent()});
 	log(`world built in ${((Date.now() - started) / 1000).toFixed(1)} s at ${world.base}`);
@@ -281,6 +293,7 @@ async function main(): Promise<void> {
 		const lines: Line[] = [];
 		const results: Record<string, unknown> = {config, world: {base: world.base, conversations: world.conversations.length, sessions: world.sessions.length, herdrPanes: herdr.panes.length}, settle: quiet, processesBefore};
 
+		if (measures('park')) lines.push(parkLine());
 		if (measures('cli')) {
 			// status --json
 			const status: number[] = [];

@@ -12,6 +12,8 @@ export function fakeActions(): FakeActions {
 		resume: vi.fn<UiActions['resume']>(),
 		openStop: vi.fn<UiActions['openStop']>(),
 		stop: vi.fn<UiActions['stop']>(),
+		park: vi.fn<UiActions['park']>(),
+		wake: vi.fn<UiActions['wake']>(),
 		openPurge: vi.fn<UiActions['openPurge']>(),
 		confirmPurge: vi.fn<UiActions['confirmPurge']>(),
 		applyFix: vi.fn<UiActions['applyFix']>(),

@@ -171,8 +171,10 @@ export class HerdrMux implements Multiplexer {
 		return lastLines(text, count);
 	}
 
-	/** The pane a new one splits from: mam-tui's own, else the focused one, else any. */
-	private splitTarget(snapshot: WireSnapshot): string | undefined {
+	/** The pane a new one splits from: one in the asked-for tab (a wake), else mam-tui's own, else the focused one, else any. */
+	private splitTarget(snapshot: WireSnapshot, tab?: string): string | undefined {
+		const inTab = tab === undefined ? undefined : snapshot.panes.find(p => p.tabId === tab);
+		if (inTab) return inTab.paneId;
 		const ids = snapshot.panes.map(p => p.paneId);
 		const mine = ids.find(id => id === this.selfPaneId || this.selfIds.has(id));
 		return mine ?? (snapshot.focusedPaneId && ids.includes(snapshot.focusedPaneId) ? snapshot.focusedPaneId : ids[0]);
@@ -192,7 +194,7 @@ export class HerdrMux implements Multiplexer {
 			throw new MuxError(`cannot open a pane: ${messageOf(error)}`, 'invalid_argv');
 		}
 		const env = request.env && Object.keys(request.env).length > 0 ? {env: {...request.env}} : {};
-		const target = this.splitTarget(await this.snapshot());
+		const target = this.splitTarget(await this.snapshot(), request.placement?.tab);
 		const created = target
 			? await this.ask('pane.split', {direction: 'right', target_pane_id: target, cwd: request.cwd, focus: false, ...env}, parseNewPane)
 			: await this.ask('workspace.create', {cwd: request.cwd, focus: false, ...env, ...(request.title ? {label: request.title} : {})}, parseNewPane);
@@ -220,6 +222,13 @@ export class HerdrMux implements Multiplexer {
 		this.checkPaneId(paneId);
 		await this.ensureProtocol();
 		await this.call('pane.focus', {pane_id: paneId});
+	}
+
+	/** herdr's focused pane (the session snapshot's `focused_pane_id`). */
+	async focusedPanes(): Promise<ReadonlySet<string>> {
+		await this.ensureProtocol();
+		const focused = (await this.snapshot()).focusedPaneId;
+		return new Set(focused ? [focused] : []);
 	}
 
 	/** Current health, no I/O. */

@@ -153,6 +153,7 @@ export function toPane(wire: WirePane, table: readonly ProcessRef[], map: PaneMa
 		...(shell ? {shellPid: shell.pid} : {}),
 		processes: tree,
 		isSelf,
+		placement: {workspace: wire.workspaceId, tab: wire.tabId},
 		...serverOf(tree, table, map.socketPath),
 	};
 }
