@@ -10,12 +10,14 @@ const WORKING: Readonly<Record<RealAgent, RegExp>> = {
 	codex: /esc to interrupt/,
 	opencode: /esc interrupt/,
 	gemini: /esc to cancel/,
+	hermes: /msg=interrupt \u00b7/,
 };
 const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
 	claude: /Do you want to proceed\?/,
 	codex: /Would you like to run the following command\?/,
 	opencode: /Permission required/,
 	gemini: /Allow execution of/,
+	hermes: /Dangerous Command/,
 };
 
 /**

@@ -11,6 +11,7 @@ const RESUME_ARGS: Readonly<Record<RealAgent, (id: string) => string[]>> = {
 	codex: id => ['resume', id],
 	opencode: id => ['--session', id],
 	gemini: id => ['--resume', id],
+	hermes: id => ['--resume', id],
 };
 
 interface Listed {
@@ -24,6 +25,7 @@ const HEADLESS: Readonly<Record<RealAgent, (text: string) => string[]>> = {
 	codex: text => ['exec', '--skip-git-repo-check', text],
 	opencode: text => ['run', text],
 	gemini: text => ['-p', text],
+	hermes: text => ['-z', text],
 };
 
 /** A conversation written by a one-shot run in `cwd`; its id. */

@@ -45,6 +45,7 @@ const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
 	codex: /Press enter to confirm or esc to cancel/,
 	opencode: /Permission required/,
 	gemini: /Allow execution of/,
+	hermes: /Dangerous Command/,
 };
 
 interface StopJson {

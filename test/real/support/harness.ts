@@ -80,6 +80,7 @@ import Database from 'better-sqlite3';
 import {execa} from 'execa';
 import {afterAll, beforeAll} from 'vitest';
 import {installRealClis, type RealAgent, type RealClis} from './install.js';
+import {seedUpdateCheck} from './installPython.js';
 import {startModel, type Model, type ModelOptions} from './model.js';
 
 import {CLI} from '../../helpers/cli.js';
@@ -99,6 +100,9 @@ export const READY: Readonly<Record<RealAgent, RegExp>> = {
 	codex: /\? for shortcuts/,
 	opencode: /ctrl\+p commands/,
 	gemini: /Type your message/,
+	// The status bar over the composer, drawn once prompt_toolkit takes keys (the banner and
+	// `Welcome to Hermes Agent!` come seconds before it). Names the model: the world's `stand-in`.
+	hermes: /\u2695 stand-in \u2502/,
 };
 
 /** The command each TUI exits on (all four take both; these are the ones their help names first). */
@@ -107,6 +111,7 @@ export const EXIT_COMMAND: Readonly<Record<RealAgent, string>> = {
 	codex: '/quit',
 	opencode: '/exit',
 	gemini: '/quit',
+	hermes: '/quit',
 };
 
 /** The key claude is told, and the 20-character tail `.claude.json` approves (no key dialog). */
@@ -296,6 +301,26 @@ function configureAgents(home: string, model: Model, projects: readonly string[]
 			2,
 		)}\n`,
 	);
+	// hermes: the stand-in as a custom OpenAI-compatible endpoint (hermes refuses a context
+	// window under 64K); the model catalog, runtime pip installs (PyPI is reachable from here) and
+	// the tirith download switched off; its update check answered by a fresh cache entry.
+	writeFile(
+		path.join(home, '.hermes/config.yaml'),
+		[
+			'model:',
+			'  provider: custom',
+			`  base_url: ${model.url}/v1`,
+			'  default: stand-in',
+			'  context_length: 65536',
+			'model_catalog:',
+			'  enabled: false',
+			'security:',
+			'  allow_lazy_installs: false',
+			'  tirith_enabled: false',
+			'',
+		].join('\n'),
+	);
+	seedUpdateCheck(path.join(home, '.hermes'));
 	writeFile(
 		path.join(home, '.gemini/settings.json'),
 		`${JSON.stringify(
@@ -426,7 +451,7 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	writeFile(path.join(beta, 'README.md'), '# beta\n');
 	configureAgents(home, model, [alpha, beta]);
 	const env: Record<string, string> = {
-		PATH: [clis.binDir, ...userPath()].join(':'),
+		PATH: [clis.binDir, clis.hermesBinDir, ...userPath()].join(':'),
 		HOME: home,
 		USER: process.env['USER'] ?? 'root',
 		LOGNAME: process.env['LOGNAME'] ?? process.env['USER'] ?? 'root',
@@ -714,6 +739,24 @@ function opencodeConversations(world: RealWorld, cwd: string): DiskConversation[
 	}
 }
 
+function hermesConversations(world: RealWorld, cwd: string): DiskConversation[] {
+	const file = path.join(world.home, '.hermes/state.db');
+	if (!fs.existsSync(file)) return [];
+	// Read-only, as for opencode: a read-write open would checkpoint hermes' -wal.
+	let db: Database.Database | undefined;
+	try {
+		db = new Database(file, {readonly: true, fileMustExist: true, timeout: 2000});
+		const sessions = db.prepare("SELECT id FROM sessions WHERE cwd = ? AND parent_session_id IS NULL AND source = 'cli' ORDER BY started_at").all(cwd) as Array<{id: string}>;
+		const messages = db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id');
+		return sessions.map(({id}) => ({id, files: [file], text: (messages.all(id) as Array<{role: string; content: string | null}>).map(m => `${m.role}: ${m.content ?? ''}`).join('\n')}));
+	} catch {
+		// The schema is not there yet (hermes is still creating it): nothing to list.
+		return [];
+	} finally {
+		db?.close();
+	}
+}
+
 function geminiConversations(world: RealWorld, cwd: string): DiskConversation[] {
 	const tmp = path.join(world.home, '.gemini/tmp');
 	const byId = new Map<string, {files: string[]; text: string}>();
@@ -756,6 +799,8 @@ export function conversationsOnDisk(world: RealWorld, agent: RealAgent, cwd: str
 			return opencodeConversations(world, cwd);
 		case 'gemini':
 			return geminiConversations(world, cwd);
+		case 'hermes':
+			return hermesConversations(world, cwd);
 	}
 }
 
