@@ -2,6 +2,7 @@ import type {AgentId, AgentStatus, StatusDetection} from '../../domain/types.js'
 import {claudeStatus} from './claude.js';
 import {codexStatus} from './codex.js';
 import {geminiStatus} from './gemini.js';
+import {hermesStatus} from './hermes.js';
 import {opencodeStatus} from './opencode.js';
 import {detection, type StatusDetector, type StatusEvidence} from './types.js';
 import {unverifiedStatus} from './unverified.js';
@@ -15,7 +16,7 @@ export const STATUS_DETECTORS = {
 	opencode: opencodeStatus,
 	gemini: geminiStatus,
 	agy: unverifiedStatus,
-	hermes: unverifiedStatus,
+	hermes: hermesStatus,
 	grok: unverifiedStatus,
 } as const satisfies Record<AgentId, StatusDetector>;
 
