@@ -18,7 +18,12 @@ function fromScreen(screen: string): Reading | undefined {
 	}
 	if (!composer) {
 		const dialog = rowMatching(rows, HERMES_APPROVAL);
-		return dialog ? {status: 'blocked', evidence: screenSays(dialog)} : undefined;
+		if (dialog) return {status: 'blocked', evidence: screenSays(dialog)};
+		// While a turn's output is printed the composer is taken down for a moment; the screen then
+		// ends with the prompt just taken, `● <prompt>` (and `Initializing agent...`) over a `─` rule.
+		const tail = rows.slice(-4);
+		const echoed = rowMatching(tail.slice(0, -1), /^\u25cf \S/u);
+		return echoed !== undefined && /^\u2500{20,}$/u.test((tail.at(-1) ?? '').trim()) ? {status: 'working', evidence: screenSays(echoed)} : undefined;
 	}
 	const bar = rowMatching(rows.slice(-12), STATUS_BAR);
 	if (composer.state === 'working') return {status: 'working', evidence: screenSays(composer.row)};
