@@ -96,6 +96,12 @@ describe('real agents: purge, trash, restore', () => {
 		const again = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(again.exitCode, again.stdout + again.stderr).toBe(0);
 		expect(again.stdout).toMatch(/nothing on disk names this conversation/);
+		if (agent === 'hermes') {
+			// The real CLI refuses the purged id (it then opens a new, empty session, dropped on exit).
+			const refused = await startTui(real.world, agent, real.world.alpha, RESUME_ARGS[agent](id));
+			await refused.waitForScreen(new RegExp(`Session not found: ${id}`), 30_000);
+			await refused.quit();
+		}
 
 		const listed = JSON.parse((await real.world.mamTui(['trash', '--json'])).stdout) as {purges: Listed[]};
 		const entry = listed.purges.find(p => p.conversation === id);
