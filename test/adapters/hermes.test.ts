@@ -220,9 +220,9 @@ describe('hermes in use', () => {
 		const w = world();
 		const proc = await held(spawnArgvHolder(['hermes-worker']));
 		const now = Date.now() / 1000;
-		hermesSql(rootOf(w), 'INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)', w.ids.sibling, `pid=${proc.pid};host=x`, now, now + 600);
+		hermesSql(rootOf(w), 'INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)', w.ids.sibling, `pid=${proc.pid};host=x`, now, now + 600);
 		expect((await hermesAdapter.inUse(w.ctx, w.ids.sibling)).map(h => [h.pid, h.reason])).toEqual([[proc.pid, `holds the lease of ${w.ids.sibling}`]]);
-		hermesSql(rootOf(w), 'UPDATE session_turn_leases SET expires_at = ? WHERE conversation_id = ?', now - 1, w.ids.sibling);
+		hermesSql(rootOf(w), 'UPDATE compression_locks SET expires_at = ? WHERE session_id = ?', now - 1, w.ids.sibling);
 		expect(await hermesAdapter.inUse(w.ctx, w.ids.sibling)).toEqual([]);
 	});
 

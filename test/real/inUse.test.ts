@@ -95,8 +95,9 @@ describe('real agents: in use', () => {
 		const textOf = () => conversationsOnDisk(real.world, 'hermes', real.world.alpha).find(c => c.id === id)?.text;
 		const text = textOf();
 		expect(text).toContain('keep me, hermes');
-		const before = digests([history]);
 		const refused = async (pid: number | undefined) => {
+			// hermes itself appends to its history (the /quit of the plain run): compare from here.
+			const before = digests([history]);
 			const listed = await real.world.mamTui(['conversations', '--json', '--agent', 'hermes']);
 			expect(stateOf(listed.stdout, id)).toMatch(/^no: in use by pid \d+/);
 			const purge = await real.world.mamTui(['purge', '--agent', 'hermes', '--id', id, '--yes']);
