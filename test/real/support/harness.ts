@@ -1,5 +1,5 @@
 /**
- * The real-agent harness: the four real CLIs (claude, codex, opencode, gemini) driven in a
+ * The real-agent harness: the real CLIs (claude, codex, opencode, gemini, hermes) driven in a
  * private tmux server, offline, against the stand-in model in `./model.ts`. Tests under
  * `test/real/` run with `npm run test:real` (never with `npm test`). Everything here is generic:
  * a test file brings its own scenario.
@@ -10,7 +10,8 @@
  *   (`$MAM_REAL_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/mam-tui-real/cli`), installed with npm
  *   when a version is missing; each is started once with `--version`. Throws, naming the CLI and
  *   why, when one cannot be installed or started: the suite never skips.
- *   Result: `{claude, codex, opencode, gemini}` absolute bin paths, plus `binDir` and `cacheDir`.
+ *   Result: `{claude, codex, opencode, gemini, hermes}` absolute bin paths, plus `binDir`,
+ *   `hermesBinDir` (hermes' venv link, `./installPython.ts`) and `cacheDir`.
  *
  * - `startModel(opts?: {slowMs?, shellCommand?, shellWorkdir?, reply?}): Promise<Model>` — the
  *   stand-in model on 127.0.0.1:<free port>: `{url, port, requests(), configure(opts), close()}`.
@@ -27,7 +28,9 @@
  *   env; codex `.codex/config.toml` (provider `standin`, both projects trusted,
  *   `[features] daemon_auto_start = false`; approvals left at codex's defaults); opencode
  *   `opencode.jsonc` (provider `standin`); gemini `.gemini/settings.json` (API-key auth) plus
- *   `GEMINI_CLI_TRUST_WORKSPACE=true`.
+ *   `GEMINI_CLI_TRUST_WORKSPACE=true`; hermes `.hermes/config.yaml` (a custom endpoint with a
+ *   65536-token window, model catalog, lazy pip installs and tirith off) and a fresh
+ *   `.hermes/.update_check`.
  *   - `env`: what a pane in this world has (PATH with the CLI bin folder first, HOME, XDG_*,
  *     TMPDIR, API keys and base URLs, `npm_config_registry` pointed at the model so opencode's
  *     start-up plugin install stays local, and `MAM_REAL_WORLD=<id>`, which marks every process
@@ -61,7 +64,8 @@
  * - `waitForConversation(world, agent, cwd, opts?: {timeoutMs?, exclude?, containing?})` — the
  *   agent's own conversation id for `cwd` once the CLI wrote it to disk (claude
  *   `projects/<slug>/<id>.jsonl`, codex `sessions/**\/rollout-*.jsonl`, opencode `opencode.db`
- *   session rows read-only, gemini `tmp/<short>/chats/session-*.jsonl`). Main conversations
+ *   session rows read-only, gemini `tmp/<short>/chats/session-*.jsonl`, hermes `.hermes/state.db`
+ *   `cli` sessions read-only). Main conversations
  *   only (no sub-agents); `exclude` skips ids a test already knows; `containing` waits until the
  *   conversation's text holds that string (e.g. the model's reply). `conversationsOnDisk` is the
  *   one-shot listing behind it.
