@@ -21,13 +21,13 @@ const STATES: readonly StandinState[] = ['idle', 'working', 'blocked'];
 const screenOf = (agent: string, state: StandinState) => `stand-in (pid 1)\n${statusRows(agent, state).join('\n')}\n\n\n`;
 
 describe("the demo stand-ins draw screens the detectors classify", () => {
-	for (const agent of ['claude', 'codex', 'opencode', 'gemini'] as const) {
+	for (const agent of ['claude', 'codex', 'opencode', 'gemini', 'hermes'] as const) {
 		it(`${agent}: idle, working and blocked`, () => {
 			for (const state of STATES) expect(detectStatus(agent, {screen: screenOf(agent, state)}).status).toBe(state);
 		});
 	}
-	it('agy, hermes, grok: working and blocked; idle stays unknown (their detectors never guess idle)', () => {
-		for (const agent of AGENT_IDS.filter(a => a === 'agy' || a === 'hermes' || a === 'grok')) {
+	it('agy, grok: working and blocked; idle stays unknown (their detectors never guess idle)', () => {
+		for (const agent of AGENT_IDS.filter(a => a === 'agy' || a === 'grok')) {
 			expect(detectStatus(agent, {screen: screenOf(agent, 'working')}).status).toBe('working');
 			expect(detectStatus(agent, {screen: screenOf(agent, 'blocked')}).status).toBe('blocked');
 			expect(detectStatus(agent, {screen: screenOf(agent, 'idle')}).status).toBe('unknown');
