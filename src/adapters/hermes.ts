@@ -3,22 +3,33 @@ import path from 'node:path';
 import type {Conversation} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, withReadOnlyDb} from '../system/sqliteRead.js';
-import {unverifiedExitInput} from './common/exitSequences.js';
+import {MEASURED_EXIT_STEPS} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
+import {liveUsesOnce, needsFolders, sameResolved, usersOf} from './common/liveEvidence.js';
 import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
 import {memo} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {runsProgram} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
-import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
+import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type KeptPlace, type PlanItem} from './types.js';
 import {belongsToParent, continuationChain, cwdOf, descendantsIn, toConversation} from './hermes/lineage.js';
-import {agentDelete, deleteRows, requestDumps, sessionFiles, storePlan, storesNaming} from './hermes/plan.js';
+import {agentDelete, deleteRows, eraseStores, requestDumps, sessionFiles, storePlan, storesNaming} from './hermes/plan.js';
+import {readHermesScreen} from './hermes/screen.js';
 import {askStores, hermesRoot, ID_PATTERN, indexFor, PROGRAMS, readStores, storesOf, viewOf} from './hermes/store.js';
-import {isService, liveLeaseHolders, storeUse, type StoreUse, verdictIn} from './hermes/use.js';
+import {logFiles, removablePrompts, removeText} from './hermes/text.js';
+import {hermesLiveUses, isService, liveLeaseHolders, storeUse, type StoreUse, verdictIn} from './hermes/use.js';
 
-// Hermes Agent (FORMATS 6): a state.db per profile store holding sessions and messages, plus
-// per-session files. A conversation is a root session with its delegate (sub-agent) children and
-// its compression continuations; /branch and reset children are separate conversations.
+// Hermes Agent (FORMATS 6), checked against hermes 0.19.0 (pip `hermes-agent`): a state.db per
+// profile store holding sessions, messages and two FTS5 indexes over them; the TUI's prompt
+// history (.hermes_history) and the logs hold its words too; per-session files only for gateway
+// runs. A conversation is a root session with its delegate (sub-agent) children and its
+// compression continuations; /branch and reset children are separate conversations.
+
+/** A session whose folder is unknown: every project claim reaches it (fail safe). */
+const ANY_FOLDER = '\0any';
+
+/** Who uses what, by hermes' own evidence (see `liveUsesOnce`). */
+const liveUses = liveUsesOnce(ctx => `hermes:uses:${hermesRoot(ctx)}`, (ctx, procs) => hermesLiveUses(ctx, hermesAdapter.matchesProcess, procs));
 
 export const hermesAdapter: AgentAdapter = {
 	id: 'hermes',
@@ -27,7 +38,14 @@ export const hermesAdapter: AgentAdapter = {
 	idPattern: ID_PATTERN,
 	processNames: PROGRAMS,
 	residentChildren: [],
-	exitInput: unverifiedExitInput('/quit'),
+	// Measured on hermes 0.19.0 in tmux (test/real/stop.test.ts): the four agents' sequence with
+	// `/quit`; Ctrl+U clears the composer's line, and its screen tells a draft or a dialog first.
+	exitInput: {
+		text: '/quit',
+		steps: MEASURED_EXIT_STEPS,
+		readScreen: readHermesScreen,
+		evidence: 'measured on hermes 0.19.0: Ctrl+U, 300 ms, /quit, 500 ms, Enter; its screen is read for a draft or a dialog first',
+	},
 
 	spawn: () => ({argv: ['hermes']}),
 
@@ -89,12 +107,15 @@ export const hermesAdapter: AgentAdapter = {
 		if (problems.length > 0) throw new StoreReadError(`cannot build the purge plan: ${problems.join('; ')}`, hermesRoot(ctx));
 		const descendants = new Set<string>();
 		const items: PlanItem[] = [];
+		const kept: KeptPlace[] = [];
 		for (const store of storesNaming(data, id)) {
 			const plan = storePlan(store, id);
 			for (const d of plan.descendants) descendants.add(d);
 			items.push(...plan.items);
+			kept.push(...plan.kept);
 		}
-		return makePlan('hermes', id, [...descendants], items);
+		const plan = makePlan('hermes', id, [...descendants], items);
+		return kept.length > 0 ? {...plan, kept} : plan;
 	},
 
 	async purge(ctx, plan) {
@@ -103,8 +124,11 @@ export const hermesAdapter: AgentAdapter = {
 		const {data} = readStores(ctx);
 		const warnings: string[] = [];
 		const removed: PlanItem[] = [];
+		const touched = new Set<string>();
 		for (const store of storesNaming(data, id)) {
 			const ids = [id, ...descendantsIn(viewOf(store), id)];
+			// Which prompt history entries are this conversation's is read from its rows, before they go.
+			const prompts = removablePrompts(store.store, ids);
 			const chain = continuationChain(viewOf(store), id).reverse();
 			const refusal = await agentDelete(ctx, store, chain, warnings);
 			if (refusal) {
@@ -117,14 +141,22 @@ export const hermesAdapter: AgentAdapter = {
 			const outcome = removePaths(files, [store.store.home]);
 			removed.push(...outcome.removed);
 			warnings.push(...outcome.warnings);
+			const text = removeText(store.store, plan.items, prompts.prompts, ids);
+			removed.push(...text.removed);
+			warnings.push(...text.warnings);
 			try {
 				deleteRows(store, ids);
 				removed.push(...plan.items.filter(i => i.kind === 'rows' && i.path === store.store.db));
 			} catch (error) {
 				warnings.push(messageOf(error));
 			}
+			touched.add(store.store.db);
 		}
-		return {removed, warnings};
+		const erased = eraseStores(
+			data.map(d => d.store),
+			touched,
+		);
+		return {removed, warnings: [...warnings, ...erased.warnings], held: erased.held};
 	},
 
 	async residual(ctx, id) {
@@ -139,7 +171,7 @@ export const hermesAdapter: AgentAdapter = {
 			id,
 			descendants: [...descendants],
 			roots: [root],
-			indexFiles: crumbs,
+			indexFiles: [...crumbs, ...stores.flatMap(logFiles)],
 			databases: stores.map(s => s.db),
 			skip: abs => /state\.db-(wal|shm|journal)$/.test(abs),
 		});
@@ -172,9 +204,22 @@ export const hermesAdapter: AgentAdapter = {
 			leases.push(...(await liveLeaseHolders(ctx, use.leases)));
 		}
 		const real = files.map(realpathOrUndefined).filter((f): f is string => f !== undefined);
-		return uniqueHolders([...(await argvUsers(ctx, [...ids])), ...(await fileUsers(ctx, real, h => isService(h.argv))), ...leases]);
+		// A plain `hermes` TUI keeps no record of which session it is on: its folder's are all in use.
+		const live = await liveUses(ctx);
+		const cwds = needsFolders(live) ? [...new Set(conversationFolders(ctx, id))] : [];
+		const byProject = usersOf(live, {ids: [...ids], cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
+		return uniqueHolders([...byProject, ...(await argvUsers(ctx, [...ids])), ...(await fileUsers(ctx, real, h => isService(h.argv))), ...leases]);
 	},
+
+	liveUses,
 };
+
+/** The recorded folder of `id` in each store holding it (ANY_FOLDER when one records none). */
+function conversationFolders(ctx: AdapterContext, id: string): string[] {
+	const index = indexFor(ctx);
+	if (index) return index.data.filter(d => d.rows.has(id)).map(d => cwdOf(viewOf(d), id) ?? ANY_FOLDER);
+	return askStores(ctx, view => (view.row(id) ? (cwdOf(view, id) ?? ANY_FOLDER) : undefined)).found;
+}
 
 /** For tests: the store root this context resolves to. */
 export function hermesRootFor(ctx: AdapterContext): string {

@@ -127,7 +127,7 @@ const RULE = '\u2500'.repeat(60);
 
 /**
  * The rows each real agent draws at the bottom of its UI in each state (agents/screens, the
- * captures the detectors are tested on), shortened. agy, hermes and grok: their documented hints.
+ * captures the detectors are tested on), shortened. agy and grok: their documented hints.
  */
 export function statusRows(agent: string, state: StandinState): string[] {
 	switch (agent) {
@@ -146,6 +146,13 @@ export function statusRows(agent: string, state: StandinState): string[] {
 		case 'grok':
 			if (state === 'blocked') return ['  ┃  echo hello > hello.txt', '  ┃  2 (○) Yes, proceed', '  ┃  3 (○) No, reject (type to add feedback)', '', '  1/4:select  │  Tab:next option  │  Ctrl+c:cancel'];
 			return ['  ╭────╮', '  │ ❯  │', '  ╰─ stand-in ─╯', '', state === 'working' ? '  Shift+Tab:mode  │  Ctrl+c:cancel  │  Ctrl+x:shortcuts' : '  Shift+Tab:mode  │  Ctrl+x:shortcuts'];
+		case 'hermes': {
+			// hermes 0.19.0: status bar, rule, composer, rule; the icon before the prompt tells the state.
+			const bar = ` \u2695 stand-in \u2502 12/65.5K \u2502 [\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591] 0% \u2502 1m \u2502 ${state === 'idle' ? '\u23f2 4s \u2502 \u2713 0s' : '\u23f1 2s'}`;
+			const prompt = state === 'blocked' ? '\u26a0 \u276f' : state === 'working' ? '\u2695 \u276f msg=interrupt \u00b7 /queue \u00b7 /bg \u00b7 /steer \u00b7 Ctrl+C cancel' : '\u276f';
+			const dialog = state === 'blocked' ? ['\u2502 \u26a0\ufe0f  Dangerous Command \u2502', '\u2502 \u276f 1. Allow once      \u2502', '\u2502   4. Deny            \u2502', '  \u2191/\u2193 to select, Enter to confirm  (57s)'] : [];
+			return [...dialog, bar, RULE, prompt, RULE];
+		}
 		default:
 			if (state === 'blocked') return ['  echo hello > hello.txt', '  Allow? [o]nce, [s]ession, [a]lways, or [d]eny'];
 			return state === 'working' ? ['⠋ Thinking (esc to interrupt)'] : ['> '];

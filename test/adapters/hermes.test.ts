@@ -190,6 +190,42 @@ describe('hermes stores', () => {
 		expect(await hermesAdapter.verify(w.ctx, w.ids.target)).toEqual({kind: 'yes'});
 	});
 
+	it("erases a conversation's words from the prompt history, the logs and the FTS index segments; a prompt another conversation shares stays", async () => {
+		const w = world();
+		const home = path.join(w.home, '.hermes', 'profiles', 'words');
+		createHermesStore(home);
+		const a = hermesId(w.epoch + 6_000);
+		const b = hermesId(w.epoch + 6_100);
+		insertHermesSession(home, {id: a, startedAt: w.epoch + 6_000, cwd: w.cwds[0], turns: 2});
+		insertHermesSession(home, {id: b, startedAt: w.epoch + 6_100, cwd: w.cwds[0]});
+		// One prompt both typed (`/help`-like repeats are common): it names neither session.
+		for (const id of [a, b]) hermesSql(home, "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'run the tests zebraword', 1)", id);
+		fs.appendFileSync(path.join(home, '.hermes_history'), '\n# 2026-12-03 12:00:00.000000\n+run the tests zebraword\n');
+		fs.appendFileSync(path.join(home, 'logs', 'errors.log'), `2026-12-03 12:00:00,000 WARNING [${a}] tools.registry: something\nunrelated line\n`);
+		hermesSql(home, "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'assistant', 'quokkaword only in a', 2)", a);
+		const history = path.join(home, '.hermes_history');
+		const plan = await hermesAdapter.artifacts(w.ctx, a);
+		expect(plan.items.filter(i => i.kind === 'lines').map(i => [path.relative(home, i.path), i.count])).toEqual([
+			['.hermes_history', 2],
+			['logs/agent.log', 2],
+			['logs/errors.log', 1],
+		]);
+		expect(plan.kept).toEqual([{path: history, reason: expect.stringMatching(/^1 prompt text\(s\) another conversation also has stay/)}]);
+
+		await hermesAdapter.purge(w.ctx, plan);
+		const text = fs.readFileSync(history, 'utf8');
+		expect(text).not.toContain(a);
+		expect(text).toContain(`+hello 0 from ${b}`);
+		expect(text).toContain('+run the tests zebraword');
+		expect(fs.readFileSync(path.join(home, 'logs', 'agent.log'), 'utf8')).not.toContain(a);
+		expect(fs.readFileSync(path.join(home, 'logs', 'errors.log'), 'utf8')).toBe('unrelated line\n');
+		// Merged and rebuilt: the words of `a` alone are in no byte of the database or its WAL.
+		for (const file of [path.join(home, 'state.db'), path.join(home, 'state.db-wal')]) {
+			if (fs.existsSync(file)) expect(fs.readFileSync(file).includes('quokkaword'), file).toBe(false);
+		}
+		expect(fs.readFileSync(path.join(home, 'state.db')).includes('zebraword')).toBe(true);
+	});
+
 	it('HERMES_HOME and HERMES_DATA_DIR_SUFFIX apply only to the caller\'s own home; a profile home means its root', () => {
 		const w = world();
 		const env = {HERMES_HOME: '/srv/hermes'};
@@ -221,9 +257,9 @@ describe('hermes in use', () => {
 		const w = world();
 		const proc = await held(spawnArgvHolder(['hermes-worker']));
 		const now = Date.now() / 1000;
-		hermesSql(rootOf(w), 'INSERT INTO session_turn_leases (conversation_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)', w.ids.sibling, `pid=${proc.pid};host=x`, now, now + 600);
+		hermesSql(rootOf(w), 'INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)', w.ids.sibling, `pid=${proc.pid};host=x`, now, now + 600);
 		expect((await hermesAdapter.inUse(w.ctx, w.ids.sibling)).map(h => [h.pid, h.reason])).toEqual([[proc.pid, `holds the lease of ${w.ids.sibling}`]]);
-		hermesSql(rootOf(w), 'UPDATE session_turn_leases SET expires_at = ? WHERE conversation_id = ?', now - 1, w.ids.sibling);
+		hermesSql(rootOf(w), 'UPDATE compression_locks SET expires_at = ? WHERE session_id = ?', now - 1, w.ids.sibling);
 		expect(await hermesAdapter.inUse(w.ctx, w.ids.sibling)).toEqual([]);
 	});
 

@@ -128,6 +128,36 @@ describe('real agents: in use', () => {
 		}
 	});
 
+	// hermes keeps no record of which session a plain TUI is on (the TUI holds only the shared
+	// state.db): every conversation of its folder is in use. Resumed, its argv names the id.
+	it('hermes: a live TUI on conversation X, plain and then resumed — purge of X exits 4 and changes nothing', async () => {
+		const {tui, id} = await liveTui(real.world, 'hermes', real.world.alpha, 'keep me, hermes');
+		const history = path.join(real.world.home, '.hermes/.hermes_history');
+		const textOf = () => conversationsOnDisk(real.world, 'hermes', real.world.alpha).find(c => c.id === id)?.text;
+		const text = textOf();
+		expect(text).toContain('keep me, hermes');
+		const refused = async (pid: number | undefined) => {
+			// hermes itself appends to its history (the /quit of the plain run): compare from here.
+			const before = digests([history]);
+			const listed = await real.world.mamTui(['conversations', '--json', '--agent', 'hermes']);
+			expect(stateOf(listed.stdout, id)).toMatch(/^no: in use by pid \d+/);
+			const purge = await real.world.mamTui(['purge', '--agent', 'hermes', '--id', id, '--yes']);
+			expect(purge.exitCode, purge.stderr + purge.stdout).toBe(4);
+			expect(purge.stderr).toMatch(/in use/);
+			expect(purge.stderr).toContain(String(pid));
+			expect(textOf()).toBe(text);
+			expect(digests([history])).toEqual(before);
+			expect(JSON.parse((await real.world.mamTui(['trash', '--json'])).stdout)).toMatchObject({purges: []});
+		};
+		await refused(tui.agentPid());
+		await tui.quit();
+
+		const resumed = await startTui(real.world, 'hermes', real.world.beta, ['--resume', id]);
+		await resumed.waitForScreen(/keep me, hermes/, 60_000);
+		await refused(resumed.agentPid());
+		await resumed.quit();
+	});
+
 	it("opencode: a TUI in alpha does not make beta's session in use; its own project's session is", async () => {
 		const beta = await liveTui(real.world, 'opencode', real.world.beta, 'a beta session for opencode');
 		await beta.tui.quit();

@@ -11,6 +11,7 @@ const WORKING: Readonly<Record<RealAgent, RegExp>> = {
 	opencode: /esc interrupt/,
 	gemini: /esc to cancel/,
 	grok: /Ctrl\+c:cancel/,
+	hermes: /msg=interrupt \u00b7/,
 };
 const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
 	claude: /Do you want to proceed\?/,
@@ -19,6 +20,7 @@ const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
 	gemini: /Allow execution of/,
 	// Its first option, selected, is "Yes, and don't ask again" (always-approve).
 	grok: /Yes, proceed/,
+	hermes: /Dangerous Command/,
 };
 
 /**

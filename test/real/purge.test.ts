@@ -12,6 +12,7 @@ const RESUME_ARGS: Readonly<Record<RealAgent, (id: string) => string[]>> = {
 	opencode: id => ['--session', id],
 	gemini: id => ['--resume', id],
 	grok: id => ['--resume', id],
+	hermes: id => ['--resume', id],
 };
 
 interface Listed {
@@ -26,6 +27,7 @@ const HEADLESS: Readonly<Record<RealAgent, (text: string) => string[]>> = {
 	opencode: text => ['run', text],
 	gemini: text => ['-p', text],
 	grok: text => ['-p', text],
+	hermes: text => ['-z', text],
 };
 
 /** A conversation written by a one-shot run in `cwd`; its id. */
@@ -104,6 +106,12 @@ describe('real agents: purge, trash, restore', () => {
 		const again = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(again.exitCode, again.stdout + again.stderr).toBe(0);
 		expect(again.stdout).toMatch(/nothing on disk names this conversation/);
+		if (agent === 'hermes') {
+			// The real CLI refuses the purged id (it then opens a new, empty session, dropped on exit).
+			const refused = await startTui(real.world, agent, real.world.alpha, RESUME_ARGS[agent](id));
+			await refused.waitForScreen(new RegExp(`Session not found: ${id}`), 30_000);
+			await refused.quit();
+		}
 
 		const listed = JSON.parse((await real.world.mamTui(['trash', '--json'])).stdout) as {purges: Listed[]};
 		const entry = listed.purges.find(p => p.conversation === id);

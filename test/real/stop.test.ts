@@ -46,6 +46,7 @@ const APPROVAL: Readonly<Record<RealAgent, RegExp>> = {
 	opencode: /Permission required/,
 	gemini: /Allow execution of/,
 	grok: /Yes, proceed/,
+	hermes: /Dangerous Command/,
 };
 
 interface StopJson {

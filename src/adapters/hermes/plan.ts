@@ -7,9 +7,11 @@ import {listDir} from '../common/paths.js';
 import type {InRefresh} from '../common/refresh.js';
 import {fileItem} from '../common/plan.js';
 import {chunks, deleteWhereIn, placeholders, quoteIdent, withPurgeDb, type WriteDb} from '../common/purgeDb.js';
-import type {AdapterContext, PlanItem} from '../types.js';
+import {eraseDatabases} from '../common/sqlitePurge.js';
+import type {AdapterContext, KeptPlace, PlanItem} from '../types.js';
 import {descendantsIn} from './lineage.js';
 import {ANY_ID, DELETE_TIMEOUT_MS, type HermesStore, type StoreData, viewOf} from './store.js';
+import {removablePrompts, textItems} from './text.js';
 
 /** Per-session files in a store: transcripts and gateway request dumps (hermes `_remove_session_files`). */
 export function sessionFiles(store: HermesStore, id: string, dumpNames: readonly string[] = requestDumps(store)): string[] {
@@ -75,10 +77,12 @@ function independentChildren(data: StoreData, ids: readonly string[]): string[] 
 	return [...data.rows.values()].filter(r => r.parentId !== undefined && ids.includes(r.parentId) && !ids.includes(r.id)).map(r => r.id);
 }
 
-export function storePlan(data: StoreData, id: string): {descendants: string[]; items: PlanItem[]} {
+export function storePlan(data: StoreData, id: string): {descendants: string[]; items: PlanItem[]; kept: KeptPlace[]} {
 	const descendants = descendantsIn(viewOf(data), id);
 	const ids = [id, ...descendants];
 	const items = withReadOnlyDb(data.store.db, db => rowItems(data, db, ids));
+	const text = textItems(data.store, id, ids, removablePrompts(data.store, ids));
+	items.push(...text.items);
 	const unlinked = independentChildren(data, ids);
 	if (unlinked.length > 0) {
 		items.push({kind: 'rows', path: data.store.db, table: 'sessions', count: unlinked.length, bytes: 0, sessionId: id, description: `parent link of ${unlinked.length} branch/reset session(s) cleared; those sessions stay`});
@@ -94,12 +98,44 @@ export function storePlan(data: StoreData, id: string): {descendants: string[]; 
 			if (item) items.push(item);
 		}
 	}
-	return {descendants, items};
+	return {descendants, items, kept: text.kept};
 }
 
 /** Stores that hold `id` or rows of its vanished conversation (children pointing at it). */
 export function storesNaming(data: readonly StoreData[], id: string): StoreData[] {
 	return data.filter(d => d.rows.has(id) || [...d.rows.values()].some(r => r.parentId === id));
+}
+
+/**
+ * Merge every FTS5 index of the store into one segment ('optimize'): deleting a message removes
+ * its row from `messages_fts_content`, but its tokens stay in the index's older segments until
+ * they are merged (hermes 0.19 keeps `messages_fts` and `messages_fts_trigram`, plain FTS5 tables
+ * with their own copy of the text, kept in step by triggers).
+ */
+export function mergeFtsIndexes(store: HermesStore): void {
+	withPurgeDb(path.dirname(store.db), store.db, db => {
+		const fts = db.prepare<[], {name: string}>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'").all();
+		for (const {name} of fts) db.prepare(`INSERT INTO ${quoteIdent(name)} (${quoteIdent(name)}) VALUES ('optimize')`).run();
+	});
+}
+
+/**
+ * After the rows went: merge the FTS indexes, then rebuild the touched databases and checkpoint
+ * their WAL (common/sqlitePurge.ts), so the deleted text is in no free page or WAL frame.
+ * Returns the residual lines of databases hermes still holds, and warnings.
+ */
+export function eraseStores(stores: readonly HermesStore[], touched: ReadonlySet<string>): {held: string[]; warnings: string[]} {
+	const warnings: string[] = [];
+	for (const store of stores) {
+		if (!touched.has(store.db)) continue;
+		try {
+			mergeFtsIndexes(store);
+		} catch (error) {
+			warnings.push(`${store.db}: its search index was not merged (${error instanceof Error ? error.message : String(error)})`);
+		}
+	}
+	const erased = eraseDatabases(stores.map(s => s.db), touched, 'hermes');
+	return {held: erased.held, warnings: [...warnings, ...erased.warnings]};
 }
 
 /** The remaining rows of `ids` in one transaction (FORMATS 0.3); unlinks independent children. */

@@ -33,7 +33,7 @@ export interface HermesStore {
  * `HERMES_HOME` (own home only; a profile dir means its parent root), else
  * `~/.hermes<HERMES_DATA_DIR_SUFFIX>`; profiles live in `<root>/profiles/<name>/`.
  */
-export function hermesRoot(ctx: AdapterContext): string {
+export function hermesRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>): string {
 	const override = ctx.ownHome ? ctx.env['HERMES_HOME'] : undefined;
 	if (override) {
 		const home = path.resolve(ctx.home, override);

@@ -1,15 +1,16 @@
 // Who uses a hermes conversation: its open sessions' leases, and the verdict per store.
 
-import type {ResumeState} from '../../domain/types.js';
+import type {ProcessRef, ResumeState} from '../../domain/types.js';
 import type {ReadDb} from '../../system/sqliteRead.js';
 import {toEpochMs} from '../common/jsonRecords.js';
 import {canonicalCwd} from '../common/paths.js';
 import type {InRefresh} from '../common/refresh.js';
 import {runsProgram, subcommand} from '../common/programs.js';
 import {chunks, placeholders} from '../common/purgeDb.js';
+import {agentProcessesOf, flagValue, idsUse, projectUse, type LiveUse} from '../common/liveEvidence.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
 import {cwdOf, descendantsIn, resumeStateOf} from './lineage.js';
-import {type HermesStore, PROGRAMS, SERVICE_COMMANDS, type StoreView} from './store.js';
+import {hermesRoot, type HermesStore, ID_PATTERN, PROGRAMS, SERVICE_COMMANDS, type StoreView} from './store.js';
 
 export function isService(argv: readonly string[]): boolean {
 	return runsProgram({name: '', argv}, PROGRAMS) && SERVICE_COMMANDS.has(subcommand(argv) ?? '');
@@ -74,4 +75,18 @@ export function verdictIn(ctx: InRefresh, view: StoreView, id: string, cwd: stri
 	const recorded = cwdOf(view, id);
 	if (recorded === undefined) return {kind: 'unknown', reason: 'the session records no cwd'};
 	return canonicalCwd(ctx, recorded) === canonicalCwd(ctx, cwd) ? state : {kind: 'no', reason: `belongs to ${recorded}`};
+}
+
+/**
+ * Which session each live hermes process is on: argv (`--resume ID`, `-r ID`), else its folder —
+ * a plain `hermes` (or `-c`, or `--resume <title>`) keeps no record of its session that another
+ * process can read: the id is minted at start, its row written at the first prompt, and the
+ * process holds only the shared state.db open. Its background services get no entry.
+ */
+export async function hermesLiveUses(ctx: AdapterContext, matches: (proc: ProcessRef) => boolean, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
+	const mine = await agentProcessesOf(ctx, matches, procs, {root: hermesRoot(ctx), rootOf: hermesRoot});
+	return mine.map(proc => {
+		const named = flagValue(proc.argv, ['--resume', '-r'], ID_PATTERN);
+		return named ? idsUse(proc, [named], `argv names ${named}`) : projectUse(proc, 'hermes');
+	});
 }

@@ -3,6 +3,7 @@ import {claudeStatus} from './claude.js';
 import {codexStatus} from './codex.js';
 import {geminiStatus} from './gemini.js';
 import {grokStatus} from './grok.js';
+import {hermesStatus} from './hermes.js';
 import {opencodeStatus} from './opencode.js';
 import {detection, type StatusDetector, type StatusEvidence} from './types.js';
 import {unverifiedStatus} from './unverified.js';
@@ -16,7 +17,7 @@ export const STATUS_DETECTORS = {
 	opencode: opencodeStatus,
 	gemini: geminiStatus,
 	agy: unverifiedStatus,
-	hermes: unverifiedStatus,
+	hermes: hermesStatus,
 	grok: grokStatus,
 } as const satisfies Record<AgentId, StatusDetector>;
 

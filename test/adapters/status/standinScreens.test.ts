@@ -21,13 +21,13 @@ const STATES: readonly StandinState[] = ['idle', 'working', 'blocked'];
 const screenOf = (agent: string, state: StandinState) => `stand-in (pid 1)\n${statusRows(agent, state).join('\n')}\n\n\n`;
 
 describe("the demo stand-ins draw screens the detectors classify", () => {
-	for (const agent of ['claude', 'codex', 'opencode', 'gemini', 'grok'] as const) {
+	for (const agent of ['claude', 'codex', 'opencode', 'gemini', 'grok', 'hermes'] as const) {
 		it(`${agent}: idle, working and blocked`, () => {
 			for (const state of STATES) expect(detectStatus(agent, {screen: screenOf(agent, state)}).status).toBe(state);
 		});
 	}
-	it('agy, hermes: working and blocked; idle stays unknown (their detectors never guess idle)', () => {
-		for (const agent of AGENT_IDS.filter(a => a === 'agy' || a === 'hermes')) {
+	it('agy: working and blocked; idle stays unknown (its detector never guesses idle)', () => {
+		for (const agent of AGENT_IDS.filter(a => a === 'agy')) {
 			expect(detectStatus(agent, {screen: screenOf(agent, 'working')}).status).toBe('working');
 			expect(detectStatus(agent, {screen: screenOf(agent, 'blocked')}).status).toBe('blocked');
 			expect(detectStatus(agent, {screen: screenOf(agent, 'idle')}).status).toBe('unknown');

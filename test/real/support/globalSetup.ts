@@ -7,5 +7,5 @@ import {installRealClis} from './install.js';
 export async function setup(): Promise<void> {
 	const started = Date.now();
 	const clis = await installRealClis();
-	process.stdout.write(`real CLIs ready in ${clis.binDir} (${Date.now() - started} ms)\n`);
+	process.stdout.write(`real CLIs ready in ${clis.binDir} and ${clis.hermesBinDir} (${Date.now() - started} ms)\n`);
 }

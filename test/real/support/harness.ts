@@ -1,5 +1,5 @@
 /**
- * The real-agent harness: the real CLIs (claude, codex, opencode, gemini, grok) driven in a
+ * The real-agent harness: the real CLIs (claude, codex, opencode, gemini, grok, hermes) driven in a
  * private tmux server, offline, against the stand-in model in `./model.ts`. Tests under
  * `test/real/` run with `npm run test:real` (never with `npm test`). Everything here is generic:
  * a test file brings its own scenario.
@@ -10,7 +10,8 @@
  *   (`$MAM_REAL_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/mam-tui-real/cli`), installed with npm
  *   when a version is missing; each is started once with `--version`. Throws, naming the CLI and
  *   why, when one cannot be installed or started: the suite never skips.
- *   Result: `{claude, codex, opencode, gemini, grok}` absolute bin paths, plus `binDir` and `cacheDir`.
+ *   Result: `{claude, codex, opencode, gemini, grok, hermes}` absolute bin paths, plus `binDir`,
+ *   `hermesBinDir` (hermes' venv link, `./installPython.ts`) and `cacheDir`.
  *
  * - `startModel(opts?: {slowMs?, shellCommand?, shellWorkdir?, reply?}): Promise<Model>` — the
  *   stand-in model on 127.0.0.1:<free port>: `{url, port, requests(), configure(opts), close()}`.
@@ -28,7 +29,9 @@
  *   `[features] daemon_auto_start = false`; approvals left at codex's defaults); opencode
  *   `opencode.jsonc` (provider `standin`); gemini `.gemini/settings.json` (API-key auth) plus
  *   `GEMINI_CLI_TRUST_WORKSPACE=true`; grok `.grok/config.toml` (the model as `stub`, telemetry
- *   off) plus `GROK_DISABLE_AUTOUPDATER=1`, `GROK_TELEMETRY_ENABLED=0`.
+ *   off) plus `GROK_DISABLE_AUTOUPDATER=1`, `GROK_TELEMETRY_ENABLED=0`; hermes `.hermes/config.yaml`
+ *   (a custom endpoint with a 65536-token window, model catalog, lazy pip installs and tirith off)
+ *   and a fresh `.hermes/.update_check`.
  *   - `env`: what a pane in this world has (PATH with the CLI bin folder first, HOME, XDG_*,
  *     TMPDIR, API keys and base URLs, `npm_config_registry` pointed at the model so opencode's
  *     start-up plugin install stays local, and `MAM_REAL_WORLD=<id>`, which marks every process
@@ -63,7 +66,8 @@
  *   agent's own conversation id for `cwd` once the CLI wrote it to disk (claude
  *   `projects/<slug>/<id>.jsonl`, codex `sessions/**\/rollout-*.jsonl`, opencode `opencode.db`
  *   session rows read-only, gemini `tmp/<short>/chats/session-*.jsonl`, grok
- *   `.grok/sessions/<encoded cwd>/<id>/updates.jsonl`). Main conversations
+ *   `.grok/sessions/<encoded cwd>/<id>/updates.jsonl`, hermes `.hermes/state.db` `cli` sessions
+ *   read-only). Main conversations
  *   only (no sub-agents); `exclude` skips ids a test already knows; `containing` waits until the
  *   conversation's text holds that string (e.g. the model's reply). `conversationsOnDisk` is the
  *   one-shot listing behind it.
@@ -82,6 +86,7 @@ import Database from 'better-sqlite3';
 import {execa} from 'execa';
 import {afterAll, beforeAll} from 'vitest';
 import {installRealClis, type RealAgent, type RealClis} from './install.js';
+import {seedUpdateCheck} from './installPython.js';
 import {startModel, type Model, type ModelOptions} from './model.js';
 
 import {CLI} from '../../helpers/cli.js';
@@ -103,6 +108,9 @@ export const READY: Readonly<Record<RealAgent, RegExp>> = {
 	gemini: /Type your message/,
 	// The composer box's lower border ends in the configured model's name (`stub`, configureAgents).
 	grok: /\u2500 stub \u2500\u256f/,
+	// The status bar over the composer, drawn once prompt_toolkit takes keys (the banner and
+	// `Welcome to Hermes Agent!` come seconds before it). Names the model: the world's `stand-in`.
+	hermes: /\u2695 stand-in \u2502/,
 };
 
 /** The command each TUI exits on (all four take both; these are the ones their help names first). */
@@ -113,6 +121,7 @@ export const EXIT_COMMAND: Readonly<Record<RealAgent, string>> = {
 	gemini: '/quit',
 	// Grok Build names `/quit` first and `/exit` as its alias; both exit (measured).
 	grok: '/exit',
+	hermes: '/quit',
 };
 
 /** Grok Build's model: the stand-in under the name `stub` (READY matches it in the composer's border). */
@@ -305,6 +314,26 @@ function configureAgents(home: string, model: Model, projects: readonly string[]
 			2,
 		)}\n`,
 	);
+	// hermes: the stand-in as a custom OpenAI-compatible endpoint (hermes refuses a context
+	// window under 64K); the model catalog, runtime pip installs (PyPI is reachable from here) and
+	// the tirith download switched off; its update check answered by a fresh cache entry.
+	writeFile(
+		path.join(home, '.hermes/config.yaml'),
+		[
+			'model:',
+			'  provider: custom',
+			`  base_url: ${model.url}/v1`,
+			'  default: stand-in',
+			'  context_length: 65536',
+			'model_catalog:',
+			'  enabled: false',
+			'security:',
+			'  allow_lazy_installs: false',
+			'  tirith_enabled: false',
+			'',
+		].join('\n'),
+	);
+	seedUpdateCheck(path.join(home, '.hermes'));
 	writeFile(
 		path.join(home, '.gemini/settings.json'),
 		`${JSON.stringify(
@@ -451,7 +480,7 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	configureAgents(home, model, [alpha, beta]);
 	configureGrok(home, model);
 	const env: Record<string, string> = {
-		PATH: [clis.binDir, ...userPath()].join(':'),
+		PATH: [clis.binDir, clis.hermesBinDir, ...userPath()].join(':'),
 		HOME: home,
 		USER: process.env['USER'] ?? 'root',
 		LOGNAME: process.env['LOGNAME'] ?? process.env['USER'] ?? 'root',
@@ -741,6 +770,24 @@ function opencodeConversations(world: RealWorld, cwd: string): DiskConversation[
 	}
 }
 
+function hermesConversations(world: RealWorld, cwd: string): DiskConversation[] {
+	const file = path.join(world.home, '.hermes/state.db');
+	if (!fs.existsSync(file)) return [];
+	// Read-only, as for opencode: a read-write open would checkpoint hermes' -wal.
+	let db: Database.Database | undefined;
+	try {
+		db = new Database(file, {readonly: true, fileMustExist: true, timeout: 2000});
+		const sessions = db.prepare("SELECT id FROM sessions WHERE cwd = ? AND parent_session_id IS NULL AND source = 'cli' ORDER BY started_at").all(cwd) as Array<{id: string}>;
+		const messages = db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id');
+		return sessions.map(({id}) => ({id, files: [file], text: (messages.all(id) as Array<{role: string; content: string | null}>).map(m => `${m.role}: ${m.content ?? ''}`).join('\n')}));
+	} catch {
+		// The schema is not there yet (hermes is still creating it): nothing to list.
+		return [];
+	} finally {
+		db?.close();
+	}
+}
+
 function geminiConversations(world: RealWorld, cwd: string): DiskConversation[] {
 	const tmp = path.join(world.home, '.gemini/tmp');
 	const byId = new Map<string, {files: string[]; text: string}>();
@@ -808,6 +855,8 @@ export function conversationsOnDisk(world: RealWorld, agent: RealAgent, cwd: str
 			return geminiConversations(world, cwd);
 		case 'grok':
 			return grokConversations(world, cwd);
+		case 'hermes':
+			return hermesConversations(world, cwd);
 	}
 }
 

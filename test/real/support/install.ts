@@ -1,6 +1,7 @@
 /**
  * The real agent CLIs, at pinned versions, in a cache folder outside the repository:
- * `$MAM_REAL_CACHE`, else `${XDG_CACHE_HOME:-$HOME/.cache}/mam-tui-real/cli` (about 1.3 GB).
+ * `$MAM_REAL_CACHE`, else `${XDG_CACHE_HOME:-$HOME/.cache}/mam-tui-real/cli` (about 1.3 GB of npm
+ * packages, plus hermes' Python venv, about 230 MB: `./installPython.ts`).
  *
  * `installRealClis()` reuses what is there when every version matches, else runs one
  * `npm install` (argv, no shell) for the packages that are missing or at another version, then
@@ -12,12 +13,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {execa} from 'execa';
+import {prepareHermes} from './installPython.js';
 
-export type RealAgent = 'claude' | 'codex' | 'opencode' | 'gemini' | 'grok';
-export const REAL_AGENTS: readonly RealAgent[] = ['claude', 'codex', 'opencode', 'gemini', 'grok'];
+export type RealAgent = 'claude' | 'codex' | 'opencode' | 'gemini' | 'grok' | 'hermes';
+export const REAL_AGENTS: readonly RealAgent[] = ['claude', 'codex', 'opencode', 'gemini', 'grok', 'hermes'];
+
+/** The agents npm installs (hermes comes from PyPI). */
+export type NpmAgent = Exclude<RealAgent, 'hermes'>;
 
 interface Pin {
-	readonly agent: RealAgent;
+	readonly agent: NpmAgent;
 	readonly pkg: string;
 	readonly version: string;
 	/** What `--version` prints (its first line contains it). */
@@ -43,17 +48,24 @@ export const PINS: readonly Pin[] = [
  */
 const ALLOW_SCRIPTS: Readonly<Record<string, true>> = {'@xai-official/grok@1.0.41': true};
 
-/** Absolute paths of the four CLIs, as `node_modules/.bin` links (the way npm puts them on PATH). */
-export interface RealClis {
+/** Absolute paths of the npm CLIs, as `node_modules/.bin` links (the way npm puts them on PATH). */
+export interface NpmClis {
 	readonly claude: string;
 	readonly codex: string;
 	readonly opencode: string;
 	readonly gemini: string;
 	readonly grok: string;
-	/** The folder holding the links: put it on a pane's PATH. */
+	/** The folder holding the npm links: put it on a pane's PATH. */
 	readonly binDir: string;
 	/** The cache folder (holds package.json and node_modules). */
 	readonly cacheDir: string;
+}
+
+/** Every real CLI: the npm ones, and hermes (a link into its venv, in a folder of its own). */
+export interface RealClis extends NpmClis {
+	readonly hermes: string;
+	/** The folder holding only the `hermes` link: on a pane's PATH after {@link NpmClis.binDir}. */
+	readonly hermesBinDir: string;
 }
 
 export class InstallError extends Error {
@@ -101,7 +113,7 @@ function lockHolder(lock: string): number {
 }
 
 /** Hold `<cacheDir>.lock` (a folder: mkdir is atomic) while `work` runs; a dead holder's lock is taken over. */
-async function withInstallLock<T>(cacheDir: string, work: () => Promise<T>): Promise<T> {
+export async function withInstallLock<T>(cacheDir: string, work: () => Promise<T>): Promise<T> {
 	const lock = `${cacheDir}.lock`;
 	// On a machine nobody prepared, the cache's parent does not exist yet: the lock lives there.
 	fs.mkdirSync(path.dirname(lock), {recursive: true});
@@ -197,7 +209,7 @@ async function checkVersions(binDir: string): Promise<void> {
  * (under the lock), then every CLI must start. `env` is npm's environment (tests point its
  * registry somewhere else).
  */
-export async function prepareClis(cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<RealClis> {
+export async function prepareClis(cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<NpmClis> {
 	if (missingPins(cacheDir).length > 0) {
 		await withInstallLock(cacheDir, async () => {
 			const missing = missingPins(cacheDir);
@@ -219,9 +231,17 @@ export async function prepareClis(cacheDir: string, env: NodeJS.ProcessEnv = pro
 
 let installed: Promise<RealClis> | undefined;
 
-/** {@link prepareClis} in {@link realCacheDir}, memoised per process. */
+/** Every real CLI ready in `cacheDir`: the npm ones and hermes' venv, installed side by side. */
+export async function prepareRealClis(cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<RealClis> {
+	const [npm, hermes] = await Promise.allSettled([prepareClis(cacheDir, env), prepareHermes(cacheDir, env)]);
+	const failures = [npm, hermes].flatMap(r => (r.status === 'rejected' ? [r.reason instanceof Error ? r.reason.message : String(r.reason)] : []));
+	if (npm.status === 'rejected' || hermes.status === 'rejected') throw new InstallError(failures.join('\n'));
+	return {...npm.value, hermes: hermes.value.hermes, hermesBinDir: hermes.value.binDir};
+}
+
+/** {@link prepareRealClis} in {@link realCacheDir}, memoised per process. */
 export function installRealClis(): Promise<RealClis> {
-	installed ??= prepareClis(realCacheDir());
+	installed ??= prepareRealClis(realCacheDir());
 	// A failed install is not remembered: the next caller tries again and gets its own error.
 	void installed.catch(() => (installed = undefined));
 	return installed;

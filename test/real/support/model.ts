@@ -4,8 +4,9 @@
  *
  * - Anthropic messages (`POST /v1/messages`, SSE or plain; `count_tokens`; `HEAD /`): claude.
  * - OpenAI responses (`POST /v1/responses`, SSE): codex.
- * - OpenAI chat completions (`POST /v1/chat/completions`, SSE or plain; `GET /v1/models`): opencode
- *   and grok (which also asks, under its own model ids, for a title and a next-prompt suggestion).
+ * - OpenAI chat completions (`POST /v1/chat/completions`, SSE or plain; `GET /v1/models`): opencode,
+ *   grok (which also asks, under its own model ids, for a title and a next-prompt suggestion) and
+ *   hermes (which also asks `GET /api/v1/models`; its context window comes from its config).
  * - Gemini `:generateContent`, `:streamGenerateContent?alt=sse`, `:countTokens`: gemini. A request
  *   in JSON mode (gemini's router/classifier) is answered with a value built from its schema:
  *   a plain-text answer there makes gemini retry with backoff for minutes.
@@ -13,11 +14,13 @@
  * What the model does is chosen by words in the last user turn (never in a tool result):
  * - {@link SLOW_REPLY}: answer after `slowMs` (default 20 s), so the agent stays "working".
  * - {@link SPAWN_SUBAGENT}: call the agent's own sub-agent tool (claude `Agent`/`Task`, codex
- *   `spawn_agent` in its namespace, opencode `task`, grok `spawn_subagent`, gemini `invoke_agent`; inside a gemini
+ *   `spawn_agent` in its namespace, opencode `task`, grok `spawn_subagent`, gemini `invoke_agent`,
+ *   hermes `delegate_task`; inside a gemini
  *   sub-agent the model then calls `complete_task`).
  * - {@link RUN_SHELL}: call the agent's own shell tool with `shellCommand`. The default writes a
  *   file (`> …`), which makes claude and gemini ask for approval; codex asks because the call asks
- *   for `require_escalated`; opencode asks only when `shellWorkdir` is outside its project.
+ *   for `require_escalated`; opencode asks only when `shellWorkdir` is outside its project; hermes
+ *   (`terminal`) asks only for a command it calls dangerous: {@link HERMES_SHELL_COMMAND}.
  * - anything else: a plain text answer, `reply`.
  *
  * Every request is recorded (method, path, query, headers, raw and parsed body, the last user
@@ -35,6 +38,11 @@ export const DEFAULT_REPLY = 'Hello from the stand-in model.';
 export const SUBAGENT_TASK = 'Say hello from the sub-agent.';
 /** Writes a file, so claude and gemini ask before running it. */
 export const DEFAULT_SHELL_COMMAND = 'echo hello-from-tool > hello-from-tool.txt';
+/**
+ * hermes asks only before a command its patterns call dangerous (tools/approval.py), and a file
+ * redirect is not one; making the file world-writable is, and harms nothing here.
+ */
+export const HERMES_SHELL_COMMAND = `${DEFAULT_SHELL_COMMAND} && chmod 666 hello-from-tool.txt`;
 
 export interface ModelOptions {
 	/** How long a {@link SLOW_REPLY} turn waits before its answer (default 20 000 ms). */
@@ -141,12 +149,12 @@ export function valueForSchema(schema: unknown, depth = 0): unknown {
 	}
 }
 
-const SHELL_TOOLS = new Set(['Bash', 'exec_command', 'shell_command', 'shell', 'bash', 'run_shell_command', 'run_terminal_command']);
+const SHELL_TOOLS = new Set(['Bash', 'exec_command', 'shell_command', 'shell', 'bash', 'run_shell_command', 'run_terminal_command', 'terminal']);
 
 /** Arguments for a shell tool, shaped by its parameter schema (`cmd` or `command`, string or argv). */
-function shellArguments(schema: unknown, options: ModelOptions): Json {
+function shellArguments(schema: unknown, options: ModelOptions, tool = ''): Json {
 	const props = isObject(schema) && isObject(schema['properties']) ? schema['properties'] : {};
-	const command = options.shellCommand ?? DEFAULT_SHELL_COMMAND;
+	const command = options.shellCommand ?? (tool === 'terminal' ? HERMES_SHELL_COMMAND : DEFAULT_SHELL_COMMAND);
 	const args: Json = {};
 	if ('cmd' in props) args['cmd'] = command;
 	else args['command'] = isObject(props['command']) && props['command']['type'] === 'array' ? ['bash', '-lc', command] : command;
@@ -292,6 +300,7 @@ function chatCompletions(w: Writer, turn: Turn): string {
 	const fn = (t: Json): Json => (isObject(t['function']) ? t['function'] : {});
 	// opencode's `task`, Grok Build's `spawn_subagent` (in the foreground, so the turn waits for it).
 	const taskTool = tools(body).find(t => fn(t)['name'] === 'task' || fn(t)['name'] === 'spawn_subagent');
+	const delegateTool = tools(body).find(t => fn(t)['name'] === 'delegate_task');
 	const shellTool = tools(body).find(t => SHELL_TOOLS.has(str(fn(t)['name'])));
 	let call: Json | undefined;
 	let answer = 'text';
@@ -299,8 +308,12 @@ function chatCompletions(w: Writer, turn: Turn): string {
 		const args = fn(taskTool)['name'] === 'task' ? {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, subagent_type: 'general'} : {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, background: false};
 		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: fn(taskTool)['name'], arguments: JSON.stringify(args)}};
 		answer = 'subagent';
+	} else if (delegateTool && text.includes(SPAWN_SUBAGENT)) {
+		// hermes: a sub-agent runs the `goal` as its own task.
+		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: 'delegate_task', arguments: JSON.stringify({goal: SUBAGENT_TASK})}};
+		answer = 'subagent';
 	} else if (shellTool && text.includes(RUN_SHELL)) {
-		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: fn(shellTool)['name'], arguments: JSON.stringify(shellArguments(fn(shellTool)['parameters'], options))}};
+		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: fn(shellTool)['name'], arguments: JSON.stringify(shellArguments(fn(shellTool)['parameters'], options, str(fn(shellTool)['name'])))}};
 		answer = 'shell';
 	}
 	const reply = options.reply ?? DEFAULT_REPLY;
