@@ -13,7 +13,7 @@ import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
 import {programOf, runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
-import {agentDelete, planFor, purgeRows} from './codex/plan.js';
+import {agentDelete, asksCodex, planFor, purgeRows} from './codex/plan.js';
 import {codexRoot, databases, readRollout, resumeStateOf, type Rollout, ROLLOUT_FILE, rollouts, rolloutsOf, roots, THREAD_ID, UUID, verifyRolloutsOf} from './codex/rollouts.js';
 import {descendantsOf, parentMap, readThreadIndex, threadsNamedByProcesses} from './codex/threads.js';
 
@@ -158,7 +158,7 @@ export const codexAdapter: AgentAdapter = {
 		const id = plan.id;
 		const ids = [id, ...plan.descendants];
 		const allowed = roots(ctx);
-		const asked = plan.items.some(i => i.kind === 'rows' || i.description.endsWith('rollout')) ? await agentDelete(ctx, id) : undefined;
+		const asked = asksCodex(plan.items) ? await agentDelete(ctx, id) : undefined;
 		// Rollouts first: a thread row without its rollout is inert, while a rollout left behind is re-indexed.
 		const files = removePaths(plan.items, allowed);
 		const rows = purgeRows(plan, ids);

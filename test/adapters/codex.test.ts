@@ -197,6 +197,20 @@ describe('codex purge details', () => {
 		expect(await codexAdapter.residual(w.ctx, w.ids.target)).toEqual([]);
 	});
 
+	it("names the log database codex's own delete writes, and only when it runs", async () => {
+		const w = world();
+		const logs = path.join(w.roots[0] ?? '', 'logs_2.sqlite');
+		const plan = await codexAdapter.artifacts(w.ctx, w.ids.target);
+		expect(plan.changed?.[0]).toEqual({path: logs, reason: "changed by codex's own delete: its log database"});
+		const planned = new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path));
+		const unplanned = fs.readdirSync(w.roots[0] ?? '').filter(n => /_\d+\.sqlite$/.test(n) && n !== 'logs_2.sqlite').map(n => path.join(w.roots[0] ?? '', n)).filter(db => !planned.has(db));
+		expect(plan.changed?.slice(1).map(c => c.path)).toEqual(unplanned.sort().flatMap(db => [`${db}-wal`, `${db}-shm`]));
+		expect(plan.items.some(i => i.path === logs && i.kind === 'file')).toBe(false);
+		await purgeNow(codexAdapter, w.ctx, w.ids.target);
+		// Nothing of it left on disk: a second plan runs no delete and changes nothing.
+		expect((await codexAdapter.artifacts(w.ctx, w.ids.target)).changed).toBeUndefined();
+	});
+
 	it('removes the queue rows the delete triggers add back', async () => {
 		const w = world();
 		await purgeNow(codexAdapter, w.ctx, w.ids.target);
