@@ -10,9 +10,8 @@ import {jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
-import {runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AgentAdapter, type InUseHolder} from './types.js';
-import {claudeLiveUses, transcriptCwds} from './claude/live.js';
+import {CLAUDE_PROGRAMS, claudeLiveUses, isClaudeProcess, transcriptCwds} from './claude/live.js';
 import {configFiles, configRoots, planFor} from './claude/plan.js';
 import {claudeRoot, legacyChildCounts, nestedSubAgentCount, projectDirs, readTranscript, resumeStateOf, roots, subAgentsIn, type Transcript, transcriptsIn} from './claude/transcripts.js';
 
@@ -27,7 +26,7 @@ export const claudeAdapter: AgentAdapter = {
 	label: 'Claude Code',
 	capabilities: {resume: true, purge: true},
 	idPattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
-	processNames: ['claude', 'claude-code'],
+	processNames: CLAUDE_PROGRAMS,
 	residentChildren: [],
 	exitInput: measuredExitInput('/exit', readClaudeScreen),
 
@@ -36,7 +35,7 @@ export const claudeAdapter: AgentAdapter = {
 		assertValidId(claudeAdapter, id);
 		return {argv: ['claude', '--resume', id]};
 	},
-	matchesProcess: proc => runsProgram(proc, claudeAdapter.processNames, ['@anthropic-ai/claude-code/']),
+	matchesProcess: isClaudeProcess,
 
 	async discover(ctx, query = {}) {
 		const root = claudeRoot(ctx);
