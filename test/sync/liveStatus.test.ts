@@ -9,7 +9,8 @@ import type {Pane} from '../../src/domain/types.js';
 import type {PaneScreen} from '../../src/mux/types.js';
 import {createAttention} from '../../src/sync/attention.js';
 import {createStatusProbe} from '../../src/sync/liveStatus.js';
-import {joinSnapshot, paneAgent} from '../../src/sync/snapshot.js';
+import {joinSnapshot} from '../../src/sync/snapshot.js';
+import {paneAgent} from '../../src/domain/paneAgent.js';
 import type {SessionLive} from '../../src/store/state.js';
 import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
@@ -49,7 +50,7 @@ const tmuxPane = (id: string, agent: string, extra: Partial<Pane> = {}): Pane =>
 	pane(id, {mux: 'tmux', agentStatus: 'unknown', processes: [proc(10, 'sh'), proc(11, agent, [agent], 10)], ...extra});
 
 describe('the status probe', () => {
-	const agentOf = (p: Pane) => paneAgent(ADAPTERS, p);
+	const agentOf = (p: Pane) => paneAgent(p, ADAPTERS);
 
 	it('puts each tmux agent pane\'s detection on it, from its screen and title; other panes pass untouched', async () => {
 		const mux = screensMux({'%1': {text: screen('codex', 'working-1')}, '%2': {text: screen('opencode', 'blocked')}, '%3': {text: 'just a shell $ '}});
