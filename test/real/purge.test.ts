@@ -87,12 +87,12 @@ interface ShownPlan {
 
 /**
  * Issue 26 item 4: every file the purge created, changed or removed is one the plan named — an
- * item (or a file inside a planned folder), a place the agent's own delete changes (`changed`),
+ * item (or a file inside a planned folder), a place the agent's own delete changes (`changed`, a file or what is inside that folder),
  * or a database's -wal / -shm / -journal beside a named one. Everything else keeps its bytes.
  */
 function unplannedChanges(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>, plan: ShownPlan): string[] {
 	const named = [...plan.items.map(i => i.path), ...(plan.changed ?? []).map(c => c.path)];
-	const folders = plan.items.filter(i => i.kind === 'dir').map(i => `${i.path}${path.sep}`);
+	const folders = [...plan.items.filter(i => i.kind === 'dir').map(i => i.path), ...(plan.changed ?? []).map(c => c.path)].map(p => `${p}${path.sep}`);
 	const covered = (file: string) => named.includes(file.replace(/-(wal|shm|journal)$/, '')) || folders.some(f => file.startsWith(f));
 	const touched = [...new Set([...before.keys(), ...after.keys()])].filter(f => before.get(f) !== after.get(f));
 	return touched.filter(f => !covered(f)).sort();
