@@ -19,7 +19,7 @@ export {projectSlug} from './claude/transcripts.js';
 export {type LiveRecord, liveRecordOf} from './claude/live.js';
 
 /** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
-const liveUses = liveUsesOnce(ctx => `claude:uses:${claudeRoot(ctx)}`, claudeLiveUses);
+const liveUses = liveUsesOnce('claude', claudeRoot, claudeLiveUses);
 
 export const claudeAdapter: AgentAdapter = {
 	id: 'claude',

@@ -7,7 +7,7 @@ import {agentProcessesOf, hasFlag, idsUse, liveUsesOnce, needsFolders, openFiles
 import {oneLine} from './common/jsonl.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoKind} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
@@ -16,6 +16,9 @@ import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} fro
 import {agentDelete, asksCodex, planFor, purgeRows} from './codex/plan.js';
 import {codexRoot, databases, readRollout, resumeStateOf, type Rollout, ROLLOUT_FILE, rollouts, rolloutsOf, roots, THREAD_ID, UUID, verifyRolloutsOf} from './codex/rollouts.js';
 import {descendantsOf, parentMap, readThreadIndex, threadsNamedByProcesses} from './codex/threads.js';
+
+const READ = memoKind<{problems: string[]; byId: Map<string, Rollout>; children: Map<string, number>}>('codex:read');
+const WATCH = memoKind<string[]>('codex:watch');
 
 export {uuidV7Time} from './codex/rollouts.js';
 
@@ -48,7 +51,7 @@ function threadCwds(ctx: AdapterContext, id: string): string[] {
 }
 
 /** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
-const liveUses = liveUsesOnce(ctx => `codex:uses:${codexRoot(ctx)}`, codexLiveUses);
+const liveUses = liveUsesOnce('codex', codexRoot, codexLiveUses);
 
 export const codexAdapter: AgentAdapter = {
 	id: 'codex',
@@ -70,7 +73,7 @@ export const codexAdapter: AgentAdapter = {
 		const index = readThreadIndex(ctx);
 		const parents = parentMap(ctx, index);
 		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
-		const read = memo(ctx, `codex:read:${codexRoot(ctx)}`, () => {
+		const read = memo(ctx, READ.of(codexRoot(ctx)), () => {
 			const problems: string[] = [];
 			const byId = new Map<string, Rollout>();
 			for (const ref of rollouts(ctx)) {
@@ -115,7 +118,7 @@ export const codexAdapter: AgentAdapter = {
 	watchPaths(ctx) {
 		const root = codexRoot(ctx);
 		// The same for every cwd: built once per refresh.
-		return memo(ctx, `codex:watch:${root}`, () => {
+		return memo(ctx, WATCH.of(root), () => {
 			const rolloutPaths = rollouts(ctx).map(r => r.file);
 			// New rollouts change their date folder (any of them: local time); turns grow the rollout;
 			// titles and spawn edges live in the state databases and their WAL.

@@ -4,12 +4,14 @@ import {unverifiedExitInput} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoKind} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertPlanOf, assertValidId, type AgentAdapter} from './types.js';
 import {buildConversation, buildDescendants, buildLinks, buildRoot, buildSessionOf, buildSessions, cliDb, ID_PATTERN, layoutOf, PROGRAMS} from './grok/build.js';
 import {buildPlan, cliConversation, cliDbUsers, cliDelete, cliPlan, cliSessionOf, cliSessions, isService, verifyAgainst} from './grok/cli.js';
+
+const WATCH = memoKind<string[]>('grok:watch');
 
 // Two unrelated products share ~/.grok (FORMATS 7): xAI's Grok Build keeps a folder per session
 // (UUID ids, `grok --resume <id>`), the community grok-cli keeps grok.db (12-hex ids,
@@ -53,7 +55,7 @@ export const grokAdapter: AgentAdapter = {
 	watchPaths(ctx) {
 		const sessions = path.join(buildRoot(ctx), 'sessions');
 		// The same for every cwd: listed once per refresh.
-		return memo(ctx, `grok:watch:${sessions}`, () => {
+		return memo(ctx, WATCH.of(sessions), () => {
 			const groups = listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name));
 			// A session folder added or removed moves its group; a new turn grows updates.jsonl.
 			const updates = groups.flatMap(g => listDir(g, ctx).filter(e => e.isDirectory()).map(e => path.join(g, e.name, 'updates.jsonl')));

@@ -5,7 +5,7 @@ import {StoreReadError, withReadOnlyDb} from '../system/sqliteRead.js';
 import {unverifiedExitInput} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoKind} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {runsProgram} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
@@ -14,6 +14,8 @@ import {belongsToParent, continuationChain, cwdOf, descendantsIn, toConversation
 import {agentDelete, deleteRows, requestDumps, sessionFiles, storePlan, storesNaming} from './hermes/plan.js';
 import {askStores, hermesRoot, ID_PATTERN, indexFor, PROGRAMS, readStores, storesOf, viewOf} from './hermes/store.js';
 import {isService, liveLeaseHolders, storeUse, type StoreUse, verdictIn} from './hermes/use.js';
+
+const DUMPS = memoKind<ReturnType<typeof requestDumps>>('hermes:dumps');
 
 // Hermes Agent (FORMATS 6): a state.db per profile store holding sessions and messages, plus
 // per-session files. A conversation is a root session with its delegate (sub-agent) children and
@@ -159,7 +161,7 @@ export const hermesAdapter: AgentAdapter = {
 		for (const use of uses) {
 			for (const x of use.own) ids.add(x);
 			// One listing of the sessions folder per refresh, not one per id.
-			const dumps = memo(ctx, `hermes:dumps:${use.store.home}`, () => requestDumps(use.store, ctx));
+			const dumps = memo(ctx, DUMPS.of(use.store.home), () => requestDumps(use.store, ctx));
 			files.push(...use.own.flatMap(x => sessionFiles(use.store, x, dumps)));
 			// state.db is shared: holding it counts only while one of these sessions is still open.
 			if (use.open) files.push(use.store.db, `${use.store.db}-wal`);

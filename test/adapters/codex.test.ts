@@ -10,6 +10,7 @@ import {spawnArgvHolder} from '../support/holders.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 import {purgeNow} from '../helpers/purge.js';
+import {ROLLOUTS} from '../../src/adapters/codex/rollouts.js';
 
 const SAMPLES = '/work/shared/agents/samples/codex';
 
@@ -130,12 +131,12 @@ describe('codex discovery rules', () => {
 		const ctx = {...fixtureContext(l), refresh: createRefresh()};
 		for (const c of cases) expect(await codexAdapter.verify(ctx, c.id, l.cwds[0])).toEqual({kind: 'yes'});
 		// No index of every rollout was built for them.
-		expect(memoHas(ctx, `codex:rollouts:${root}`)).toBe(false);
+		expect(memoHas(ctx, ROLLOUTS.of(root))).toBe(false);
 		// Filed far from its date (moved by hand): found by the glob.
 		const moved = uuidV7(late);
 		writeFile(path.join(root, 'sessions', '2020', '01', '01', `rollout-2020-01-01T00-00-00-${moved}.jsonl`), codexRollout({id: moved, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}));
 		expect(await codexAdapter.verify(ctx, moved, l.cwds[0])).toEqual({kind: 'yes'});
-		expect(memoHas(ctx, `codex:rollouts:${root}`)).toBe(true);
+		expect(memoHas(ctx, ROLLOUTS.of(root))).toBe(true);
 	});
 
 	it('reads the time of a UUIDv7 id, and none from other versions', () => {

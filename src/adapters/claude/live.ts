@@ -8,10 +8,12 @@ import {agentProcessesOf, flagValue, idsUse, openFilesOf, projectUse, type LiveU
 import {str} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {listDir, lstatOrUndefined, realpathOrUndefined} from '../common/paths.js';
-import {memo, type InRefresh} from '../common/refresh.js';
+import {type InRefresh, memo, memoKind} from '../common/refresh.js';
 import {runsProgram} from '../common/programs.js';
 import type {AdapterContext} from '../types.js';
 import {claudeRoot, readTranscript} from './transcripts.js';
+
+const LIVE_RECORDS = memoKind<ReturnType<typeof liveRecords>>('claude:live');
 
 /** How claude shows in `ps` (the adapter's `processNames`). */
 export const CLAUDE_PROGRAMS = ['claude', 'claude-code'] as const;
@@ -109,7 +111,7 @@ function isClaudeService(argv: readonly string[]): boolean {
 export async function claudeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
 	const root = claudeRoot(ctx);
 	const records = new Map<number, LiveRecord>();
-	for (const record of memo(ctx, `claude:live:${root}`, () => liveRecords(ctx, root))) records.set(record.pid, record);
+	for (const record of memo(ctx, LIVE_RECORDS.of(root), () => liveRecords(ctx, root))) records.set(record.pid, record);
 	const recorded = (proc: ProcessRef) => {
 		const record = records.get(proc.pid);
 		return record !== undefined && (record.procStart === undefined || record.procStart === String(proc.startTime));
