@@ -19,7 +19,7 @@ const ioModules = [
 
 // The layers, bottom up (README "Where to change what"). A folder may import only the folders it
 // lists: everything else under src/ is a layer above it (or beside it, where that would cycle).
-// cli, demo, ui and the composition roots sit on top: cli > actions/sync > world > mux/registry/
+// cli, demo, ui and the composition roots sit on top: cli > actions > sync > world > mux/registry/
 // adapters/config > system/domain. drift and store are pure: no I/O module, no I/O layer.
 const SRC_FOLDERS = ['actions', 'adapters', 'cli', 'config', 'demo', 'domain', 'drift', 'mux', 'registry', 'search', 'store', 'sync', 'system', 'ui', 'world'];
 const MAY_IMPORT = {
@@ -35,7 +35,7 @@ const MAY_IMPORT = {
 	store: ['domain', 'registry/extra'],
 	world: ['domain', 'system', 'config', 'adapters', 'registry'],
 	search: ['domain', 'system', 'adapters'],
-	sync: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'actions'],
+	sync: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store'],
 	actions: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'world', 'sync'],
 	ui: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],
 	demo: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],

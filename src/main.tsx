@@ -11,7 +11,7 @@ import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
 import {superviseWhenReady} from './sync/supervisor.js';
-import {startAutoPark} from './sync/autoPark.js';
+import {startAutoPark} from './ui/autoPark.js';
 import {discoverAllConversations} from './ui/allConversations.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';

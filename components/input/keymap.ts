@@ -86,42 +86,45 @@ export type Keymap = readonly Binding[];
 const LISTS: readonly Mode[] = ['sessions', 'findings', 'conversations', 'trash'];
 
 /**
- * The one key table: the resolver, the help overlay, the status bar hints and the README are
- * generated from it. Destructive commands only open something (stop asks y/n; purge opens the
- * typed confirmation), and nothing is bound to ctrl+b, herdr's and tmux's prefix.
+ * The one key table, one binding per command in display order (a `Record<Command, …>`: a command
+ * with no binding does not compile): the resolver, the help overlay, the status bar hints and the
+ * README are generated from it. Destructive commands only open something (stop asks y/n; purge
+ * opens the typed confirmation), and nothing is bound to ctrl+b, herdr's and tmux's prefix.
  */
-export const DEFAULT_KEYMAP: Keymap = [
-	{command: 'cursor.down', chords: [{input: 'j'}, {key: 'downArrow'}], modes: LISTS, chunk: 'each', description: 'move down'},
-	{command: 'cursor.up', chords: [{input: 'k'}, {key: 'upArrow'}], modes: LISTS, chunk: 'each', description: 'move up'},
-	{command: 'cursor.top', chords: [{input: 'g'}], modes: LISTS, chunk: 'each', description: 'first row'},
-	{command: 'cursor.bottom', chords: [{input: 'G'}], modes: LISTS, chunk: 'each', description: 'last row'},
-	{command: 'detail.scrollDown', chords: [{input: 'J'}, {key: 'pageDown'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel down'},
-	{command: 'detail.scrollUp', chords: [{input: 'K'}, {key: 'pageUp'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel up'},
-	{command: 'session.focus', chords: [{key: 'return'}], modes: ['sessions'], chunk: 'once', description: "focus the session's pane in herdr or tmux (a parked one: wake it)", hint: 'focus'},
-	{command: 'filter.start', chords: [{input: '/'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'filter by text (esc clears); in conversations: titles, ids, cwd and message text', hint: 'filter'},
-	{command: 'view.toggleFindings', chords: [{key: 'tab'}], modes: ['sessions', 'findings'], chunk: 'each', description: 'switch sessions ⇄ findings', hint: 'findings'},
-	{command: 'session.resume', chords: [{input: 'r'}], modes: ['sessions'], chunk: 'once', description: 'resume the selected stopped session (a parked one: wake it where it was)', hint: 'resume'},
-	{command: 'session.stop', chords: [{input: 's'}], modes: ['sessions'], chunk: 'once', description: 'stop: shows the steps and asks y/n; then /exit, close the pane, SIGKILL (shown live)', hint: 'stop'},
-	{command: 'session.park', chords: [{input: 'z'}], modes: ['sessions'], chunk: 'once', description: 'park: asks y/n; an idle agent exits (its exit input only) to free its memory; enter or r wakes it', hint: 'park'},
-	{command: 'session.purge', chords: [{input: 'p'}], modes: ['sessions'], chunk: 'once', description: "purge: shows the plan; type the session's name to confirm", hint: 'purge'},
-	{command: 'finding.fix', chords: [{input: 'f'}], modes: ['findings'], chunk: 'once', description: "apply the selected finding's safe fix", hint: 'fix'},
-	{command: 'session.new', chords: [{input: 'n'}], modes: ['sessions'], chunk: 'once', description: 'new session: pick agent and cwd, spawn in a new pane', hint: 'new'},
-	{command: 'view.conversations', chords: [{input: 'c'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'conversations on disk (c again to leave)', hint: 'conversations'},
-	{command: 'conversations.scope', chords: [{input: 'A'}], modes: ['conversations'], chunk: 'each', description: "conversations: the registry's folders ⇄ every folder", hint: 'all folders'},
-	{command: 'conversation.adopt', chords: [{input: 'a'}], modes: ['conversations'], chunk: 'once', description: 'conversations: adopt into the registry', hint: 'adopt'},
-	{command: 'conversation.resume', chords: [{input: 'r'}], modes: ['conversations'], chunk: 'once', description: 'conversations: resume in a new pane', hint: 'resume'},
-	{command: 'conversation.purge', chords: [{input: 'p'}], modes: ['conversations'], chunk: 'once', description: 'conversations: purge (typed confirmation)', hint: 'purge'},
-	{command: 'row.mark', chords: [{input: ' '}], modes: ['sessions'], chunk: 'each', description: 'mark rows for a bulk stop, park or purge'},
-	{command: 'purge.undo', chords: [{input: 'u'}], modes: ['sessions', 'conversations'], chunk: 'once', description: 'undo the last purge (restore it from the trash)'},
-	{command: 'view.trash', chords: [{input: 'T'}], modes: ['sessions', 'trash'], chunk: 'each', description: "mam-tui's trash: purges that can be undone (T again to leave)"},
-	{command: 'trash.restore', chords: [{input: 'r'}], modes: ['trash'], chunk: 'once', description: 'trash: restore the selected purge (refuses to overwrite anything)', hint: 'restore'},
-	{command: 'trash.empty', chords: [{input: 'E'}], modes: ['trash'], chunk: 'once', description: 'trash: delete the selected purge for good (type `empty 1` to confirm)', hint: 'empty'},
-	{command: 'app.refresh', chords: [{input: 'R'}], modes: LISTS, chunk: 'once', description: 'refresh now'},
-	{command: 'help.toggle', chords: [{input: '?'}], modes: [...LISTS, 'help'], chunk: 'each', description: 'show or hide the keys', hint: 'keys'},
-	{command: 'notice.dismiss', chords: [{key: 'escape'}], modes: ['sessions'], chunk: 'each', description: 'dismiss the messages (errors stay until dismissed)'},
-	{command: 'app.back', chords: [{key: 'escape'}], modes: ['conversations', 'findings', 'trash', 'help'], chunk: 'each', description: 'back to the sessions list', hint: 'back'},
-	{command: 'app.quit', chords: [{input: 'q'}, {input: 'c', ctrl: true}], modes: [...LISTS, 'help'], chunk: 'once', description: 'quit (never stops or kills anything)', hint: 'quit'},
-];
+const DEFAULT_BINDINGS: Readonly<Record<Command, Omit<Binding, 'command'>>> = {
+	'cursor.down': {chords: [{input: 'j'}, {key: 'downArrow'}], modes: LISTS, chunk: 'each', description: 'move down'},
+	'cursor.up': {chords: [{input: 'k'}, {key: 'upArrow'}], modes: LISTS, chunk: 'each', description: 'move up'},
+	'cursor.top': {chords: [{input: 'g'}], modes: LISTS, chunk: 'each', description: 'first row'},
+	'cursor.bottom': {chords: [{input: 'G'}], modes: LISTS, chunk: 'each', description: 'last row'},
+	'detail.scrollDown': {chords: [{input: 'J'}, {key: 'pageDown'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel down'},
+	'detail.scrollUp': {chords: [{input: 'K'}, {key: 'pageUp'}], modes: ['sessions'], chunk: 'each', description: 'scroll the detail panel up'},
+	'session.focus': {chords: [{key: 'return'}], modes: ['sessions'], chunk: 'once', description: "focus the session's pane in herdr or tmux (a parked one: wake it)", hint: 'focus'},
+	'filter.start': {chords: [{input: '/'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'filter by text (esc clears); in conversations: titles, ids, cwd and message text', hint: 'filter'},
+	'view.toggleFindings': {chords: [{key: 'tab'}], modes: ['sessions', 'findings'], chunk: 'each', description: 'switch sessions ⇄ findings', hint: 'findings'},
+	'session.resume': {chords: [{input: 'r'}], modes: ['sessions'], chunk: 'once', description: 'resume the selected stopped session (a parked one: wake it where it was)', hint: 'resume'},
+	'session.stop': {chords: [{input: 's'}], modes: ['sessions'], chunk: 'once', description: 'stop: shows the steps and asks y/n; then /exit, close the pane, SIGKILL (shown live)', hint: 'stop'},
+	'session.park': {chords: [{input: 'z'}], modes: ['sessions'], chunk: 'once', description: 'park: asks y/n; an idle agent exits (its exit input only) to free its memory; enter or r wakes it', hint: 'park'},
+	'session.purge': {chords: [{input: 'p'}], modes: ['sessions'], chunk: 'once', description: "purge: shows the plan; type the session's name to confirm", hint: 'purge'},
+	'finding.fix': {chords: [{input: 'f'}], modes: ['findings'], chunk: 'once', description: "apply the selected finding's safe fix", hint: 'fix'},
+	'session.new': {chords: [{input: 'n'}], modes: ['sessions'], chunk: 'once', description: 'new session: pick agent and cwd, spawn in a new pane', hint: 'new'},
+	'view.conversations': {chords: [{input: 'c'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'conversations on disk (c again to leave)', hint: 'conversations'},
+	'conversations.scope': {chords: [{input: 'A'}], modes: ['conversations'], chunk: 'each', description: "conversations: the registry's folders ⇄ every folder", hint: 'all folders'},
+	'conversation.adopt': {chords: [{input: 'a'}], modes: ['conversations'], chunk: 'once', description: 'conversations: adopt into the registry', hint: 'adopt'},
+	'conversation.resume': {chords: [{input: 'r'}], modes: ['conversations'], chunk: 'once', description: 'conversations: resume in a new pane', hint: 'resume'},
+	'conversation.purge': {chords: [{input: 'p'}], modes: ['conversations'], chunk: 'once', description: 'conversations: purge (typed confirmation)', hint: 'purge'},
+	'row.mark': {chords: [{input: ' '}], modes: ['sessions'], chunk: 'each', description: 'mark rows for a bulk stop, park or purge'},
+	'purge.undo': {chords: [{input: 'u'}], modes: ['sessions', 'conversations'], chunk: 'once', description: 'undo the last purge (restore it from the trash)'},
+	'view.trash': {chords: [{input: 'T'}], modes: ['sessions', 'trash'], chunk: 'each', description: "mam-tui's trash: purges that can be undone (T again to leave)"},
+	'trash.restore': {chords: [{input: 'r'}], modes: ['trash'], chunk: 'once', description: 'trash: restore the selected purge (refuses to overwrite anything)', hint: 'restore'},
+	'trash.empty': {chords: [{input: 'E'}], modes: ['trash'], chunk: 'once', description: 'trash: delete the selected purge for good (type `empty 1` to confirm)', hint: 'empty'},
+	'app.refresh': {chords: [{input: 'R'}], modes: LISTS, chunk: 'once', description: 'refresh now'},
+	'help.toggle': {chords: [{input: '?'}], modes: [...LISTS, 'help'], chunk: 'each', description: 'show or hide the keys', hint: 'keys'},
+	'notice.dismiss': {chords: [{key: 'escape'}], modes: ['sessions'], chunk: 'each', description: 'dismiss the messages (errors stay until dismissed)'},
+	'app.back': {chords: [{key: 'escape'}], modes: ['conversations', 'findings', 'trash', 'help'], chunk: 'each', description: 'back to the sessions list', hint: 'back'},
+	'app.quit': {chords: [{input: 'q'}, {input: 'c', ctrl: true}], modes: [...LISTS, 'help'], chunk: 'once', description: 'quit (never stops or kills anything)', hint: 'quit'},
+};
+
+export const DEFAULT_KEYMAP: Keymap = (Object.keys(DEFAULT_BINDINGS) as Command[]).map(command => ({command, ...DEFAULT_BINDINGS[command]}));
 
 const NAMED_TEXT: Record<NamedKey, string> = {
 	upArrow: '↑',

@@ -59,6 +59,7 @@ export function formatPlan(view: PurgePlanView): string[] {
 		lines.push(`  ${item.kind.padEnd(5)} ${formatBytes(item.bytes).padStart(8)}  ${itemWhere(item)}  — ${item.description}${child}`);
 	}
 	for (const kept of plan.kept ?? []) lines.push(`  kept           ${kept.path}  — ${kept.reason}`);
+	for (const changed of plan.changed ?? []) lines.push(`  changed        ${changed.path}  — ${changed.reason}`);
 	const rows = view.session ? [`  registry row ${view.session.name}: marked purged (its audit history is kept)`] : [];
 	return [...lines, ...rows, `  total ${formatBytes(plan.totalBytes)} in ${plan.items.length} item${plan.items.length === 1 ? '' : 's'}`];
 }

@@ -7,13 +7,16 @@ import {unverifiedExitInput} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, rootContaining} from './common/paths.js';
-import {memo, type InRefresh} from './common/refresh.js';
+import {type InRefresh, memo, memoKind} from './common/refresh.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows} from './common/sqlitePurge.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter, type DiscoverQuery, type InUseHolder, type PlanItem} from './types.js';
 import {type AgyIndex, agyPaths, type AgyPaths, belongsTo, childCounts, conversationDb, conversationIds, conversationTimes, descendantsOf, ID_PATTERN, idsIn, indexIn, readIndex, recordedCwd, stepsState, SUMMARY_TABLE, transcriptFile} from './agy/store.js';
+
+const CHILDREN = memoKind<ReturnType<typeof childCounts>>('agy:children');
+const WATCH = memoKind<string[]>('agy:watch');
 
 // Antigravity CLI (FORMATS 5): one sqlite database per conversation, a shared summaries
 // database, brain/<id>/ artifacts and a workspace → newest-conversation cache.
@@ -115,7 +118,7 @@ export const agyAdapter: AgentAdapter = {
 	async discover(ctx, query = {}) {
 		const paths = agyPaths(ctx);
 		const index = indexIn(ctx, paths);
-		const children = memo(ctx, `agy:children:${paths.summariesDb}`, () => childCounts(index));
+		const children = memo(ctx, CHILDREN.of(paths.summariesDb), () => childCounts(index));
 		const conversations = idsIn(ctx, paths)
 			.filter(id => isCandidate(ctx, paths, index, id, query))
 			.map(id => toConversation(ctx, paths, index, id, children))
@@ -127,7 +130,7 @@ export const agyAdapter: AgentAdapter = {
 		const paths = agyPaths(ctx);
 		// A conversation added or removed moves the folder; a new step grows its database or WAL.
 		// The same for every cwd: built once per refresh.
-		return memo(ctx, `agy:watch:${paths.conversations}`, () => {
+		return memo(ctx, WATCH.of(paths.conversations), () => {
 			const databases = idsIn(ctx, paths).flatMap(id => [conversationDb(paths, id), `${conversationDb(paths, id)}-wal`]);
 			return [paths.conversations, paths.summariesDb, `${paths.summariesDb}-wal`, paths.lastConversations, ...databases];
 		});

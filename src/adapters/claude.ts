@@ -10,9 +10,8 @@ import {jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
-import {runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AgentAdapter, type InUseHolder} from './types.js';
-import {claudeLiveUses, transcriptCwds} from './claude/live.js';
+import {CLAUDE_PROGRAMS, claudeLiveUses, isClaudeProcess, transcriptCwds} from './claude/live.js';
 import {claudeMessages} from './claude/messages.js';
 import {configFiles, configRoots, planFor} from './claude/plan.js';
 import {claudeRoot, legacyChildCounts, nestedSubAgentCount, projectDirs, readTranscript, resumeStateOf, roots, subAgentsIn, type Transcript, transcriptsIn} from './claude/transcripts.js';
@@ -21,14 +20,14 @@ export {projectSlug} from './claude/transcripts.js';
 export {type LiveRecord, liveRecordOf} from './claude/live.js';
 
 /** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
-const liveUses = liveUsesOnce(ctx => `claude:uses:${claudeRoot(ctx)}`, claudeLiveUses);
+const liveUses = liveUsesOnce('claude', claudeRoot, claudeLiveUses);
 
 export const claudeAdapter: AgentAdapter = {
 	id: 'claude',
 	label: 'Claude Code',
 	capabilities: {resume: true, purge: true},
 	idPattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
-	processNames: ['claude', 'claude-code'],
+	processNames: CLAUDE_PROGRAMS,
 	residentChildren: [],
 	exitInput: measuredExitInput('/exit', readClaudeScreen),
 
@@ -37,7 +36,7 @@ export const claudeAdapter: AgentAdapter = {
 		assertValidId(claudeAdapter, id);
 		return {argv: ['claude', '--resume', id]};
 	},
-	matchesProcess: proc => runsProgram(proc, claudeAdapter.processNames, ['@anthropic-ai/claude-code/']),
+	matchesProcess: isClaudeProcess,
 
 	async discover(ctx, query = {}) {
 		const root = claudeRoot(ctx);

@@ -7,16 +7,19 @@ import {agentProcessesOf, hasFlag, idsUse, liveUsesOnce, needsFolders, openFiles
 import {oneLine} from './common/jsonl.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoKind} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
 import {programOf, runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
-import {agentDelete, planFor, purgeRows} from './codex/plan.js';
+import {agentDelete, asksCodex, planFor, purgeRows} from './codex/plan.js';
 import {codexMessages} from './codex/messages.js';
 import {codexRoot, databases, readRollout, resumeStateOf, type Rollout, ROLLOUT_FILE, rollouts, rolloutsOf, roots, THREAD_ID, UUID, verifyRolloutsOf} from './codex/rollouts.js';
 import {descendantsOf, parentMap, readThreadIndex, threadsNamedByProcesses} from './codex/threads.js';
+
+const READ = memoKind<{problems: string[]; byId: Map<string, Rollout>; children: Map<string, number>}>('codex:read');
+const WATCH = memoKind<string[]>('codex:watch');
 
 export {uuidV7Time} from './codex/rollouts.js';
 
@@ -49,7 +52,7 @@ function threadCwds(ctx: AdapterContext, id: string): string[] {
 }
 
 /** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
-const liveUses = liveUsesOnce(ctx => `codex:uses:${codexRoot(ctx)}`, codexLiveUses);
+const liveUses = liveUsesOnce('codex', codexRoot, codexLiveUses);
 
 export const codexAdapter: AgentAdapter = {
 	id: 'codex',
@@ -71,7 +74,7 @@ export const codexAdapter: AgentAdapter = {
 		const index = readThreadIndex(ctx);
 		const parents = parentMap(ctx, index);
 		const wantCwd = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
-		const read = memo(ctx, `codex:read:${codexRoot(ctx)}`, () => {
+		const read = memo(ctx, READ.of(codexRoot(ctx)), () => {
 			const problems: string[] = [];
 			const byId = new Map<string, Rollout>();
 			for (const ref of rollouts(ctx)) {
@@ -116,7 +119,7 @@ export const codexAdapter: AgentAdapter = {
 	watchPaths(ctx) {
 		const root = codexRoot(ctx);
 		// The same for every cwd: built once per refresh.
-		return memo(ctx, `codex:watch:${root}`, () => {
+		return memo(ctx, WATCH.of(root), () => {
 			const rolloutPaths = rollouts(ctx).map(r => r.file);
 			// New rollouts change their date folder (any of them: local time); turns grow the rollout;
 			// titles and spawn edges live in the state databases and their WAL.
@@ -164,7 +167,7 @@ export const codexAdapter: AgentAdapter = {
 		const id = plan.id;
 		const ids = [id, ...plan.descendants];
 		const allowed = roots(ctx);
-		const asked = plan.items.some(i => i.kind === 'rows' || i.description.endsWith('rollout')) ? await agentDelete(ctx, id) : undefined;
+		const asked = asksCodex(plan.items) ? await agentDelete(ctx, id) : undefined;
 		// Rollouts first: a thread row without its rollout is inert, while a rollout left behind is re-indexed.
 		const files = removePaths(plan.items, allowed);
 		const rows = purgeRows(plan, ids);

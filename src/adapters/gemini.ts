@@ -11,8 +11,10 @@ import {memo} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
-import {geminiRoot, ID_PATTERN, PROGRAMS, projectsOf, type Session, sessionsWithId} from './gemini/chats.js';
+import {geminiRoot, ID_PATTERN, PROGRAMS, PROJECTS, projectsOf, type Session, sessionsWithId} from './gemini/chats.js';
 import {allSessions, descendantsOf, dropLogEntries, planFor, resumeStateOf, sessionsIn, stillNames, subAgentsBelow, toConversation} from './gemini/plan.js';
+
+
 
 // Gemini CLI (FORMATS 4 and 10): project folders under ~/.gemini/tmp, one chat file per session
 // named by time and the FIRST 8 characters of the id. Files are attributed by the full id inside
@@ -75,7 +77,7 @@ async function geminiLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]
 }
 
 /** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
-const liveUses = liveUsesOnce(ctx => `gemini:uses:${geminiRoot(ctx)}`, geminiLiveUses);
+const liveUses = liveUsesOnce('gemini', geminiRoot, geminiLiveUses);
 
 export const geminiAdapter: AgentAdapter = {
 	id: 'gemini',
@@ -118,7 +120,7 @@ export const geminiAdapter: AgentAdapter = {
 		const root = geminiRoot(ctx);
 		const want = canonicalCwd(ctx, cwd);
 		// The project folders are the same for every cwd: read once per refresh.
-		const chats = memo(ctx, `gemini:projects:${root}`, () => projectsOf(ctx, root))
+		const chats = memo(ctx, PROJECTS.of(root), () => projectsOf(ctx, root))
 			.filter(p => p.cwd !== undefined && canonicalCwd(ctx, p.cwd) === want)
 			.map(p => path.join(p.dir, 'chats'));
 		// New chat files and sub-agent folders move a chats folder; a new turn grows its file.

@@ -5,7 +5,7 @@ import {measuredExitInput, readGrokScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {runsProgram} from './common/programs.js';
 import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoKind} from './common/refresh.js';
 import {makePlan} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, openFilesOf, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
@@ -14,6 +14,8 @@ import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} fro
 import {buildConversation, buildDescendants, buildLinks, buildRoot, buildSessionOf, buildSessions, cliDb, ID_PATTERN, layoutOf, PROGRAMS} from './grok/build.js';
 import {cliConversation, cliDbUsers, cliDelete, cliPlan, cliSessionOf, cliSessions, isService, verifyAgainst} from './grok/cli.js';
 import {buildPlan, promptHistories, purgeBuild, searchDb} from './grok/purge.js';
+
+const WATCH = memoKind<string[]>('grok:watch');
 
 // Two unrelated products share ~/.grok (FORMATS 7): xAI's Grok Build keeps a folder per session
 // (UUID ids, `grok --resume <id>`), the community grok-cli keeps grok.db (12-hex ids,
@@ -43,7 +45,7 @@ async function grokLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]):
 }
 
 /** Who uses what, by grok's own evidence (see `liveUsesOnce`). */
-const liveUses = liveUsesOnce(ctx => `grok:uses:${buildRoot(ctx)}`, grokLiveUses);
+const liveUses = liveUsesOnce('grok', buildRoot, grokLiveUses);
 
 export const grokAdapter: AgentAdapter = {
 	id: 'grok',
@@ -84,7 +86,7 @@ export const grokAdapter: AgentAdapter = {
 	watchPaths(ctx) {
 		const sessions = path.join(buildRoot(ctx), 'sessions');
 		// The same for every cwd: listed once per refresh.
-		return memo(ctx, `grok:watch:${sessions}`, () => {
+		return memo(ctx, WATCH.of(sessions), () => {
 			const groups = listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name));
 			// A session folder added or removed moves its group; a new turn grows updates.jsonl.
 			const updates = groups.flatMap(g => listDir(g, ctx).filter(e => e.isDirectory()).map(e => path.join(g, e.name, 'updates.jsonl')));

@@ -7,7 +7,7 @@ import {MEASURED_EXIT_STEPS} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {liveUsesOnce, needsFolders, sameResolved, usersOf} from './common/liveEvidence.js';
 import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoKind} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {runsProgram} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
@@ -19,6 +19,8 @@ import {askStores, hermesRoot, ID_PATTERN, indexFor, PROGRAMS, readStores, store
 import {logFiles, removablePrompts, removeText} from './hermes/text.js';
 import {hermesLiveUses, isService, liveLeaseHolders, storeUse, type StoreUse, verdictIn} from './hermes/use.js';
 
+const DUMPS = memoKind<ReturnType<typeof requestDumps>>('hermes:dumps');
+
 // Hermes Agent (FORMATS 6), checked against hermes 0.19.0 (pip `hermes-agent`): a state.db per
 // profile store holding sessions, messages and two FTS5 indexes over them; the TUI's prompt
 // history (.hermes_history) and the logs hold its words too; per-session files only for gateway
@@ -29,7 +31,7 @@ import {hermesLiveUses, isService, liveLeaseHolders, storeUse, type StoreUse, ve
 const ANY_FOLDER = '\0any';
 
 /** Who uses what, by hermes' own evidence (see `liveUsesOnce`). */
-const liveUses = liveUsesOnce(ctx => `hermes:uses:${hermesRoot(ctx)}`, (ctx, procs) => hermesLiveUses(ctx, hermesAdapter.matchesProcess, procs));
+const liveUses = liveUsesOnce('hermes', hermesRoot, (ctx, procs) => hermesLiveUses(ctx, hermesAdapter.matchesProcess, procs));
 
 export const hermesAdapter: AgentAdapter = {
 	id: 'hermes',
@@ -197,7 +199,7 @@ export const hermesAdapter: AgentAdapter = {
 		for (const use of uses) {
 			for (const x of use.own) ids.add(x);
 			// One listing of the sessions folder per refresh, not one per id.
-			const dumps = memo(ctx, `hermes:dumps:${use.store.home}`, () => requestDumps(use.store, ctx));
+			const dumps = memo(ctx, DUMPS.of(use.store.home), () => requestDumps(use.store, ctx));
 			files.push(...use.own.flatMap(x => sessionFiles(use.store, x, dumps)));
 			// state.db is shared: holding it counts only while one of these sessions is still open.
 			if (use.open) files.push(use.store.db, `${use.store.db}-wal`);

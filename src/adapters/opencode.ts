@@ -6,7 +6,7 @@ import {argvUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, projectUse, sameResolvedTree, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {subcommand as subcommandOf} from './common/programs.js';
 import {canonicalCwd} from './common/paths.js';
-import {memo} from './common/refresh.js';
+import {memo, memoKind} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
@@ -14,6 +14,8 @@ import {runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {agentDelete, deletePlannedRows, deletionFacts, legacyParents, planFor, removeTextLines} from './opencode/plan.js';
 import {dataDir, dbFiles, descendantsByQuery, descendantsOf, logFiles, queryDirectly, readStores, resumeStateOf, roots, sameDir, sessionByQuery, withEveryDb} from './opencode/store.js';
+
+const CHILDREN = memoKind<Map<string, number>>('opencode:children');
 
 /** The background service that holds the shared database for every session (`serve --service`). */
 export function isBackgroundService(argv: readonly string[]): boolean {
@@ -50,7 +52,7 @@ function sessionFolder(ctx: AdapterContext, id: string): string {
 }
 
 /** Who uses what, by this agent's own evidence (see `liveUsesOnce`). */
-const liveUses = liveUsesOnce(ctx => `opencode:uses:${dataDir(ctx)}`, opencodeLiveUses);
+const liveUses = liveUsesOnce('opencode', dataDir, opencodeLiveUses);
 
 export const opencodeAdapter: AgentAdapter = {
 	id: 'opencode',
@@ -75,7 +77,7 @@ export const opencodeAdapter: AgentAdapter = {
 		const conversations: Conversation[] = [];
 		for (const store of stores) {
 			// Children counted in one pass per store (per session it would cost sessions²).
-			const children = memo(ctx, `opencode:children:${store.db}`, () => {
+			const children = memo(ctx, CHILDREN.of(store.db), () => {
 				const counts = new Map<string, number>();
 				for (const parent of store.parents.values()) counts.set(parent, (counts.get(parent) ?? 0) + 1);
 				return counts;

@@ -169,6 +169,12 @@ export interface PurgePlan {
 	readonly totalBytes: number;
 	/** Places that name the id and that purge deliberately leaves, each with why (shown with the plan). */
 	readonly kept?: readonly KeptPlace[];
+	/**
+	 * Files the purge changes besides its items, each with why: what the agent's own delete
+	 * command writes (codex logs into its log database). Shown with the plan; not copied to the
+	 * trash (they are the agent's, not the conversation's).
+	 */
+	readonly changed?: readonly KeptPlace[];
 }
 
 /** A place that names the conversation and stays, with the reason. */

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
-import {createRefresh, memo, ParseCache} from '../adapters/common/refresh.js';
+import {createRefresh, memo, memoKind, ParseCache} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
@@ -17,6 +17,8 @@ import {ConversationList, keepUnchanged} from './discoveryMerge.js';
 import {cwdKey, inUseKey, pinKey, type CwdFacts, type DiscoveryResult, type UseFacts} from './discoveryResult.js';
 import {FolderWatch} from './folderWatch.js';
 import {PaneEvidenceCache} from './paneEvidence.js';
+
+const WATCH_PATHS = memoKind<readonly string[]>('watch-paths');
 
 /** The stat we compare: a changed mtime or size means "look again" (`isDirectory` tells the folder watch what to watch). */
 export type StatFn = (file: string) => {readonly mtimeMs: number; readonly size: number; readonly isDirectory?: boolean} | undefined;
@@ -308,7 +310,7 @@ export class DiscoveryCache {
 		let paths: readonly string[];
 		try {
 			// Asked by the cwd list and the pins alike: listed once per refresh.
-			paths = memo(ctx, `watch-paths:${key}`, () => adapter.watchPaths?.(ctx, cwd) ?? []);
+			paths = memo(ctx, WATCH_PATHS.of(key), () => adapter.watchPaths?.(ctx, cwd) ?? []);
 		} catch {
 			return false;
 		}

@@ -1,10 +1,13 @@
-import {memo} from '../adapters/common/refresh.js';
+import {memo, memoKind} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter, DiscoverResult} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {agentProcesses, paneAgent} from '../domain/paneAgent.js';
 import type {AgentId, Pane, SessionRecord} from '../domain/types.js';
 import {processStartMs} from '../system/procTime.js';
 import type {PaneEvidence} from '../drift/input.js';
+
+/** One adapter's discovery of one cwd, shared by the panes in that cwd. */
+const DISCOVERED = memoKind<Promise<DiscoverResult>>('pane-evidence:discover');
 
 /** The adapters mam-tui knows (all of them; the pane's agent is judged among every known agent). */
 type Adapters = Readonly<Partial<Record<AgentId, AgentAdapter>>>;
@@ -48,7 +51,7 @@ export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterC
 
 /** The agent's conversations of `cwd`, asked once per refresh however many of its panes are there. */
 function discoverOnce(adapter: AgentAdapter, ctx: AdapterContext, cwd: string): Promise<DiscoverResult> {
-	return memo(ctx, `pane-evidence:discover:${adapter.id}\0${cwd}`, () => adapter.discover(ctx, {cwd}));
+	return memo(ctx, DISCOVERED.of(adapter.id, cwd), () => adapter.discover(ctx, {cwd}));
 }
 
 /** A process holding its own and a sub-agent's file names both: the sub-agent is not a candidate. */

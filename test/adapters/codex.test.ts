@@ -10,6 +10,7 @@ import {spawnArgvHolder} from '../support/holders.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 import {purgeNow} from '../helpers/purge.js';
+import {ROLLOUTS} from '../../src/adapters/codex/rollouts.js';
 
 const SAMPLES = '/work/shared/agents/samples/codex';
 
@@ -130,12 +131,12 @@ describe('codex discovery rules', () => {
 		const ctx = {...fixtureContext(l), refresh: createRefresh()};
 		for (const c of cases) expect(await codexAdapter.verify(ctx, c.id, l.cwds[0])).toEqual({kind: 'yes'});
 		// No index of every rollout was built for them.
-		expect(memoHas(ctx, `codex:rollouts:${root}`)).toBe(false);
+		expect(memoHas(ctx, ROLLOUTS.of(root))).toBe(false);
 		// Filed far from its date (moved by hand): found by the glob.
 		const moved = uuidV7(late);
 		writeFile(path.join(root, 'sessions', '2020', '01', '01', `rollout-2020-01-01T00-00-00-${moved}.jsonl`), codexRollout({id: moved, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}));
 		expect(await codexAdapter.verify(ctx, moved, l.cwds[0])).toEqual({kind: 'yes'});
-		expect(memoHas(ctx, `codex:rollouts:${root}`)).toBe(true);
+		expect(memoHas(ctx, ROLLOUTS.of(root))).toBe(true);
 	});
 
 	it('reads the time of a UUIDv7 id, and none from other versions', () => {
@@ -195,6 +196,20 @@ describe('codex purge details', () => {
 		expect(db.prepare('SELECT id FROM threads').all()).toEqual([{id: w.ids.sibling}]);
 		db.close();
 		expect(await codexAdapter.residual(w.ctx, w.ids.target)).toEqual([]);
+	});
+
+	it("names the log database codex's own delete writes, and only when it runs", async () => {
+		const w = world();
+		const logs = path.join(w.roots[0] ?? '', 'logs_2.sqlite');
+		const plan = await codexAdapter.artifacts(w.ctx, w.ids.target);
+		expect(plan.changed?.[0]).toEqual({path: logs, reason: "changed by codex's own delete: its log database"});
+		const planned = new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path));
+		const unplanned = fs.readdirSync(w.roots[0] ?? '').filter(n => /_\d+\.sqlite$/.test(n) && n !== 'logs_2.sqlite').map(n => path.join(w.roots[0] ?? '', n)).filter(db => !planned.has(db));
+		expect(plan.changed?.slice(1).map(c => c.path)).toEqual(unplanned.sort().flatMap(db => [`${db}-wal`, `${db}-shm`]));
+		expect(plan.items.some(i => i.path === logs && i.kind === 'file')).toBe(false);
+		await purgeNow(codexAdapter, w.ctx, w.ids.target);
+		// Nothing of it left on disk: a second plan runs no delete and changes nothing.
+		expect((await codexAdapter.artifacts(w.ctx, w.ids.target)).changed).toBeUndefined();
 	});
 
 	it('removes the queue rows the delete triggers add back', async () => {

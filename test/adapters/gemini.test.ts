@@ -8,6 +8,7 @@ import {createRefresh, memoHas} from '../../src/adapters/common/refresh.js';
 import {chatFileName, geminiRoot, uuidWithPrefix, writeGeminiArtifacts, writeGeminiMain, writeGeminiProject, writeGeminiSubagent} from './fixtures/gemini.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 import {purgeNow} from '../helpers/purge.js';
+import {MAIN_CHATS, SUB_AGENTS} from '../../src/adapters/gemini/chats.js';
 
 const SAMPLES = '/work/shared/agents/samples/gemini';
 
@@ -234,7 +235,7 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 			expect(await geminiAdapter.verify(inRefresh, child)).toEqual({kind: 'no', reason: 'a sub-agent transcript is not resumable'});
 			expect((await geminiAdapter.verify(inRefresh, linked)).kind).toBe('no');
 			expect(await geminiAdapter.verify(inRefresh, legacy, alpha)).toEqual({kind: 'yes'});
-			expect(memoHas(inRefresh, `gemini:main-chats:${path.join(l.home, '.gemini')}`)).toBe(limit === 0);
+			expect(memoHas(inRefresh, MAIN_CHATS.of(path.join(l.home, '.gemini')))).toBe(limit === 0);
 		}
 	});
 
@@ -242,7 +243,7 @@ describe('gemini lookups inside a refresh (indexes shared by the refresh\'s call
 		const l = layout();
 		const {a} = twins(l);
 		const ctx = {...fixtureContext(l), refresh: createRefresh()};
-		const subAgents = `gemini:sub-agents:${path.join(l.home, '.gemini')}`;
+		const subAgents = SUB_AGENTS.of(path.join(l.home, '.gemini'));
 		expect(await geminiAdapter.verify(ctx, a, l.cwds[0])).toEqual({kind: 'yes'});
 		expect(memoHas(ctx, subAgents)).toBe(false);
 		expect((await geminiAdapter.verify(ctx, crypto.randomUUID())).kind).toBe('no');

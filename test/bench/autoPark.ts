@@ -1,4 +1,4 @@
-import {newMemory, sampleCandidates} from '../../src/sync/autoPark.js';
+import {newMemory, sampleCandidates} from '../../src/ui/autoPark.js';
 import {DEFAULT_CONFIG} from '../../src/config/config.js';
 import type {SessionRecord} from '../../src/domain/types.js';
 import type {AppState, SessionLive} from '../../src/store/state.js';

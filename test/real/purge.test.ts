@@ -75,6 +75,39 @@ async function bytesOf(world: RealWorld, id: string): Promise<Record<string, str
 	return out;
 }
 
+/** sha256 of every file under `dir` (links by target), to see exactly which files a purge changed. */
+function hashTree(dir: string): Map<string, string> {
+	const out = new Map<string, string>();
+	const walk = (d: string) => {
+		for (const e of fs.readdirSync(d, {withFileTypes: true})) {
+			const p = path.join(d, e.name);
+			if (e.isDirectory()) walk(p);
+			else if (e.isSymbolicLink()) out.set(p, `link ${fs.readlinkSync(p)}`);
+			else if (e.isFile()) out.set(p, crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex'));
+		}
+	};
+	walk(dir);
+	return out;
+}
+
+interface ShownPlan {
+	readonly items: readonly {readonly kind: string; readonly path: string}[];
+	readonly changed?: readonly {readonly path: string; readonly reason: string}[];
+}
+
+/**
+ * Issue 26 item 4: every file the purge created, changed or removed is one the plan named — an
+ * item (or a file inside a planned folder), a place the agent's own delete changes (`changed`, a file or what is inside that folder),
+ * or a database's -wal / -shm / -journal beside a named one. Everything else keeps its bytes.
+ */
+function unplannedChanges(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>, plan: ShownPlan): string[] {
+	const named = [...plan.items.map(i => i.path), ...(plan.changed ?? []).map(c => c.path)];
+	const folders = [...plan.items.filter(i => i.kind === 'dir').map(i => i.path), ...(plan.changed ?? []).map(c => c.path)].map(p => `${p}${path.sep}`);
+	const covered = (file: string) => named.includes(file.replace(/-(wal|shm|journal)$/, '')) || folders.some(f => file.startsWith(f));
+	const touched = [...new Set([...before.keys(), ...after.keys()])].filter(f => before.get(f) !== after.get(f));
+	return touched.filter(f => !covered(f)).sort();
+}
+
 /**
  * Issue 18 items 2–5 with the real CLIs: a purge exits 0 and leaves no file under HOME naming
  * the conversation or holding its unique prompt (freed sqlite pages included); the other
@@ -93,9 +126,14 @@ describe('real agents: purge, trash, restore', () => {
 		const otherBytes = await bytesOf(real.world, other);
 		const otherText = conversationsOnDisk(real.world, agent, real.world.beta).find(c => c.id === other)?.text;
 
+		const shown = await real.world.mamTui(['purge', '--json', '--dry-run', '--agent', agent, '--id', id]);
+		expect(shown.exitCode, shown.stdout + shown.stderr).toBe(0);
+		const plan = (JSON.parse(shown.stdout) as {plans: ShownPlan[]}).plans[0] ?? {items: []};
+		const home = hashTree(real.world.home);
 		const purged = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(purged.exitCode, purged.stdout + purged.stderr).toBe(0);
 		expect(purged.stdout).toMatch(/residual: nothing left/);
+		expect(unplannedChanges(home, hashTree(real.world.home), plan), 'files the purge changed that its plan does not name').toEqual([]);
 		expect(await grepHome(real.world, id)).toEqual([]);
 		expect(await grepHome(real.world, marker)).toEqual([]);
 		expect(await bytesOf(real.world, other)).toEqual(otherBytes);

@@ -9,10 +9,13 @@ import {pushTo} from '../common/groups.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from '../common/jsonRecords.js';
 import {oneLine, readFirstJsonLine} from '../common/jsonl.js';
 import {canonicalCwd, listDir, lstatOrUndefined} from '../common/paths.js';
-import {memo, parseCached, type InRefresh} from '../common/refresh.js';
+import {type InRefresh, memo, memoKind, parseCached} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 import {childrenFrom, descendants} from '../../system/descendants.js';
 import {unlessUnreadable} from '../common/storeRead.js';
+
+const INDEX = memoKind<AgyIndex>('agy:index');
+const IDS = memoKind<string[]>('agy:ids');
 
 export const ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -206,11 +209,11 @@ export function descendantsOf(index: AgyIndex, id: string): string[] {
 
 /** The index and the ids on disk, read once per refresh (memo) for the refresh's many calls. */
 export function indexIn(ctx: AdapterContext, paths: AgyPaths): AgyIndex {
-	return memo(ctx, `agy:index:${paths.summariesDb}`, () => readIndex(paths));
+	return memo(ctx, INDEX.of(paths.summariesDb), () => readIndex(paths));
 }
 
 export function idsIn(ctx: AdapterContext, paths: AgyPaths): string[] {
-	return memo(ctx, `agy:ids:${paths.conversations}`, () => conversationIds(ctx, paths));
+	return memo(ctx, IDS.of(paths.conversations), () => conversationIds(ctx, paths));
 }
 
 /** Children per parent, counted in one pass (per conversation it would cost conversations²). */

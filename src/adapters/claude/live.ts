@@ -8,10 +8,20 @@ import {agentProcessesOf, flagValue, idsUse, openFilesOf, projectUse, type LiveU
 import {str} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {listDir, lstatOrUndefined, realpathOrUndefined} from '../common/paths.js';
-import {memo, type InRefresh} from '../common/refresh.js';
+import {type InRefresh, memo, memoKind} from '../common/refresh.js';
+import {runsProgram} from '../common/programs.js';
 import type {AdapterContext} from '../types.js';
-import {claudeAdapter} from '../claude.js';
 import {claudeRoot, readTranscript} from './transcripts.js';
+
+const LIVE_RECORDS = memoKind<ReturnType<typeof liveRecords>>('claude:live');
+
+/** How claude shows in `ps` (the adapter's `processNames`). */
+export const CLAUDE_PROGRAMS = ['claude', 'claude-code'] as const;
+
+/** Is `proc` claude (by name, or node running its package)? The adapter's `matchesProcess`; here so live evidence needs no import of the adapter. */
+export function isClaudeProcess(proc: ProcessRef): boolean {
+	return runsProgram(proc, CLAUDE_PROGRAMS, ['@anthropic-ai/claude-code/']);
+}
 
 /** A live-session record `sessions/<pid>.json` (FORMATS 10). */
 export interface LiveRecord {
@@ -101,13 +111,13 @@ function isClaudeService(argv: readonly string[]): boolean {
 export async function claudeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
 	const root = claudeRoot(ctx);
 	const records = new Map<number, LiveRecord>();
-	for (const record of memo(ctx, `claude:live:${root}`, () => liveRecords(ctx, root))) records.set(record.pid, record);
+	for (const record of memo(ctx, LIVE_RECORDS.of(root), () => liveRecords(ctx, root))) records.set(record.pid, record);
 	const recorded = (proc: ProcessRef) => {
 		const record = records.get(proc.pid);
 		return record !== undefined && (record.procStart === undefined || record.procStart === String(proc.startTime));
 	};
 	// A process its live record names is claude whatever its name looks like (pid and start time match).
-	const mine = (await agentProcessesOf(ctx, claudeAdapter.matchesProcess, procs, {root: claudeRoot(ctx), rootOf: claudeRoot}, recorded)).filter(p => !isClaudeService(p.argv));
+	const mine = (await agentProcessesOf(ctx, isClaudeProcess, procs, {root: claudeRoot(ctx), rootOf: claudeRoot}, recorded)).filter(p => !isClaudeService(p.argv));
 	if (mine.length === 0) return [];
 	const open = await openFilesOf(ctx, mine.map(p => p.pid));
 	const projects = path.join(realpathOrUndefined(root) ?? root, 'projects') + path.sep;

@@ -7,8 +7,12 @@ import type {ResumeState} from '../../domain/types.js';
 import {isoMs, obj, oneLine, readJsonl, str} from '../common/jsonl.js';
 import {canonicalCwd, listDir, listNames, lstatOrUndefined} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
-import {memo, parseCached, type InRefresh} from '../common/refresh.js';
+import {type InRefresh, memo, memoKind, parseCached} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
+
+const NAME_SETS = memoKind<readonly NameSet[]>('claude:name-sets');
+const PROJECTS = memoKind<ReturnType<typeof projectDirs>>('claude:projects');
+const PROJECT_NAMES = memoKind<readonly ProjectNames[]>('claude:names');
 
 /** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
 const SUBAGENT_FILE = /^(agent-[0-9a-f]+)\.jsonl$/;
@@ -163,8 +167,8 @@ interface NameSet {
  * are lstat()ed, so links are still never followed.
  */
 function projectNameSets(ctx: AdapterContext, root: string): readonly NameSet[] {
-	return memo(ctx, `claude:name-sets:${root}`, () =>
-		memo(ctx, `claude:projects:${root}`, () => projectDirs(ctx, root)).map(dir => ({dir, names: new Set(listNames(dir, ctx))})),
+	return memo(ctx, NAME_SETS.of(root), () =>
+		memo(ctx, PROJECTS.of(root), () => projectDirs(ctx, root)).map(dir => ({dir, names: new Set(listNames(dir, ctx))})),
 	);
 }
 
@@ -175,7 +179,7 @@ interface ProjectNames extends NameSet {
 }
 
 function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[] {
-	return memo(ctx, `claude:names:${root}`, () =>
+	return memo(ctx, PROJECT_NAMES.of(root), () =>
 		projectNameSets(ctx, root).map(({dir, names}) => {
 			const legacy = new Map<string, SubAgent[]>();
 			for (const name of names) {

@@ -8,7 +8,7 @@ import {joinNames, listDir} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
 import {fileItem, makePlan} from '../common/plan.js';
 import {deleteRows, type RowDelete} from '../common/sqlitePurge.js';
-import type {AdapterContext, PlanItem} from '../types.js';
+import type {AdapterContext, KeptPlace, PlanItem, PurgePlan} from '../types.js';
 import {codexRoot, databases, rolloutsOf, roots, sqliteHome} from './rollouts.js';
 import {descendantsOf, parentMap, readThreadIndex} from './threads.js';
 
@@ -61,7 +61,31 @@ function lineItems(root: string, ids: readonly string[]): PlanItem[] {
 	return items;
 }
 
-export function planFor(ctx: AdapterContext, id: string) {
+/** Does the purge of `items` run `codex delete`? Only for what codex itself knows: rows and rollouts. */
+export function asksCodex(items: readonly PlanItem[]): boolean {
+	return items.some(i => i.kind === 'rows' || i.description.endsWith('rollout'));
+}
+
+const LOG_DB = /^logs_\d+\.sqlite$/;
+
+/**
+ * What `codex delete` changes besides the plan's items (seen with the real 0.171): it logs its own
+ * run into its log database (`logs_2.sqlite`, created when missing; rows that do not name the
+ * thread), and it opens every database, which writes each one's `-wal` and `-shm` beside it.
+ */
+function changedByCodex(ctx: AdapterContext, items: readonly PlanItem[]): KeptPlace[] {
+	if (!asksCodex(items)) return [];
+	const all = databases(ctx);
+	const logs = all.filter(db => LOG_DB.test(path.basename(db)));
+	const planned = new Set(items.filter(i => i.kind === 'rows').map(i => i.path));
+	const opened = all.filter(db => !planned.has(db) && !logs.includes(db));
+	return [
+		...(logs.length > 0 ? logs : [path.join(sqliteHome(ctx), 'logs_2.sqlite')]).map(file => ({path: file, reason: "changed by codex's own delete: its log database"})),
+		...opened.flatMap(db => ['-wal', '-shm'].map(end => ({path: `${db}${end}`, reason: "changed by codex's own delete: it opens every database of codex"}))),
+	];
+}
+
+export function planFor(ctx: AdapterContext, id: string): PurgePlan {
 	const root = codexRoot(ctx);
 	const descendants = descendantsOf(id, parentMap(ctx, readThreadIndex(ctx)));
 	const ids = [id, ...descendants];
@@ -76,7 +100,9 @@ export function planFor(ctx: AdapterContext, id: string) {
 		items.push(fileItem(joinNames(root, 'thread-writer-locks', `${owner}.lock`), owner, 'thread writer lock'));
 	}
 	items.push(...rowItems(ctx, ids), ...lineItems(root, ids));
-	return makePlan('codex', id, descendants, items, roots(ctx));
+	const plan = makePlan('codex', id, descendants, items, roots(ctx));
+	const changed = changedByCodex(ctx, plan.items);
+	return changed.length > 0 ? {...plan, changed} : plan;
 }
 
 /** How long `codex delete` may take (it starts the whole CLI and opens every database). */
@@ -103,7 +129,7 @@ export async function agentDelete(ctx: AdapterContext, id: string): Promise<stri
 }
 
 /** Delete the planned rows, one transaction per database; trigger-added rows are caught by a second pass. */
-export function purgeRows(plan: ReturnType<typeof planFor>, ids: readonly string[]): {removed: PlanItem[]; warnings: string[]} {
+export function purgeRows(plan: PurgePlan, ids: readonly string[]): {removed: PlanItem[]; warnings: string[]} {
 	const removed: PlanItem[] = [];
 	const warnings: string[] = [];
 	const byDb = new Map<string, PlanItem[]>();

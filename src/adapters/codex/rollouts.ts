@@ -7,8 +7,14 @@ import type {ResumeState} from '../../domain/types.js';
 import {isoMs, obj, readFirstJsonLine, readJsonl, str} from '../common/jsonl.js';
 import {listDir, lstatOrUndefined} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
-import {memo, memoHas, parseCached, type InRefresh} from '../common/refresh.js';
+import {type InRefresh, memo, memoHas, memoKind, parseCached} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
+
+/** A refresh's memo (common/refresh.ts): is this date folder a real one (not a link)? */
+const REAL_FOLDER = memoKind<boolean>('codex:real-folder');
+/** Every rollout of a codex home; `verifyRolloutsOf` asks whether the refresh holds it. */
+export const ROLLOUTS = memoKind<RolloutFile[]>('codex:rollouts');
+const ROLLOUTS_BY_ID = memoKind<Map<string, RolloutFile[]>>('codex:rollouts-by-id');
 
 export const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 
@@ -101,7 +107,7 @@ function rolloutsByDate(ctx: AdapterContext, root: string, id: string): RolloutF
 	if (at === undefined) return undefined;
 	const days = new Set([at - DAY_MS, at, at + DAY_MS].map(t => new Date(t).toISOString().slice(0, 10)));
 	// Year and month folders are shared by the rows of a refresh: each is lstat()ed once.
-	const isReal = (dir: string) => memo(ctx, `codex:real-folder:${dir}`, () => lstatOrUndefined(dir)?.isDirectory() === true);
+	const isReal = (dir: string) => memo(ctx, REAL_FOLDER.of(dir), () => lstatOrUndefined(dir)?.isDirectory() === true);
 	const out: RolloutFile[] = [];
 	for (const day of days) {
 		const dir = realFolder(path.join(root, 'sessions'), day.split('-'), isReal);
@@ -125,7 +131,7 @@ function realFolder(base: string, names: readonly string[], isReal: (dir: string
 /** Every rollout of the codex home, globbed once per refresh (memo). */
 export function rollouts(ctx: AdapterContext): RolloutFile[] {
 	const root = codexRoot(ctx);
-	return memo(ctx, `codex:rollouts:${root}`, () => rolloutFiles(ctx, root));
+	return memo(ctx, ROLLOUTS.of(root), () => rolloutFiles(ctx, root));
 }
 
 /** The session_meta payload of a rollout, when its first line is one and names `id`. */
@@ -209,7 +215,7 @@ function parseRollout(ref: RolloutFile): Rollout | undefined {
  */
 export function verifyRolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 	const root = codexRoot(ctx);
-	if (!memoHas(ctx, `codex:rollouts:${root}`)) {
+	if (!memoHas(ctx, ROLLOUTS.of(root))) {
 		const dated = rolloutsByDate(ctx, root, id)?.filter(r => metaOf(ctx, r.file, id) !== undefined);
 		if (dated && dated.length > 0) return dated;
 	}
@@ -218,7 +224,7 @@ export function verifyRolloutsOf(ctx: AdapterContext, id: string): RolloutFile[]
 
 /** Rollout files of `id` whose first line confirms the id. */
 export function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
-	const byId = memo(ctx, `codex:rollouts-by-id:${codexRoot(ctx)}`, () => {
+	const byId = memo(ctx, ROLLOUTS_BY_ID.of(codexRoot(ctx)), () => {
 		const map = new Map<string, RolloutFile[]>();
 		for (const r of rollouts(ctx)) pushTo(map, r.id, r);
 		return map;

@@ -3,12 +3,16 @@
 
 import path from 'node:path';
 import {tableColumns, withReadOnlyDb, type ReadDb} from '../../system/sqliteRead.js';
-import {memo, type InRefresh} from '../common/refresh.js';
+import {type InRefresh, memo, memoKind} from '../common/refresh.js';
 import {chunks, placeholders} from '../common/purgeDb.js';
 import type {AdapterContext} from '../types.js';
 import {childrenFrom, descendants} from '../../system/descendants.js';
 import {unlessUnreadable} from '../common/storeRead.js';
 import {codexRoot, databases, metaOf, parentFromMeta, ROLLOUT_FILE, type RolloutFile, rollouts, rolloutsOf, sqliteHome, UUID} from './rollouts.js';
+
+const THREAD_INDEX = memoKind<ThreadIndex>('codex:index');
+const PARENTS = memoKind<Map<string, string>>('codex:parents');
+const NAMED_BY_PROCESSES = memoKind<Promise<ReadonlySet<string>>>('codex:named');
 
 /** What the state databases add: names, titles and parent edges. */
 interface ThreadIndex {
@@ -20,7 +24,7 @@ interface ThreadIndex {
 
 /** The state databases' thread index, read once per refresh (memo). */
 export function readThreadIndex(ctx: AdapterContext): ThreadIndex {
-	return memo(ctx, `codex:index:${sqliteHome(ctx)}`, () => readThreadIndexNow(ctx));
+	return memo(ctx, THREAD_INDEX.of(sqliteHome(ctx)), () => readThreadIndexNow(ctx));
 }
 
 function readThreadIndexNow(ctx: AdapterContext): ThreadIndex {
@@ -85,7 +89,7 @@ function withRolloutParents(ctx: InRefresh, links: Map<string, string>, refs: It
 
 /** Parent of every thread (for descendants), once per refresh. */
 export function parentMap(ctx: AdapterContext, index: ThreadIndex): Map<string, string> {
-	return memo(ctx, `codex:parents:${codexRoot(ctx)}`, () => withRolloutParents(ctx, new Map(index.parents), rollouts(ctx)));
+	return memo(ctx, PARENTS.of(codexRoot(ctx)), () => withRolloutParents(ctx, new Map(index.parents), rollouts(ctx)));
 }
 
 /** Children of `id` at every depth, breadth first. */
@@ -129,7 +133,7 @@ function parentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, str
 export function threadsNamedByProcesses(ctx: AdapterContext): Promise<ReadonlySet<string>> | undefined {
 	const openFiles = ctx.processes.openFiles?.bind(ctx.processes);
 	if (!openFiles) return undefined;
-	return memo(ctx, `codex:named:${codexRoot(ctx)}`, async () => {
+	return memo(ctx, NAMED_BY_PROCESSES.of(codexRoot(ctx)), async () => {
 		const named = new Set<string>();
 		for (const proc of await ctx.processes.list()) for (const arg of proc.argv) threadIdsIn(arg, named);
 		for (const open of await openFiles()) {

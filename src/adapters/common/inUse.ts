@@ -1,6 +1,12 @@
 import type {ProcessRef} from '../../domain/types.js';
 import {pidIndex, type Holder} from '../../system/processes.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
+import {memoKind, type MemoKey} from './refresh.js';
+
+/** Kept with the process table it was computed from (perTable). */
+type PerTable<T> = {readonly all: readonly ProcessRef[]; readonly value: T};
+const SELF_PIDS = memoKind<PerTable<ReadonlySet<number>>>('in-use:self-pids');
+const JOINED_ARGV = memoKind<PerTable<ReturnType<typeof joinedArgv>>>('in-use:joined-argv');
 
 /**
  * Our own process, and the wrappers that started us with the same arguments (`npx mam-tui purge
@@ -9,13 +15,13 @@ import type {AdapterContext, InUseHolder} from '../types.js';
  * Inside a refresh, once per process table: a refresh asks inUse for hundreds of rows with one table.
  */
 function selfPids(ctx: AdapterContext, all: readonly ProcessRef[]): ReadonlySet<number> {
-	return perTable(ctx, 'self-pids', all, () => selfPidsNow(all));
+	return perTable(ctx, SELF_PIDS.of(), all, () => selfPidsNow(all));
 }
 
 /** `compute()` once per refresh and process table (the refresh's table is one listing); outside a refresh, every time. */
-function perTable<T>(ctx: AdapterContext, key: string, all: readonly ProcessRef[], compute: () => T): T {
+function perTable<T>(ctx: AdapterContext, key: MemoKey<PerTable<T>>, all: readonly ProcessRef[], compute: () => T): T {
 	if (!ctx.refresh) return compute();
-	const kept = ctx.refresh.memo(`in-use:${key}`, () => ({all, value: compute()}));
+	const kept = ctx.refresh.memo(key.text, (): PerTable<T> => ({all, value: compute()}));
 	return kept.all === all ? kept.value : compute();
 }
 
@@ -49,7 +55,7 @@ function joinedArgv(all: readonly ProcessRef[]): {readonly each: readonly string
 /** Processes (other than us) whose argv names one of `ids` in any argument. */
 export async function argvUsers(ctx: AdapterContext, ids: readonly string[]): Promise<InUseHolder[]> {
 	const all = await ctx.processes.list();
-	const joined = perTable(ctx, 'joined-argv', all, () => joinedArgv(all));
+	const joined = perTable(ctx, JOINED_ARGV.of(), all, () => joinedArgv(all));
 	const wanted = ids.filter(id => id !== '' && !id.includes('\0') && joined.every.includes(id));
 	if (wanted.length === 0) return [];
 	const self = selfPids(ctx, all);

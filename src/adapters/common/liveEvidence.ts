@@ -2,7 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {ProcessRef} from '../../domain/types.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
-import {memoPerListing} from './refresh.js';
+import {memoKind, memoPerListing} from './refresh.js';
+
+/** An agent's live uses over the whole process table, per store. */
+const LIVE_USES = memoKind<Promise<LiveUse[]>>('live-uses');
 
 // "Which conversation is this live process on": one answer per agent process, used by inUse
 // (purge, resume, the sessions and conversations views) and by adopt (which conversation to pin).
@@ -32,10 +35,11 @@ export interface LiveUse {
  * conversations list then share. `key` names the agent's store (two homes, two keys).
  */
 export function liveUsesOnce(
-	key: (ctx: AdapterContext) => string,
+	agent: string,
+	store: (ctx: AdapterContext) => string,
 	read: (ctx: AdapterContext, procs?: readonly ProcessRef[]) => Promise<LiveUse[]>,
 ): (ctx: AdapterContext, procs?: readonly ProcessRef[]) => Promise<LiveUse[]> {
-	return (ctx, procs) => (procs ? read(ctx, procs) : memoPerListing(ctx, key(ctx), () => read(ctx)));
+	return (ctx, procs) => (procs ? read(ctx, procs) : memoPerListing(ctx, LIVE_USES.of(agent, store(ctx)), () => read(ctx)));
 }
 
 /** A conversation as the rule sees it: its id with its descendants' ids, and its project folder(s). */

@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {messageOf} from '../../domain/result.js';
-import type {InRefresh} from './refresh.js';
+import {memo, memoKind, type InRefresh} from './refresh.js';
+
+/** A cwd as the refresh compares it (canonicalCwd). */
+const CANONICAL_CWD = memoKind<string>('cwd');
 
 /** True when `p` is `root` or lies below it (both already resolved). */
 export function isInside(p: string, root: string): boolean {
@@ -24,7 +27,7 @@ export function realpathOrUndefined(p: string): string | undefined {
  */
 export function canonicalCwd(ctx: InRefresh, cwd: string): string {
 	const resolve = () => realpathOrUndefined(cwd) ?? path.resolve(cwd);
-	return ctx.refresh ? ctx.refresh.memo(`cwd\0${cwd}`, resolve) : resolve();
+	return memo(ctx, CANONICAL_CWD.of(cwd), resolve);
 }
 
 /** A plain file or folder name: no separators, not `.`/`..`, no NUL. */

@@ -170,6 +170,26 @@ function parseIn<T>(parses: ParseCache, vouch: Vouch | undefined, kind: string, 
 	return value;
 }
 
+/**
+ * A typed key of a refresh's memo: its kind names what is kept and `T` the type kept there; `of`
+ * adds the store it was read from. Call sites that share a value share the kind's constant (never
+ * a string copied by hand), and one kind cannot hold two types.
+ */
+export interface MemoKey<T> {
+	readonly text: string;
+	/** Never set: ties the key to its value's type (invariant in T). */
+	readonly valueType?: (value: T) => T;
+}
+
+export interface MemoKind<T> {
+	of(...parts: readonly string[]): MemoKey<T>;
+}
+
+/** The kind `kind` of memo keys, holding values of type T. */
+export function memoKind<T>(kind: string): MemoKind<T> {
+	return {of: (...parts) => ({text: [kind, ...parts].join('\0')})};
+}
+
 /** What the helpers below need of a context: its refresh, if it is inside one. */
 export type InRefresh = Pick<AdapterContext, 'refresh' | 'parses'>;
 
@@ -177,23 +197,23 @@ export type InRefresh = Pick<AdapterContext, 'refresh' | 'parses'>;
  * `compute()` once per refresh when the context is inside one, else every time. Only for
  * whole-store scans whose result the caller does not mutate.
  */
-export function memo<T>(ctx: InRefresh, key: string, compute: () => T): T {
-	return ctx.refresh ? ctx.refresh.memo(key, compute) : compute();
+export function memo<T>(ctx: InRefresh, key: MemoKey<T>, compute: () => T): T {
+	return ctx.refresh ? ctx.refresh.memo(key.text, compute) : compute();
 }
 
 /** `Refresh.perListing` inside a refresh, else `compute()` every time. */
-export function memoPerListing<T>(ctx: InRefresh, key: string, compute: () => T): T {
-	return ctx.refresh ? ctx.refresh.perListing(key, compute) : compute();
+export function memoPerListing<T>(ctx: InRefresh, key: MemoKey<T>, compute: () => T): T {
+	return ctx.refresh ? ctx.refresh.perListing(key.text, compute) : compute();
 }
 
 /** Does this refresh hold a value under `key` already? (Never outside a refresh.) */
-export function memoHas(ctx: InRefresh, key: string): boolean {
-	return ctx.refresh?.has(key) === true;
+export function memoHas<T>(ctx: InRefresh, key: MemoKey<T>): boolean {
+	return ctx.refresh?.has(key.text) === true;
 }
 
 /** `Refresh.index` inside a refresh; outside one, always undefined (one call, one lookup). */
-export function indexAfter<T>(ctx: InRefresh, key: string, build: () => T): T | undefined {
-	return ctx.refresh?.index(key, build);
+export function indexAfter<T>(ctx: InRefresh, key: MemoKey<T>, build: () => T): T | undefined {
+	return ctx.refresh?.index(key.text, build);
 }
 
 /**

@@ -7,8 +7,14 @@ import {isoMs} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {listDir, listNames} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
-import {indexAfter, memo, parseCached, type InRefresh} from '../common/refresh.js';
+import {indexAfter, type InRefresh, memo, memoKind, parseCached} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
+
+const NAMES = memoKind<string[]>('gemini:names');
+export const MAIN_CHATS = memoKind<ReturnType<typeof mainChatIndex>>('gemini:main-chats');
+/** The project folders of a gemini root; the adapter's watch paths share it. */
+export const PROJECTS = memoKind<Project[]>('gemini:projects');
+export const SUB_AGENTS = memoKind<ReturnType<typeof subAgentIndex>>('gemini:sub-agents');
 
 /**
  * gemini's `--session-id` charset, minus a leading `-` (it would read as a flag) and minus the
@@ -225,7 +231,7 @@ function mainChatKey(name: string): string | undefined {
 
 /** A chats folder's names, listed once per refresh. */
 function chatNames(ctx: AdapterContext, chats: string): readonly string[] {
-	return memo(ctx, `gemini:names:${chats}`, () => listNames(chats, ctx));
+	return memo(ctx, NAMES.of(chats), () => listNames(chats, ctx));
 }
 
 /**
@@ -233,7 +239,7 @@ function chatNames(ctx: AdapterContext, chats: string): readonly string[] {
  * ids (a status run) are looked for by name ending in each project's listing; more share the index.
  */
 function mainChatsFor(ctx: AdapterContext, root: string, projects: readonly Project[], first8: string): readonly ChatRef[] {
-	const index = indexAfter(ctx, `gemini:main-chats:${root}`, () => mainChatIndex(ctx, projects));
+	const index = indexAfter(ctx, MAIN_CHATS.of(root), () => mainChatIndex(ctx, projects));
 	if (index) return index.get(first8) ?? [];
 	const out: ChatRef[] = [];
 	for (const project of projects) {
@@ -284,11 +290,11 @@ function sessionsFrom(ctx: InRefresh, refs: readonly ChatRef[], id: string): Ses
  */
 export function sessionsWithId(ctx: AdapterContext, id: string): Session[] {
 	const root = geminiRoot(ctx);
-	const projects = memo(ctx, `gemini:projects:${root}`, () => projectsOf(ctx, root));
+	const projects = memo(ctx, PROJECTS.of(root), () => projectsOf(ctx, root));
 	if (!ctx.refresh || id.length < 8) return projects.flatMap(p => sessionsOf(ctx, p, id)).filter(s => s.id === id);
 	const main = sessionsFrom(ctx, mainChatsFor(ctx, root, projects, id.slice(0, 8)), id);
 	if (main.length > 0) return main;
-	return sessionsFrom(ctx, memo(ctx, `gemini:sub-agents:${root}`, () => subAgentIndex(ctx, projects)).get(id) ?? [], id);
+	return sessionsFrom(ctx, memo(ctx, SUB_AGENTS.of(root), () => subAgentIndex(ctx, projects)).get(id) ?? [], id);
 }
 
 function escapeRegExp(text: string): string {

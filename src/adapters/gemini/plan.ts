@@ -5,11 +5,13 @@ import type {Conversation, ResumeState} from '../../domain/types.js';
 import {readSmallText, rewriteJsonFile} from '../common/jsonRecords.js';
 import {oneLine, readFirstJsonLine} from '../common/jsonl.js';
 import {listDir, lstatOrUndefined} from '../common/paths.js';
-import {memo, type InRefresh} from '../common/refresh.js';
+import {type InRefresh, memo, memoKind} from '../common/refresh.js';
 import {dirItem, fileItem} from '../common/plan.js';
 import type {AdapterContext, PlanItem} from '../types.js';
 import {sessionDescendants} from '../common/groups.js';
 import {geminiRoot, ID_PATTERN, legacyRecords, MAIN_CHAT, parseChat, type Project, projectsOf, type Session, sessionsOf} from './chats.js';
+
+const SESSIONS = memoKind<Session[]>('gemini:sessions');
 
 export function allSessions(ctx: InRefresh, root: string): Session[] {
 	return projectsOf(ctx, root).flatMap(p => sessionsOf(ctx, p));
@@ -18,7 +20,7 @@ export function allSessions(ctx: InRefresh, root: string): Session[] {
 /** Every session, read once per refresh (memo) for the many verify/inUse calls a refresh makes. */
 export function sessionsIn(ctx: AdapterContext): Session[] {
 	const root = geminiRoot(ctx);
-	return memo(ctx, `gemini:sessions:${root}`, () => allSessions(ctx, root));
+	return memo(ctx, SESSIONS.of(root), () => allSessions(ctx, root));
 }
 
 function createdAt(session: Session): number {

@@ -6,9 +6,13 @@ import type {Conversation} from '../../domain/types.js';
 import {parseJsonOrUndefined, readSmallText, toEpochMs} from '../common/jsonRecords.js';
 import {obj, oneLine, readJsonl, str} from '../common/jsonl.js';
 import {listDir, lstatOrUndefined} from '../common/paths.js';
-import {indexAfter, memo, memoHas, parseCached, type InRefresh} from '../common/refresh.js';
+import {indexAfter, type InRefresh, memo, memoHas, memoKind, parseCached} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 import {sessionDescendants} from '../common/groups.js';
+
+const GROUPS = memoKind<string[]>('grok:groups');
+const BUILD_SESSIONS = memoKind<BuildSession[]>('grok:build');
+const LINKS = memoKind<readonly BuildLink[]>('grok:links');
 
 const BUILD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -130,7 +134,7 @@ function buildSessionAt(ctx: InRefresh, groupDir: string, name: string): BuildSe
 /** The cwd group folders, in listing order (listed once per refresh). */
 export function buildGroups(ctx: AdapterContext): string[] {
 	const sessions = path.join(buildRoot(ctx), 'sessions');
-	return memo(ctx, `grok:groups:${sessions}`, () => listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name)));
+	return memo(ctx, GROUPS.of(sessions), () => listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name)));
 }
 
 /** Every Grok Build session; read once per refresh (memo), each folder re-read only when its updates.jsonl or summary moved. */
@@ -138,7 +142,7 @@ export function buildSessions(ctx: AdapterContext): BuildSession[] {
 	return memo(ctx, buildKey(ctx), () => buildSessionsNow(ctx));
 }
 
-const buildKey = (ctx: AdapterContext): string => `grok:build:${path.join(buildRoot(ctx), 'sessions')}`;
+const buildKey = (ctx: AdapterContext) => BUILD_SESSIONS.of(path.join(buildRoot(ctx), 'sessions'));
 
 function buildSessionsNow(ctx: AdapterContext): BuildSession[] {
 	const out: BuildSession[] = [];
@@ -195,7 +199,7 @@ function readBuildLink(dir: string, name: string): BuildLink | undefined {
  */
 export function buildLinks(ctx: AdapterContext): readonly BuildLink[] {
 	if (memoHas(ctx, buildKey(ctx))) return buildSessions(ctx);
-	return memo(ctx, `grok:links:${buildRoot(ctx)}`, () => {
+	return memo(ctx, LINKS.of(buildRoot(ctx)), () => {
 		const out: BuildLink[] = [];
 		for (const groupDir of buildGroups(ctx)) {
 			for (const entry of listDir(groupDir, ctx).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {

@@ -7,11 +7,13 @@ import {toEpochMs} from '../common/jsonRecords.js';
 import {oneLine} from '../common/jsonl.js';
 import {runsProgram, subcommand} from '../common/programs.js';
 import {canonicalCwd, lstatOrUndefined, realpathOrUndefined} from '../common/paths.js';
-import {indexAfter, memo, type InRefresh} from '../common/refresh.js';
+import {indexAfter, type InRefresh, memo, memoKind} from '../common/refresh.js';
 import {withPurgeDb} from '../common/purgeDb.js';
 import type {AdapterContext, InUseHolder, PlanItem} from '../types.js';
 import {unlessUnreadable} from '../common/storeRead.js';
 import {CLI_ID, cliDb, cliRoot, PROGRAMS} from './build.js';
+
+const CLI_SESSIONS = memoKind<{sessions: CliSession[]; problem?: string}>('grok:cli');
 
 /** One grok-cli session row with its workspace and real-message count. */
 interface CliSession {
@@ -61,7 +63,7 @@ export function cliSessions(ctx: AdapterContext): {sessions: CliSession[]; probl
 	return memo(ctx, cliKey(file), () => readCliSessions(file));
 }
 
-const cliKey = (file: string): string => `grok:cli:${file}`;
+const cliKey = (file: string) => CLI_SESSIONS.of(file);
 
 function readCliSessions(file: string, id?: string): {sessions: CliSession[]; problem?: string} {
 	if (!lstatOrUndefined(file)) return {sessions: []};

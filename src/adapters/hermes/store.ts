@@ -7,9 +7,11 @@ import {pushTo} from '../common/groups.js';
 import {isRecord, parseJsonOrUndefined, toEpochMs} from '../common/jsonRecords.js';
 import {oneLine} from '../common/jsonl.js';
 import {listDir, lstatOrUndefined} from '../common/paths.js';
-import {indexAfter, memo, type InRefresh} from '../common/refresh.js';
+import {indexAfter, type InRefresh, memo, memoKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 import {unlessUnreadable} from '../common/storeRead.js';
+
+const STORES = memoKind<{data: StoreData[]; problems: string[]}>('hermes:stores');
 
 export const ID_PATTERN = /^\d{8}_\d{6}_[0-9a-f]{6,8}$/;
 
@@ -209,7 +211,7 @@ export function readStores(ctx: AdapterContext): {data: StoreData[]; problems: s
 	return memo(ctx, storesKey(ctx), () => readStoresNow(ctx));
 }
 
-const storesKey = (ctx: AdapterContext): string => `hermes:stores:${hermesRoot(ctx)}`;
+const storesKey = (ctx: AdapterContext) => STORES.of(hermesRoot(ctx));
 
 function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: string[]} {
 	const data: StoreData[] = [];

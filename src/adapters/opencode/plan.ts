@@ -204,7 +204,10 @@ export function planFor(ctx: AdapterContext, id: string): Planned {
 	const text = textLineItems(ctx, ids);
 	items.push(...text.items);
 	const plan = makePlan('opencode', id, descendants, items, roots(ctx));
-	return {plan: text.kept.length > 0 ? {...plan, kept: text.kept} : plan, directory, dbs, prompts: text.prompts};
+	// `opencode session delete` (run per database with rows) takes its lock: a folder under `locks/` (seen with the real 1.18).
+	const changed = dbs.length > 0 ? [{path: path.join(stateDir(ctx), 'locks'), reason: "changed by opencode's own delete: its lock folder"}] : [];
+	const shown = {...plan, ...(text.kept.length > 0 ? {kept: text.kept} : {}), ...(changed.length > 0 ? {changed} : {})};
+	return {plan: shown, directory, dbs, prompts: text.prompts};
 }
 
 /** Ask opencode itself first (it unshares and recurses); returns a warning when it did not work. */

@@ -8,10 +8,12 @@ import {tableColumns, withReadOnlyDb, type ReadDb} from '../../system/sqliteRead
 import {obj, str} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {canonicalCwd, listDir} from '../common/paths.js';
-import {indexAfter, memo, type InRefresh} from '../common/refresh.js';
+import {indexAfter, type InRefresh, memo, memoKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 import {childrenFrom, descendants} from '../../system/descendants.js';
 import {unlessUnreadable} from '../common/storeRead.js';
+
+const STORES = memoKind<{stores: Store[]; problems: string[]}>('opencode:stores');
 
 /** Session tables of both generations: 1.x `session`, 2.x `session_v2` (a migrated database has both). */
 export const SESSION_TABLES = ['session', 'session_v2'] as const;
@@ -153,7 +155,7 @@ export function readStores(ctx: AdapterContext): {stores: Store[]; problems: str
 	return memo(ctx, storesKey(ctx), () => readStoresNow(ctx));
 }
 
-const storesKey = (ctx: AdapterContext): string => `opencode:stores:${dataDir(ctx)}`;
+const storesKey = (ctx: AdapterContext) => STORES.of(dataDir(ctx));
 
 /**
  * Answer by `WHERE id = ?` / `WHERE parent_id = ?` queries? Not when the refresh has the index

@@ -3,7 +3,7 @@ import type {ParkResult, ParkSelection} from '../../src/actions/park.js';
 import {DEFAULT_CONFIG, parseConfig} from '../../src/config/config.js';
 import type {SessionRecord} from '../../src/domain/types.js';
 import type {SessionLive} from '../../src/store/state.js';
-import {autoParkRound, newMemory, RETRY_AFTER_MS, sampleCandidates, startAutoPark} from '../../src/sync/autoPark.js';
+import {autoParkRound, newMemory, RETRY_AFTER_MS, sampleCandidates, startAutoPark} from '../../src/ui/autoPark.js';
 
 const row = (name: string, agent: SessionRecord['agent'] = 'claude', status: SessionRecord['status'] = 'running'): SessionRecord => ({
 	id: name.length,
