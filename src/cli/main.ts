@@ -15,6 +15,7 @@ import {resumeCommand} from './resumeCommand.js';
 import {stopCommand} from './stopCommand.js';
 import {conversationsCommand} from './conversationsCommand.js';
 import {demoCommand} from './demoCommand.js';
+import {serveCommand} from './serveCommand.js';
 import {loadDashboard} from './loadDashboard.js';
 import {packageVersion} from './version.js';
 import {createWorld, type GlobalOptions, type World} from '../world/world.js';
@@ -32,7 +33,7 @@ const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 /** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, trashCommand, restoreCommand, newCommand, adoptCommand, conversationsCommand, demoCommand];
+export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, purgeCommand, trashCommand, restoreCommand, newCommand, adoptCommand, conversationsCommand, demoCommand, serveCommand];
 
 const dashboardCommand: Command = {
 	name: 'dashboard',

@@ -146,7 +146,7 @@ export function toStatusSession(s: SessionRecord, live?: SessionLive): StatusSes
 	};
 }
 
-function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
+export function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
 	return {
 		id: pane.id,
 		mux: pane.mux,
@@ -165,7 +165,7 @@ function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
 }
 
 /** Blocked sessions first by name, then blocked agent panes outside every session. */
-function attentionOf(sessions: readonly SessionRecord[], snapshot: LiveSnapshot): StatusAttention[] {
+export function attentionOf(sessions: readonly SessionRecord[], snapshot: Pick<LiveSnapshot, 'live' | 'untracked'>): StatusAttention[] {
 	const out: StatusAttention[] = [];
 	for (const s of [...sessions].sort((a, b) => a.name.localeCompare(b.name))) {
 		const live = snapshot.live[s.name];

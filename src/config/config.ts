@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import {createRequire} from 'node:module';
 import {AGENT_IDS, isAgentId, type AgentId} from '../domain/types.js';
+import {HostError, parseHosts, type HostConfig} from './hosts.js';
 
 export interface AgentOverride {
 	/** Replaces the adapter's exit text (agents rename their commands between versions). */
@@ -25,6 +26,8 @@ export interface Config {
 	readonly keys: Readonly<Record<string, readonly string[]>>;
 	/** `trashDays`: how long a purge stays restorable from the trash before the next purge or trash command empties it. */
 	readonly purge: {readonly trashDays: number};
+	/** `hosts:` — other machines reached over ssh (src/config/hosts.ts); empty: this machine only. */
+	readonly hosts: readonly HostConfig[];
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -35,6 +38,7 @@ export const DEFAULT_CONFIG: Config = {
 	refresh: {discoverySeconds: 5, pollMs: 1000},
 	keys: {},
 	purge: {trashDays: 7},
+	hosts: [],
 };
 
 /** A bad config value; the message names the key and the file (exit 2). */
@@ -109,7 +113,7 @@ function parseKeys(value: unknown, file: string): Config['keys'] {
 export function parseConfig(raw: unknown, file: string): Config {
 	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
 	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
-	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge'], '', file);
+	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge', 'hosts'], '', file);
 	const notify = raw['notify'] ?? DEFAULT_CONFIG.notify;
 	if (typeof notify !== 'string' || !(NOTIFY_MODES as readonly string[]).includes(notify)) {
 		throw new ConfigError(`${file}: notify must be one of ${NOTIFY_MODES.join(', ')} (got ${JSON.stringify(notify)})`);
@@ -136,7 +140,17 @@ export function parseConfig(raw: unknown, file: string): Config {
 		},
 		keys: parseKeys(raw['keys'], file),
 		purge: {trashDays: positiveNumber(purge, 'trashDays', 'purge.', file, DEFAULT_CONFIG.purge.trashDays, 3650)},
+		hosts: hostsOf(raw['hosts'], file),
 	};
+}
+
+function hostsOf(raw: unknown, file: string): readonly HostConfig[] {
+	try {
+		return parseHosts(raw);
+	} catch (error) {
+		if (error instanceof HostError) throw new ConfigError(`${file}: ${error.message}`);
+		throw error;
+	}
 }
 
 /**
