@@ -13,6 +13,8 @@ export interface ServeSource {
 	view(): HostView;
 	/** Call `onChange` after every store change (the serve diffs and pushes). Returns the unsubscribe. */
 	subscribe(onChange: () => void): () => void;
+	/** Resolves after the first refresh (panes, live status, findings), so a first snapshot is whole. */
+	ready(): Promise<void>;
 	/** Stop the supervisor and the registry watch. */
 	dispose(): Promise<void>;
 }
@@ -33,6 +35,9 @@ export interface ServeDeps {
 
 /** Longest line accepted (a request is a few hundred bytes; 1 MB leaves room and bounds memory). */
 const MAX_LINE = 1_000_000;
+
+/** How long a subscribe waits for the first refresh before it answers with what it has. */
+const FIRST_REFRESH_WAIT_MS = 3000;
 
 class ParamError extends Error {}
 
@@ -116,9 +121,12 @@ export async function serve(deps: ServeDeps): Promise<void> {
 		ping: async () => ({at: now()}),
 		subscribe: async () => {
 			source ??= deps.source();
-			last = source.view();
+			const started = source;
+			// The rows alone (before the first refresh) would show every session without its live status.
+			await Promise.race([started.ready(), new Promise(resolve => setTimeout(resolve, FIRST_REFRESH_WAIT_MS).unref())]);
+			last = started.view();
 			// A burst of store changes (one refresh dispatches several) costs one diff, sent at once after it.
-			unsubscribe ??= source.subscribe(() => {
+			unsubscribe ??= started.subscribe(() => {
 				if (pushScheduled) return;
 				pushScheduled = true;
 				setImmediate(push);

@@ -25,7 +25,10 @@ export function worldSource(world: World, mux: () => Promise<Multiplexer>): Serv
 		}
 	}, world.config.refresh.pollMs);
 	watch.unref();
+	let markReady: () => void = () => undefined;
+	const ready = new Promise<void>(resolve => (markReady = resolve));
 	const live = superviseWhenReady(mux(), {
+		onSnapshot: () => markReady(),
 		store,
 		ctx: world.adapterContext(),
 		processes: world.processes,
@@ -45,6 +48,7 @@ export function worldSource(world: World, mux: () => Promise<Multiplexer>): Serv
 			return view;
 		},
 		subscribe: onChange => store.subscribe(onChange),
+		ready: () => ready,
 		async dispose() {
 			clearInterval(watch);
 			await live.dispose();
