@@ -208,8 +208,12 @@ describe('actions over the wire', () => {
 		const result = await pending;
 		expect(result).toMatchObject({ok: false, error: {kind: 'failed'}});
 		if (!result.ok) expect(result.error.message).toMatch(/lost while purge\.confirm ran there; whether it finished is not known here/);
+		void w.served.then(() => calls.push('serve ended'));
+		await new Promise(resolve => setTimeout(resolve, 50));
+		// The serve waits for the call in flight: it ends only after the purge did.
+		expect(calls).toEqual([]);
 		release();
 		await w.served;
-		expect(calls).toEqual(['purge f1 typed=old']);
+		expect(calls).toEqual(['purge f1 typed=old', 'serve ended']);
 	});
 });
