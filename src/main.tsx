@@ -11,6 +11,8 @@ import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
 import {superviseWhenReady} from './sync/supervisor.js';
+import {startHosts} from './remote/hub.js';
+import {routedActions} from './remote/router.js';
 import {discoverAllConversations} from './ui/allConversations.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
@@ -88,8 +90,16 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	const watch = startRegistryWatch(world, store);
 	// The backend is chosen once, on first use, so the first frame never waits for it.
 	const bound = worldActions(world);
-	const {actions} = bound;
 	const mux = bound.deps.mux;
+	// Other machines (config.yaml hosts:): their rows join the list as they arrive; a row's
+	// actions go to its machine. Nothing waits for a host.
+	const hub = startHosts({
+		hosts: world.config.hosts,
+		store,
+		audit: entry => bound.deps.registry.audit(entry),
+		logger: world.logger,
+	});
+	const actions = world.config.hosts.length > 0 ? routedActions(bound.actions, hub, () => store.getState().sessions) : bound.actions;
 	// Panes, live status, resume state and findings stream in from the supervisor.
 	const live = superviseWhenReady(mux(), {
 		store,
@@ -154,6 +164,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		// Ink has unmounted (its last frame went to the alternate screen, which is now dropped).
 		screen.leave();
 		watch.stop();
+		hub.dispose();
 		stopDetail();
 		stopExpiry();
 		// Quitting must be prompt even when a refresh is stuck on a slow disk or a silent mux.

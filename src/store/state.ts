@@ -164,6 +164,20 @@ export interface TrashEmptyDialog {
 	readonly typed: string;
 }
 
+/** One configured host as the dashboard shows it (src/remote/client.ts HostStatus). */
+export interface HostRow {
+	readonly name: string;
+	readonly state: 'up' | 'connecting' | 'down';
+	readonly rttMs: number | null;
+	readonly message: string;
+}
+
+/** What one other machine reported: its rows (names `host:name`, each with `host`) and their live data. */
+export interface RemoteRows {
+	readonly sessions: readonly SessionRecord[];
+	readonly live: Readonly<Record<string, SessionLive>>;
+}
+
 /** Everything the dashboard renders: plain data, built by src/ services, folded by the reducer. */
 export interface AppState {
 	readonly sessions: readonly SessionRecord[];
@@ -186,6 +200,10 @@ export interface AppState {
 	/** The trash view's purges, loaded when it opens; null before. */
 	readonly trash: readonly TrashRow[] | null;
 	readonly trashEmpty: TrashEmptyDialog | null;
+	/** config.yaml's hosts and how each is reached; empty: this machine only. */
+	readonly hosts: readonly HostRow[];
+	/** Each host's rows; `sessions` and `live` above hold them after this machine's. */
+	readonly remote: Readonly<Record<string, RemoteRows>>;
 	readonly ui: UiState;
 }
 
@@ -221,6 +239,8 @@ export function initialState(overrides: Partial<AppState> = {}): AppState {
 		allConversations: null,
 		trash: null,
 		trashEmpty: null,
+		hosts: [],
+		remote: {},
 		ui: initialUi,
 		...overrides,
 	};
