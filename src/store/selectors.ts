@@ -53,6 +53,13 @@ function ranksOf(sessions: AppState['sessions'], live: AppState['live'] | undefi
 	return sessions.map(row => rank(row, live));
 }
 
+function hostOrder(a: SessionRecord, b: SessionRecord): number {
+	if (a.host === b.host) return 0;
+	if (a.host === undefined) return -1;
+	if (b.host === undefined) return 1;
+	return a.host.localeCompare(b.host);
+}
+
 function sortVisible(state: ListInputs): SessionRecord[] {
 	const needle = state.ui.filter.trim().toLowerCase();
 	const rows = needle
@@ -60,7 +67,8 @@ function sortVisible(state: ListInputs): SessionRecord[] {
 				[s.name, s.agent, s.cwd, s.status, s.agentSessionId ?? '', s.paneId ?? '', s.host ?? 'local'].some(v => v.toLowerCase().includes(needle)),
 			)
 		: [...state.sessions];
-	return rows.sort((a, b) => rank(a, state.live) - rank(b, state.live) || a.name.localeCompare(b.name));
+	// This machine's rows first, then each host's (config order is lost here: by name).
+	return rows.sort((a, b) => hostOrder(a, b) || rank(a, state.live) - rank(b, state.live) || a.name.localeCompare(b.name));
 }
 
 /** The session under the cursor, read at call time by key handlers. */

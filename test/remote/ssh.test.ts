@@ -16,6 +16,7 @@ import {runCli} from '../helpers/cli.js';
 import {eventually} from '../helpers/poll.js';
 import {tempDir} from '../helpers/tmp.js';
 import {freePort, sshdAvailable, startSshd, type SshServer} from './support/sshd.js';
+import {CLI, E2eTmux} from '../e2e/support/tmuxScreen.js';
 
 /**
  * Two machines on one: this test's local side (an empty HOME with one session and a config
@@ -306,5 +307,68 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 			expect(JSON.parse(run.stdout)).toMatchObject({session: name});
 		}
 		expect(canaries()).toEqual([]);
+	});
+
+	it('the dashboard: local rows first, the host\'s after with a HOST column, a dead host marked down within 2 s, a filter by host, a purge there', async () => {
+		const dead = {...devbox, name: 'dead', port: await freePort()};
+		writeConfig([entry(devbox), entry(dead)]);
+		const sock = path.join(local.dir, 'dash-sock');
+		fs.mkdirSync(sock, {recursive: true});
+		const tmux = new E2eTmux({PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: localHome, MAM_HOME: localState, TMUX_TMPDIR: sock, LANG: 'C.UTF-8', NO_COLOR: '1'});
+		await tmux.start();
+		try {
+			const pane = await tmux.openWindow('dashboard', [process.execPath, CLI, '--mux', 'tmux', '--tmux-socket', localTmux], {cwd: local.dir});
+			const screen = tmux.screen(pane);
+			await screen.waitFor(/\blocal\s+here\b/, 'the first frame with the local row', {timeoutMs: 20_000});
+			await screen.waitFor(/dead down: connection refused/, 'the dead host marked down', {timeoutMs: 2000});
+			const shown = await screen.waitFor(/^\s+devbox\s+\S/m, "devbox's rows in the list");
+			expect(shown).toMatch(/HOST\s+NAME/);
+			const lines = shown.split('\n');
+			expect(lines.findIndex(l => /\blocal\s+here\b/.test(l))).toBeLessThan(lines.findIndex(l => /^\s+devbox\s/.test(l)));
+			// A name with a newline stays on its row.
+			expect(shown).not.toMatch(/^touch CANARY/m);
+			expect(shown).toMatch(/devbox up \d+ ms/);
+			// A filter by host: only its rows.
+			await screen.press('/');
+			await screen.waitFor(/filter: .*▏/, 'the filter prompt');
+			await screen.type('devbox');
+			await screen.press('Enter');
+			const filtered = await screen.waitFor(s => !/\blocal\s+here\b/.test(s) && /^\s*>?\s+devbox\s/m.test(s), 'only devbox rows');
+			expect(filtered).not.toMatch(/\blocal\s/);
+			// A purge there: the dialog names the host, the typed confirmation carries it.
+			await screen.press('/');
+			await screen.waitFor(/filter: .*▏/, 'the filter prompt');
+			await screen.press('Escape');
+			await screen.waitFor(s => !s.includes('filter:'), 'the filter to clear');
+			await screen.press('/');
+			await screen.waitFor(/filter: .*▏/, 'the filter prompt');
+			await screen.type('opencode-old');
+			await screen.press('Enter');
+			await screen.waitFor(/^>.*devbox\s+opencode-old/m, 'opencode-old selected');
+			await screen.press('p');
+			const dialog = await screen.waitFor(/Type devbox:opencode-old and press enter/, 'the purge dialog naming the host');
+			// The host's own paths, as the host planned them.
+			expect(dialog).toContain(`${sandbox.home}/`);
+			await screen.type('devbox:opencode-old');
+			await screen.press('Enter');
+			await screen.waitFor(/purged devbox:opencode-old/, 'the purge done');
+			const remote = Registry.open(scenario.registryPath);
+			try {
+				expect(remote.auditLog('opencode-old').some(a => a.action === 'purge' && a.outcome === 'ok')).toBe(true);
+			} finally {
+				remote.close();
+			}
+			const mine = Registry.open(path.join(localState, 'registry.db'));
+			try {
+				expect(mine.auditLog('opencode-old').some(a => a.action === 'remote:purge.confirm' && a.outcome === 'ok')).toBe(true);
+			} finally {
+				mine.close();
+			}
+			await screen.press('q');
+			await tmux.waitExit(pane);
+		} finally {
+			await tmux.kill();
+			writeConfig([entry(devbox)]);
+		}
 	});
 });
