@@ -1,6 +1,7 @@
 import type {AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import {AGENT_IDS, type Pane, type SessionRecord} from '../domain/types.js';
+import {agentProcesses, paneAgent, reportedId} from '../domain/paneAgent.js';
+import {AGENT_IDS, type AgentId, type Pane, type SessionRecord} from '../domain/types.js';
 import {paneEvidence} from '../sync/paneEvidence.js';
 import type {PaneEvidence} from '../drift/input.js';
 import type {Multiplexer} from '../mux/types.js';
@@ -44,6 +45,16 @@ async function livePanes(deps: ActionDeps): Promise<{mux: Multiplexer; panes: re
 	}
 }
 
+/** Every agent this build knows: which agent runs a pane is judged among all of them (domain/paneAgent.ts). */
+function knownAdapters(deps: ActionDeps): Partial<Record<AgentId, AgentAdapter>> {
+	const known: Partial<Record<AgentId, AgentAdapter>> = {};
+	for (const id of AGENT_IDS) {
+		const adapter = deps.adapterFor(id);
+		if (adapter) known[id] = adapter;
+	}
+	return known;
+}
+
 /** The running row that already owns `pane`, if any: two rows never claim one pane. */
 function ownerOf(deps: ActionDeps, mux: Multiplexer, pane: Pane): SessionRecord | undefined {
 	return deps.registry.list().find(r => r.status === 'running' && isRecordedPane(r, pane, mux.kind));
@@ -56,11 +67,11 @@ function ownerOf(deps: ActionDeps, mux: Multiplexer, pane: Pane): SessionRecord 
  */
 async function paneRunning(deps: ActionDeps, adapter: AgentAdapter, panes: readonly Pane[], id: string): Promise<{pane: Pane; evidence: PaneEvidence} | undefined> {
 	const recent: {pane: Pane; evidence: PaneEvidence}[] = [];
+	const agents = knownAdapters(deps);
 	for (const pane of panes) {
-		if (pane.isSelf) continue;
-		if (!pane.processes.some(p => adapter.matchesProcess(p)) && pane.agent !== adapter.id) continue;
-		const evidence = await paneEvidence(pane, {[adapter.id]: adapter}, deps.context);
-		if (pane.agentSessionId === id && (pane.agent === undefined || pane.agent === adapter.id)) {
+		if (paneAgent(pane, agents) !== adapter.id) continue;
+		const evidence = await paneEvidence(pane, agents, deps.context);
+		if (reportedId(pane, adapter.id) === id) {
 			return {pane, evidence: evidence ?? {agent: adapter.id, ids: [id], seen: [`the mux reports ${id} in pane ${pane.id}`]}};
 		}
 		if (evidence?.agent !== adapter.id) continue;
@@ -141,10 +152,11 @@ async function adoptPane(deps: ActionDeps, paneId: string, request: AdoptRequest
 	if (pane.isSelf) return refusal('self-pane', `pane ${paneId} is mam-tui's own pane`);
 	const adapters = request.agent ? deps.adapterFor(request.agent) : undefined;
 	if (request.agent && !adapters) return refusal('unknown-agent', `unknown agent ${JSON.stringify(request.agent)}`);
-	const known = AGENT_IDS.map(a => deps.adapterFor(a)).filter((a): a is AgentAdapter => a !== undefined);
-	const adapter = adapters ?? known.find(a => pane.agent === a.id) ?? known.find(a => pane.processes.some(p => a.matchesProcess(p)));
+	const agents = knownAdapters(deps);
+	const runs = paneAgent(pane, agents);
+	const adapter = adapters ?? (runs === undefined ? undefined : agents[runs]);
 	if (!adapter) return refusal('not-found', `pane ${paneId} runs no agent mam-tui knows`);
-	const evidence = await paneEvidence(pane, {[adapter.id]: adapter}, deps.context);
+	const evidence = runs === adapter.id ? await paneEvidence(pane, agents, deps.context) : undefined;
 	if (!evidence) return refusal('not-found', `pane ${paneId} does not run ${adapter.label}`);
 	const owner = ownerOf(deps, live.mux, pane);
 	if (owner) return refusal('in-use', `pane ${paneId} is already ${owner.name}'s`);
@@ -164,7 +176,7 @@ async function adoptPane(deps: ActionDeps, paneId: string, request: AdoptRequest
 		audit(deps, {session: linked.name, action: 'adopt', outcome: 'ok', detail: {agent: adapter.id, id: pin, paneId, evidence: evidence.seen}});
 		return {ok: true, value: {session: linked, created: false, paneId, evidence: evidence.seen}};
 	}
-	const cwd = pane.processes.find(p => adapter.matchesProcess(p))?.cwd ?? pane.foregroundCwd ?? pane.cwd;
+	const cwd = agentProcesses(pane, adapter.id, agents)[0]?.cwd ?? pane.foregroundCwd ?? pane.cwd;
 	if (!cwd) return refusal('failed', `pane ${paneId} has no known folder`);
 	const name = pickName(deps, adapter.id, cwd, request.name);
 	if (!name.ok) return name;

@@ -108,7 +108,11 @@ export async function purgePlan(deps: ActionDeps, ref: SessionRef): Promise<Acti
 	return {ok: true, value: {agent: adapter.id, id, label: session?.name ?? id, ...(session ? {session} : {}), plan, fingerprint: planFingerprint(plan)}};
 }
 
-/** Just before deleting: still not in use, and the id still resolves to the same artifacts (SPEC 6.3 step 3). */
+/**
+ * Just before deleting: still not in use, and the disk still holds the shown plan (SPEC 6.3 step
+ * 3): the id resolves to the same artifacts. The fresh reading is only compared, never deleted:
+ * the adapter deletes the plan that was shown.
+ */
 async function recheck(deps: ActionDeps, view: PurgePlanView): Promise<ActionResult<AgentAdapter>> {
 	const adapter = adapterOf(deps, view.agent);
 	if (!adapter.ok) return adapter;
@@ -142,7 +146,7 @@ async function openTrash(deps: ActionDeps, view: PurgePlanView, hard: boolean): 
 	if (left) return left;
 	// Nothing on disk names it (a second purge): nothing to keep, and no empty entry in the list.
 	if (view.plan.items.length === 0) return undefined;
-	const subject = {agent: view.agent, conversation: view.id, label: view.label, session: view.session?.name ?? null, plan: view.plan};
+	const subject = {agent: view.agent, conversation: view.id, label: view.label, session: view.session?.name ?? null, home: deps.context.home, plan: view.plan};
 	return captureToTrash(deps.trashDir, subject, await selfWriter(deps), deps.now());
 }
 
@@ -155,7 +159,8 @@ async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlan
 	markRows(deps, view, {state: 'purging', at: deps.now(), items: view.plan.items.length});
 	const trash = await openTrash(deps, view, hard);
 	report({label: view.label, step: 'delete', state: 'running', message: `deleting ${view.plan.items.length} items of ${view.label}`});
-	const outcome = await adapter.purge(deps.context, view.id);
+	// Exactly the plan that was shown, re-checked against the disk and copied into the trash.
+	const outcome = await adapter.purge(deps.context, view.plan);
 	const kept = trash ? finishTrash(trash, await selfWriter(deps)) : undefined;
 	report({label: view.label, step: 'delete', state: 'done', message: `removed ${outcome.removed.length} items${outcome.warnings.length > 0 ? `; ${outcome.warnings.length} warnings` : ''}`});
 	report({label: view.label, step: 'residual', state: 'running', message: 'scanning for what is left'});

@@ -5,6 +5,7 @@ import {emptyEntry, emptyTrash, listTrash, type TrashListing, type WriterAlive} 
 import {restoreFromTrash, type RestoreOutcome} from './trashRestore.js';
 import type {TrashWriter} from './trashStore.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
+import type {AdapterContext} from '../adapters/types.js';
 import type {ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 
@@ -80,6 +81,15 @@ export interface RestoreResult extends RestoreOutcome {
 }
 
 /**
+ * The adapter context for the home a trash entry came from: a plain `restore` after `purge --home
+ * X` checks X. Another home than the command's own is read in its default layout (SPEC 4.2).
+ */
+function contextFor(deps: ActionDeps, home: string | undefined): AdapterContext {
+	if (home === undefined || home === deps.context.home) return deps.context;
+	return {...deps.context, home, ownHome: false};
+}
+
+/**
  * Put a purge back from the trash, then ask the adapter whether the conversation resumes. The
  * registry row (if any) goes back to `stopped`; the audit log records the restore.
  */
@@ -106,7 +116,7 @@ export async function restorePurge(deps: ActionDeps, purgeId: string): Promise<A
 		});
 	}
 	const adapter = deps.adapterFor(value.agent);
-	const resume: ResumeState = adapter ? await adapter.verify(deps.context, value.conversation) : {kind: 'unknown', reason: `no adapter for ${value.agent}`};
+	const resume: ResumeState = adapter ? await adapter.verify(contextFor(deps, value.home), value.conversation) : {kind: 'unknown', reason: `no adapter for ${value.agent}`};
 	audit(deps, {session: value.session, action: 'restore', outcome: 'ok', detail: {purgeId, agent: value.agent, id: value.conversation, files: value.files, rows: value.rows, edits: value.edits, resume, notes: value.notes}});
 	return {ok: true, value: {...value, resume}};
 }

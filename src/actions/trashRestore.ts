@@ -80,6 +80,8 @@ export interface RestoreOutcome {
 	readonly conversation: string;
 	readonly label: string;
 	readonly session: string | null;
+	/** Whose agent data it went back into, when the entry says (TrashMeta.home). */
+	readonly home?: string;
 	readonly files: number;
 	readonly rows: number;
 	readonly edits: number;
@@ -128,7 +130,7 @@ export async function restoreFromTrash(trashDir: string, purgeId: string, writer
 		removeEntry(dir, {...meta, state: 'restoring'}, writer);
 		return {
 			ok: true,
-			value: {purgeId, agent: meta.agent, conversation: meta.conversation, label: meta.label, session: meta.session, files: manifest.files.length, rows, edits: edits.length, notes: [...manifest.notes, ...notes]},
+			value: {purgeId, agent: meta.agent, conversation: meta.conversation, label: meta.label, session: meta.session, ...(meta.home ? {home: meta.home} : {}), files: manifest.files.length, rows, edits: edits.length, notes: [...manifest.notes, ...notes]},
 		};
 	} catch (error) {
 		return {ok: false, error: `restoring ${purgeId} stopped: ${messageOf(error)}; run the restore again to finish it`};

@@ -35,6 +35,11 @@ export interface TrashMeta {
 	readonly label: string;
 	/** The registry row's name, when there was one. */
 	readonly session: string | null;
+	/**
+	 * Whose agent data the purge took it from (`--home`): a restore checks resumability there,
+	 * whatever home it runs with. Absent in entries written before it was kept.
+	 */
+	readonly home?: string;
 	readonly createdAt: number;
 	readonly state: TrashState;
 	readonly writer: TrashWriter;

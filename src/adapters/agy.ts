@@ -11,7 +11,7 @@ import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {runsProgram, subcommand} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows} from './common/sqlitePurge.js';
-import {assertValidId, type AdapterContext, type AgentAdapter, type DiscoverQuery, type InUseHolder, type PlanItem} from './types.js';
+import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter, type DiscoverQuery, type InUseHolder, type PlanItem} from './types.js';
 import {type AgyIndex, agyPaths, type AgyPaths, belongsTo, childCounts, conversationDb, conversationIds, conversationTimes, descendantsOf, ID_PATTERN, idsIn, indexIn, readIndex, recordedCwd, stepsState, SUMMARY_TABLE, transcriptFile} from './agy/store.js';
 
 // Antigravity CLI (FORMATS 5): one sqlite database per conversation, a shared summaries
@@ -154,10 +154,10 @@ export const agyAdapter: AgentAdapter = {
 		return makePlan('agy', id, descendants, planFor(paths, index, id, descendants));
 	},
 
-	async purge(ctx, id) {
-		assertValidId(agyAdapter, id);
+	async purge(ctx, plan) {
+		assertPlanOf(agyAdapter, plan);
+		const id = plan.id;
 		const paths = agyPaths(ctx);
-		const plan = await agyAdapter.artifacts(ctx, id);
 		// Files first, rows last: a purge cut short still finds the descendants on a rerun.
 		const {removed, warnings} = removePaths(plan.items, [paths.root]);
 		const ids = [id, ...plan.descendants];

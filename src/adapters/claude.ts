@@ -11,7 +11,7 @@ import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {runsProgram} from './common/programs.js';
-import {assertValidId, type AgentAdapter, type InUseHolder} from './types.js';
+import {assertPlanOf, assertValidId, type AgentAdapter, type InUseHolder} from './types.js';
 import {claudeLiveUses, transcriptCwds} from './claude/live.js';
 import {configFiles, configRoots, planFor} from './claude/plan.js';
 import {claudeRoot, legacyChildCounts, nestedSubAgentCount, projectDirs, readTranscript, resumeStateOf, roots, subAgentsIn, type Transcript, transcriptsIn} from './claude/transcripts.js';
@@ -114,9 +114,9 @@ export const claudeAdapter: AgentAdapter = {
 		return planFor(ctx, id);
 	},
 
-	async purge(ctx, id) {
-		assertValidId(claudeAdapter, id);
-		const plan = await planFor(ctx, id);
+	async purge(ctx, plan) {
+		assertPlanOf(claudeAdapter, plan);
+		const id = plan.id;
 		const allowed = roots(ctx);
 		const {removed, warnings} = removePaths(plan.items, allowed);
 		for (const item of plan.items.filter(i => i.kind === 'lines')) {

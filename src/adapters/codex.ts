@@ -12,7 +12,7 @@ import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
 import {programOf, runsProgram} from './common/programs.js';
-import {assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
+import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {agentDelete, planFor, purgeRows} from './codex/plan.js';
 import {codexRoot, databases, readRollout, resumeStateOf, type Rollout, ROLLOUT_FILE, rollouts, rolloutsOf, roots, THREAD_ID, UUID, verifyRolloutsOf} from './codex/rollouts.js';
 import {descendantsOf, parentMap, readThreadIndex, threadsNamedByProcesses} from './codex/threads.js';
@@ -153,9 +153,9 @@ export const codexAdapter: AgentAdapter = {
 		return planFor(ctx, id);
 	},
 
-	async purge(ctx, id) {
-		assertValidId(codexAdapter, id);
-		const plan = planFor(ctx, id);
+	async purge(ctx, plan) {
+		assertPlanOf(codexAdapter, plan);
+		const id = plan.id;
 		const ids = [id, ...plan.descendants];
 		const allowed = roots(ctx);
 		const asked = plan.items.some(i => i.kind === 'rows' || i.description.endsWith('rollout')) ? await agentDelete(ctx, id) : undefined;

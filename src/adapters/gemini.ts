@@ -9,7 +9,7 @@ import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, removeInsi
 import {memo} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
-import {assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
+import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {geminiRoot, ID_PATTERN, PROGRAMS, projectsOf, type Session, sessionsWithId} from './gemini/chats.js';
 import {allSessions, descendantsOf, dropLogEntries, planFor, resumeStateOf, sessionsIn, stillNames, subAgentsBelow, toConversation} from './gemini/plan.js';
 
@@ -143,10 +143,10 @@ export const geminiAdapter: AgentAdapter = {
 		return makePlan('gemini', id, descendants, items);
 	},
 
-	async purge(ctx, id) {
-		assertValidId(geminiAdapter, id);
+	async purge(ctx, plan) {
+		assertPlanOf(geminiAdapter, plan);
+		const id = plan.id;
 		const root = geminiRoot(ctx);
-		const plan = await geminiAdapter.artifacts(ctx, id);
 		const ids = [id, ...plan.descendants];
 		const warnings: string[] = [];
 		const checked = plan.items.filter(item => {

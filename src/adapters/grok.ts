@@ -7,7 +7,7 @@ import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined} from './co
 import {memo} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
-import {assertValidId, type AgentAdapter} from './types.js';
+import {assertPlanOf, assertValidId, type AgentAdapter} from './types.js';
 import {buildConversation, buildDescendants, buildLinks, buildRoot, buildSessionOf, buildSessions, cliDb, ID_PATTERN, layoutOf, PROGRAMS} from './grok/build.js';
 import {buildPlan, cliConversation, cliDbUsers, cliDelete, cliPlan, cliSessionOf, cliSessions, isService, verifyAgainst} from './grok/cli.js';
 
@@ -76,9 +76,9 @@ export const grokAdapter: AgentAdapter = {
 		return makePlan('grok', id, descendants, items);
 	},
 
-	async purge(ctx, id) {
-		assertValidId(grokAdapter, id);
-		const plan = await grokAdapter.artifacts(ctx, id);
+	async purge(ctx, plan) {
+		assertPlanOf(grokAdapter, plan);
+		const id = plan.id;
 		// The cwd group folder stays even when it empties: it belongs to the cwd, and a grok starting
 		// there may be creating its next session folder at this very moment.
 		if (layoutOf(id) === 'build') return removePaths(plan.items, [buildRoot(ctx)]);

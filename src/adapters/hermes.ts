@@ -9,7 +9,7 @@ import {memo} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {runsProgram} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
-import {assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
+import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter, type InUseHolder, type PlanItem} from './types.js';
 import {belongsToParent, continuationChain, cwdOf, descendantsIn, toConversation} from './hermes/lineage.js';
 import {agentDelete, deleteRows, requestDumps, sessionFiles, storePlan, storesNaming} from './hermes/plan.js';
 import {askStores, hermesRoot, ID_PATTERN, indexFor, PROGRAMS, readStores, storesOf, viewOf} from './hermes/store.js';
@@ -91,9 +91,9 @@ export const hermesAdapter: AgentAdapter = {
 		return makePlan('hermes', id, [...descendants], items);
 	},
 
-	async purge(ctx, id) {
-		assertValidId(hermesAdapter, id);
-		const plan = await hermesAdapter.artifacts(ctx, id);
+	async purge(ctx, plan) {
+		assertPlanOf(hermesAdapter, plan);
+		const id = plan.id;
 		const {data} = readStores(ctx);
 		const warnings: string[] = [];
 		const removed: PlanItem[] = [];

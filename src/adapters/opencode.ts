@@ -10,8 +10,8 @@ import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {eraseDatabases} from './common/sqlitePurge.js';
 import {runsProgram} from './common/programs.js';
-import {assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
-import {agentDelete, deletePlannedRows, legacyParents, planFor, removeTextLines} from './opencode/plan.js';
+import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
+import {agentDelete, deletePlannedRows, deletionFacts, legacyParents, planFor, removeTextLines} from './opencode/plan.js';
 import {dataDir, dbFiles, descendantsByQuery, descendantsOf, logFiles, queryDirectly, readStores, resumeStateOf, roots, sameDir, sessionByQuery, withEveryDb} from './opencode/store.js';
 
 /** The background service that holds the shared database for every session (`serve --service`). */
@@ -126,10 +126,11 @@ export const opencodeAdapter: AgentAdapter = {
 		return planFor(ctx, id).plan;
 	},
 
-	async purge(ctx, id) {
-		assertValidId(opencodeAdapter, id);
+	async purge(ctx, plan) {
+		assertPlanOf(opencodeAdapter, plan);
+		const id = plan.id;
 		// The prompt texts are read before the rows go: afterwards nothing says which lines were this conversation's.
-		const {plan, directory, dbs, prompts} = planFor(ctx, id);
+		const {directory, dbs, prompts} = deletionFacts(ctx, plan);
 		const warnings: string[] = [];
 		for (const db of dbs) {
 			const warning = await agentDelete(ctx, id, db, directory);

@@ -227,10 +227,12 @@ export interface AgentAdapter {
 	/** The complete purge plan: every file, folder and row naming `id` or a descendant, with sizes. */
 	artifacts(ctx: AdapterContext, id: string): Promise<PurgePlan>;
 	/**
-	 * Delete exactly the plan (the agent's own delete command first where it has one, then what
-	 * it left). Every deleted path resolves inside the agent's root; symlinks are not followed.
+	 * Delete exactly `plan`, the one `artifacts` returned and the user was shown (the agent's own
+	 * delete command first where it has one, then what it left). Checks the plan with
+	 * `assertPlanOf` first. Every deleted path resolves inside the agent's root; symlinks are not
+	 * followed.
 	 */
-	purge(ctx: AdapterContext, id: string): Promise<PurgeOutcome>;
+	purge(ctx: AdapterContext, plan: PurgePlan): Promise<PurgeOutcome>;
 	/** What still names `id` or a descendant after a purge; each line says where (`[child session X]`). */
 	residual(ctx: AdapterContext, id: string): Promise<readonly string[]>;
 	/**
@@ -251,4 +253,14 @@ export function assertValidId(adapter: Pick<AgentAdapter, 'id' | 'idPattern'>, i
 	if (typeof id !== 'string' || id.length === 0 || id.length > 256 || !adapter.idPattern.test(id)) {
 		throw new InvalidIdError(adapter.id, String(id));
 	}
+}
+
+/**
+ * Throw unless `plan` is this adapter's and its id matches `idPattern` (InvalidIdError): call
+ * first in `purge`. Descendants need not match (claude's sub-agents are `agent-…`); the paths are
+ * held inside the agent's roots by the deleters themselves.
+ */
+export function assertPlanOf(adapter: Pick<AgentAdapter, 'id' | 'idPattern'>, plan: PurgePlan): void {
+	if (plan.agent !== adapter.id) throw new Error(`a ${String(plan.agent)} purge plan handed to the ${adapter.id} adapter`);
+	assertValidId(adapter, plan.id);
 }

@@ -6,7 +6,7 @@ import {fixDrift, type FixOutcome} from '../actions/driftFix.js';
 import type {DriftInput} from '../drift/input.js';
 import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
-import {collectDriftInput} from '../sync/refresh.js';
+import {collectDriftInput} from '../sync/pipeline.js';
 import type {Command} from './commands.js';
 import {out, outJson} from './output.js';
 import type {World} from '../world/world.js';

@@ -3,6 +3,7 @@ import {CliError, EXIT, type ExitCode} from '../domain/exitCodes.js';
 import {ConfigError} from '../config/config.js';
 import {RegistryError} from '../registry/db.js';
 import {messageOf} from '../domain/result.js';
+import {isMuxChoice, MUX_CHOICES} from '../domain/types.js';
 import type {Command, OptionSpec, ParsedValues} from './commands.js';
 import {errOut, out} from './output.js';
 import {statusCommand} from './statusCommand.js';
@@ -56,7 +57,7 @@ const HOST_COMMANDS = new Set(['status', 'resume', 'stop', 'purge', 'trash', 're
 const dashboardCommand: Command = {
 	name: 'dashboard',
 	summary: 'the interactive dashboard (the default)',
-	usage: 'mam-tui [--mux herdr|tmux|auto] [--registry PATH] [--home DIR]',
+	usage: `mam-tui [--mux ${MUX_CHOICES.join('|')}] [--registry PATH] [--home DIR]`,
 	options: {},
 	async run(world) {
 		// Imported lazily: the scriptable commands never pay for loading React and Ink.
@@ -75,7 +76,7 @@ export function usage(): string {
 		...COMMANDS.map(c => `  ${c.usage.padEnd(width)}  ${c.summary}`),
 		'',
 		'Options:',
-		'  --mux herdr|tmux|auto   multiplexer backend (default auto: herdr when its socket answers, else tmux)',
+		`  --mux ${MUX_CHOICES.join('|')}   multiplexer backend (default auto: herdr when its socket answers, else tmux)`,
 		'  --tmux-socket NAME      the tmux server `tmux -L NAME` uses (default: your own)',
 		'  --tmux-path PATH        the tmux server socket `tmux -S PATH` uses',
 		'  --registry PATH         registry database (default $MAM_HOME/registry.db, $XDG_STATE_HOME/mam, ~/.local/state/mam)',
@@ -117,8 +118,8 @@ function tmuxServerOptions(socket: string | undefined, socketPath: string | unde
 
 function globalOptions(values: ParsedValues): GlobalOptions {
 	const mux = values['mux'];
-	if (mux !== undefined && mux !== 'herdr' && mux !== 'tmux' && mux !== 'auto') {
-		throw new CliError(`--mux must be herdr, tmux or auto (got ${JSON.stringify(mux)})`, EXIT.usage);
+	if (mux !== undefined && !isMuxChoice(mux)) {
+		throw new CliError(`--mux must be ${MUX_CHOICES.slice(0, -1).join(', ')} or ${MUX_CHOICES.at(-1)} (got ${JSON.stringify(mux)})`, EXIT.usage);
 	}
 	const str = (key: string) => (typeof values[key] === 'string' ? (values[key] as string) : undefined);
 	for (const key of ['registry', 'home']) {

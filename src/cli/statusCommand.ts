@@ -1,14 +1,11 @@
-import {ADAPTERS} from '../adapters/index.js';
 import {formatResumeState, type LiveStatus, type Pane, type SessionRecord, type StatusDetection} from '../domain/types.js';
 import {EXIT} from '../domain/exitCodes.js';
 import {messageOf} from '../domain/result.js';
 import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
-import {DiscoveryCache} from '../sync/discovery.js';
-import {createStatusProbe} from '../sync/liveStatus.js';
-import {buildSnapshot} from '../sync/refresh.js';
-import {paneAgent, type LiveSnapshot} from '../sync/snapshot.js';
+import {createRefreshPipeline} from '../sync/pipeline.js';
+import type {LiveSnapshot} from '../sync/snapshot.js';
 import {snapshotTable} from '../system/processes.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
@@ -209,35 +206,21 @@ async function snapshotFor(world: World, sessions: readonly SessionRecord[]): Pr
 	} catch (error) {
 		problem = messageOf(error);
 	}
-	const ctx = {...world.adapterContext(), processes};
-	const cache = new DiscoveryCache({ctx, once: true});
-	let early: Promise<unknown> = Promise.resolve();
-	const discovery = {refresh: async (...args: Parameters<DiscoveryCache['refresh']>) => (await early, cache.refresh(...args))};
+	// status prints no conversations and no findings: reading every cwd's would be wasted.
+	const pipeline = createRefreshPipeline({
+		ctx: world.adapterContext(),
+		mux,
+		...(problem ? {muxProblem: problem} : {}),
+		processes,
+		logger: world.logger,
+		now: world.now,
+		once: true,
+		conversations: false,
+	});
 	try {
-		const built = buildSnapshot({
-			sessions,
-			mux,
-			...(problem ? {muxProblem: problem} : {}),
-			discovery,
-			processes,
-			// The pass after the listing reads only the rows the early pass did not (below).
-			rescan: false,
-			// status prints no conversations and no findings: reading every cwd's would be wasted.
-			conversations: false,
-			now: world.now,
-			status: createStatusProbe({ctx, mux, agentOf: pane => paneAgent(ADAPTERS, pane), logger: world.logger}),
-		});
-		// Once the listing is under way (herdr works in its own process), the rows the registry
-		// calls stopped are checked meanwhile: the listing only tells which rows are live, and a
-		// live row's answers would go unused. The adapters' reads are synchronous, so starting
-		// this first would hold the request to herdr back until they were done.
-		early = cache.refresh(
-			sessions.filter(s => s.status === 'stopped'),
-			{rescan: true, conversations: false},
-		);
-		early.catch(() => undefined);
-		return await built;
+		return await pipeline.refresh(sessions);
 	} finally {
+		pipeline.close();
 		await mux?.dispose().catch((error: unknown) => world.logger.warn('mux dispose failed', messageOf(error)));
 	}
 }

@@ -6,7 +6,24 @@ export function isAgentId(value: string): value is AgentId {
 	return (AGENT_IDS as readonly string[]).includes(value);
 }
 
-export type MuxKind = 'herdr' | 'tmux';
+/**
+ * The multiplexers mam-tui drives. The type, `--mux`, and the registry's check and decoder follow
+ * this list; what each can do is `Multiplexer.can` (src/mux/types.ts), never read from its name.
+ */
+export const MUX_KINDS = ['herdr', 'tmux'] as const;
+export type MuxKind = (typeof MUX_KINDS)[number];
+
+export function isMuxKind(value: unknown): value is MuxKind {
+	return typeof value === 'string' && (MUX_KINDS as readonly string[]).includes(value);
+}
+
+/** What `--mux` takes: a kind, or `auto` (herdr when its socket answers, else tmux). */
+export const MUX_CHOICES = [...MUX_KINDS, 'auto'] as const;
+export type MuxChoice = (typeof MUX_CHOICES)[number];
+
+export function isMuxChoice(value: unknown): value is MuxChoice {
+	return typeof value === 'string' && (MUX_CHOICES as readonly string[]).includes(value);
+}
 
 /** How the backend is doing, for the status bar and `status`. */
 export interface MuxHealth {

@@ -1,4 +1,5 @@
 import type {AgentId, Finding, Pane, SessionRecord} from '../domain/types.js';
+import {paneAgent, reportedId} from '../domain/paneAgent.js';
 import type {PaneEvidence} from './input.js';
 import {muxName, rowRef} from './rowFindings.js';
 import {
@@ -8,8 +9,6 @@ import {
 	describeRow,
 	isActive,
 	listSome,
-	nativeId,
-	paneAgent,
 	paneAgentCwd,
 	rowPane,
 	validId,
@@ -52,10 +51,10 @@ function tracked(world: DriftWorld, pane: Pane, agent: AgentId): boolean {
 }
 
 function untrackedPane(world: DriftWorld, pane: Pane): Finding | undefined {
-	const agent = paneAgent(world, pane);
+	const agent = paneAgent(pane, world.agents);
 	if (pane.isSelf || agent === undefined || tracked(world, pane, agent)) return undefined;
 	const cwd = paneAgentCwd(world, pane, agent);
-	const reported = nativeId(pane, agent);
+	const reported = reportedId(pane, agent);
 	const evidence = world.input.paneEvidence?.get(pane.id);
 	const own = evidence?.agent === agent ? evidence : undefined;
 	const label = world.agents[agent].label;

@@ -1,3 +1,4 @@
+import {reportedId, runsAgent, paneAgent, type AgentMatchers} from '../domain/paneAgent.js';
 import type {MuxKind, Pane, SessionRecord} from '../domain/types.js';
 import {paneServerOf} from '../registry/extra.js';
 
@@ -15,26 +16,18 @@ export function isRecordedPane(row: Pick<SessionRecord, 'paneId' | 'mux' | 'extr
 	return recorded === undefined || pane.server === undefined || recorded === pane.server;
 }
 
-/** What the join needs to know about agents: does the pane run this agent, and which conversation does the mux say it is on. */
-export interface PaneFacts {
-	runs(pane: Pane, agent: string): boolean;
-	/** Does the pane run a known agent other than `agent`? */
-	runsOther(pane: Pane, agent: string): boolean;
-	/** The conversation the mux reports for `agent` in the pane, if any. */
-	reported(pane: Pane, agent: string): string | undefined;
-}
-
 /**
  * The row's own pane, by the join: its recorded pane — except that a stopped row does not own
  * its old pane once another agent, or another conversation of its agent, runs there (the pane
  * is someone else's now: untracked, not the stopped row's).
  */
-export function ownPane(row: SessionRecord, byId: ReadonlyMap<string, Pane>, muxKind: MuxKind | null, facts: PaneFacts): Pane | undefined {
+export function ownPane(row: SessionRecord, byId: ReadonlyMap<string, Pane>, muxKind: MuxKind | null, agents: AgentMatchers): Pane | undefined {
 	if (row.status === 'purged' || row.paneId === null) return undefined;
 	const pane = byId.get(row.paneId);
 	if (!pane || !isRecordedPane(row, pane, muxKind)) return undefined;
 	if (row.status !== 'stopped') return pane;
-	if (!facts.runs(pane, row.agent)) return facts.runsOther(pane, row.agent) ? undefined : pane;
-	const reported = facts.reported(pane, row.agent);
+	// Which agent runs there is the one rule of domain/paneAgent.ts.
+	if (!runsAgent(pane, row.agent, agents)) return paneAgent(pane, agents) === undefined ? pane : undefined;
+	const reported = reportedId(pane, row.agent);
 	return row.agentSessionId !== null && reported !== undefined && reported !== row.agentSessionId ? undefined : pane;
 }

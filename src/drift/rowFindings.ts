@@ -1,4 +1,5 @@
 import type {AgentId, Finding, Pane, SessionRecord} from '../domain/types.js';
+import {reportedId, runsAgent} from '../domain/paneAgent.js';
 import {staleProcesses} from './stale.js';
 import {unpinnedFinding, type CandidateVerdict} from './unpinned.js';
 import {
@@ -9,10 +10,8 @@ import {
 	describeRow,
 	isActive,
 	listSome,
-	nativeId,
 	pinHolders,
 	rowPane,
-	runsAgent,
 	sameMux,
 	validId,
 	byPaneId,
@@ -38,7 +37,7 @@ export function paneState(world: DriftWorld, row: SessionRecord, agent: AgentId)
 	const pane = rowPane(world, row);
 	if (!pane) return {kind: 'gone'};
 	if (pane.isSelf) return {kind: 'unknown'};
-	return runsAgent(world, pane, agent) ? {kind: 'live', pane} : {kind: 'exited', pane};
+	return runsAgent(pane, agent, world.agents) ? {kind: 'live', pane} : {kind: 'exited', pane};
 }
 
 export function muxName(world: DriftWorld): string {
@@ -85,7 +84,7 @@ function agentExited(world: DriftWorld, row: SessionRecord, agent: AgentId, pane
 
 function pinChanged(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pane): Finding | undefined {
 	const pin = row.agentSessionId;
-	const reported = nativeId(pane, agent);
+	const reported = reportedId(pane, agent);
 	if (pin === null || reported === undefined || reported === pin) return undefined;
 	const owner = world.input.sessions.find(o => o.id !== row.id && isActive(o) && o.agent === row.agent && o.agentSessionId === reported);
 	const valid = validId(world, agent, reported);
@@ -136,7 +135,7 @@ function runningFindings(world: DriftWorld, row: SessionRecord, agent: AgentId, 
 function livePaneOf(world: DriftWorld, row: SessionRecord, agent: AgentId): Pane | undefined {
 	if (world.panes === null) return undefined;
 	const own = sameMux(world, row) ? rowPane(world, row) : undefined;
-	if (own && !own.isSelf && runsAgent(world, own, agent)) return own;
+	if (own && !own.isSelf && runsAgent(own, agent, world.agents)) return own;
 	const pin = row.agentSessionId;
 	if (pin === null) return undefined;
 	// A pin held twice (duplicate-pin) does not say which row the pane is: leave it to the user.

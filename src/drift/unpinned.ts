@@ -1,5 +1,6 @@
 import type {AgentId, Conversation, Finding, Pane, SessionRecord} from '../domain/types.js';
-import {describeRow, isActive, listSome, nativeId, samePath, validId, type DriftWorld} from './world.js';
+import {reportedId} from '../domain/paneAgent.js';
+import {describeRow, isActive, listSome, samePath, validId, type DriftWorld} from './world.js';
 
 /** The candidates of one running unpinned row after the SPEC 5 rules, or why they are unknown. */
 export type CandidateVerdict =
@@ -111,7 +112,7 @@ function base(row: SessionRecord, pane: Pane | undefined): Pick<Finding, 'kind' 
 
 /** A pin the mux itself reports for the row's pane: stronger than any disk candidate. */
 function fromMux(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pane | undefined): Finding | undefined {
-	const id = pane ? nativeId(pane, agent) : undefined;
+	const id = pane ? reportedId(pane, agent) : undefined;
 	if (!pane || id === undefined || !validId(world, agent, id)) return undefined;
 	if (claimedElsewhere(world, row).has(id)) return undefined;
 	return {

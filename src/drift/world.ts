@@ -1,5 +1,6 @@
+import {agentProcesses, reportedId, runsAgent} from '../domain/paneAgent.js';
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type SessionRecord} from '../domain/types.js';
-import {ownPane, type PaneFacts} from './paneJoin.js';
+import {ownPane} from './paneJoin.js';
 import type {AgentKnowledge, DriftInput} from './input.js';
 
 /** The input plus the indexes every rule needs; built once per detection. */
@@ -26,8 +27,6 @@ export interface DriftWorld {
 	readonly rowsByPane: ReadonlyMap<string, readonly SessionRecord[]>;
 	/** How many active rows hold each `agent\0pin`. Built on first ask (in a box, so copies of the world share it). */
 	readonly pinCounts: {value?: ReadonlyMap<string, number>};
-	/** The join's view of agents (see `rowPane`), made once per world. */
-	readonly paneFacts: PaneFacts;
 	/** Each row's own pane (null: none), filled on first ask: every rule asks it, for every row. */
 	readonly rowPanes: Map<SessionRecord, Pane | null>;
 }
@@ -54,7 +53,6 @@ export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorl
 		activePins: new Map(),
 		rowsByPane,
 		pinCounts: {},
-		paneFacts: paneFactsOf(agents),
 		rowPanes: new Map(),
 	};
 }
@@ -87,33 +85,6 @@ export function validId(world: DriftWorld, agent: AgentId, id: string): boolean 
 	return id.length > 0 && id.length <= 256 && world.agents[agent].idPattern.test(id);
 }
 
-/** The pane's processes that are `agent`. */
-export function agentProcesses(world: Pick<DriftWorld, 'agents'>, pane: Pane, agent: AgentId): ProcessRef[] {
-	return pane.processes.filter(proc => world.agents[agent].matchesProcess(proc));
-}
-
-/** Does the pane run `agent`: the mux says so, or a process of its tree is that agent. */
-export function runsAgent(world: Pick<DriftWorld, 'agents'>, pane: Pane, agent: AgentId): boolean {
-	return pane.agent === agent || agentProcesses(world, pane, agent).length > 0;
-}
-
-/** The known agent a pane runs: the mux's word first, else the first matching process (root first). */
-export function paneAgent(world: Pick<DriftWorld, 'agents'>, pane: Pane): AgentId | undefined {
-	if (pane.agent !== undefined && isAgentId(pane.agent) && Object.hasOwn(world.agents, pane.agent)) return pane.agent;
-	for (const proc of pane.processes) {
-		const found = (Object.keys(world.agents) as AgentId[]).find(agent => world.agents[agent].matchesProcess(proc));
-		if (found) return found;
-	}
-	return undefined;
-}
-
-/** The native session id the mux reports for `agent` in this pane (only when the pane's agent is that agent). */
-export function nativeId(pane: Pane, agent: AgentId): string | undefined {
-	if (pane.agentSessionId === undefined || pane.agentSessionId === '') return undefined;
-	if (pane.agent !== undefined && pane.agent !== agent) return undefined;
-	return pane.agentSessionId;
-}
-
 /** The pane runs conversation `pin`: the mux reports it, or an agent process's argv names it. */
 export function carriesPin(world: DriftWorld, pane: Pane, agent: AgentId, pin: string): boolean {
 	return carriedIds(world, pane, agent)?.has(pin) === true;
@@ -126,13 +97,12 @@ export function carriedIds(world: DriftWorld, pane: Pane, agent: AgentId): Reado
 	let ids = perAgent.get(agent);
 	if (ids === undefined) {
 		// A session id on a pane whose agent is gone is a leftover, not a live conversation.
-		const reported = nativeId(pane, agent);
-		// The agent's processes once (runsAgent would match every process against the agent again).
-		const procs = agentProcesses(world, pane, agent);
+		const reported = reportedId(pane, agent);
+		const procs = agentProcesses(pane, agent, world.agents);
 		// The agent's own evidence (its live record, a file it holds open) names a conversation as surely as argv.
 		const evidence = world.input.paneEvidence?.get(pane.id);
 		const evident = evidence?.agent === agent ? evidence.ids : [];
-		ids = pane.agent === agent || procs.length > 0 ? new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv), ...evident]) : null;
+		ids = runsAgent(pane, agent, world.agents) ? new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv), ...evident]) : null;
 		perAgent.set(agent, ids);
 	}
 	return ids;
@@ -179,7 +149,7 @@ export function pinHolders(world: DriftWorld, agent: string, pin: string): numbe
 
 /** The best cwd for a pane's agent: the agent process's own, else the foreground's, else the pane's. */
 export function paneAgentCwd(world: DriftWorld, pane: Pane, agent: AgentId): string | undefined {
-	return agentProcesses(world, pane, agent).find(p => p.cwd)?.cwd ?? pane.foregroundCwd ?? pane.cwd;
+	return agentProcesses(pane, agent, world.agents).find(p => p.cwd)?.cwd ?? pane.foregroundCwd ?? pane.cwd;
 }
 
 /** Paths compare without a trailing slash. */
@@ -214,30 +184,10 @@ export function describePane(world: DriftWorld, pane: Pane): string {
 	return `${mux}: pane ${pane.id} has ${agent}${session}, ${procs}`;
 }
 
-/** The join's view of agents, from the world's knowledge (only `agents` is read of the world). */
-function paneFactsOf(agents: AgentKnowledge): PaneFacts {
-	const world = {agents};
-	const known = (agent: string): AgentId | undefined => (isAgentId(agent) && Object.hasOwn(agents, agent) ? agent : undefined);
-	return {
-		runs: (pane, agent) => {
-			const a = known(agent);
-			return a !== undefined && runsAgent(world, pane, a);
-		},
-		runsOther: (pane, agent) => {
-			const other = paneAgent(world, pane);
-			return other !== undefined && other !== agent;
-		},
-		reported: (pane, agent) => {
-			const a = known(agent);
-			return a === undefined ? undefined : nativeId(pane, a);
-		},
-	};
-}
-
 /** The row's own pane by the one join (registry/paneJoin.ts): same id, backend and server. */
 export function rowPane(world: DriftWorld, row: SessionRecord): Pane | undefined {
 	if (world.panes === null) return undefined;
 	let pane = world.rowPanes.get(row);
-	if (pane === undefined) world.rowPanes.set(row, (pane = ownPane(row, world.panes, world.input.mux, world.paneFacts) ?? null));
+	if (pane === undefined) world.rowPanes.set(row, (pane = ownPane(row, world.panes, world.input.mux, world.agents) ?? null));
 	return pane ?? undefined;
 }

@@ -1,23 +1,5 @@
-import {ADAPTERS} from '../adapters/index.js';
-import type {AgentAdapter} from '../adapters/types.js';
-import {AGENT_IDS, type AgentId, type ProcessRef} from '../domain/types.js';
+import type {ProcessRef} from '../domain/types.js';
 import {pidIndex, type ProcessTable} from '../system/processes.js';
-
-/**
- * The agent running in a pane, judged from its process tree (root first) by each adapter's
- * `matchesProcess`. The process nearest the root wins, so a helper an agent spawned never
- * hides the agent itself. Undefined for a plain shell.
- */
-export function detectAgent(
-	tree: readonly ProcessRef[],
-	adapters: Readonly<Record<AgentId, Pick<AgentAdapter, 'matchesProcess'>>> = ADAPTERS,
-): AgentId | undefined {
-	for (const proc of tree) {
-		const agent = AGENT_IDS.find(id => adapters[id].matchesProcess(proc));
-		if (agent) return agent;
-	}
-	return undefined;
-}
 
 /**
  * `pid` and all its ancestors, from one process-table snapshot. A pane whose root process is

@@ -4,14 +4,15 @@ import type {Exec} from '../system/exec.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {HerdrClient, resolveHerdrSocket} from './herdr/client.js';
-import {createHerdrMux} from './herdr/index.js';
+import {createHerdrMux, HERDR_CAN} from './herdr/index.js';
 import {fileShellCache, type ShellCache} from './herdr/shellCache.js';
 import {parsePong} from './herdr/wire.js';
 import {createTmuxMux, type TmuxServer} from './tmux.js';
 import {MuxError, type Multiplexer} from './types.js';
 import {messageOf} from '../domain/result.js';
+import type {MuxChoice} from '../domain/types.js';
 
-export type MuxChoice = 'herdr' | 'tmux' | 'auto';
+export type {MuxChoice};
 
 /** What picking and building a backend needs (a World provides all of it). */
 export interface MuxDeps {
@@ -71,6 +72,7 @@ function brokenHerdr(message: string): Multiplexer {
 	};
 	return {
 		kind: 'herdr',
+		can: HERDR_CAN,
 		listPanes: fail,
 		subscribe: () => () => {},
 		sendText: fail,

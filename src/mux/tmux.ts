@@ -23,7 +23,7 @@ import {
 import {TmuxControl, tmuxVersion} from './tmuxControl.js';
 import {checkTmuxPaneId, TmuxCommands} from './tmuxCommands.js';
 import {TmuxScreens} from './tmuxScreens.js';
-import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest, type PaneScreen} from './types.js';
+import {MuxError, type Multiplexer, type MuxCapabilities, type MuxEvent, type MuxHealth, type OpenPaneRequest, type PaneScreen} from './types.js';
 
 /** Which tmux server: `-L name`, `-S path`, or neither (the user's own, the one `$TMUX` names). */
 export interface TmuxServer {
@@ -60,8 +60,14 @@ const RECONNECT_MS = 2000;
  * `list-panes` every `pollMs` while someone listens; a listing adds one /proc scan for the
  * process trees and the agent each pane runs (by the adapters' `matchesProcess`).
  */
+/** tmux knows no agent status; its screens are read. Without control mode changes are found by polling. */
+export function tmuxCan(control: boolean): MuxCapabilities {
+	return {reportsAgentStatus: false, readsScreens: true, pushesEvents: control, focuses: true};
+}
+
 export class TmuxMux implements Multiplexer {
 	readonly kind = 'tmux' as const;
+	readonly can: MuxCapabilities;
 	private readonly options: TmuxMuxOptions;
 	private readonly now: () => number;
 	private readonly selfPid: number;
@@ -88,6 +94,7 @@ export class TmuxMux implements Multiplexer {
 		this.options = options;
 		this.now = options.now ?? Date.now;
 		this.selfPid = options.selfPid ?? process.pid;
+		this.can = tmuxCan(options.control === true);
 		this.lastHealth = {kind: 'tmux', ok: true, message: `tmux ${this.serverLabel()} (not queried yet)`};
 		this.commands = new TmuxCommands({
 			runOk: (args, what) => this.runOk(args, what),

@@ -2,7 +2,8 @@ import {hostname} from 'node:os';
 import type {Pane, ProcessRef} from '../domain/types.js';
 import type {ExecResult} from '../system/exec.js';
 import {processTree} from '../system/processes.js';
-import {detectAgent} from './detect.js';
+import {ADAPTERS} from '../adapters/index.js';
+import {treeAgent} from '../domain/paneAgent.js';
 
 // What the tmux backend says to tmux and how it reads the answers: the `list-panes` format and
 // its rows, argument escaping, and a row as mam-tui's Pane. Pure: tmux.ts does the talking.
@@ -133,7 +134,7 @@ export function selfPaneIdIn(env: Readonly<Record<string, string | undefined>>, 
 export function toPane(row: PaneRow, table: readonly ProcessRef[], self: ReadonlySet<number>, env: Readonly<Record<string, string | undefined>>): Pane {
 	const tree = row.dead || row.pid === 0 ? [] : processTree(table, row.pid);
 	const isSelf = row.id === selfPaneIdIn(env, row.socketPath) || (row.pid > 0 && self.has(row.pid));
-	const agent = isSelf ? undefined : detectAgent(tree);
+	const agent = isSelf ? undefined : treeAgent(tree, ADAPTERS);
 	// tmux's default pane title is the host name: only a title an app set says more than the window name.
 	const title = row.title && row.title !== hostname() ? row.title : row.windowName;
 	return {

@@ -41,11 +41,31 @@ export class MuxError extends Error {
 }
 
 /**
+ * What a backend can do. Code that behaves differently per backend reads these flags, never the
+ * backend's kind: a new multiplexer says what it can and everything else follows.
+ */
+export interface MuxCapabilities {
+	/**
+	 * It reports each agent pane's status itself (herdr's `agent_status`, and it reads titles and
+	 * screens for that): the detectors add only the agent's own record, and what they find
+	 * overrides the backend's word rather than replacing it.
+	 */
+	readonly reportsAgentStatus: boolean;
+	/** It reads panes' visible screens (`readScreens`): the detectors judge title and screen, and their answer is the pane's status. */
+	readonly readsScreens: boolean;
+	/** It pushes changes as they happen (a socket's events, tmux control mode) rather than finding them on a poll. */
+	readonly pushesEvents: boolean;
+	/** It can bring a pane to the front in the user's client (`focusPane`). */
+	readonly focuses: boolean;
+}
+
+/**
  * A multiplexer backend (SPEC 2): herdr over its socket, or tmux over its CLI. Methods reject
  * with MuxError. Methods that write into or close a pane refuse mam-tui's own pane.
  */
 export interface Multiplexer {
 	readonly kind: MuxKind;
+	readonly can: MuxCapabilities;
 	/** Every pane with its process tree, in one batched round (never one call per pane). */
 	listPanes(): Promise<readonly Pane[]>;
 	/** Call `listener` on every change the backend notices; returns the unsubscribe function. */
@@ -57,7 +77,7 @@ export interface Multiplexer {
 	/** The last `lines` lines of the pane's output, ANSI stripped. */
 	readOutput(paneId: string, lines: number): Promise<string>;
 	/**
-	 * Optional (tmux): the visible screens of these panes, for status detection. A backend that
+	 * Present when `can.readsScreens`: the visible screens of these panes, for status detection. A backend that
 	 * learns which panes printed reads only those again and hands the others from its last read.
 	 * A pane it cannot read is left out of the map.
 	 */

@@ -1,4 +1,4 @@
-import type {AgentId, AuditOutcome, AuditRecord, MuxKind, SessionRecord, SessionStatus} from '../domain/types.js';
+import {isMuxKind, MUX_KINDS, type AgentId, type AuditOutcome, type AuditRecord, type MuxKind, type SessionRecord, type SessionStatus} from '../domain/types.js';
 import {openRegistryDb, type RegistryDb} from './db.js';
 
 interface SessionRow {
@@ -79,6 +79,16 @@ function parseJson(text: string): Record<string, unknown> {
 	}
 }
 
+/**
+ * The registry's check on a row's multiplexer (migration 2 moved it out of SQL): one of
+ * MUX_KINDS or none. Reading stays lenient: a kind a newer mam-tui wrote decodes to null.
+ */
+function checkMux(mux: unknown): MuxKind | null {
+	if (mux === null || mux === undefined) return null;
+	if (!isMuxKind(mux)) throw new Error(`unknown multiplexer ${JSON.stringify(mux)} (known: ${MUX_KINDS.join(', ')})`);
+	return mux;
+}
+
 function toRecord(row: SessionRow): SessionRecord {
 	// A row written by a newer mam-tui may name an agent this one does not know; it is kept as-is
 	// rather than crash: callers check with isAgentId and report "unknown agent".
@@ -88,7 +98,7 @@ function toRecord(row: SessionRow): SessionRecord {
 		name: row.name,
 		agent,
 		cwd: row.cwd,
-		mux: row.mux === 'herdr' || row.mux === 'tmux' ? row.mux : null,
+		mux: isMuxKind(row.mux) ? row.mux : null,
 		paneId: row.pane_id,
 		agentSessionId: row.agent_session_id,
 		status: row.status as SessionStatus,
@@ -170,7 +180,7 @@ export class Registry {
 				session.name,
 				session.agent,
 				session.cwd,
-				session.mux ?? null,
+				checkMux(session.mux),
 				session.paneId ?? null,
 				session.agentSessionId ?? null,
 				session.status,
@@ -212,7 +222,7 @@ export class Registry {
 					 updated_at = ?, version = version + 1 WHERE id = ?`,
 				)
 				.run(
-					next.mux,
+					checkMux(next.mux),
 					next.paneId,
 					next.agentSessionId,
 					next.status,

@@ -1,54 +1,22 @@
-// Adapter discovery for the registry's cwds, cached across refreshes. Longer than ~350 lines on
-// purpose: DiscoveryCache is one cache whose refresh steps (cwds, pins, in use, pane evidence)
-// share its entries, its folder watch and its parse cache; the conversations list it merges
-// lives in discoveryMerge.ts.
+// Adapter discovery for the registry's cwds, cached across refreshes: the cwds' conversations and
+// the pins' resume states by one keep-or-re-read step (`step`), in-use by the process listing, and
+// pane evidence (paneEvidence.ts). The list it merges is discoveryMerge.ts; what it returns and
+// the keys the join looks it up by are discoveryResult.ts.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
 import {createRefresh, memo, ParseCache} from '../adapters/common/refresh.js';
-import type {AdapterContext, AgentAdapter, InUseHolder} from '../adapters/types.js';
+import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
+import {isAgentId, type AgentId, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import {folderExists} from '../system/folder.js';
 import {snapshotTable, type ProcessTable} from '../system/processes.js';
 import {keepingReadConnections} from '../system/sqliteRead.js';
-import {paneEvidence} from './paneEvidence.js';
-import type {PaneEvidence} from '../drift/input.js';
-import {withUseEach, type UseMemo} from './conversationUse.js';
+import {ConversationList, keepUnchanged} from './discoveryMerge.js';
+import {cwdKey, inUseKey, pinKey, type CwdFacts, type DiscoveryResult, type UseFacts} from './discoveryResult.js';
 import {FolderWatch} from './folderWatch.js';
-import {keepUnchanged, type Merge, mergeAll, mergeChanged} from './discoveryMerge.js';
-
-/** The list of a cwd that could not be read (one array, so it never counts as a changed list). */
-const NO_CONVERSATIONS: readonly Conversation[] = [];
-
-/** What one `discover(cwd)` found (parents only, every age), or why it failed. */
-export type CwdFacts =
-	| {readonly ok: true; readonly conversations: readonly Conversation[]; readonly problems: readonly string[]}
-	| {readonly ok: false; readonly error: string};
-
-/** Who uses a conversation, or why that could not be told. */
-export type UseFacts = {readonly ok: true; readonly holders: readonly InUseHolder[]} | {readonly ok: false; readonly error: string};
-
-/** Everything the adapters said, keyed so the snapshot can look rows up. */
-export interface DiscoveryResult {
-	/** By `cwdKey(agent, cwd)`. */
-	readonly byCwd: ReadonlyMap<string, CwdFacts>;
-	/** By `pinKey(agent, id, cwd)`. */
-	readonly verify: ReadonlyMap<string, ResumeState>;
-	/** By `inUseKey(agent, id)`: processes using the conversation (checked only where verify said yes). */
-	readonly inUse: ReadonlyMap<string, UseFacts>;
-	/** Every conversation found in the known cwds, newest first, registered or not. */
-	readonly conversations: readonly Conversation[];
-	/** By pane id: which conversation the agent of a pane no pinned row accounts for is on (asked only when `panes` were given). */
-	readonly paneEvidence?: ReadonlyMap<string, PaneEvidence>;
-}
-
-export const cwdKey = (agent: string, cwd: string): string => `${agent}\0${cwd}`;
-
-export const pinKey = (agent: string, id: string, cwd: string): string => `${agent}\0${id}\0${cwd}`;
-
-export const inUseKey = (agent: string, id: string): string => `${agent}\0${id}`;
+import {PaneEvidenceCache} from './paneEvidence.js';
 
 /** The stat we compare: a changed mtime or size means "look again" (`isDirectory` tells the folder watch what to watch). */
 export type StatFn = (file: string) => {readonly mtimeMs: number; readonly size: number; readonly isDirectory?: boolean} | undefined;
@@ -107,35 +75,76 @@ export interface RefreshOptions {
 	readonly panes?: readonly Pane[] | null;
 }
 
-type SignatureOf = (adapter: AgentAdapter, cwd: string) => string | undefined;
-
 /** The signature of an entry re-read on a watch event: never equal to a real one, so a full tick re-checks it. */
 const WATCHED = '\0watched';
 
 /** Signature text, watched folders and the paths themselves per watch-path list, for one refresh. */
-/** One pane's agent processes (pid:start, in order) and the evidence last read for them. */
-interface PaneFacts {
-	readonly key: string;
-	readonly evidence: PaneEvidence | undefined;
+type Looked = WeakMap<readonly string[], {readonly text: string; readonly folders: readonly string[]; readonly paths: ReadonlySet<string>}>;
+
+/**
+ * A watch-path list's stat in a few numbers: each path's hash, mtime and size folded into two
+ * 32-bit sums. A signature of the joined `path:mtime:size` text cost a string of megabytes per
+ * refresh at 20,000 conversations (a fifth of the first refresh, with its garbage).
+ */
+class Digest {
+	private a = 0x811c9dc5;
+	private b = 0x01000193;
+
+	add(pathHash: number, st: ReturnType<StatFn>): void {
+		this.mix(pathHash);
+		if (!st) return this.mix(-1);
+		this.mix(Math.floor(st.mtimeMs));
+		this.mix(Math.floor(st.mtimeMs / 2 ** 32));
+		this.mix(Math.round((st.mtimeMs % 1) * 1e6));
+		this.mix(st.size);
+		this.mix(Math.floor(st.size / 2 ** 32));
+	}
+
+	text(count: number): string {
+		return `${count}:${(this.a >>> 0).toString(36)}:${(this.b >>> 0).toString(36)}`;
+	}
+
+	private mix(n: number): void {
+		this.a = Math.imul(this.a ^ (n | 0), 0x01000193);
+		this.b = Math.imul(this.b + (n | 0), 0x5bd1e995) ^ (this.b >>> 15);
+	}
 }
 
-type Looked = WeakMap<readonly string[], {readonly text: string; readonly folders: readonly string[]; readonly paths: ReadonlySet<string>}>;
+/** FNV-1a over a string's UTF-16 units. */
+function hashString(text: string): number {
+	let h = 0x811c9dc5;
+	for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+	return h;
+}
 
 /** A folder is watched itself; a file (or a path not there yet) through its parent. */
 function folderOf(p: string, st: ReturnType<StatFn>): string {
 	return st?.isDirectory === true ? p : path.dirname(p);
 }
 
+/** What one refresh may look at, and what the folder watch saw since the last one. */
 interface Look {
 	readonly rescan: boolean;
 	readonly full: boolean;
 	/** Keys a folder watch saw change since the last refresh. */
 	readonly dirty: ReadonlySet<string>;
+	/** The watch signature of (adapter, cwd), stat()ed at most once per refresh. */
+	readonly signature: (adapter: AgentAdapter, cwd: string) => string | undefined;
 }
 
 interface Entry<T> {
 	readonly signature: string | undefined;
 	readonly value: T;
+}
+
+/** One answer a refresh needs: `key` in its cache, read by `read` from `adapter` about `cwd`. */
+interface Ask<T> {
+	readonly key: string;
+	readonly adapter: AgentAdapter;
+	readonly cwd: string;
+	/** Ask the adapter (given the entry's last value); a throw becomes `failed`. */
+	readonly read: (ctx: AdapterContext, old: T | undefined) => Promise<T>;
+	readonly failed: (error: unknown) => T;
 }
 
 /** How many adapter calls run at once: discovery reads files; a few in parallel is plenty. */
@@ -160,6 +169,26 @@ function adapterOf(adapters: Readonly<Record<AgentId, AgentAdapter>>, agent: str
 	return isAgentId(agent) && Object.hasOwn(adapters, agent) ? adapters[agent] : undefined;
 }
 
+/** The last listing's process table, what was made from it alone, and its key for in-use. */
+interface ListingTable {
+	readonly rows: readonly ProcessRef[];
+	readonly table: ProcessTable;
+	readonly kept: Map<string, unknown>;
+	/** `pid:start` of every process: in-use is asked again only when this changes. */
+	readonly key: string;
+}
+
+/** The cache's answers, replaced whole by each refresh. */
+interface Answers {
+	readonly byCwd: ReadonlyMap<string, Entry<CwdFacts>>;
+	readonly verified: ReadonlyMap<string, Entry<ResumeState>>;
+	readonly used: ReadonlyMap<string, UseFacts>;
+	/** The `processes` key in-use was last asked under. */
+	readonly usedUnder: string | undefined;
+	/** The (agent, cwd) keys whose conversations the last refresh found changed. */
+	readonly reread: ReadonlySet<string>;
+}
+
 /**
  * Adapter discovery for the registry rows' cwds, cached so a refresh costs what changed, not
  * what exists. Each (agent, cwd) entry carries a signature made from the stat of the adapter's
@@ -171,29 +200,18 @@ export class DiscoveryCache {
 	private readonly ctx: AdapterContext;
 	private readonly adapters: Readonly<Record<AgentId, AgentAdapter>>;
 	private readonly stat: StatFn;
-	private byCwd = new Map<string, Entry<CwdFacts>>();
-	private verified = new Map<string, Entry<ResumeState>>();
-	private used = new Map<string, UseFacts>();
-	private processKey: string | undefined;
-	/** The listing `processKey` was made from. */
-	private processList: readonly ProcessRef[] | undefined;
 	private readonly watch: FolderWatch | undefined;
-	private lastMerge: Merge | undefined;
-	/** Per pane no pinned row accounts for: its agent processes and the evidence read for them. */
-	private paneFacts = new Map<string, PaneFacts>();
-	private lastEvidence: ReadonlyMap<string, PaneEvidence> | undefined;
-	/** The (agent, cwd) keys whose conversations the last refresh found changed. */
-	private reread = new Set<string>();
-	/** The last listing's table, and what was made from it alone (`Refresh.perListing`). */
-	private table: {readonly rows: readonly ProcessRef[]; readonly table: ProcessTable; readonly kept: Map<string, unknown>} | undefined;
-	private useMemo: UseMemo | undefined;
-	/** Each cwd's facts with the in-use rule applied, while its answered list stands. */
-	private answeredFacts = new WeakMap<CwdFacts, {readonly list: readonly Conversation[]; readonly facts: CwdFacts}>();
 	private readonly once: boolean;
-	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
-	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
 	/** Parsed files and vouched listings, kept across refreshes and handed to each refresh (the context's own, when it has one). */
 	private readonly parses: ParseCache;
+	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
+	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
+	private readonly list: ConversationList;
+	private readonly evidence: PaneEvidenceCache;
+	private answers: Answers = {byCwd: new Map(), verified: new Map(), used: new Map(), usedUnder: undefined, reread: new Set()};
+	private listing: ListingTable | undefined;
+	/** Each watch path's hash, made once: the same thousands of paths are signed every full tick. */
+	private readonly pathHashes = new Map<string, number>();
 	/** How many adapter calls the last refresh made (tests and the benchmark read it). */
 	lastCalls = 0;
 
@@ -204,6 +222,8 @@ export class DiscoveryCache {
 		this.stat = deps.stat ?? realStat;
 		this.watch = deps.onChange ? new FolderWatch(deps.onChange) : undefined;
 		this.once = deps.once === true;
+		this.list = new ConversationList(this.adapters);
+		this.evidence = new PaneEvidenceCache(this.adapters);
 	}
 
 	/**
@@ -211,10 +231,12 @@ export class DiscoveryCache {
 	 * the supervisor), and with it the pass over open files that listing's table made: a file
 	 * change costs no second walk of every process's file descriptors.
 	 */
-	private tableFor(rows: readonly ProcessRef[] | undefined): {readonly table: ProcessTable; readonly kept?: Map<string, unknown>} {
+	private tableFor(rows: readonly ProcessRef[] | undefined): {readonly table: ProcessTable; readonly kept?: Map<string, unknown>; readonly key?: string} {
 		if (rows === undefined) return {table: snapshotTable(this.ctx.processes)};
-		if (this.table?.rows !== rows) this.table = {rows, table: snapshotTable(this.ctx.processes, rows), kept: new Map()};
-		return this.table;
+		if (this.listing?.rows !== rows) {
+			this.listing = {rows, table: snapshotTable(this.ctx.processes, rows), kept: new Map(), key: rows.map(p => `${p.pid}:${p.startTime}`).join(',')};
+		}
+		return this.listing;
 	}
 
 	/** Stop watching folders. */
@@ -229,8 +251,19 @@ export class DiscoveryCache {
 	wantsTick(): boolean {
 		if (!this.watch) return true;
 		if (this.watch.pending()) return true;
-		for (const [key, entry] of this.byCwd) if (entry.signature === undefined || this.watch.needsLook(key, new Set())) return true;
+		const none = new Set<string>();
+		for (const [key, entry] of this.answers.byCwd) if (entry.signature === undefined || this.watch.needsLook(key, none)) return true;
 		return false;
+	}
+
+	private pathHash(p: string): number {
+		let h = this.pathHashes.get(p);
+		if (h === undefined) {
+			// Paths of deleted conversations stay until the map is this big; then it starts again.
+			if (this.pathHashes.size >= 500_000) this.pathHashes.clear();
+			this.pathHashes.set(p, (h = hashString(p)));
+		}
+		return h;
 	}
 
 	/** The watch signature for (adapter, cwd), or undefined when the adapter names no paths. */
@@ -247,14 +280,13 @@ export class DiscoveryCache {
 		let seen = looked.get(paths);
 		if (!seen) {
 			const folders = new Set<string>();
-			const text = paths
-				.map(p => {
-					const st = stat(p);
-					folders.add(folderOf(p, st));
-					return st ? `${p}:${st.mtimeMs}:${st.size}` : `${p}:-`;
-				})
-				.join('\n');
-			seen = {text, folders: [...folders], paths: new Set(paths)};
+			const digest = new Digest();
+			for (const p of paths) {
+				const st = stat(p);
+				folders.add(folderOf(p, st));
+				digest.add(this.pathHash(p), st);
+			}
+			seen = {text: digest.text(paths.length), folders: [...folders], paths: new Set(paths)};
 			looked.set(paths, seen);
 		}
 		const key = cwdKey(adapter.id, cwd);
@@ -288,18 +320,91 @@ export class DiscoveryCache {
 	}
 
 	/**
-	 * May a tick keep `entry` without looking? Yes when a folder watch covers its key and saw no
-	 * change since the entry was made (and the tick is not a full one).
+	 * Keep `entry`, or read it again (with the signature the new entry carries)? The one decision
+	 * for cwds and pins alike, cheapest evidence first.
 	 */
-	private unchanged<T>(entry: Entry<T> | undefined, key: string, options: {rescan: boolean; full: boolean; dirty: ReadonlySet<string>}): entry is Entry<T> {
-		if (!entry || !this.watch || !options.rescan || options.full || entry.signature === undefined) return false;
-		return !this.watch.needsLook(key, options.dirty);
+	private decide<T>(ctx: AdapterContext, entry: Entry<T> | undefined, ask: Ask<T>, look: Look): {keep: Entry<T>} | {read: string | undefined} {
+		if (!entry) return {read: look.signature(ask.adapter, ask.cwd)};
+		const watchKey = cwdKey(ask.adapter.id, ask.cwd);
+		// A folder watch covers the key and saw no change since the entry was made.
+		if (this.watch && look.rescan && !look.full && entry.signature !== undefined && !this.watch.needsLook(watchKey, look.dirty)) return {keep: entry};
+		// The watch saw this key change: read again without signing.
+		if (this.changeSeen(ctx, ask.adapter, ask.cwd, look)) return {read: WATCHED};
+		// A pane event keeps every entry it has: no signature is needed to decide that (signing
+		// stat()s every watch path of every cwd: a quarter of a second at 20,000 conversations).
+		if (!look.rescan) return {keep: entry};
+		const signature = look.signature(ask.adapter, ask.cwd);
+		return signature !== undefined && entry.signature === signature ? {keep: entry} : {read: signature};
 	}
 
-	private stale<T>(entry: Entry<T> | undefined, signature: string | undefined, rescan: boolean): boolean {
-		if (!entry) return true;
-		if (!rescan) return false;
-		return signature === undefined || entry.signature !== signature;
+	/** The keep-or-re-read step: every ask kept or read again (a few at a time), in ask order. */
+	private async step<T>(ctx: AdapterContext, known: ReadonlyMap<string, Entry<T>>, asks: ReadonlyMap<string, Ask<T>>, look: Look): Promise<Map<string, Entry<T>>> {
+		const next = new Map<string, Entry<T>>();
+		const todo: {ask: Ask<T>; signature: string | undefined}[] = [];
+		for (const [key, ask] of asks) {
+			const entry = known.get(key);
+			const decision = this.decide(ctx, entry, ask, look);
+			if ('keep' in decision) next.set(key, decision.keep);
+			else todo.push({ask, signature: decision.read});
+		}
+		await forEachLimit(todo, async ({ask, signature}) => {
+			this.lastCalls += 1;
+			let value: T;
+			try {
+				value = await ask.read(ctx, known.get(ask.key)?.value);
+			} catch (error) {
+				value = ask.failed(error);
+			}
+			next.set(ask.key, {signature, value});
+		});
+		// In ask order, however the entries were read: conversations of equal age then list the
+		// same way every refresh, and an unchanged cwd keeps its place for the in-place merge.
+		return new Map([...asks.keys()].flatMap(key => {
+			const entry = next.get(key);
+			return entry ? [[key, entry] as const] : [];
+		}));
+	}
+
+	/** One ask per (agent, cwd) of the rows: its conversations. */
+	private cwdAsks(rows: readonly SessionRecord[]): Map<string, Ask<CwdFacts>> {
+		const asks = new Map<string, Ask<CwdFacts>>();
+		for (const row of rows) {
+			const adapter = adapterOf(this.adapters, row.agent);
+			const key = cwdKey(row.agent, row.cwd);
+			if (!adapter || asks.has(key)) continue;
+			asks.set(key, {
+				key,
+				adapter,
+				cwd: row.cwd,
+				read: async (ctx, old) => {
+					const found = await adapter.discover(ctx, {cwd: row.cwd, includeChildren: false});
+					return keepUnchanged(old, {ok: true, conversations: found.conversations, problems: found.problems});
+				},
+				failed: error => ({ok: false, error: `${adapter.label} discovery failed: ${messageOf(error)}`}),
+			});
+		}
+		return asks;
+	}
+
+	/** One ask per (agent, pin, cwd) of the rows: the pin's resume state on disk. */
+	private pinAsks(rows: readonly SessionRecord[]): Map<string, Ask<ResumeState>> {
+		const asks = new Map<string, Ask<ResumeState>>();
+		for (const row of rows) {
+			const adapter = adapterOf(this.adapters, row.agent);
+			const id = row.agentSessionId;
+			if (!adapter || id === null) continue;
+			const key = pinKey(row.agent, id, row.cwd);
+			if (asks.has(key)) continue;
+			asks.set(key, {
+				key,
+				adapter,
+				cwd: row.cwd,
+				read: ctx => adapter.verify(ctx, id, row.cwd),
+				// An id the adapter rejects, a locked store: a per-row `unknown`, never a crash.
+				failed: error => ({kind: 'unknown', reason: `${adapter.label}: ${messageOf(error)}`}),
+			});
+		}
+		return asks;
 	}
 
 	async refresh(sessions: readonly SessionRecord[], options: RefreshOptions): Promise<DiscoveryResult> {
@@ -307,16 +412,42 @@ export class DiscoveryCache {
 		const rows = sessions.filter(s => s.status !== 'purged');
 		const checked = options.live ? rows.filter(r => !options.live?.has(r.id)) : rows;
 		// Only a refresh that looks at the disk takes the changes seen; a pane refresh leaves them for the next one.
-		const dirty = options.rescan ? this.watch?.take() : undefined;
-		const look = {rescan: options.rescan, full: options.full === true, dirty: dirty ?? new Set<string>()};
+		const dirty = (options.rescan ? this.watch?.take() : undefined) ?? new Set<string>();
+		const full = options.full === true;
 		// One refresh is one moment: adapters share their whole-store scans (ctx.refresh), one process
 		// table and one pass over open files, and each (agent, cwd) signature is stat()ed once.
 		// Adapter reads trust the folder watch for files and folders no event named (not on a full
 		// tick: that one checks everything, in case an event was lost).
-		const vouch = this.watch && !look.full ? this.watch.vouch() : undefined;
+		const vouch = this.watch && !full ? this.watch.vouch() : undefined;
 		const listing = this.tableFor(options.processes);
 		const refresh = createRefresh({parses: this.parses, ...(vouch ? {vouch} : {}), ...(listing.kept ? {listing: listing.kept} : {})});
 		const ctx: AdapterContext = {...this.ctx, refresh, processes: listing.table};
+		const look: Look = {rescan: options.rescan, full, dirty, signature: this.signer(ctx)};
+		const before = this.answers;
+		const read = async () => {
+			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.step(ctx, before.byCwd, this.cwdAsks(rows), look);
+			const verified = await this.step(ctx, before.verified, this.pinAsks(checked), look);
+			const use = await this.refreshUse(ctx, checked, verified, listing.key, options.rescan);
+			const conversations = await this.list.update(ctx, [...byCwd.values()].map(e => e.value));
+			const reread = new Set([...byCwd].filter(([key, entry]) => before.byCwd.get(key)?.value !== entry.value).map(([key]) => key));
+			// Keys never read keep last time's entries (a status-only refresh reads no cwds).
+			this.answers = {byCwd: options.conversations === false ? before.byCwd : byCwd, verified, ...use, reread: options.conversations === false ? before.reread : reread};
+			const paneEvidence = options.panes === undefined ? undefined : await this.evidence.update(ctx, rows, options.panes ?? [], this.evidenceLook(look));
+			return {byCwd, verified, used: use.used, conversations, paneEvidence};
+		};
+		// Each store a call reads stays open for the refresh's other calls (keepingReadConnections).
+		const {byCwd, verified, used, conversations, paneEvidence} = await keepingReadConnections(read);
+		return {
+			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
+			verify: new Map([...verified].map(([k, e]) => [k, e.value])),
+			inUse: used,
+			conversations,
+			...(paneEvidence ? {paneEvidence} : {}),
+		};
+	}
+
+	/** Each (agent, cwd) signature at most once per refresh (none for a one-shot cache: nothing compares them later). */
+	private signer(ctx: AdapterContext): Look['signature'] {
 		const signatures = new Map<string, string | undefined>();
 		const looked: Looked = new WeakMap();
 		const stats = new Map<string, ReturnType<StatFn>>();
@@ -324,242 +455,56 @@ export class DiscoveryCache {
 			if (!stats.has(file)) stats.set(file, this.stat(file));
 			return stats.get(file);
 		};
-		const signature = (adapter: AgentAdapter, cwd: string) => {
+		return (adapter, cwd) => {
 			if (this.once) return undefined;
 			const key = cwdKey(adapter.id, cwd);
 			if (!signatures.has(key)) signatures.set(key, this.signature(ctx, adapter, cwd, statOnce, looked));
 			return signatures.get(key);
 		};
-		const read = async () => {
-			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.refreshCwds(ctx, rows, look, signature);
-			const verified = await this.refreshPins(ctx, checked, look, signature);
-			await this.refreshUse(ctx, checked, verified, options);
-			const answered = await this.withUse(ctx, [...byCwd.values()].map(e => e.value));
-			const conversations = this.merged(answered);
-			const paneEvidence = options.panes === undefined ? undefined : await this.evidenceFor(ctx, rows, options, look);
-			return {byCwd, verified, conversations, paneEvidence};
-		};
-		// Each store a call reads stays open for the refresh's other calls (keepingReadConnections).
-		const {byCwd, verified, conversations, paneEvidence} = await keepingReadConnections(read);
-		return {
-			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),
-			verify: new Map([...verified].map(([k, e]) => [k, e.value])),
-			inUse: new Map(this.used),
-			conversations,
-			...(paneEvidence ? {paneEvidence} : {}),
-		};
 	}
 
-	/**
-	 * Pane evidence (sync/paneEvidence.ts) for panes no pinned running row accounts for. A pane is
-	 * asked again when its agent processes changed, when a change was seen in its agent's
-	 * conversations of its folder or they were found changed (its agent wrote one there; a full
-	 * tick finds what an event missed), and on every tick without a folder watch; otherwise it keeps its evidence
-	 * (the same map while nothing changed), since reading it costs a discovery of the pane's folder.
-	 */
-	private async evidenceFor(ctx: AdapterContext, rows: readonly SessionRecord[], options: RefreshOptions, look: Look): Promise<ReadonlyMap<string, PaneEvidence>> {
-		const accounted = new Set(rows.filter(r => r.status === 'running' && r.agentSessionId !== null && r.paneId !== null).map(r => r.paneId as string));
-		const panes = (options.panes ?? []).filter(p => !p.isSelf && !accounted.has(p.id) && p.processes.length > 0);
-		// By (agent, cwd): a claude transcript that grew re-reads the claude panes of its folder only.
-		const changedKeys = new Set([...look.dirty, ...this.reread]);
-		const next = new Map<string, PaneFacts>();
-		let changed = panes.length !== this.paneFacts.size;
-		for (const pane of panes) {
-			const key = pane.processes.map(q => `${q.pid}:${q.startTime}`).join(',');
-			const known = this.paneFacts.get(pane.id);
-			const cwds = [pane.processes[0]?.cwd, pane.foregroundCwd, pane.cwd];
-			const agent = known?.evidence?.agent;
-			const stale = !known || known.key !== key || (look.rescan && (!this.watch || (agent !== undefined && cwds.some(cwd => cwd !== undefined && changedKeys.has(cwdKey(agent, cwd))))));
-			if (!stale) {
-				next.set(pane.id, known);
-				continue;
-			}
-			let evidence: PaneEvidence | undefined;
-			try {
-				evidence = await paneEvidence(pane, this.adapters, ctx);
-			} catch {
-				evidence = undefined;
-			}
-			if (!known || JSON.stringify(known.evidence) !== JSON.stringify(evidence)) changed = true;
-			next.set(pane.id, {key, evidence: known && JSON.stringify(known.evidence) === JSON.stringify(evidence) ? known.evidence : evidence});
-		}
-		this.paneFacts = next;
-		// Equal evidence keeps the same map, so drift keeps its findings.
-		if (!changed && this.lastEvidence) return this.lastEvidence;
-		const value = new Map<string, PaneEvidence>();
-		for (const [id, facts] of next) if (facts.evidence) value.set(id, facts.evidence);
-		this.lastEvidence = value;
-		return value;
-	}
-
-	/**
-	 * Each cwd's facts with the in-use rule applied (a live TUI's conversations read `no: in use`).
-	 * Only a list that changed, or all of them when the live uses did, is asked again; facts whose
-	 * answers did not change stay the same objects, so the merge moves only what changed.
-	 */
-	private async withUse(ctx: AdapterContext, facts: readonly CwdFacts[]): Promise<readonly CwdFacts[]> {
-		const lists = facts.map(f => (f.ok ? f.conversations : NO_CONVERSATIONS));
-		try {
-			const used = await withUseEach(ctx, lists, this.adapters, this.useMemo);
-			if (used.memo) this.useMemo = used.memo;
-			return facts.map((f, i) => {
-				const list = used.lists[i];
-				if (!f.ok || list === undefined || list === f.conversations) return f;
-				const known = this.answeredFacts.get(f);
-				if (known?.list === list) return known.facts;
-				const answered: CwdFacts = {...f, conversations: list};
-				this.answeredFacts.set(f, {list, facts: answered});
-				return answered;
-			});
-		} catch {
-			// The list still shows; purge and resume ask the rule themselves.
-			return facts;
-		}
-	}
-
-	/**
-	 * Every cwd's conversations in one list, newest first, each once. The same list (same array)
-	 * while no cwd's facts changed: merging and sorting 20,000 conversations on every refresh cost
-	 * more than the refresh, and an unchanged array lets the view skip its work too.
-	 */
-	private merged(facts: readonly CwdFacts[]): readonly Conversation[] {
-		const last = this.lastMerge;
-		if (last && last.facts.length === facts.length && last.facts.every((f, i) => f === facts[i])) return last.conversations;
-		const next = (last && mergeChanged(last, facts)) ?? mergeAll(facts);
-		this.lastMerge = next;
-		return next.conversations;
-	}
-
-	private async refreshCwds(ctx: AdapterContext, rows: readonly SessionRecord[], look: Look, signatureOf: SignatureOf): Promise<Map<string, Entry<CwdFacts>>> {
-		const next = new Map<string, Entry<CwdFacts>>();
-		const todo: {key: string; adapter: AgentAdapter; cwd: string; signature: string | undefined}[] = [];
-		const order: string[] = [];
-		for (const row of rows) {
-			const adapter = adapterOf(this.adapters, row.agent);
-			const key = cwdKey(row.agent, row.cwd);
-			if (!adapter || next.has(key) || todo.some(t => t.key === key)) continue;
-			order.push(key);
-			const entry = this.byCwd.get(key);
-			if (this.unchanged(entry, key, look)) {
-				next.set(key, entry);
-				continue;
-			}
-			if (entry && this.changeSeen(ctx, adapter, row.cwd, look)) {
-				todo.push({key, adapter, cwd: row.cwd, signature: WATCHED});
-				continue;
-			}
-			// A pane event keeps every entry it has: no signature is needed to decide that (signing
-			// stat()s every watch path of every cwd: a quarter of a second at 20,000 conversations).
-			if (entry && !look.rescan) {
-				next.set(key, entry);
-				continue;
-			}
-			const signature = signatureOf(adapter, row.cwd);
-			if (entry && !this.stale(entry, signature, look.rescan)) next.set(key, entry);
-			else todo.push({key, adapter, cwd: row.cwd, signature});
-		}
-		await forEachLimit(todo, async ({key, adapter, cwd, signature}) => {
-			this.lastCalls += 1;
-			let value: CwdFacts;
-			try {
-				const found = await adapter.discover(ctx, {cwd, includeChildren: false});
-				value = keepUnchanged(this.byCwd.get(key)?.value, {ok: true, conversations: found.conversations, problems: found.problems});
-			} catch (error) {
-				value = {ok: false, error: `${adapter.label} discovery failed: ${messageOf(error)}`};
-			}
-			next.set(key, {signature, value});
-		});
-		// In row order, however the entries were read: conversations of equal age then list the
-		// same way every refresh, and an unchanged cwd keeps its place for the in-place merge.
-		const ordered = new Map<string, Entry<CwdFacts>>();
-		for (const key of order) {
-			const entry = next.get(key);
-			if (entry) ordered.set(key, entry);
-		}
-		this.reread = new Set([...ordered].filter(([key, entry]) => this.byCwd.get(key)?.value !== entry.value).map(([key]) => key));
-		this.byCwd = ordered;
-		return ordered;
-	}
-
-	private async refreshPins(ctx: AdapterContext, rows: readonly SessionRecord[], look: Look, signatureOf: SignatureOf): Promise<Map<string, Entry<ResumeState>>> {
-		const next = new Map<string, Entry<ResumeState>>();
-		const todo: {key: string; adapter: AgentAdapter; id: string; cwd: string; signature: string | undefined}[] = [];
-		for (const row of rows) {
-			const adapter = adapterOf(this.adapters, row.agent);
-			if (!adapter || row.agentSessionId === null) continue;
-			const key = pinKey(row.agent, row.agentSessionId, row.cwd);
-			if (next.has(key) || todo.some(t => t.key === key)) continue;
-			const entry = this.verified.get(key);
-			if (this.unchanged(entry, cwdKey(row.agent, row.cwd), look)) {
-				next.set(key, entry);
-				continue;
-			}
-			if (entry && this.changeSeen(ctx, adapter, row.cwd, look)) {
-				todo.push({key, adapter, id: row.agentSessionId, cwd: row.cwd, signature: WATCHED});
-				continue;
-			}
-			// A pane event keeps what it has without signing (see refreshCwds).
-			if (entry && !look.rescan) {
-				next.set(key, entry);
-				continue;
-			}
-			const signature = signatureOf(adapter, row.cwd);
-			if (entry && !this.stale(entry, signature, look.rescan)) next.set(key, entry);
-			else todo.push({key, adapter, id: row.agentSessionId, cwd: row.cwd, signature});
-		}
-		await forEachLimit(todo, async ({key, adapter, id, cwd, signature}) => {
-			this.lastCalls += 1;
-			let value: ResumeState;
-			try {
-				value = await adapter.verify(ctx, id, cwd);
-			} catch (error) {
-				// An id the adapter rejects, a locked store: a per-row `unknown`, never a crash.
-				value = {kind: 'unknown', reason: `${adapter.label}: ${messageOf(error)}`};
-			}
-			next.set(key, {signature, value});
-		});
-		this.verified = next;
-		return next;
+	/** A pane's agent may have written a conversation: a change seen in, or found in, its (agent, cwd). */
+	private evidenceLook(look: Look): {rescan: boolean; changed?: (agent: AgentId, cwd: string) => boolean} {
+		if (!this.watch) return {rescan: look.rescan};
+		const reread = this.answers.reread;
+		return {rescan: look.rescan, changed: (agent, cwd) => look.dirty.has(cwdKey(agent, cwd)) || reread.has(cwdKey(agent, cwd))};
 	}
 
 	/** inUse for rows whose conversation verified: the last condition of "resumable". */
-	private async refreshUse(ctx: AdapterContext, rows: readonly SessionRecord[], verified: ReadonlyMap<string, Entry<ResumeState>>, options: RefreshOptions): Promise<void> {
-		// The same listing (a file-change refresh reuses the last one) has the same key: no need to
-		// spell out a thousand processes again.
-		const same = options.processes !== undefined && options.processes === this.processList;
-		const key = same ? this.processKey : options.processes?.map(p => `${p.pid}:${p.startTime}`).join(',');
-		const processesMoved = key === undefined || key !== this.processKey;
-		if (options.rescan) {
-			this.processKey = key;
-			this.processList = options.processes;
-		}
+	private async refreshUse(
+		ctx: AdapterContext,
+		rows: readonly SessionRecord[],
+		verified: ReadonlyMap<string, Entry<ResumeState>>,
+		processes: string | undefined,
+		rescan: boolean,
+	): Promise<Pick<Answers, 'used' | 'usedUnder'>> {
+		const {used, usedUnder} = this.answers;
+		const processesMoved = processes === undefined || processes !== usedUnder;
 		const next = new Map<string, UseFacts>();
-		const todo: {key: string; adapter: AgentAdapter; id: string}[] = [];
+		const todo = new Map<string, {adapter: AgentAdapter; id: string}>();
 		// Per cwd, not per row (500 rows share a few dozen cwds).
 		const exists = new Map<string, boolean>();
-		const existsOnce = (cwd: string): boolean => {
-			let known = exists.get(cwd);
-			if (known === undefined) exists.set(cwd, (known = folderExists(cwd)));
-			return known;
-		};
 		for (const row of rows) {
 			const adapter = adapterOf(this.adapters, row.agent);
-			if (!adapter || row.agentSessionId === null || !existsOnce(row.cwd)) continue;
-			if (verified.get(pinKey(row.agent, row.agentSessionId, row.cwd))?.value.kind !== 'yes') continue;
-			const k = inUseKey(row.agent, row.agentSessionId);
-			if (next.has(k) || todo.some(t => t.key === k)) continue;
-			const known = this.used.get(k);
-			if (known && !(options.rescan && processesMoved)) next.set(k, known);
-			else todo.push({key: k, adapter, id: row.agentSessionId});
+			const id = row.agentSessionId;
+			if (!adapter || id === null) continue;
+			if (verified.get(pinKey(row.agent, id, row.cwd))?.value.kind !== 'yes') continue;
+			if (!exists.has(row.cwd)) exists.set(row.cwd, folderExists(row.cwd));
+			if (exists.get(row.cwd) !== true) continue;
+			const key = inUseKey(row.agent, id);
+			if (next.has(key) || todo.has(key)) continue;
+			const known = used.get(key);
+			if (known && !(rescan && processesMoved)) next.set(key, known);
+			else todo.set(key, {adapter, id});
 		}
-		await forEachLimit(todo, async item => {
+		await forEachLimit([...todo], async ([key, {adapter, id}]) => {
 			this.lastCalls += 1;
 			try {
-				next.set(item.key, {ok: true, holders: await item.adapter.inUse(ctx, item.id)});
+				next.set(key, {ok: true, holders: await adapter.inUse(ctx, id)});
 			} catch (error) {
-				next.set(item.key, {ok: false, error: `${item.adapter.label} could not tell who uses it: ${messageOf(error)}`});
+				next.set(key, {ok: false, error: `${adapter.label} could not tell who uses it: ${messageOf(error)}`});
 			}
 		});
-		this.used = next;
+		return {used: next, usedUnder: rescan ? processes : usedUnder};
 	}
 }

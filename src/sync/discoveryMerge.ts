@@ -1,8 +1,68 @@
-// The conversations view's list: every cwd's conversations merged newest first, each once,
-// updated in place after a few cwds changed, and unchanged conversations kept as the same objects.
+// The conversations view's list: every cwd's conversations with the in-use rule applied, merged
+// newest first, each once, updated in place after a few cwds changed, and unchanged
+// conversations kept as the same objects.
 
-import type {Conversation} from '../domain/types.js';
-import {type CwdFacts, inUseKey} from './discovery.js';
+import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
+import type {AgentId, Conversation} from '../domain/types.js';
+import {withUseEach, type UseMemo} from './conversationUse.js';
+import {type CwdFacts, inUseKey} from './discoveryResult.js';
+
+/** The list of a cwd that could not be read (one array, so it never counts as a changed list). */
+const NO_CONVERSATIONS: readonly Conversation[] = [];
+
+/**
+ * The conversation list across refreshes: each cwd's facts with the in-use rule applied (a live
+ * TUI's conversations read `no: in use`), merged into one list. Only what changed is asked and
+ * merged again; while nothing did, the same array comes back (the view skips its work too).
+ */
+export class ConversationList {
+	private state: {merge?: Merge; useMemo?: UseMemo} = {};
+	/** Each cwd's facts with the in-use rule applied, while its answered list stands. */
+	private readonly answered = new WeakMap<CwdFacts, {readonly list: readonly Conversation[]; readonly facts: CwdFacts}>();
+
+	private readonly adapters: Readonly<Record<AgentId, AgentAdapter>>;
+
+	constructor(adapters: Readonly<Record<AgentId, AgentAdapter>>) {
+		this.adapters = adapters;
+	}
+
+	async update(ctx: AdapterContext, facts: readonly CwdFacts[]): Promise<readonly Conversation[]> {
+		return this.merged(await this.withUse(ctx, facts));
+	}
+
+	/**
+	 * Only a list that changed, or all of them when the live uses did, is asked again; facts whose
+	 * answers did not change stay the same objects, so the merge moves only what changed.
+	 */
+	private async withUse(ctx: AdapterContext, facts: readonly CwdFacts[]): Promise<readonly CwdFacts[]> {
+		const lists = facts.map(f => (f.ok ? f.conversations : NO_CONVERSATIONS));
+		try {
+			const used = await withUseEach(ctx, lists, this.adapters, this.state.useMemo);
+			if (used.memo) this.state.useMemo = used.memo;
+			return facts.map((f, i) => {
+				const list = used.lists[i];
+				if (!f.ok || list === undefined || list === f.conversations) return f;
+				const known = this.answered.get(f);
+				if (known?.list === list) return known.facts;
+				const answered: CwdFacts = {...f, conversations: list};
+				this.answered.set(f, {list, facts: answered});
+				return answered;
+			});
+		} catch {
+			// The list still shows; purge and resume ask the rule themselves.
+			return facts;
+		}
+	}
+
+	/** Merging and sorting 20,000 conversations on every refresh cost more than the refresh. */
+	private merged(facts: readonly CwdFacts[]): readonly Conversation[] {
+		const last = this.state.merge;
+		if (last && last.facts.length === facts.length && last.facts.every((f, i) => f === facts[i])) return last.conversations;
+		const next = (last && mergeChanged(last, facts)) ?? mergeAll(facts);
+		this.state.merge = next;
+		return next.conversations;
+	}
+}
 
 /** The merged conversation list and what it takes to update it in place. */
 export interface Merge {

@@ -1,5 +1,5 @@
 import type {DriftInput, SessionFacts} from '../drift/input.js';
-import {cwdKey, pinKey} from './discovery.js';
+import {cwdKey, pinKey} from './discoveryResult.js';
 import type {JoinInputs} from './snapshot.js';
 
 // The drift engine's input, built ONE way: the dashboard's snapshot and `mam-tui drift` (with or

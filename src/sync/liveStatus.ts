@@ -9,8 +9,8 @@ import type {Logger} from '../system/logger.js';
 /** Reads each agent pane's status from its evidence (src/adapters/status) and puts it on the pane. */
 export interface StatusProbe {
 	/**
-	 * The panes, each that runs a known agent carrying its `detection` (on tmux also as its
-	 * `agentStatus`). A pane whose listing and detection did not change comes back as the same
+	 * The panes, each that runs a known agent carrying its `detection` (also as its `agentStatus`
+	 * where the mux reports none of its own). A pane whose listing and detection did not change comes back as the same
 	 * object, so the rows showing it stay unchanged. Never rejects: evidence that cannot be read
 	 * is left out.
 	 */
@@ -19,13 +19,14 @@ export interface StatusProbe {
 
 export interface StatusProbeDeps {
 	readonly ctx: AdapterContext;
-	readonly mux: Pick<Multiplexer, 'readScreens'> | null;
+	/** The panes' backend: what it can (`can`) decides which evidence is read. Null: no backend, nothing to read. */
+	readonly mux: Pick<Multiplexer, 'readScreens' | 'can'> | null;
 	/** The known agent a pane runs (the snapshot's own answer, so both agree). */
 	readonly agentOf: (pane: Pane) => AgentId | undefined;
 	readonly logger?: Logger;
 }
 
-/** On tmux the detection is the pane's status too; tmux's pane field has no `exited`. */
+/** Where the mux reports no status, the detection is the pane's status too; that field has no `exited`. */
 function asAgentStatus(status: DetectedStatus): AgentStatus {
 	return status === 'exited' ? 'unknown' : status;
 }
@@ -40,9 +41,11 @@ export function createStatusProbe(deps: StatusProbeDeps): StatusProbe {
 	/** The last answer: handed back whole when every pane in it is unchanged (drift keeps its work per panes array). */
 	let lastOut: readonly Pane[] | undefined;
 
+	const reportsStatus = deps.mux?.can.reportsAgentStatus === true;
+
 	const screensOf = async (panes: readonly Pane[]): Promise<ReadonlyMap<string, PaneScreen>> => {
-		const ids = panes.filter(p => p.mux === 'tmux').map(p => p.id);
-		if (ids.length === 0 || !deps.mux?.readScreens) return new Map();
+		const ids = panes.map(p => p.id);
+		if (ids.length === 0 || !deps.mux?.can.readsScreens || !deps.mux.readScreens) return new Map();
 		try {
 			return await deps.mux.readScreens(ids);
 		} catch (error) {
@@ -53,8 +56,8 @@ export function createStatusProbe(deps: StatusProbeDeps): StatusProbe {
 
 	const evidenceOf = (pane: Pane, agent: AgentId, screen: PaneScreen | undefined): StatusEvidence => {
 		const record = readAgentRecord(agent, deps.ctx, pane.processes);
-		// On herdr, herdr reads title and screen itself; only the agent's own record is added.
-		if (pane.mux === 'herdr') return record ? {record} : {};
+		// A mux that reports status reads title and screen itself (herdr); only the agent's own record is added.
+		if (reportsStatus) return record ? {record} : {};
 		return {
 			...(record ? {record} : {}),
 			...(screen?.osc !== undefined ? {osc: screen.osc} : {}),
@@ -79,7 +82,7 @@ export function createStatusProbe(deps: StatusProbeDeps): StatusProbe {
 				seen.add(pane.id);
 				let found: StatusDetection;
 				try {
-					found = detectStatus(agent, evidenceOf(pane, agent, screens.get(pane.id)), pane.mux === 'herdr' ? {status: pane.agentStatus} : undefined);
+					found = detectStatus(agent, evidenceOf(pane, agent, screens.get(pane.id)), reportsStatus ? {status: pane.agentStatus} : undefined);
 				} catch (error) {
 					// A detector bug must not take the listing down: the pane keeps what the mux said.
 					deps.logger?.warn('status detection failed', messageOf(error));
@@ -87,7 +90,7 @@ export function createStatusProbe(deps: StatusProbeDeps): StatusProbe {
 				}
 				const before = last.get(pane.id);
 				if (before && before.input === pane && sameDetection(before.output.detection, found)) return before.output;
-				const next: Pane = {...pane, detection: found, ...(pane.mux === 'tmux' ? {agentStatus: asAgentStatus(found.status)} : {})};
+				const next: Pane = {...pane, detection: found, ...(reportsStatus ? {} : {agentStatus: asAgentStatus(found.status)})};
 				last.set(pane.id, {input: pane, output: next});
 				return next;
 			});

@@ -1,24 +1,13 @@
 import {memo} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter, DiscoverResult} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import {isAgentId, type AgentId, type Pane, type ProcessRef} from '../domain/types.js';
+import {agentProcesses, paneAgent} from '../domain/paneAgent.js';
+import type {AgentId, Pane, SessionRecord} from '../domain/types.js';
 import {processStartMs} from '../system/procTime.js';
 import type {PaneEvidence} from '../drift/input.js';
 
-/** The adapters to look with (all of them, or only the one a caller asks about). */
+/** The adapters mam-tui knows (all of them; the pane's agent is judged among every known agent). */
 type Adapters = Readonly<Partial<Record<AgentId, AgentAdapter>>>;
-
-/** The known agent a pane runs and its processes of that agent (root first), or undefined. */
-export function paneAgentProcesses(pane: Pane, adapters: Adapters): {agent: AgentId; procs: ProcessRef[]} | undefined {
-	const named = pane.agent !== undefined && isAgentId(pane.agent) && adapters[pane.agent] !== undefined ? pane.agent : undefined;
-	const agents = named ? [named] : (Object.keys(adapters) as AgentId[]);
-	for (const proc of pane.processes) {
-		const agent = agents.find(a => adapters[a]?.matchesProcess(proc) === true);
-		const adapter = agent ? adapters[agent] : undefined;
-		if (agent && adapter) return {agent, procs: pane.processes.filter(p => adapter.matchesProcess(p))};
-	}
-	return undefined;
-}
 
 /**
  * Which conversation one pane's agent process is on, from the agent's own evidence (its live
@@ -26,12 +15,13 @@ export function paneAgentProcesses(pane: Pane, adapters: Adapters): {agent: Agen
  * written since it started. Never "the newest".
  */
 export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterContext): Promise<PaneEvidence | undefined> {
-	const found = paneAgentProcesses(pane, adapters);
-	if (!found) return undefined;
-	const {agent, procs} = found;
-	const adapter = adapters[agent];
-	if (!adapter) return undefined;
-	const root = procs[0] as ProcessRef;
+	// Which agent: the one rule (domain/paneAgent.ts); the evidence is read off its processes.
+	const agent = paneAgent(pane, adapters);
+	const adapter = agent === undefined ? undefined : adapters[agent];
+	if (agent === undefined || !adapter) return undefined;
+	const procs = agentProcesses(pane, agent, adapters);
+	const root = procs[0];
+	if (!root) return undefined;
 	const startedAt = processStartMs(root.startTime);
 	const base = {agent, ...(startedAt !== undefined ? {startedAt} : {})};
 	if (!adapter.liveUses) return {...base, ids: [], seen: [`${adapter.label} keeps no evidence mam-tui can read of which conversation it is on`]};
@@ -74,13 +64,75 @@ async function parentsOnly(adapter: AgentAdapter, ctx: AdapterContext, ids: read
 	}
 }
 
-/** Evidence for every pane (mam-tui's own excepted) that runs a known agent. */
-export async function collectPaneEvidence(panes: readonly Pane[] | null, adapters: Adapters, ctx: AdapterContext): Promise<Map<string, PaneEvidence>> {
-	const out = new Map<string, PaneEvidence>();
-	for (const pane of panes ?? []) {
-		if (pane.isSelf) continue;
-		const evidence = await paneEvidence(pane, adapters, ctx);
-		if (evidence) out.set(pane.id, evidence);
+/** One pane's agent processes (pid:start, in order) and the evidence last read for them. */
+interface PaneLook {
+	readonly processes: string;
+	readonly evidence: PaneEvidence | undefined;
+}
+
+/** What tells the cache to read a pane's evidence again on a discovery tick. */
+export interface EvidenceLook {
+	/** A discovery tick (not a pane event). */
+	readonly rescan: boolean;
+	/** Did `agent`'s conversations of `cwd` change (seen by the folder watch, or found changed)? Absent: no watch, so every pane is read again on a tick. */
+	readonly changed?: (agent: AgentId, cwd: string) => boolean;
+}
+
+/**
+ * Pane evidence for the panes no pinned running row accounts for, kept across refreshes. A pane
+ * is read again when its agent processes changed, or on a tick when its agent's conversations of
+ * its folder changed (its agent wrote one there); otherwise it keeps its evidence (and the whole
+ * map stays the same object while nothing changed, so drift keeps its findings), since reading
+ * it costs a discovery of the pane's folder.
+ */
+export class PaneEvidenceCache {
+	private last: {readonly looks: ReadonlyMap<string, PaneLook>; readonly value?: ReadonlyMap<string, PaneEvidence>} = {looks: new Map()};
+
+	private readonly adapters: Adapters;
+
+	constructor(adapters: Adapters) {
+		this.adapters = adapters;
 	}
-	return out;
+
+	async update(ctx: AdapterContext, rows: readonly SessionRecord[], panes: readonly Pane[], look: EvidenceLook): Promise<ReadonlyMap<string, PaneEvidence>> {
+		const accounted = new Set<string>();
+		for (const r of rows) if (r.status === 'running' && r.agentSessionId !== null && r.paneId !== null) accounted.add(r.paneId);
+		const asked = panes.filter(p => !p.isSelf && !accounted.has(p.id) && p.processes.length > 0);
+		const looks = new Map<string, PaneLook>();
+		let changed = asked.length !== this.last.looks.size || this.last.value === undefined;
+		for (const pane of asked) {
+			const processes = pane.processes.map(q => `${q.pid}:${q.startTime}`).join(',');
+			const known = this.last.looks.get(pane.id);
+			if (known && known.processes === processes && !(look.rescan && this.wrote(known, pane, look))) {
+				looks.set(pane.id, known);
+				continue;
+			}
+			let evidence: PaneEvidence | undefined;
+			try {
+				evidence = await paneEvidence(pane, this.adapters, ctx);
+			} catch {
+				evidence = undefined;
+			}
+			const same = known !== undefined && JSON.stringify(known.evidence) === JSON.stringify(evidence);
+			if (!same) changed = true;
+			looks.set(pane.id, {processes, evidence: same ? known.evidence : evidence});
+		}
+		const kept = this.last.value;
+		if (!changed && kept) {
+			this.last = {looks, value: kept};
+			return kept;
+		}
+		const value = new Map<string, PaneEvidence>();
+		for (const [id, known] of looks) if (known.evidence) value.set(id, known.evidence);
+		this.last = {looks, value};
+		return value;
+	}
+
+	/** May the pane's agent have written a conversation since its evidence was read? */
+	private wrote(known: PaneLook, pane: Pane, look: EvidenceLook): boolean {
+		if (!look.changed) return true;
+		const agent = known.evidence?.agent;
+		if (agent === undefined) return false;
+		return [pane.processes[0]?.cwd, pane.foregroundCwd, pane.cwd].some(cwd => cwd !== undefined && look.changed?.(agent, cwd) === true);
+	}
 }

@@ -1,23 +1,20 @@
 import fs from 'node:fs';
-import {ADAPTERS} from '../adapters/index.js';
-import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
+import type {AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {AgentId, Pane, ProcessRef, SessionRecord} from '../domain/types.js';
 import type {DriftMemo} from '../drift/detect.js';
-import type {DriftInput} from '../drift/input.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import {monotonicMs} from '../system/clock.js';
 import {folderExists} from '../system/folder.js';
-import {snapshotTable, type ProcessTable} from '../system/processes.js';
-import {DiscoveryCache} from './discovery.js';
-import {driftInputOf} from './driftInput.js';
-import {createStatusProbe, type StatusProbe} from './liveStatus.js';
-import {joinSnapshot, liveRowIds, paneAgent, type ConversationsMemo, type JoinInputs, type LiveSnapshot} from './snapshot.js';
+import type {ProcessTable} from '../system/processes.js';
+import type {DiscoveryCache} from './discovery.js';
+import type {StatusProbe} from './liveStatus.js';
+import {joinSnapshot, liveRowIds, type ConversationsMemo, type JoinInputs, type LiveSnapshot} from './snapshot.js';
 
 // One refresh's I/O: the mux listing, the process table, discovery and the cwd checks, gathered
-// into the pure join's inputs. The dashboard's supervisor, `mam-tui status` and `mam-tui drift`
-// all gather through `gatherJoinInputs`, so they judge the same facts the same way.
+// into the pure join's inputs. Callers do not wire these steps themselves: the refresh pipeline
+// (pipeline.ts `createRefreshPipeline`) owns them for status, drift and the supervisor alike.
 
 function realpathIfDifferent(cwd: string): string | undefined {
 	try {
@@ -54,6 +51,7 @@ export interface SnapshotDeps {
 	readonly previousLive?: Readonly<Record<string, SessionLive>>;
 	/** Reads the agents' statuses onto the panes (every refresh: records and changed screens). */
 	readonly status?: StatusProbe;
+	readonly adapters?: Readonly<Record<AgentId, AgentAdapter>>;
 }
 
 /** One listing of the mux's panes and of the process table. */
@@ -91,7 +89,7 @@ export async function readListing(deps: Pick<SnapshotDeps, 'mux' | 'muxProblem' 
 export async function gatherJoinInputs(deps: SnapshotDeps): Promise<JoinInputs> {
 	const {panes: listed, problem, processes} = deps.listing ?? (await readListing(deps));
 	const panes = deps.status ? await deps.status.detect(listed) : listed;
-	const live = liveRowIds(deps.sessions, panes, deps.mux?.kind ?? null);
+	const live = liveRowIds(deps.sessions, panes, deps.mux?.kind ?? null, deps.adapters);
 	const discovery = await deps.discovery.refresh(deps.sessions, {
 		rescan: deps.rescan,
 		live,
@@ -116,6 +114,7 @@ export async function gatherJoinInputs(deps: SnapshotDeps): Promise<JoinInputs> 
 		...(deps.driftMemo ? {driftMemo: deps.driftMemo} : {}),
 		...(deps.conversationsMemo ? {conversationsMemo: deps.conversationsMemo} : {}),
 		...(deps.previousLive ? {previousLive: deps.previousLive} : {}),
+		...(deps.adapters ? {adapters: deps.adapters} : {}),
 		// Per cwd, not per row: 500 rows share a few dozen cwds.
 		cwdExists: perRefresh(folderExists),
 		realCwd: perRefresh(realpathIfDifferent),
@@ -136,45 +135,4 @@ export function perRefresh<T>(fn: (cwd: string) => T): (cwd: string) => T {
 		known.set(cwd, value);
 		return value;
 	};
-}
-
-/** Where a one-shot drift run gets its world from; everything is injected so tests use fakes and temp homes. */
-export interface CollectSources {
-	/** The registry rows (a Registry satisfies this). */
-	readonly registry: {list(): readonly SessionRecord[]};
-	/** The live multiplexer, or null when none could be selected. */
-	readonly mux: Multiplexer | null;
-	/** Why `mux` is null (shown as a note). */
-	readonly muxProblem?: string;
-	/** Home, env, exec, process table and clock for the adapters. */
-	readonly ctx: AdapterContext;
-	readonly adapters?: Readonly<Record<AgentId, AgentAdapter>>;
-}
-
-/**
- * `mam-tui drift`'s input: one refresh exactly as the dashboard's supervisor makes it (the mux's
- * panes with the agents' own statuses, one process table, discovery), asked once.
- */
-export async function collectDriftInput(sources: CollectSources): Promise<DriftInput> {
-	const adapters = sources.adapters ?? ADAPTERS;
-	// One moment, one pass over /proc for the panes' trees, in-use and pane evidence alike.
-	const processes = snapshotTable(sources.ctx.processes);
-	const ctx = {...sources.ctx, processes};
-	const discovery = new DiscoveryCache({ctx, adapters, once: true});
-	try {
-		const inputs = await gatherJoinInputs({
-			sessions: sources.registry.list(),
-			mux: sources.mux,
-			...(sources.muxProblem ? {muxProblem: sources.muxProblem} : {}),
-			discovery,
-			processes,
-			rescan: true,
-			now: ctx.now,
-			// The agents' own statuses too: where they disagree with herdr's, drift says so (status-disagrees).
-			status: createStatusProbe({ctx, mux: sources.mux, agentOf: pane => paneAgent(adapters, pane)}),
-		});
-		return driftInputOf({...inputs, adapters});
-	} finally {
-		discovery.close();
-	}
 }

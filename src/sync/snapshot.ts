@@ -13,13 +13,14 @@ import {
 	type ResumeState,
 	type SessionRecord,
 } from '../domain/types.js';
+import {paneAgent, reportedId, runsAgent} from '../domain/paneAgent.js';
 import {paneStatus} from '../domain/paneStatus.js';
 import {detectDrift, type DriftMemo} from '../drift/detect.js';
-import {ownPane, type PaneFacts} from '../drift/paneJoin.js';
+import {ownPane} from '../drift/paneJoin.js';
 import type {MuxHealth} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import {driftInputOf} from './driftInput.js';
-import {pinKey, inUseKey, type DiscoveryResult} from './discovery.js';
+import {pinKey, inUseKey, type DiscoveryResult} from './discoveryResult.js';
 
 // The pure join of one refresh: registry rows, panes and what discovery found → the snapshot the
 // dashboard shows (live data and resume state per row, untracked panes, conversations, findings).
@@ -73,36 +74,6 @@ function agentOf(adapters: Adapters, agent: string): AgentId | undefined {
 	return isAgentId(agent) && Object.hasOwn(adapters, agent) ? agent : undefined;
 }
 
-/** Does the pane run `agent`: the mux says so, or a process of its tree is that agent. */
-function runsAgent(adapters: Adapters, pane: Pane, agent: AgentId): boolean {
-	return pane.agent === agent || pane.processes.some(p => adapters[agent].matchesProcess(p));
-}
-
-/** The known agent a pane runs, if any. */
-export function paneAgent(adapters: Adapters, pane: Pane): AgentId | undefined {
-	if (pane.agent !== undefined && agentOf(adapters, pane.agent)) return pane.agent as AgentId;
-	for (const proc of pane.processes) {
-		const found = (Object.keys(adapters) as AgentId[]).find(id => adapters[id].matchesProcess(proc));
-		if (found) return found;
-	}
-	return undefined;
-}
-
-/** The join's view of agents (the same questions drift asks its world). */
-function joinFacts(adapters: Adapters): PaneFacts {
-	return {
-		runs: (pane, agent) => {
-			const a = agentOf(adapters, agent);
-			return a !== undefined && runsAgent(adapters, pane, a);
-		},
-		runsOther: (pane, agent) => {
-			const other = paneAgent(adapters, pane);
-			return other !== undefined && other !== agent;
-		},
-		reported: (pane, agent) => (pane.agentSessionId && (pane.agent === undefined || pane.agent === agent) ? pane.agentSessionId : undefined),
-	};
-}
-
 /** The panes by id, and by the conversation they report (in listing order). */
 interface PaneIndex {
 	readonly byId: ReadonlyMap<string, Pane>;
@@ -124,11 +95,11 @@ function indexPanes(panes: readonly Pane[] | null): PaneIndex {
  * The pane a row lives in: its recorded pane (when the row belongs to this backend), else a pane
  * that reports the row's pinned conversation (a herdr pane moved to another workspace gets a new id).
  */
-function paneOf(row: SessionRecord, inputs: Pick<JoinInputs, 'muxKind' | 'adapters'>, index: PaneIndex, facts: PaneFacts): Pane | undefined {
-	const recorded = ownPane(row, index.byId, inputs.muxKind, facts);
+function paneOf(row: SessionRecord, muxKind: MuxKind | null, index: PaneIndex, adapters: Adapters): Pane | undefined {
+	const recorded = ownPane(row, index.byId, muxKind, adapters);
 	if (recorded) return recorded;
 	if (row.agentSessionId === null || row.status === 'purged') return undefined;
-	return index.byConversation.get(row.agentSessionId)?.find(p => p.agent === undefined || p.agent === row.agent);
+	return index.byConversation.get(row.agentSessionId)?.find(p => reportedId(p, row.agent) !== undefined);
 }
 
 function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean, reachable: boolean): LiveStatus {
@@ -192,30 +163,32 @@ export function conversationResumeState(c: Pick<Conversation, 'id' | 'cwd' | 're
 /** Registry ids of rows whose agent runs in their pane (resume state "live in pane"); the join decides the same way. */
 export function liveRowIds(sessions: readonly SessionRecord[], panes: readonly Pane[] | null, muxKind: MuxKind | null, adapters: Adapters = ADAPTERS): Set<number> {
 	const index = indexPanes(panes);
-	const facts = joinFacts(adapters);
 	const live = new Set<number>();
 	for (const row of sessions) {
 		if (row.status === 'purged') continue;
-		const pane = paneOf(row, {muxKind, adapters}, index, facts);
-		const agent = agentOf(adapters, row.agent);
-		if (pane && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent)) live.add(row.id);
+		const pane = paneOf(row, muxKind, index, adapters);
+		if (pane && runsAgent(pane, row.agent, adapters)) live.add(row.id);
 	}
 	return live;
 }
 
-/** Join registry rows, panes and discovery into the snapshot. Pure but for the injected cwd checks. */
-export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
+/**
+ * Each row's live data (pane, live status, resume state) by the one join; rows whose live data
+ * did not change keep last time's objects (and the whole record stays the same when none did).
+ */
+export function joinLive(inputs: JoinInputs): Readonly<Record<string, SessionLive>> {
+	return joinRows(inputs, indexPanes(inputs.panes)).live;
+}
+
+function joinRows(inputs: JoinInputs, index: PaneIndex): {live: Readonly<Record<string, SessionLive>>; claimed: ReadonlySet<string>} {
 	const adapters = inputs.adapters ?? ADAPTERS;
-	const index = indexPanes(inputs.panes);
-	const facts = joinFacts(adapters);
-	let live: Record<string, SessionLive> = {};
+	const live: Record<string, SessionLive> = {};
 	const claimed = new Set<string>();
 	const previous = inputs.previousLive;
 	let changed = previous === undefined;
 	for (const row of inputs.sessions) {
-		const pane = paneOf(row, inputs, index, facts);
-		const agent = agentOf(adapters, row.agent);
-		const runs = pane !== undefined && !pane.isSelf && agent !== undefined && runsAgent(adapters, pane, agent);
+		const pane = paneOf(row, inputs.muxKind, index, adapters);
+		const runs = pane !== undefined && runsAgent(pane, row.agent, adapters);
 		if (pane && row.status !== 'purged') claimed.add(pane.id);
 		const next: SessionLive = {
 			liveStatus: liveStatusOf(row, pane, runs, inputs.panes !== null),
@@ -231,8 +204,15 @@ export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 		}
 	}
 	// Nothing changed (a file-change refresh, for most rows): the very record of last time.
-	if (!changed && previous && Object.keys(previous).length === Object.keys(live).length) live = previous as Record<string, SessionLive>;
-	const untracked = (inputs.panes ?? []).filter(p => !p.isSelf && !claimed.has(p.id) && paneAgent(adapters, p) !== undefined);
+	if (!changed && previous && Object.keys(previous).length === Object.keys(live).length) return {live: previous, claimed};
+	return {live, claimed};
+}
+
+/** Join registry rows, panes and discovery into the snapshot. Pure but for the injected cwd checks. */
+export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
+	const adapters = inputs.adapters ?? ADAPTERS;
+	const {live, claimed} = joinRows(inputs, indexPanes(inputs.panes));
+	const untracked = (inputs.panes ?? []).filter(p => !claimed.has(p.id) && paneAgent(p, adapters) !== undefined);
 	let findings: Finding[] = [];
 	try {
 		// Without conversations (status) there is nothing to judge drift against, and nobody shows findings.

@@ -1,6 +1,6 @@
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import type {AgentId, Pane, SessionRecord} from '../domain/types.js';
+import type {AgentId, SessionRecord} from '../domain/types.js';
 import type {Multiplexer, MuxEvent} from '../mux/types.js';
 import type {Action} from '../store/reducer.js';
 import type {AppState} from '../store/state.js';
@@ -8,13 +8,10 @@ import type {Store} from '../store/store.js';
 import {monotonicMs} from '../system/clock.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
-import {createDriftMemo} from '../drift/detect.js';
-import {ADAPTERS} from '../adapters/index.js';
 import {createAttention, type AttentionDeps} from './attention.js';
-import {DiscoveryCache, type StatFn} from './discovery.js';
-import {createStatusProbe} from './liveStatus.js';
-import {buildSnapshot, readListing, type Listing} from './refresh.js';
-import {createConversationsMemo, paneAgent, type LiveSnapshot} from './snapshot.js';
+import type {StatFn} from './discovery.js';
+import {createRefreshPipeline} from './pipeline.js';
+import type {LiveSnapshot} from './snapshot.js';
 
 export interface SupervisorDeps {
 	/**
@@ -108,15 +105,6 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	let pending: Job | undefined;
 	let coalesceTimer: NodeJS.Timeout | undefined;
 	let diskTimer: NodeJS.Timeout | undefined;
-	let listing: Listing | undefined;
-	// Detection keeps what the rows and the listing alone decide while both are unchanged.
-	const driftMemo = createDriftMemo();
-	const conversationsMemo = createConversationsMemo();
-	// Rows whose live data is unchanged keep their objects (and an unchanged record stays the same).
-	let previousLive: LiveSnapshot['live'] | undefined;
-	const source = {mux: deps.mux, ...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}), processes: deps.processes};
-	const adapters = deps.adapters ?? ADAPTERS;
-	const status = createStatusProbe({ctx: deps.ctx, mux: deps.mux, agentOf: pane => paneAgent(adapters, pane), ...(deps.logger ? {logger: deps.logger} : {})});
 	const attention = deps.attention
 		? createAttention({
 				...deps.attention,
@@ -127,21 +115,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 
 	const runOnce = async (job: Job): Promise<void> => {
 		try {
-			if (job.panes || !listing) listing = await readListing(source);
-			const snapshot = await buildSnapshot({
-				sessions: localRows(deps.store.getState().sessions),
-				...source,
-				discovery,
-				listing,
-				rescan: job.rescan,
-				full: job.full,
-				now,
-				driftMemo,
-				conversationsMemo,
-				status,
-				...(previousLive ? {previousLive} : {}),
-			});
-			previousLive = snapshot.live;
+			const snapshot = await pipeline.refresh(localRows(deps.store.getState().sessions), {rescan: job.rescan, listPanes: job.panes, full: job.full});
 			if (disposed) return;
 			deps.store.dispatch({
 				type: 'live/updated',
@@ -200,10 +174,15 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		}, wait);
 		diskTimer.unref();
 	};
-	const discovery = new DiscoveryCache({
+	const pipeline = createRefreshPipeline({
 		ctx: deps.ctx,
+		mux: deps.mux,
+		...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}),
+		processes: deps.processes,
 		...(deps.adapters ? {adapters: deps.adapters} : {}),
 		...(deps.stat ? {stat: deps.stat} : {}),
+		...(deps.logger ? {logger: deps.logger} : {}),
+		now,
 		onChange: soonDisk,
 	});
 
@@ -218,34 +197,16 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	};
 
 	/**
-	 * herdr says a pane's agent changed status: show it at once, from the event alone, for the
-	 * pane and the rows whose agent runs in it (a listing is a herdr round trip and a pass over
-	 * /proc, a quarter of a second at 500 panes). The full refresh the event also asks for follows
-	 * and replaces this with what the listing says (findings included). Skipped while a refresh
-	 * runs (its result, from the older listing, would hide the status again until the next one),
-	 * for our own pane, and when the event names another agent than the pane has.
+	 * herdr says a pane's agent changed status: show it at once, from the event and the last
+	 * refresh's facts (a listing is a herdr round trip and a pass over /proc, a quarter of a second
+	 * at 500 panes), joined by the same rule as a refresh. The full refresh the event also asks for
+	 * follows and replaces this with what the listing says (findings included). Skipped while a
+	 * refresh runs: its result, from the older listing, would hide the status again until the next.
 	 */
 	const showStatus = (event: Extract<MuxEvent, {type: 'agent-status'}>): void => {
-		const panes = listing?.panes;
-		if (!listing || !panes || running) return;
-		const at = panes.findIndex(p => p.id === event.paneId);
-		const pane = panes[at];
-		if (!pane || pane.isSelf || pane.agentStatus === event.status || (event.agent !== undefined && event.agent !== pane.agent)) return;
-		// The agent's own record overrode herdr here: the refresh that follows reads it again.
-		const shown = deps.store.getState().panes.find(p => p.id === pane.id)?.detection;
-		if (shown && shown.source !== 'mux') return;
-		const next: Pane = {...pane, agentStatus: event.status};
-		const nextPanes = panes.map((p, i) => (i === at ? next : p));
-		listing = {...listing, panes: nextPanes};
-		const live = {...deps.store.getState().live};
-		for (const [name, entry] of Object.entries(live)) {
-			if (entry.pane?.id !== pane.id) continue;
-			// A row shows its pane's status only while its agent runs there (else "exited", "stopped").
-			const runs = entry.liveStatus === pane.agentStatus;
-			live[name] = {...entry, pane: next, ...(runs ? {liveStatus: event.status} : {})};
-		}
-		previousLive = live;
-		deps.store.dispatch({type: 'live/updated', panes: nextPanes, live});
+		if (running) return;
+		const shown = pipeline.showStatus(event.paneId, event.status, event.agent);
+		if (shown) deps.store.dispatch({type: 'live/updated', panes: shown.panes ?? [], live: shown.live});
 	};
 
 	const onEvent = (event: MuxEvent): void => {
@@ -257,7 +218,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		if (event.type === 'agent-status') showStatus(event);
 		if (event.type === 'output') {
 			// Panes printed (tmux): their screens and records are read again; the pane list stands.
-			if (listing?.panes?.some(p => !p.isSelf && event.paneIds.includes(p.id) && paneAgent(adapters, p) !== undefined)) void refresh({panes: false});
+			if (pipeline.panes()?.some(p => event.paneIds.includes(p.id) && pipeline.agentOf(p) !== undefined)) void refresh({panes: false});
 			return;
 		}
 		soon();
@@ -279,7 +240,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	let ticks = 0;
 	const tick = setInterval(() => {
 		ticks += 1;
-		const job = tickRefresh(ticks, discovery.wantsTick());
+		const job = tickRefresh(ticks, pipeline.wantsTick());
 		if (job) void refresh(job);
 	}, Math.max(1, deps.discoverySeconds) * 1000);
 	tick.unref();
@@ -295,7 +256,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 			unsubscribe?.();
 			unwatch();
 			await running;
-			discovery.close();
+			pipeline.close();
 		},
 	};
 }

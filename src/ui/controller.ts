@@ -181,6 +181,7 @@ export function createUiController(deps: ControllerDeps): UiActions {
 				const session = deps.registry.get(name);
 				if (!session?.paneId) return notice('info', `${name} has no pane to focus`);
 				const mux = await deps.mux();
+				if (!mux.can.focuses) return notice('info', `${mux.kind} cannot bring a pane to the front; ${name} is in pane ${session.paneId}`);
 				await mux.focusPane(session.paneId);
 				notice('ok', `focused ${session.paneId}`);
 			}),

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type {AdapterContext} from '../adapters/types.js';
+import type {MuxChoice} from '../domain/types.js';
 import {loadConfig, type Config} from '../config/config.js';
 import {configPath, registryPath, stateDir} from '../registry/paths.js';
 import {Registry} from '../registry/registry.js';
@@ -11,7 +12,7 @@ import {ParseCache} from '../adapters/common/refresh.js';
 
 /** The options every command accepts. */
 export interface GlobalOptions {
-	readonly mux?: 'herdr' | 'tmux' | 'auto';
+	readonly mux?: MuxChoice;
 	/** `--tmux-socket NAME`: the tmux server `tmux -L NAME` talks to. */
 	readonly tmuxSocket?: string;
 	/** `--tmux-path PATH`: the tmux server socket `tmux -S PATH` talks to. */

@@ -18,6 +18,8 @@ interface Script {
 	outcome: PurgeOutcome;
 	residual: readonly string[];
 	purged: string[];
+	/** Every plan handed to the adapter's purge. */
+	plans: PurgePlan[];
 	purgeThrows?: string;
 	/** What artifacts() answers from its second call on (the recheck), when set. */
 	itemsLater?: PlanItem[];
@@ -29,7 +31,7 @@ let calls: number;
 beforeEach(() => {
 	world = createTestWorld('mam-purge-rules-');
 	calls = 0;
-	script = {holders: [], items: [item('/r/a'), item('/r/b', OTHER)], outcome: {removed: [item('/r/a')], warnings: []}, residual: [], purged: []};
+	script = {holders: [], items: [item('/r/a'), item('/r/b', OTHER)], outcome: {removed: [item('/r/a')], warnings: []}, residual: [], purged: [], plans: []};
 });
 afterEach(() => world.dispose());
 
@@ -48,9 +50,10 @@ function scripted(over: Partial<AgentAdapter> = {}): AgentAdapter {
 			const items = calls > 1 && script.itemsLater ? script.itemsLater : script.items;
 			return {agent: 'claude', id, descendants: [OTHER], items, totalBytes: items.length * 5};
 		},
-		async purge(_ctx, id) {
+		async purge(_ctx, plan) {
 			if (script.purgeThrows) throw new Error(script.purgeThrows);
-			script.purged.push(id);
+			script.purged.push(plan.id);
+			script.plans.push(plan);
 			return script.outcome;
 		},
 		async residual() {
@@ -203,6 +206,17 @@ describe('re-checked before the first deletion', () => {
 		expect(done).toMatchObject({ok: false, error: {kind: 'in-use'}});
 		expect(asked).toBe(2);
 		expect(script.purged).toEqual([]);
+	});
+
+	it('deletes the plan that was shown: the recheck only compares, and nothing plans a third time', async () => {
+		const view = await planOf({agent: 'claude', id: ID});
+		// Same artifacts, other sizes (an agent appended a line): the fingerprint holds, the plan is the shown one.
+		script.itemsLater = script.items.map(i => ({...i, bytes: 99}));
+		const done = await actions().purge([view], ID, {hard: true});
+		expect(done.ok).toBe(true);
+		expect(script.plans).toHaveLength(1);
+		expect(script.plans[0]).toBe(view.plan);
+		expect(calls).toBe(2);
 	});
 
 	it('an agent that went away since the plan is refused', async () => {

@@ -104,6 +104,19 @@ describe.each(cases)('%s: purge to the trash', (agent, build, adapter) => {
 		expect(audit).toContain('restore:ok');
 	});
 
+	it('remembers whose home it purged: a restore run from another home checks resumability where the files went back', async () => {
+		const fx = build();
+		cleanups.push(() => fx.cleanup());
+		const deps = depsFor(fx, adapter);
+		const result = await purge(deps, agent, fx.ids.target);
+		// `purge --home X`, then a plain `restore ID`: the command's own home holds none of it.
+		const elsewhere = fs.mkdtempSync(path.join(fx.ctx.tmpDir, 'own-home-'));
+		const plain: ActionDeps = {...deps, context: {...fx.ctx, home: elsewhere, ownHome: true}};
+		const restored = await restorePurge(plain, result?.trashId ?? '');
+		expect(restored.ok ? restored.value.resume : restored.error.message).toEqual({kind: 'yes'});
+		expect(restored.ok && restored.value.home).toBe(fx.ctx.home);
+	});
+
 	it('a second purge exits clean with nothing left and adds no trash entry; trash empty deletes for good', async () => {
 		const fx = build();
 		cleanups.push(() => fx.cleanup());

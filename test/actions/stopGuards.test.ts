@@ -8,6 +8,7 @@ import type {AgentId, AgentStatus, Pane, ProcessRef} from '../../src/domain/type
 import type {Multiplexer} from '../../src/mux/types.js';
 import type {ProcessTable} from '../../src/system/processes.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
+import {tmuxCan} from '../../src/mux/tmux.js';
 
 /**
  * Step 1 against a model of the real TUIs, with a clock that advances only when the stop sleeps
@@ -124,6 +125,7 @@ function fakeMux(tui: FakeTui, status: AgentStatus): Multiplexer {
 	const pane = (): Pane => ({id: '%1', mux: 'tmux', agentStatus: status, shellPid: 100, processes: tui.live().filter(p => p.pid !== 1), isSelf: false});
 	return {
 		kind: 'tmux',
+		can: tmuxCan(false),
 		listPanes: async () => (tui.paneOpen ? [pane()] : []),
 		subscribe: () => () => {},
 		sendText: async (_id, text) => tui.text(text),

@@ -9,6 +9,7 @@ import {agyAdapter} from '../../src/adapters/agy.js';
 import {spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {agyDbPath, agyId, agyRoot, agySummariesPath, buildAgyFixture, writeAgyConversation, writeLastConversations} from './fixtures/agy.js';
 import type {FixtureWorld} from './fixtures/types.js';
+import {purgeNow} from '../helpers/purge.js';
 
 // These tests start real processes and sqlite writers; on a loaded machine they need more than
 // vitest's 5 s default. A ceiling, not a timing assertion.
@@ -164,7 +165,7 @@ describe('agy purge', () => {
 		writeLastConversations(w.home, {[alpha]: w.ids.target, [beta]: w.ids.foreign, [`${alpha}/sub`]: w.ids.sibling});
 		const file = path.join(agyRoot(w.home), 'cache', 'last_conversations.json');
 		const before = fs.readFileSync(file, 'utf8');
-		await agyAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(agyAdapter, w.ctx, w.ids.target);
 		const after = fs.readFileSync(file, 'utf8');
 		expect(JSON.parse(after)).toEqual({[beta]: w.ids.foreign, [`${alpha}/sub`]: w.ids.sibling});
 		const keptLines = before.split('\n').filter(line => !line.includes(w.ids.target));
@@ -183,7 +184,7 @@ describe('agy purge', () => {
 		fs.cpSync(conversations, outside, {recursive: true});
 		fs.rmSync(conversations, {recursive: true});
 		fs.symlinkSync(outside, conversations);
-		const outcome = await agyAdapter.purge(w.ctx, w.ids.target);
+		const outcome = await purgeNow(agyAdapter, w.ctx, w.ids.target);
 		expect(fs.existsSync(path.join(outside, `${w.ids.target}.db`))).toBe(true);
 		expect(outcome.warnings.join('\n')).toMatch(/refused/);
 		expect(outcome.removed.map(i => i.path)).not.toContain(agyDbPath(w.home, w.ids.target));

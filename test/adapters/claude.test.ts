@@ -11,6 +11,7 @@ import {buildClaudeFixture, claudeTranscript} from './fixtures/claude.js';
 import {claudeSubagentTranscript} from '../../src/demo/samples/claude.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
+import {purgeNow} from '../helpers/purge.js';
 
 const SAMPLES = '/work/shared/agents/samples/claude';
 
@@ -206,7 +207,7 @@ describe('claude purge details', () => {
 		fs.appendFileSync(history, `{"display":"x",  "sessionId":"${w.ids.sibling}"}`);
 		const before = fs.readFileSync(history, 'utf8').split(/(?<=\n)/);
 		const inode = fs.statSync(history).ino;
-		await claudeAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(claudeAdapter, w.ctx, w.ids.target);
 		const after = fs.readFileSync(history, 'utf8');
 		expect(after).toBe(before.filter(line => !line.includes(w.ids.target)).join(''));
 		expect(fs.statSync(history).ino).not.toBe(inode);
@@ -220,14 +221,14 @@ describe('claude purge details', () => {
 		const plan = await claudeAdapter.artifacts(w.ctx, w.ids.target);
 		const planned = plan.items.filter(i => i.description === 'pasted content').map(i => path.basename(i.path));
 		expect(planned).toHaveLength(1);
-		await claudeAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(claudeAdapter, w.ctx, w.ids.target);
 		expect(fs.readdirSync(pasteDir).sort()).toEqual(before.filter(n => !planned.includes(n)));
 	});
 
 	it('never touches project memory, settings or another session’s per-session folders', async () => {
 		const w = world();
 		const root = w.roots[0] ?? '';
-		await claudeAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(claudeAdapter, w.ctx, w.ids.target);
 		expect(fs.existsSync(path.join(root, 'projects', projectSlug(w.cwds[0]), 'memory', 'MEMORY.md'))).toBe(true);
 		for (const folder of ['tasks', 'file-history']) expect(fs.existsSync(path.join(root, folder, w.ids.sibling))).toBe(true);
 		expect(fs.existsSync(path.join(root, 'debug', `${w.ids.sibling}.txt`))).toBe(true);
@@ -254,7 +255,7 @@ describe('claude purge details', () => {
 		const ctx = {...w.ctx, ownHome: true};
 		const plan = await claudeAdapter.artifacts(ctx, w.ids.target);
 		expect(plan.items.some(i => i.description === 'temp task output')).toBe(true);
-		await claudeAdapter.purge(ctx, w.ids.target);
+		await purgeNow(claudeAdapter, ctx, w.ids.target);
 		expect(fs.existsSync(path.dirname(tasks))).toBe(false);
 		expect(fs.existsSync(other)).toBe(true);
 		expect(await claudeAdapter.residual(ctx, w.ids.target)).toEqual([]);

@@ -9,6 +9,7 @@ import {CODEX_STATE_SCHEMA} from './fixtures/codexSchema.js';
 import {spawnArgvHolder} from '../support/holders.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
+import {purgeNow} from '../helpers/purge.js';
 
 const SAMPLES = '/work/shared/agents/samples/codex';
 
@@ -189,7 +190,7 @@ describe('codex purge details', () => {
 		});
 		const plan = await codexAdapter.artifacts(w.ctx, w.ids.target);
 		expect(plan.items.some(i => i.path === old && i.table === 'threads')).toBe(true);
-		await codexAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(codexAdapter, w.ctx, w.ids.target);
 		const db = new Database(old, {readonly: true});
 		expect(db.prepare('SELECT id FROM threads').all()).toEqual([{id: w.ids.sibling}]);
 		db.close();
@@ -198,7 +199,7 @@ describe('codex purge details', () => {
 
 	it('removes the queue rows the delete triggers add back', async () => {
 		const w = world();
-		await codexAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(codexAdapter, w.ctx, w.ids.target);
 		const db = new Database(path.join(w.roots[0] ?? '', 'queue_1.sqlite'), {readonly: true});
 		expect(db.prepare('SELECT thread_id FROM queued_thread_revisions').all()).toEqual([{thread_id: w.ids.sibling}]);
 		db.close();
@@ -207,7 +208,7 @@ describe('codex purge details', () => {
 	it('removes the history and session index lines of the thread and its sub-agents only', async () => {
 		const w = world();
 		const root = w.roots[0] ?? '';
-		await codexAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(codexAdapter, w.ctx, w.ids.target);
 		for (const name of ['history.jsonl', 'session_index.jsonl']) {
 			const text = fs.readFileSync(path.join(root, name), 'utf8');
 			expect(text).not.toContain(w.ids.target);

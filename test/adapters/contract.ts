@@ -8,6 +8,7 @@ import {snapshotTable, type ProcessTable} from '../../src/system/processes.js';
 import {spawnArgvHolder, spawnFileHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {hashWorld} from './fixtures/hashWorld.js';
 import type {FixtureBuilder, FixtureWorld} from './fixtures/types.js';
+import {planNaming, purgeNow} from '../helpers/purge.js';
 
 /** Tests start real processes and databases on a shared machine: generous, never a timing assertion. */
 const SLOW = {timeout: 30_000};
@@ -248,7 +249,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			const owners = [world.ids.target, ...world.ids.targetDescendants];
 			const before = world.snapshotOthers(owners);
 			const plan = await adapter.artifacts(world.ctx, world.ids.target);
-			const outcome = await adapter.purge(world.ctx, world.ids.target);
+			const outcome = await adapter.purge(world.ctx, plan);
 			expect(new Set(outcome.removed.map(i => `${i.kind} ${i.path} ${i.table ?? ''}`))).toEqual(
 				new Set(plan.items.map(i => `${i.kind} ${i.path} ${i.table ?? ''}`)),
 			);
@@ -274,7 +275,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 					`${child} in ${lines.join('\n')}`,
 				).toBe(true);
 			}
-			await adapter.purge(world.ctx, world.ids.target);
+			await purgeNow(adapter, world.ctx, world.ids.target);
 			expect(await adapter.residual(world.ctx, world.ids.target)).toEqual([]);
 			expect(world.snapshotOthers(owners)).toEqual(before);
 		});
@@ -291,7 +292,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 				const plan = await adapter.artifacts(world.ctx, world.ids.target);
 				const roots = realRoots(world);
 				for (const item of plan.items) expect(inside(resolvedLocation(item.path), roots), item.path).toBe(true);
-				await adapter.purge(world.ctx, world.ids.target);
+				await adapter.purge(world.ctx, plan);
 				expect(fs.readFileSync(path.join(outside, 'keep.txt'), 'utf8')).toBe('precious');
 				expect(fs.readFileSync(path.join(outside, 'sub', 'keep2.txt'), 'utf8')).toBe('precious too');
 				expect(hashWorld(outside, [])).toEqual(planted);
@@ -417,7 +418,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 				for (const ctx of [trap, world.ctx]) {
 					await expect(adapter.verify(ctx, bad), JSON.stringify(bad.slice(0, 40))).rejects.toBeInstanceOf(InvalidIdError);
 					await expect(adapter.artifacts(ctx, bad)).rejects.toBeInstanceOf(InvalidIdError);
-					await expect(adapter.purge(ctx, bad)).rejects.toBeInstanceOf(InvalidIdError);
+					await expect(adapter.purge(ctx, planNaming(adapter, bad))).rejects.toBeInstanceOf(InvalidIdError);
 					await expect(adapter.residual(ctx, bad)).rejects.toBeInstanceOf(InvalidIdError);
 					await expect(adapter.inUse(ctx, bad)).rejects.toBeInstanceOf(InvalidIdError);
 					expect(() => adapter.resume(ctx, bad)).toThrow(InvalidIdError);

@@ -7,6 +7,7 @@ import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
 import {createRefresh, memoHas} from '../../src/adapters/common/refresh.js';
 import {chatFileName, geminiRoot, uuidWithPrefix, writeGeminiArtifacts, writeGeminiMain, writeGeminiProject, writeGeminiSubagent} from './fixtures/gemini.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
+import {purgeNow} from '../helpers/purge.js';
 
 const SAMPLES = '/work/shared/agents/samples/gemini';
 
@@ -48,7 +49,7 @@ describe('gemini short ids', () => {
 		expect(plan.items.map(i => i.path)).toContain(fileA);
 		expect(plan.items.map(i => i.path)).not.toContain(fileB);
 		const before = sha(fileB);
-		await geminiAdapter.purge(ctx, a);
+		await purgeNow(geminiAdapter, ctx, a);
 		expect(fs.existsSync(fileA)).toBe(false);
 		expect(sha(fileB)).toBe(before);
 		expect(fs.existsSync(path.join(dir, 'logs', `session-${b}.jsonl`))).toBe(true);
@@ -65,7 +66,7 @@ describe('gemini short ids', () => {
 		const torn = path.join(dir, 'chats', chatFileName(a, at + 120_000));
 		writeFile(torn, '{"sessionId": "torn');
 		expect((await geminiAdapter.artifacts(ctx, a)).items.map(i => i.path)).not.toContain(torn);
-		await geminiAdapter.purge(ctx, a);
+		await purgeNow(geminiAdapter, ctx, a);
 		expect(fs.existsSync(torn)).toBe(true);
 	});
 
@@ -82,7 +83,7 @@ describe('gemini short ids', () => {
 		expect(conversations.map(c => [c.id, c.createdAt])).toEqual([[id, at]]);
 		const plan = await geminiAdapter.artifacts(ctx, id);
 		expect(plan.items.filter(i => i.kind === 'file').map(i => i.path).sort()).toEqual([...files].sort());
-		await geminiAdapter.purge(ctx, id);
+		await purgeNow(geminiAdapter, ctx, id);
 		for (const f of files) expect(fs.existsSync(f)).toBe(false);
 	});
 });
@@ -153,7 +154,7 @@ describe('gemini files', () => {
 		writeFile(path.join(dir, 'logs.json'), JSON.stringify(entries, null, 2));
 		const plan = await geminiAdapter.artifacts(ctx, a);
 		expect(plan.items.find(i => i.kind === 'lines')).toMatchObject({path: path.join(dir, 'logs.json'), count: 1});
-		await geminiAdapter.purge(ctx, a);
+		await purgeNow(geminiAdapter, ctx, a);
 		expect(fs.readFileSync(path.join(dir, 'logs.json'), 'utf8')).toBe(JSON.stringify([entries[1]], null, 2));
 	});
 
@@ -168,7 +169,7 @@ describe('gemini files', () => {
 		writeFile(file, JSON.stringify({sessionId: id, projectHash: 'x', startTime: '2026-01-02T03:04:05.000Z', lastUpdated: '2026-01-02T03:04:10.000Z', messages}, null, 2));
 		const {conversations} = await geminiAdapter.discover(ctx, {cwd: alpha});
 		expect(conversations).toMatchObject([{id, title: 'legacy hello', createdAt: Date.parse('2026-01-02T03:04:05.000Z'), resumeState: {kind: 'yes'}}]);
-		await geminiAdapter.purge(ctx, id);
+		await purgeNow(geminiAdapter, ctx, id);
 		expect(fs.existsSync(file)).toBe(false);
 	});
 
@@ -194,7 +195,7 @@ describe('gemini files', () => {
 		const plan = await geminiAdapter.artifacts(ctx, parent);
 		expect([...plan.descendants].sort()).toEqual([child, grandchild].sort());
 		expect(plan.items.map(i => i.path)).toContain(path.join(dir, 'logs', `session-${grandchild}.jsonl`));
-		await geminiAdapter.purge(ctx, parent);
+		await purgeNow(geminiAdapter, ctx, parent);
 		expect(fs.readdirSync(path.join(dir, 'chats'))).toEqual([]);
 		expect(await geminiAdapter.residual(ctx, parent)).toEqual([]);
 	});

@@ -12,6 +12,7 @@ import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
 import {grokBuildId, writeGrokBuildSession} from './fixtures/grok.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout} from './fixtures/world.js';
+import {purgeNow} from '../helpers/purge.js';
 
 // The registered grok world (contract.test.ts) puts a Grok Build target beside grok-cli
 // sessions; here the contract also runs over Grok Build alone, and the grok-cli sharp edges get
@@ -117,7 +118,7 @@ describe('grok-cli purge', () => {
 		const plan = await grokAdapter.artifacts(w.ctx, id);
 		expect(plan.items.map(i => `${i.table} ${i.count}`).sort()).toEqual(['compactions 1', 'messages 2', 'sessions 1', 'tool_calls 1', 'tool_results 1', 'usage_events 1']);
 		expect(plan.descendants).toEqual([]);
-		const outcome = await grokAdapter.purge(w.ctx, id);
+		const outcome = await purgeNow(grokAdapter, w.ctx, id);
 		expect(outcome).toEqual({removed: plan.items, warnings: []});
 		expect(grokCliRowCounts(w.home, id)).toEqual({sessions: 0, messages: 0, tool_calls: 0, tool_results: 0, usage_events: 0, compactions: 0});
 		expect(others()).toEqual(before);
@@ -132,7 +133,7 @@ describe('grok-cli purge', () => {
 		const w = world();
 		const db = grokCliDbPath(w.home);
 		const before = fs.readFileSync(db);
-		await grokAdapter.purge(w.ctx, w.ids.target);
+		await purgeNow(grokAdapter, w.ctx, w.ids.target);
 		expect(fs.readFileSync(db).equals(before)).toBe(true);
 		expect(fs.readdirSync(path.join(grokRoot(w.home), 'sessions')).length).toBe(1);
 	});

@@ -11,6 +11,7 @@ import {buildHermesFixture, createHermesStore, hermesId, hermesSql, insertHermes
 import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {missingBinaryExec, type ExecCall} from './fixtures/world.js';
+import {purgeNow} from '../helpers/purge.js';
 
 // These tests start real processes and sqlite writers; on a loaded machine they need more than
 // vitest's 5 s default. A ceiling, not a timing assertion.
@@ -98,7 +99,7 @@ describe('hermes lineage', () => {
 		const plan = await hermesAdapter.artifacts(w.ctx, w.ids.target);
 		expect([...plan.descendants].sort()).toEqual([...w.ids.targetDescendants].sort());
 		expect(plan.items.some(i => i.description.includes('branch/reset'))).toBe(true);
-		const outcome = await hermesAdapter.purge(w.ctx, w.ids.target);
+		const outcome = await purgeNow(hermesAdapter, w.ctx, w.ids.target);
 		expect(outcome.warnings.join('\n')).toMatch(/hermes could not run/);
 		const rows = sessionRows(w);
 		expect(rows.map(r => r.id).sort()).toEqual([w.ids.sibling, w.ids.old, branch, reset].sort());
@@ -133,7 +134,7 @@ describe('hermes sessions delete', () => {
 		const fake = fakeHermes(0);
 		const ctx = {...w.ctx, exec: realExec, env: fake.env};
 		const plan = await hermesAdapter.artifacts(ctx, w.ids.target);
-		const outcome = await hermesAdapter.purge(ctx, w.ids.target);
+		const outcome = await purgeNow(hermesAdapter, ctx, w.ids.target);
 		const cont = w.sessions.find(s => s.parentId === w.ids.target && s.id !== w.ids.verifiableChild)?.id ?? '';
 		expect(fake.calls()).toEqual([
 			{argv: ['sessions', 'delete', cont, '--yes'], home: rootOf(w)},
@@ -149,7 +150,7 @@ describe('hermes sessions delete', () => {
 		const fake = fakeHermes(1);
 		const ctx = {...w.ctx, exec: realExec, env: fake.env};
 		const before = w.snapshotOthers([]);
-		const outcome = await hermesAdapter.purge(ctx, w.ids.target);
+		const outcome = await purgeNow(hermesAdapter, ctx, w.ids.target);
 		expect(outcome.removed).toEqual([]);
 		expect(outcome.warnings.join('\n')).toMatch(/hermes refused to delete .*a turn is executing; nothing else was deleted/);
 		expect(w.snapshotOthers([])).toEqual(before);
@@ -158,7 +159,7 @@ describe('hermes sessions delete', () => {
 	it('without the binary it deletes directly and says so', async () => {
 		const w = world();
 		const calls: ExecCall[] = [];
-		const outcome = await hermesAdapter.purge({...w.ctx, exec: missingBinaryExec(calls)}, w.ids.target);
+		const outcome = await purgeNow(hermesAdapter, {...w.ctx, exec: missingBinaryExec(calls)}, w.ids.target);
 		expect(calls.map(c => c.args)).toEqual([['sessions', 'delete', expect.any(String), '--yes']]);
 		expect(calls[0]?.options?.env?.['HERMES_HOME']).toBe(rootOf(w));
 		expect(outcome.warnings).toEqual([expect.stringMatching(/hermes could not run/)]);
@@ -175,7 +176,7 @@ describe('hermes stores', () => {
 		const b = hermesId(w.epoch + 5_100);
 		insertHermesSession(home, {id: a, startedAt: w.epoch + 5_000, cwd: w.cwds[0], turns: 3});
 		insertHermesSession(home, {id: b, startedAt: w.epoch + 5_100, cwd: w.cwds[0]});
-		const outcome = await hermesAdapter.purge(w.ctx, a);
+		const outcome = await purgeNow(hermesAdapter, w.ctx, a);
 		expect(outcome.warnings.filter(x => !/hermes could not run/.test(x))).toEqual([]);
 		const db = new Database(path.join(home, 'state.db'));
 		try {

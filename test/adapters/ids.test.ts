@@ -2,6 +2,7 @@ import {describe, expect, it} from 'vitest';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
 import {FIXTURE_BUILDERS} from './fixtures/index.js';
+import {planNaming} from '../helpers/purge.js';
 
 // An id reaches a path, a query or an argv only once its adapter's idPattern accepted it.
 
@@ -55,7 +56,7 @@ describe.each(Object.values(ADAPTERS).filter(a => FIXTURE_BUILDERS[a.id]))('$id:
 			}};
 			await expect(adapter.verify(ctx, id)).rejects.toThrow(InvalidIdError);
 			await expect(adapter.artifacts(ctx, id)).rejects.toThrow(InvalidIdError);
-			await expect(adapter.purge(ctx, id)).rejects.toThrow(InvalidIdError);
+			await expect(adapter.purge(ctx, planNaming(adapter, id))).rejects.toThrow(InvalidIdError);
 			await expect(adapter.residual(ctx, id)).rejects.toThrow(InvalidIdError);
 			await expect(adapter.inUse(ctx, id)).rejects.toThrow(InvalidIdError);
 			expect(() => adapter.resume(ctx, id)).toThrow(InvalidIdError);

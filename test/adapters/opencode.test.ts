@@ -11,6 +11,7 @@ import {buildOpencodeFixture, opencodeId, writeOpencodeDb, type OcSession} from 
 import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
 import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, type TempLayout} from './fixtures/world.js';
+import {purgeNow} from '../helpers/purge.js';
 
 const SAMPLES = '/work/shared/agents/samples/opencode';
 const SAMPLE = {
@@ -102,7 +103,7 @@ describe('opencode against the real sample (opencode 1.18.33, rows in the WAL)',
 		const l = layout();
 		fs.cpSync(SAMPLES, l.home, {recursive: true});
 		const ctx = fixtureContext(l);
-		await opencodeAdapter.purge(ctx, SAMPLE.parent);
+		await purgeNow(opencodeAdapter, ctx, SAMPLE.parent);
 		expect(await opencodeAdapter.residual(ctx, SAMPLE.parent)).toEqual([]);
 		expect(sessionIds(path.join(l.home, '.local', 'share', 'opencode', 'opencode.db'))).toEqual([SAMPLE.beta, SAMPLE.alpha].sort());
 	});
@@ -125,7 +126,7 @@ describe('opencode database generations', () => {
 		expect((await opencodeAdapter.discover(ctx)).conversations.map(c => c.id)).toEqual([root, other]);
 		expect(await opencodeAdapter.verify(ctx, chain[3] ?? '', l.cwds[0])).toEqual({kind: 'yes'});
 		expect((await opencodeAdapter.artifacts(ctx, root)).descendants).toEqual(chain.slice(1));
-		await opencodeAdapter.purge(ctx, root);
+		await purgeNow(opencodeAdapter, ctx, root);
 		expect(sessionIds(db)).toEqual([other]);
 		expect(await opencodeAdapter.residual(ctx, root)).toEqual([]);
 	});
@@ -169,7 +170,7 @@ describe('opencode purge through its own delete command', {timeout: 30_000}, () 
 		const fake = fakeOpencode(l, 'delete');
 		const ctx = withExec(w, fake.exec);
 		const before = w.snapshotOthers([w.ids.target, ...w.ids.targetDescendants]);
-		const outcome = await opencodeAdapter.purge(ctx, w.ids.target);
+		const outcome = await purgeNow(opencodeAdapter, ctx, w.ids.target);
 		expect(outcome.warnings).toEqual([]);
 		const calls = fs
 			.readFileSync(fake.log, 'utf8')
@@ -186,14 +187,14 @@ describe('opencode purge through its own delete command', {timeout: 30_000}, () 
 	it('a failed delete is a warning, and the remaining rows still go', async () => {
 		const w = world();
 		const fake = fakeOpencode({base: path.dirname(w.home)} as TempLayout, 'fail');
-		const outcome = await opencodeAdapter.purge(withExec(w, fake.exec), w.ids.target);
+		const outcome = await purgeNow(opencodeAdapter, withExec(w, fake.exec), w.ids.target);
 		expect(outcome.warnings).toEqual([`opencode session delete ${w.ids.target} failed (exit 1): Error: session is busy; deleted the rows directly`]);
 		expect(await opencodeAdapter.residual(w.ctx, w.ids.target)).toEqual([]);
 	});
 
 	it('a missing binary is a warning', async () => {
 		const w = world();
-		const outcome = await opencodeAdapter.purge(w.ctx, w.ids.target);
+		const outcome = await purgeNow(opencodeAdapter, w.ctx, w.ids.target);
 		expect(outcome.warnings).toEqual([expect.stringMatching(/^opencode session delete could not run \(spawn opencode ENOENT\)/)]);
 		expect(await opencodeAdapter.residual(w.ctx, w.ids.target)).toEqual([]);
 	});
@@ -204,7 +205,7 @@ describe('opencode purge through its own delete command', {timeout: 30_000}, () 
 		lock.pragma('journal_mode = DELETE');
 		lock.exec('BEGIN EXCLUSIVE');
 		try {
-			const outcome = await opencodeAdapter.purge({...w.ctx, exec: fakeOpencode({base: path.dirname(w.home)} as TempLayout, 'fail').exec}, w.ids.target);
+			const outcome = await purgeNow(opencodeAdapter, {...w.ctx, exec: fakeOpencode({base: path.dirname(w.home)} as TempLayout, 'fail').exec}, w.ids.target);
 			expect(outcome.warnings.some(warning => /locked/.test(warning))).toBe(true);
 			expect(outcome.removed.filter(i => i.kind === 'rows')).toEqual([]);
 		} finally {

@@ -1,6 +1,8 @@
 // The in-process measurements: the live supervisor on the large world (refresh cost and herdr
 // requests), and the real dashboard (App + store) rendered by Ink to a fake terminal (key latency).
 import {EventEmitter} from 'node:events';
+import fs from 'node:fs';
+import {Session} from 'node:inspector/promises';
 import os from 'node:os';
 import React from 'react';
 import {render} from 'ink';
@@ -38,6 +40,8 @@ export interface LiveRig {
 	readonly mux: Multiplexer;
 	/** Wall time of the first complete refresh (everything read from disk for the first time). */
 	readonly firstRefreshMs: number;
+	/** This process's CPU time over that refresh (user + system): steadier than wall time on a busy machine. */
+	readonly firstRefreshCpuMs: number;
 	/** Refreshes in the store that listed the panes again (a disk-only refresh reuses the last listing). */
 	listedSnapshots(): number;
 	dispose(): Promise<void>;
@@ -64,7 +68,10 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 		listings += 1;
 		return panes;
 	};
+	// MAM_BENCH_PROFILE=DIR: a V8 CPU profile of the first complete refresh (open it in Chrome's DevTools).
+	const profile = await startProfile(process.env['MAM_BENCH_PROFILE']);
 	const started = performance.now();
+	const cpuBefore = process.cpuUsage();
 	// No coalescing delay: the figure is the refresh itself, not the wait for a burst to end.
 	const onSnapshot = () => {
 		snapshots += 1;
@@ -77,16 +84,36 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 	const supervisor = startSupervisor({store, mux, ctx, processes, discoverySeconds: 5, coalesceMs: 0, onSnapshot, logger});
 	await waitFor('the first complete refresh', () => (snapshots > 0 ? true : undefined), 600_000, 20);
 	const firstRefreshMs = performance.now() - started;
+	const cpu = process.cpuUsage(cpuBefore);
+	const firstRefreshCpuMs = (cpu.user + cpu.system) / 1000;
+	await profile?.('first-refresh');
 	return {
 		store,
 		supervisor,
 		mux,
 		firstRefreshMs,
+		firstRefreshCpuMs,
 		listedSnapshots: () => listedSnapshots,
 		async dispose() {
 			await supervisor.dispose();
 			await mux.dispose();
 		},
+	};
+}
+
+/** Start V8's sampling profiler when `dir` is set; the returned function writes `dir/<name>.cpuprofile`. */
+async function startProfile(dir: string | undefined): Promise<((name: string) => Promise<void>) | undefined> {
+	if (!dir) return undefined;
+	const session = new Session();
+	session.connect();
+	await session.post('Profiler.enable');
+	await session.post('Profiler.setSamplingInterval', {interval: 200});
+	await session.post('Profiler.start');
+	return async name => {
+		const {profile} = await session.post('Profiler.stop');
+		fs.mkdirSync(dir, {recursive: true});
+		fs.writeFileSync(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+		session.disconnect();
 	};
 }
 

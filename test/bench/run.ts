@@ -356,8 +356,8 @@ async function main(): Promise<void> {
 				const seconds = (performance.now() - t0) / 1000;
 				const percent = (cpu / seconds) * 100;
 				const hwmMb = statusKb(d.pid, 'VmHWM') / 1024;
-				lines.push({metric: `idle CPU over ${seconds.toFixed(0)} s (dashboard, large world)`, value: `${percent.toFixed(2)} % (${cpu.toFixed(2)} s)`, target: '≤ 1 %', pass: percent <= 1, detail: `settled ${settledAfter.toFixed(0)} s after start`});
-				lines.push({metric: 'peak RSS (VmHWM, dashboard)', value: `${hwmMb.toFixed(0)} MB`, target: '≤ 200 MB', pass: hwmMb <= 200});
+				lines.push({metric: `idle CPU over ${seconds.toFixed(0)} s (dashboard, large world)`, value: `${percent.toFixed(2)} % (${cpu.toFixed(2)} s)`, target: '≤ 0.5 %', pass: percent <= 0.5, detail: `settled ${settledAfter.toFixed(0)} s after start`});
+				lines.push({metric: 'peak RSS (VmHWM, dashboard)', value: `${hwmMb.toFixed(0)} MB`, target: '≤ 160 MB', pass: hwmMb <= 160});
 				results['idle'] = {cpuSeconds: cpu, seconds, percent, settledAfterSeconds: settledAfter};
 				results['peakRssMb'] = hwmMb;
 				log(`idle: ${percent.toFixed(2)} % CPU; peak RSS ${hwmMb.toFixed(0)} MB`);
@@ -394,7 +394,7 @@ async function main(): Promise<void> {
 				const cpu = cpuSeconds(idleTmux.pid) - c0;
 				const seconds = (performance.now() - t0) / 1000;
 				const percent = (cpu / seconds) * 100;
-				lines.push({metric: `idle CPU over ${seconds.toFixed(0)} s (dashboard, tmux ${config.tmuxPanes} panes)`, value: `${percent.toFixed(2)} % (${cpu.toFixed(2)} s)`, target: '≤ 1 %', pass: percent <= 1});
+				lines.push({metric: `idle CPU over ${seconds.toFixed(0)} s (dashboard, tmux ${config.tmuxPanes} panes)`, value: `${percent.toFixed(2)} % (${cpu.toFixed(2)} s)`, target: '≤ 0.5 %', pass: percent <= 0.5});
 				results['idleTmux'] = {cpuSeconds: cpu, seconds, percent};
 				log(`idle on tmux: ${percent.toFixed(2)} % CPU`);
 			} finally {
@@ -406,11 +406,18 @@ async function main(): Promise<void> {
 			// in process: the live supervisor, then the real App on its store
 			const rig = await startLive(world, herdr.socket);
 			cleanups.unshift(() => rig.dispose());
-			lines.push({metric: 'first complete refresh after start (in process)', value: ms(rig.firstRefreshMs), target: '—', pass: null});
+			// ≤ 1 s, and ≤ 2× the Ink floor of this run (a slower machine is slower at both) when the cli group measured it.
+			const floorMs = (results['coldStart'] as {floor: Summary} | undefined)?.floor.median;
+			lines.push({
+				metric: 'first complete refresh after start (in process; resume states and findings filled in)',
+				value: `${ms(rig.firstRefreshMs)} (${ms(rig.firstRefreshCpuMs)} CPU)`,
+				target: floorMs === undefined ? '≤ 1000 ms' : `≤ 1000 ms and ≤ 2× the floor's ${ms(floorMs)}`,
+				pass: rig.firstRefreshMs <= 1000 && (floorMs === undefined || rig.firstRefreshMs <= 2 * floorMs),
+			});
 			// An in-process refresh costs well under a second: more of them than CLI runs, so one
 			// slow sample (a major GC) does not decide the median.
 			const refresh = await measureRefresh(world, rig, herdr, Math.max(11, config.runs * 2 + 1));
-			lines.push({metric: 'refresh after one conversation file changes (write → store)', value: `median ${ms(refresh.fileChange.median)}`, target: '≤ 50 ms', pass: refresh.fileChange.median <= 50, detail: spread(refresh.fileChange)});
+			lines.push({metric: 'refresh after one conversation file changes (write → store)', value: `median ${ms(refresh.fileChange.median)}`, target: '≤ 30 ms', pass: refresh.fileChange.median <= 30, detail: spread(refresh.fileChange)});
 			lines.push({metric: 'herdr requests for that refresh', value: `max ${refresh.fileChangeRequests.max}`, target: '≤ 2', pass: refresh.fileChangeRequests.max <= 2});
 			lines.push({metric: 'refresh after a herdr pane event (event → store)', value: `median ${ms(refresh.paneEvent.median)}`, target: '—', pass: null, detail: spread(refresh.paneEvent)});
 			lines.push({metric: 'full refresh after that pane event (event → listing in store)', value: `median ${ms(refresh.paneEventListing.median)}`, target: '—', pass: null, detail: spread(refresh.paneEventListing)});
@@ -421,7 +428,7 @@ async function main(): Promise<void> {
 			// terminal (list and detail panel side by side, four times the cells) is shown beside it.
 			const rowCount = rig.store.getState().sessions.length;
 			const keys = await measureKeys(rig.store, world.home, config.keyPresses, {columns: 100, rows: 24});
-			lines.push({metric: `key latency at ${rowCount} rows, 100×24 terminal (keystroke → frame)`, value: `p50 ${ms(keys.median)}, p95 ${ms(keys.p95)}`, target: 'p95 ≤ 16 ms', pass: keys.p95 <= 16, detail: spread(keys)});
+			lines.push({metric: `key latency at ${rowCount} rows, 100×24 terminal (keystroke → frame)`, value: `p50 ${ms(keys.median)}, p95 ${ms(keys.p95)}`, target: 'p95 ≤ 12 ms', pass: keys.p95 <= 12, detail: spread(keys)});
 			const wide = await measureKeys(rig.store, world.home, config.keyPresses, {columns: 200, rows: 50});
 			lines.push({metric: `key latency at ${rowCount} rows, 200×50 terminal`, value: `p50 ${ms(wide.median)}, p95 ${ms(wide.p95)}`, target: '—', pass: null, detail: spread(wide)});
 			results['keyLatency'] = {terminal100x24: keys, terminal200x50: wide};

@@ -5,7 +5,7 @@ import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import {createTmuxMux} from '../../src/mux/tmux.js';
 import {createStatusProbe} from '../../src/sync/liveStatus.js';
-import {paneAgent} from '../../src/sync/snapshot.js';
+import {paneAgent} from '../../src/domain/paneAgent.js';
 import {realExec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import type {PrivateTmux} from '../support/privateTmux.js';
@@ -39,13 +39,13 @@ export async function measureTmuxRefresh(world: BenchWorld, tmux: PrivateTmux, s
 	const processes = createProcessTable();
 	const ctx: AdapterContext = {home: world.home, ownHome: true, env, exec: realExec, processes, now: Date.now, tmpDir: os.tmpdir()};
 	const mux = createTmuxMux({server: {socketName: tmux.name}, exec: realExec, processes, env, pollMs: 1000, control: true});
-	const probe = createStatusProbe({ctx, mux, agentOf: pane => paneAgent(ADAPTERS, pane)});
+	const probe = createStatusProbe({ctx, mux, agentOf: pane => paneAgent(pane, ADAPTERS)});
 	try {
 		// Warm: the first listing attaches the client and reads every screen once.
 		await probe.detect(await mux.listPanes());
 		await sleep(500);
 		await probe.detect(await mux.listPanes());
-		const agentPanes = (await mux.listPanes()).filter(p => !p.isSelf && paneAgent(ADAPTERS, p) !== undefined).map(p => p.id);
+		const agentPanes = (await mux.listPanes()).filter(p => !p.isSelf && paneAgent(p, ADAPTERS) !== undefined).map(p => p.id);
 		const times: number[] = [];
 		let commandsMax = 0;
 		let readsMax = 0;

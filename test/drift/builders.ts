@@ -6,6 +6,8 @@ import type {CandidateFacts, DriftInput, SessionFacts} from '../../src/drift/inp
 import type {Multiplexer} from '../../src/mux/types.js';
 import type {Exec} from '../../src/system/exec.js';
 import type {ProcessTable} from '../../src/system/processes.js';
+import {HERDR_CAN} from '../../src/mux/herdr/index.js';
+import {tmuxCan} from '../../src/mux/tmux.js';
 
 /** Valid claude/codex ids (uuid v4 shape), named for readability. */
 export const ID = {
@@ -129,6 +131,7 @@ export function spyMux(panes: () => readonly Pane[] | Error, spy: Spy, kind: 'he
 	};
 	return {
 		kind,
+		can: kind === 'herdr' ? HERDR_CAN : tmuxCan(false),
 		listPanes: async () => {
 			const value = panes();
 			if (value instanceof Error) throw value;

@@ -3,7 +3,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import type {Finding, FindingKind, Pane} from '../../src/domain/types.js';
 import {detectDrift, type SessionFacts} from '../../src/drift/detect.js';
 import {applyFix, applyFixes, fixDrift} from '../../src/actions/driftFix.js';
-import {collectDriftInput} from '../../src/sync/refresh.js';
+import {collectDriftInput} from '../../src/sync/pipeline.js';
 import type {DriftInput} from '../../src/drift/input.js';
 import {Registry, type NewSession} from '../../src/registry/registry.js';
 import {tempDir} from '../helpers/tmp.js';

@@ -5,7 +5,7 @@ import {ok} from '../../src/domain/result.js';
 import type {AgentId, Conversation, Pane, ProcessRef, SessionRecord, SessionStatus} from '../../src/domain/types.js';
 import {detectDrift, type DriftInput} from '../../src/drift/detect.js';
 import {fixDrift, type FixRegistry} from '../../src/actions/driftFix.js';
-import {collectDriftInput} from '../../src/sync/refresh.js';
+import {collectDriftInput} from '../../src/sync/pipeline.js';
 import {Registry, type SessionPatch} from '../../src/registry/registry.js';
 import {tempDir} from '../helpers/tmp.js';
 import {CWD, EPOCH, ID, conv, fakeAdapter, fakeAdapters, fakeContext, fakeProcessTable, proc, spyExec, spyMux, type Spy} from './builders.js';

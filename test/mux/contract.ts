@@ -60,6 +60,11 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		}, {retryErrors: true});
 	}
 
+	it('says what it can do, and has the members that need', () => {
+		expect(typeof h.mux.readScreens === 'function', 'readScreens present exactly when can.readsScreens').toBe(h.mux.can.readsScreens);
+		expect(h.mux.can.reportsAgentStatus && h.mux.can.readsScreens, 'a mux that reports status leaves screens to itself').toBe(false);
+	});
+
 	it('opens a pane running an argv exactly, in its cwd with its env, and lists its process', async () => {
 		const tricky = `x y;$(touch ${h.cwd}/pwned) 'q' "d" #h \\ ;`;
 		const id = await h.mux.openPane({argv: ['claude', '--resume', tricky], cwd: h.cwd, env: {PATH: h.path, MAM_MARK: 'contract;'}, title: 'contract'});

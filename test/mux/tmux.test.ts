@@ -10,6 +10,16 @@ import {isolatedExec, paneScratch, privateTmux, type PrivateTmux} from '../helpe
 import {muxContract} from './contract.js';
 import {eventually} from '../helpers/poll.js';
 
+/** Running, not a zombie (an unreaped zombie still answers kill 0). */
+function isAlive(pid: number): boolean {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+		return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+	} catch {
+		return false;
+	}
+}
+
 function options(tmux: PrivateTmux, extra: Partial<TmuxMuxOptions> = {}): TmuxMuxOptions {
 	return {server: {socketName: tmux.name}, exec: isolatedExec, processes: createProcessTable(), env: {}, pollMs: 100, ...extra};
 }
@@ -67,6 +77,10 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		const before = (await mux.listPanes()).find(p => p.id === first)?.server;
 		expect(before).toMatch(/^tmux:\/.+:\d+:\d+$/);
 		await tmux.run(['kill-server']);
+		// kill-server returns before the old server has exited: a client started meanwhile meets
+		// the dying server ("server exited unexpectedly"), as seen under load in CI.
+		const oldPid = Number(before?.split(':').at(-2));
+		await eventually('the old server exited', () => !isAlive(oldPid));
 		const again = await mux.openPane({argv: ['codex'], cwd: s.dir, env: {PATH: s.path}});
 		const after = (await mux.listPanes()).find(p => p.id === again)?.server;
 		expect(after).toMatch(/^tmux:/);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
-import {grepHome, makeWorld, processTable, sleep, startModel, type Model, type RealWorld} from './support/harness.js';
+import {grepHome, isTmpLitter, makeWorld, processTable, sleep, startModel, type Model, type RealWorld} from './support/harness.js';
 
 /** The harness itself, without any agent: what cleanup and grepHome promise the other tests. */
 describe('real-agent harness', () => {
@@ -13,6 +13,14 @@ describe('real-agent harness', () => {
 		await model?.close();
 		world = undefined;
 		model = undefined;
+	});
+
+	it('takes only files right in /tmp as litter, never a CLI installed in a folder under /tmp', () => {
+		expect(isTmpLitter('/tmp/.1f2e3d4c5b6a7980-00000000.so', '/tmp')).toBe(true);
+		expect(isTmpLitter('/tmp/tmp.8XaOgbdPYw/mam-tui-real/cli/node_modules/opencode-ai/bin/opencode.exe', '/tmp')).toBe(false);
+		expect(isTmpLitter('/tmp/mam-real-abc/home/x.so', '/tmp')).toBe(false);
+		expect(isTmpLitter('/tmp/.1f2e3d4c5b6a7980-00000000.so (deleted)', '/tmp')).toBe(false);
+		expect(isTmpLitter('/usr/lib/x86_64-linux-gnu/libc.so.6', '/tmp')).toBe(false);
 	});
 
 	it('cleanup kills every process of the world, even one that left its pane, and removes it', async () => {

@@ -2,7 +2,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import {createTmuxMux} from '../../src/mux/tmux.js';
 import {createStatusProbe} from '../../src/sync/liveStatus.js';
-import {paneAgent} from '../../src/sync/snapshot.js';
+import {paneAgent} from '../../src/domain/paneAgent.js';
 import {realExec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {REAL_AGENTS, type RealAgent, RUN_SHELL, sleep, SLOW_REPLY, startTui, type Tui, useRealWorld} from './support/harness.js';
@@ -69,7 +69,7 @@ describe('real agents: live status through mam-tui status --json', () => {
 		// What the dashboard keeps open: one control client, watching before the agent starts (codex's OSC 7501 reports reach only it).
 		const processes = createProcessTable();
 		const mux = createTmuxMux({server: {socketPath: real.world.tmuxPath}, exec: realExec, processes, env: real.world.env, pollMs: 1000, control: true});
-		const probe = createStatusProbe({ctx: {home: real.world.home, ownHome: true, env: real.world.env, exec: realExec, processes, now: Date.now, tmpDir: real.world.tmpdir}, mux, agentOf: p => paneAgent(ADAPTERS, p)});
+		const probe = createStatusProbe({ctx: {home: real.world.home, ownHome: true, env: real.world.env, exec: realExec, processes, now: Date.now, tmpDir: real.world.tmpdir}, mux, agentOf: p => paneAgent(p, ADAPTERS)});
 		await mux.listPanes();
 		const tui = await startTui(real.world, agent, real.world.alpha);
 		try {

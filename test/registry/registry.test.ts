@@ -6,7 +6,8 @@ import Database from 'better-sqlite3';
 import {execa} from 'execa';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {RegistryError} from '../../src/registry/db.js';
-import {SCHEMA_VERSION} from '../../src/registry/migrations.js';
+import {MUX_KINDS, type MuxKind} from '../../src/domain/types.js';
+import {MIGRATIONS, SCHEMA_VERSION} from '../../src/registry/migrations.js';
 import {registryPath, stateDir} from '../../src/registry/paths.js';
 import {ConflictError, Registry} from '../../src/registry/registry.js';
 import {tempDir} from '../helpers/tmp.js';
@@ -59,6 +60,31 @@ describe('migrations', () => {
 		const second = Registry.open(file);
 		expect(second.list().map(s => s.name)).toEqual(['alpha']);
 		second.close();
+	});
+
+	it('checks a row\'s multiplexer against MUX_KINDS, not SQL: a version-1 file keeps its rows', () => {
+		const file = path.join(tmp.dir, 'registry.db');
+		const v1 = new Database(file);
+		v1.exec(MIGRATIONS[0] ?? '');
+		v1.pragma('user_version = 1');
+		v1.prepare("INSERT INTO sessions (name, agent, cwd, mux, pane_id, status, epoch, created_at, updated_at, version) VALUES ('old', 'codex', '/w', 'tmux', '%4', 'stopped', 5, 6, 7, 3)").run();
+		expect(() => v1.prepare("UPDATE sessions SET mux = 'zellij'").run()).toThrow(/CHECK/);
+		v1.close();
+		const registry = Registry.open(file);
+		expect(registry.list()).toEqual([expect.objectContaining({id: 1, name: 'old', mux: 'tmux', paneId: '%4', status: 'stopped', version: 3, createdAt: 6})]);
+		for (const [i, mux] of MUX_KINDS.entries()) expect(registry.insert({...newRow, name: `k${i}`, mux}).mux).toBe(mux);
+		const off = 'zellij' as MuxKind;
+		expect(() => registry.insert({...newRow, name: 'z', mux: off})).toThrow(/unknown multiplexer "zellij"/);
+		expect(() => registry.update(1, {mux: off})).toThrow(/unknown multiplexer "zellij"/);
+		expect(registry.get('z')).toBeUndefined();
+		registry.close();
+		// A kind a newer mam-tui wrote reads as none, and the row stays listed.
+		const raw = new Database(file);
+		raw.prepare("UPDATE sessions SET mux = 'zellij' WHERE id = 1").run();
+		raw.close();
+		const again = Registry.open(file);
+		expect(again.getById(1)).toMatchObject({name: 'old', mux: null});
+		again.close();
 	});
 });
 

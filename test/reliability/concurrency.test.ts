@@ -17,6 +17,7 @@ import {builtCli, cliEnv} from '../helpers/cli.js';
 import {inspectRegistry, rowProblems} from './support/registryCheck.js';
 import {budgetMs, trials} from './support/soak.js';
 import {eventually} from '../helpers/poll.js';
+import {tmuxCan} from '../../src/mux/tmux.js';
 
 let base: string;
 let tmux: PrivateTmux;
@@ -82,6 +83,7 @@ describe('two resumes that both pass every check before either opens a pane', ()
 			const barrier = new Promise<void>(resolve => (release = resolve));
 			const mux: Multiplexer = {
 				kind: 'tmux',
+				can: tmuxCan(false),
 				async listPanes() {
 					waiting += 1;
 					if (waiting === 2) release();

@@ -18,6 +18,7 @@ import {HOSTILE_STRINGS, hostileString, shellPayloads} from './support/hostile.j
 import {outsideSnapshot, differences} from './support/isolation.js';
 import {budgetMs, fcOptions, SOAK, trials} from './support/soak.js';
 import {eventually} from '../helpers/poll.js';
+import {planNaming} from '../helpers/purge.js';
 
 let base: string;
 /** Hostile paths are built under this folder, deep enough that `../../../..` stays inside `base`. */
@@ -274,7 +275,7 @@ describe('hostile ids and cwds through every adapter method', () => {
 						for (const call of [
 							() => adapter.verify(ctx, payload),
 							() => adapter.artifacts(ctx, payload),
-							() => adapter.purge(ctx, payload),
+							() => adapter.purge(ctx, planNaming(adapter, payload)),
 							() => adapter.residual(ctx, payload),
 							() => adapter.inUse(ctx, payload),
 						]) {

@@ -10,6 +10,7 @@ import type {FixtureWorld} from '../adapters/fixtures/types.js';
 import {oddName} from './support/hostile.js';
 import {differences, othersSnapshot, outsideSnapshot, ownershipOf, withDescendants} from './support/isolation.js';
 import {budgetMs, fcOptions, trials} from './support/soak.js';
+import {purgeNow} from '../helpers/purge.js';
 
 const AGENTS = Object.keys(FIXTURE_BUILDERS) as AgentId[];
 const SESSION_KEYS = ['target', 'sibling', 'old', 'foreign', 'verifiableChild'] as const;
@@ -157,7 +158,7 @@ async function purgeAndCheck(world: FixtureWorld, others: readonly FixtureWorld[
 	const canaryBefore = outsideSnapshot(canary, []);
 	const verifiedBefore = await verifyAll(world);
 
-	await adapter.purge(world.ctx, victimId);
+	await purgeNow(adapter, world.ctx, victimId);
 
 	expect(differences(before, othersSnapshot(world, own)), `${label}: other sessions of ${world.agent}`).toEqual([]);
 	[world, ...others].forEach((w, i) => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import type {DiscoverQuery} from '../../src/adapters/types.js';
-import {collectDriftInput} from '../../src/sync/refresh.js';
+import {collectDriftInput} from '../../src/sync/pipeline.js';
 import {detectDrift} from '../../src/drift/detect.js';
 import {tempDir} from '../helpers/tmp.js';
 import {EPOCH, ID, conv, fakeAdapter, fakeAdapters, fakeContext, fakeProcessTable, pane, proc, row, spyExec, spyMux, type Spy} from '../drift/builders.js';

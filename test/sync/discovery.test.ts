@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
-import {cwdKey, DiscoveryCache, inUseKey, pinKey} from '../../src/sync/discovery.js';
+import {DiscoveryCache} from '../../src/sync/discovery.js';
+import {cwdKey, inUseKey, pinKey} from '../../src/sync/discoveryResult.js';
 import {adaptersWith, conversation, countingAdapter, ctx, proc, row, UUID, type CountingAdapter} from './support.js';
 
 let dir: string;
@@ -43,6 +44,27 @@ describe('DiscoveryCache', () => {
 		fs.writeFileSync(path.join(dir, 'missing-until-later'), 'x');
 		await cache.refresh(rows, {rescan: true});
 		expect(adapter.calls.discover).toBe(3);
+	});
+
+	it('a watch path that changed only its size, or only its mtime, or went away, is read again', async () => {
+		const store = path.join(dir, 'store.jsonl');
+		touch(store, 1000);
+		adapter.watch = [store];
+		const rows = [row({name: 'a', cwd: dir})];
+		await cache.refresh(rows, {rescan: true});
+		expect(adapter.calls.discover).toBe(1);
+		fs.appendFileSync(store, 'more');
+		fs.utimesSync(store, 1000, 1000);
+		await cache.refresh(rows, {rescan: true});
+		expect(adapter.calls.discover).toBe(2);
+		fs.utimesSync(store, 1000.5, 1000.5);
+		await cache.refresh(rows, {rescan: true});
+		expect(adapter.calls.discover).toBe(3);
+		fs.rmSync(store);
+		await cache.refresh(rows, {rescan: true});
+		expect(adapter.calls.discover).toBe(4);
+		await cache.refresh(rows, {rescan: true});
+		expect(adapter.calls.discover).toBe(4);
 	});
 
 	it('without watch paths, re-reads on every tick but never on a pane event', async () => {

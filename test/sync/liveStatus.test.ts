@@ -9,11 +9,14 @@ import type {Pane} from '../../src/domain/types.js';
 import type {PaneScreen} from '../../src/mux/types.js';
 import {createAttention} from '../../src/sync/attention.js';
 import {createStatusProbe} from '../../src/sync/liveStatus.js';
-import {joinSnapshot, paneAgent} from '../../src/sync/snapshot.js';
+import {joinSnapshot} from '../../src/sync/snapshot.js';
+import {paneAgent} from '../../src/domain/paneAgent.js';
 import type {SessionLive} from '../../src/store/state.js';
 import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {pane, proc, row} from './support.js';
+import {HERDR_CAN} from '../../src/mux/herdr/index.js';
+import {tmuxCan} from '../../src/mux/tmux.js';
 
 const SCREENS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'screens');
 const screen = (agent: string, state: string) => fs.readFileSync(path.join(SCREENS, agent, `${state}.txt`), 'utf8');
@@ -35,6 +38,7 @@ function screensMux(screens: Record<string, PaneScreen>) {
 	const asked: string[][] = [];
 	return {
 		asked,
+		can: tmuxCan(true),
 		readScreens: async (ids: readonly string[]) => {
 			asked.push([...ids]);
 			return new Map(ids.flatMap(id => (screens[id] ? [[id, screens[id]] as const] : [])));
@@ -46,7 +50,7 @@ const tmuxPane = (id: string, agent: string, extra: Partial<Pane> = {}): Pane =>
 	pane(id, {mux: 'tmux', agentStatus: 'unknown', processes: [proc(10, 'sh'), proc(11, agent, [agent], 10)], ...extra});
 
 describe('the status probe', () => {
-	const agentOf = (p: Pane) => paneAgent(ADAPTERS, p);
+	const agentOf = (p: Pane) => paneAgent(p, ADAPTERS);
 
 	it('puts each tmux agent pane\'s detection on it, from its screen and title; other panes pass untouched', async () => {
 		const mux = screensMux({'%1': {text: screen('codex', 'working-1')}, '%2': {text: screen('opencode', 'blocked')}, '%3': {text: 'just a shell $ '}});
@@ -81,7 +85,7 @@ describe('the status probe', () => {
 		fs.writeFileSync(path.join(ctx.home, '.claude', 'sessions', '11.json'), JSON.stringify({pid: 11, sessionId: 's', procStart: String(claude.startTime), status: 'busy'}));
 		const herdrPane = pane('w1:p1', {agent: 'claude', agentStatus: 'idle', processes: [proc(10, 'sh'), claude]});
 		const codexPane = pane('w1:p2', {agent: 'codex', agentStatus: 'done', processes: [proc(20, 'sh'), proc(21, 'codex', ['codex'], 20)]});
-		const out = await createStatusProbe({ctx, mux: null, agentOf}).detect([herdrPane, codexPane]);
+		const out = await createStatusProbe({ctx, mux: {can: HERDR_CAN}, agentOf}).detect([herdrPane, codexPane]);
 		expect(out?.[0]).toMatchObject({agentStatus: 'idle', detection: {status: 'working', source: 'record', overrides: {status: 'idle'}}});
 		expect(out?.[1]?.detection).toMatchObject({source: 'mux'});
 		const live = joinSnapshot({
@@ -103,7 +107,7 @@ describe('the status probe', () => {
 	});
 
 	it('never fails the listing when the screens cannot be read', async () => {
-		const mux = {readScreens: async () => Promise.reject(new Error('tmux gone'))};
+		const mux = {can: tmuxCan(true), readScreens: async () => Promise.reject(new Error('tmux gone'))};
 		const out = await createStatusProbe({ctx: ctxWithHome(), mux, agentOf}).detect([tmuxPane('%1', 'codex')]);
 		expect(out?.[0]?.detection?.status).toBe('unknown');
 	});

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest';
 import type {Pane, ProcessRef, SessionRecord} from '../../src/domain/types.js';
 import type {Multiplexer} from '../../src/mux/types.js';
-import {cwdKey, inUseKey, pinKey, type DiscoveryResult} from '../../src/sync/discovery.js';
+import {cwdKey, inUseKey, pinKey, type DiscoveryResult} from '../../src/sync/discoveryResult.js';
 import {readListing} from '../../src/sync/refresh.js';
 import {joinSnapshot, type JoinInputs} from '../../src/sync/snapshot.js';
 import {createProcessTable, type ProcessTable} from '../../src/system/processes.js';

@@ -3,6 +3,7 @@ import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AgentId, Conversation, Pane, ProcessRef, ResumeState, SessionRecord} from '../../src/domain/types.js';
 import type {Multiplexer, MuxEvent, MuxHealth, OpenPaneRequest} from '../../src/mux/types.js';
 import type {ProcessTable} from '../../src/system/processes.js';
+import {HERDR_CAN} from '../../src/mux/herdr/index.js';
 
 let nextId = 1;
 
@@ -104,6 +105,7 @@ export function staticProcesses(list: readonly ProcessRef[] = []): ProcessTable 
 /** An in-memory Multiplexer: panes are set by the test, events are pushed by the test. */
 export class MemoryMux implements Multiplexer {
 	readonly kind = 'herdr' as const;
+	readonly can = HERDR_CAN;
 	panes: Pane[] = [];
 	listCalls = 0;
 	fail: string | undefined;

@@ -163,13 +163,25 @@ export function legacyParents(ctx: AdapterContext): Map<string, string> {
 	return out;
 }
 
-interface Planned {
-	readonly plan: PurgePlan;
+/** What deleting a plan needs beyond its items, read from the store just before the rows go. */
+interface DeletionFacts {
 	/** The session's recorded directory, where `opencode session delete` must run. */
 	readonly directory: string | undefined;
 	readonly dbs: readonly string[];
 	/** Which prompt-history lines are this conversation's (read from its rows, so before they go). */
 	readonly prompts: LineMatch;
+}
+
+interface Planned extends DeletionFacts {
+	readonly plan: PurgePlan;
+}
+
+/** The deletion facts of a plan that was built earlier: its databases, the directory, the prompts. */
+export function deletionFacts(ctx: AdapterContext, plan: PurgePlan): DeletionFacts {
+	const dbs = [...new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path))];
+	let directory: string | undefined;
+	for (const db of dbFiles(ctx)) directory ??= readStore(db).sessions.get(plan.id)?.directory;
+	return {directory, dbs, prompts: promptLineMatch(ctx, [plan.id, ...plan.descendants]).match};
 }
 
 /** The plan; throws StoreReadError when a database that may hold the session cannot be read. */

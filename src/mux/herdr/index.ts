@@ -5,7 +5,7 @@ import type {Logger} from '../../system/logger.js';
 import type {ProcessTable} from '../../system/processes.js';
 import {lineage, lineageOf} from '../detect.js';
 import {shellJoin} from '../shellQuote.js';
-import {MuxError, type Multiplexer, type MuxEvent, type MuxHealth, type OpenPaneRequest} from '../types.js';
+import {MuxError, type Multiplexer, type MuxCapabilities, type MuxEvent, type MuxHealth, type OpenPaneRequest} from '../types.js';
 import {checkKeys, checkLines, checkOpenRequest, lastLines, ownPaneError} from '../validate.js';
 import type {ShellCache} from './shellCache.js';
 import type {HerdrResult} from './client.js';
@@ -51,8 +51,12 @@ export interface HerdrMuxOptions {
  * followed by a snapshot; a lost stream reconnects with exponential backoff and resyncs the same
  * way. Which herdr protocols it talks to is decided in protocol.ts.
  */
+/** herdr reports each agent's status itself (it reads titles and screens), over socket events. */
+export const HERDR_CAN: MuxCapabilities = {reportsAgentStatus: true, readsScreens: false, pushesEvents: true, focuses: true};
+
 export class HerdrMux implements Multiplexer {
 	readonly kind = 'herdr' as const;
+	readonly can = HERDR_CAN;
 	private readonly connection: HerdrConnection;
 	private readonly shells: HerdrShells;
 	private readonly options: HerdrMuxOptions;

@@ -1,6 +1,7 @@
 import type {Pane, ProcessRef} from '../../domain/types.js';
 import {pidIndex, processTree} from '../../system/processes.js';
-import {detectAgent} from '../detect.js';
+import {ADAPTERS} from '../../adapters/index.js';
+import {treeAgent} from '../../domain/paneAgent.js';
 import {MuxError} from '../types.js';
 import {sameShells, trusted, type RememberedShell, type ShellCache} from './shellCache.js';
 import type {HerdrConnection} from './connection.js';
@@ -136,7 +137,7 @@ export function toPane(wire: WirePane, table: readonly ProcessRef[], map: PaneMa
 	const tree = shell ? processTree(table, shell.pid) : [];
 	const isSelf = wire.paneId === map.selfPaneId || (shell !== undefined && map.self.has(shell.pid));
 	// herdr's own detection first; a process match covers what it cannot see (background jobs).
-	const agent = isSelf ? undefined : (wire.agent ?? detectAgent(tree));
+	const agent = isSelf ? undefined : (wire.agent ?? treeAgent(tree, ADAPTERS));
 	const title = wire.label ?? wire.title ?? wire.terminalTitle;
 	const cwd = wire.cwd ?? wire.foregroundCwd;
 	return {

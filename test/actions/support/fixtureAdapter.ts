@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {runsProgram} from '../../../src/adapters/common/programs.js';
-import {assertValidId, type AdapterContext, type AgentAdapter, type PlanItem, type PurgePlan} from '../../../src/adapters/types.js';
+import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter, type PlanItem, type PurgePlan} from '../../../src/adapters/types.js';
 import type {Conversation} from '../../../src/domain/types.js';
 
 /**
@@ -146,9 +146,9 @@ export function createFixtureAdapter(): AgentAdapter {
 			assertValidId(adapter, id);
 			return planFor(ctx, id);
 		},
-		async purge(ctx, id) {
-			assertValidId(adapter, id);
-			const plan = planFor(ctx, id);
+		async purge(ctx, plan) {
+			assertPlanOf(adapter, plan);
+			const id = plan.id;
 			const root = fixtureRoot(ctx.home);
 			const delay = Number(ctx.env['FIXTURE_PURGE_DELAY_MS'] ?? 0);
 			const warnings: string[] = [];

@@ -8,7 +8,7 @@ import {statusRows, type StandinState} from '../../../src/demo/standin.js';
 import {AGENT_IDS} from '../../../src/domain/types.js';
 import {createTmuxMux} from '../../../src/mux/tmux.js';
 import {createStatusProbe} from '../../../src/sync/liveStatus.js';
-import {paneAgent} from '../../../src/sync/snapshot.js';
+import {paneAgent} from '../../../src/domain/paneAgent.js';
 import {createProcessTable} from '../../../src/system/processes.js';
 import {realExec} from '../../../src/system/exec.js';
 import {isolatedEnv, privateTmux} from '../../helpers/tmux.js';
@@ -42,7 +42,7 @@ describe("the demo stand-ins draw screens the detectors classify", () => {
 			const install = installTestStandin(path.join(dir, 'bin'), 'codex', {statusScreen: true, workMs: 300});
 			await tmux.run(['new-session', '-d', '-s', 'keep', '--', 'sleep', '600']);
 			const ctx = {home: dir, ownHome: false, env: {}, exec: realExec, processes: createProcessTable(), now: Date.now, tmpDir: dir};
-			const probe = createStatusProbe({ctx, mux, agentOf: pane => paneAgent(ADAPTERS, pane)});
+			const probe = createStatusProbe({ctx, mux, agentOf: pane => paneAgent(pane, ADAPTERS)});
 			const id = await mux.openPane({argv: [install.file], cwd: dir, env: {PATH: `${path.join(dir, 'bin')}:${process.env['PATH'] ?? ''}`}});
 			const statusOf = async () => (await probe.detect(await mux.listPanes()))?.find(p => p.id === id)?.detection;
 			await eventually('idle', async () => ((await statusOf())?.status === 'idle' ? true : undefined), {retryErrors: true});

@@ -332,15 +332,22 @@ function worldProcesses(id: string, dir: string): ProcessInfo[] {
 }
 
 /**
- * Files under /tmp that the world's processes mapped although TMPDIR points into the world
- * (Bun-built CLIs extract native libraries there: REAL.md surprise 9). Deleted at cleanup.
+ * Whether a file a world's process mapped is litter to delete at cleanup: a file right in /tmp,
+ * where Bun-built CLIs extract native libraries although TMPDIR points into the world (REAL.md
+ * surprise 9). Never a file in a folder there: the CLIs themselves may be installed under /tmp
+ * (`XDG_CACHE_HOME=$(mktemp -d)`), and deleting a mapped opencode binary broke every later test.
  */
-function mappedTmpFiles(pids: readonly number[], dir: string): Set<string> {
+export function isTmpLitter(file: string, tmp = os.tmpdir()): boolean {
+	return path.dirname(file) === tmp && !file.endsWith(' (deleted)');
+}
+
+function mappedTmpFiles(pids: readonly number[]): Set<string> {
 	const found = new Set<string>();
 	for (const pid of pids) {
 		for (const line of (readProc(pid, 'maps') ?? '').split('\n')) {
+			if (!line.includes('/')) continue;
 			const file = line.slice(line.indexOf('/'));
-			if (line.includes('/') && file.startsWith(`${os.tmpdir()}/`) && !file.startsWith(dir) && !file.endsWith(' (deleted)')) found.add(file);
+			if (isTmpLitter(file)) found.add(file);
 		}
 	}
 	return found;
@@ -350,7 +357,7 @@ async function killAll(id: string, dir: string, litter: Set<string>): Promise<Pr
 	for (let round = 0; round < 3; round++) {
 		const alive = worldProcesses(id, dir);
 		if (alive.length === 0) return [];
-		for (const file of mappedTmpFiles(alive.map(p => p.pid), dir)) litter.add(file);
+		for (const file of mappedTmpFiles(alive.map(p => p.pid))) litter.add(file);
 		const signal = round === 0 ? 'SIGTERM' : 'SIGKILL';
 		for (const p of alive) {
 			try {
