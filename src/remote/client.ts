@@ -65,6 +65,8 @@ export interface ConnectionOptions {
 	readonly reconnect?: boolean;
 	/** Subscribe to the snapshot and its changes (default true); one action needs none. */
 	readonly subscribe?: boolean;
+	/** The first snapshot only once the host has refreshed (default true, for one-shot commands); false: its rows at once. */
+	readonly wholeFirst?: boolean;
 	readonly random?: () => number;
 }
 
@@ -312,7 +314,7 @@ export class HostConnection {
 		}
 		this.hello = hello;
 		if (this.options.subscribe !== false) {
-			const first = await this.send<{seq: number; view: HostView; at: number}>(channel, 'subscribe', {});
+			const first = await this.send<{seq: number; view: HostView; at: number}>(channel, 'subscribe', {whole: this.options.wholeFirst !== false});
 			this.view = first.view;
 			this.viewAt = first.at;
 			this.seq = first.seq;

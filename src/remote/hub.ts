@@ -95,7 +95,7 @@ export function startHosts(deps: HubDeps): HostsHub {
 		});
 	let lastView = new Map<string, HostView | undefined>();
 	for (const host of deps.hosts) {
-		const connection = new HostConnection({host, ...(deps.logger ? {logger: deps.logger} : {}), ...(deps.open ? {open: deps.open} : {})});
+		const connection = new HostConnection({host, wholeFirst: false, ...(deps.logger ? {logger: deps.logger} : {}), ...(deps.open ? {open: deps.open} : {})});
 		connections.set(host.name, connection);
 		ids.set(host.name, new Map());
 		connection.onChange(() => {

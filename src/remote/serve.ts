@@ -119,11 +119,12 @@ export async function serve(deps: ServeDeps): Promise<void> {
 
 	const methods: Record<string, (params: Record<string, unknown>, id: number | string) => Promise<unknown>> = {
 		ping: async () => ({at: now()}),
-		subscribe: async () => {
+		subscribe: async params => {
 			source ??= deps.source();
 			const started = source;
-			// The rows alone (before the first refresh) would show every session without its live status.
-			await Promise.race([started.ready(), new Promise(resolve => setTimeout(resolve, FIRST_REFRESH_WAIT_MS).unref())]);
+			// The rows alone (before the first refresh) show every session without its live status:
+			// a one-shot `status` waits for it; the dashboard takes the rows at once, live data follows as changes.
+			if (params['whole'] !== false) await Promise.race([started.ready(), new Promise(resolve => setTimeout(resolve, FIRST_REFRESH_WAIT_MS).unref())]);
 			last = started.view();
 			// A burst of store changes (one refresh dispatches several) costs one diff, sent at once after it.
 			unsubscribe ??= started.subscribe(() => {
