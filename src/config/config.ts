@@ -26,7 +26,7 @@ export interface Config {
 	readonly keys: Readonly<Record<string, readonly string[]>>;
 	/** `trashDays`: how long a purge stays restorable from the trash before the next purge or trash command empties it. */
 	readonly purge: {readonly trashDays: number};
-	/** `hosts:` — other machines reached over ssh (src/config/hosts.ts); empty: this machine only. */
+	/** `hosts:`: other machines reached over ssh (src/config/hosts.ts); empty: this machine only. */
 	readonly hosts: readonly HostConfig[];
 }
 

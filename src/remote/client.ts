@@ -16,7 +16,7 @@ export interface HostStatus {
 	readonly state: HostState;
 	/** Round-trip time of the last ping (or of the hello), while up. */
 	readonly rttMs: number | null;
-	/** Up: `mam-tui 0.1.0, protocol 1`; down: why, in words (`host key changed`, `permission denied`, …). */
+	/** Up: `mam-tui 0.1.0, protocol 1`; down: why, in words (`host key changed`, `permission denied`, ...). */
 	readonly message: string;
 	/** When the state last changed (ms since the epoch). */
 	readonly since: number;
@@ -84,7 +84,7 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
 	return Math.round(cap / 2 + (random() * cap) / 2);
 }
 
-/** ssh's own words (stderr) and exit code → why the host is down, in the user's words. */
+/** ssh's own words (stderr) and exit code -> why the host is down, in the user's words. */
 export function explainExit(stderr: string, code: number | null): string {
 	if (/REMOTE HOST IDENTIFICATION HAS CHANGED/i.test(stderr)) return 'host key changed: ssh refused to connect (check the host, then fix ~/.ssh/known_hosts yourself)';
 	if (/Host key verification failed/i.test(stderr)) return 'host key not trusted: unknown or changed (connect once with ssh yourself to check it)';
@@ -174,7 +174,7 @@ export class HostConnection {
 		return this.status;
 	}
 
-	/** The host's sessions, panes, … as last received; undefined before the first snapshot. */
+	/** The host's sessions, panes, ... as last received; undefined before the first snapshot. */
 	snapshot(): HostView | undefined {
 		return this.view;
 	}

@@ -3,9 +3,9 @@
  * JSON object per line, over the stdin and stdout of the user's own ssh. Names, ids and paths
  * travel only as JSON values.
  *
- * client → serve: `hello` {protocols} → {program, version, protocols, protocol, capabilities};
- * `subscribe` → the snapshot, then `changes` notifications; `ping`; one method per action.
- * serve → client notifications: `changes` {seq, …} and `progress` {call, progress} (the live
+ * client -> serve: `hello` {protocols} -> {program, version, protocols, protocol, capabilities};
+ * `subscribe` -> the snapshot, then `changes` notifications; `ping`; one method per action.
+ * serve -> client notifications: `changes` {seq, ...} and `progress` {call, progress} (the live
  * steps of the call whose request id is `call`).
  */
 
@@ -42,7 +42,7 @@ export interface Hello {
 	readonly capabilities: readonly Capability[];
 }
 
-/** JSON-RPC error codes: the standard ones and ours (-32000 …). */
+/** JSON-RPC error codes: the standard ones and ours (-32000 ...). */
 export const RPC_ERROR = {
 	parse: -32700,
 	invalidRequest: -32600,
