@@ -21,7 +21,7 @@ const ioModules = [
 // lists: everything else under src/ is a layer above it (or beside it, where that would cycle).
 // cli, demo, ui and the composition roots sit on top: cli > actions > sync > world > mux/registry/
 // adapters/config > system/domain. drift and store are pure: no I/O module, no I/O layer.
-const SRC_FOLDERS = ['actions', 'adapters', 'cli', 'config', 'demo', 'domain', 'drift', 'mux', 'registry', 'search', 'store', 'sync', 'system', 'ui', 'world'];
+const SRC_FOLDERS = ['actions', 'adapters', 'cli', 'config', 'demo', 'domain', 'drift', 'mux', 'registry', 'remote', 'search', 'store', 'sync', 'system', 'ui', 'world'];
 const MAY_IMPORT = {
 	domain: [],
 	system: ['domain'],
@@ -39,7 +39,9 @@ const MAY_IMPORT = {
 	actions: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'world', 'sync'],
 	ui: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],
 	demo: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],
-	cli: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world', 'demo', 'ui'],
+	// The wire to other machines: the serve (a headless dashboard) and the client; status's JSON shapes are the view.
+	remote: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world', 'cli/statusCommand'],
+	cli: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world', 'demo', 'ui', 'remote'],
 };
 const PURE = new Set(['domain', 'drift', 'store']);
 

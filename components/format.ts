@@ -10,8 +10,13 @@ export const TRUNCATED = '~';
 export const EMPTY_CELL = '-';
 
 /** Pad or cut to exactly `width` characters. */
-export function fit(text: string, width: number): string {
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+export function fit(raw: string, width: number): string {
 	if (width <= 0) return '';
+	// A name with a newline (or an escape) must not break the table or drive the terminal.
+	const text = CONTROL.test(raw) ? raw.replace(CONTROL_ALL, '?') : raw;
 	if (text.length <= width) return text.padEnd(width);
 	return `${text.slice(0, Math.max(0, width - 1))}${TRUNCATED}`;
 }

@@ -12,6 +12,8 @@ import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
 import {superviseWhenReady} from './sync/supervisor.js';
 import {startAutoPark} from './ui/autoPark.js';
+import {startHosts} from './remote/hub.js';
+import {routedActions} from './remote/router.js';
 import {discoverAllConversations} from './ui/allConversations.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
@@ -91,8 +93,16 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	const watch = startRegistryWatch(world, store);
 	// The backend is chosen once, on first use, so the first frame never waits for it.
 	const bound = worldActions(world);
-	const {actions} = bound;
 	const mux = bound.deps.mux;
+	// Other machines (config.yaml hosts:): their rows join the list as they arrive; a row's
+	// actions go to its machine. Nothing waits for a host.
+	const hub = startHosts({
+		hosts: world.config.hosts,
+		store,
+		audit: entry => bound.deps.registry.audit(entry),
+		logger: world.logger,
+	});
+	const actions = world.config.hosts.length > 0 ? routedActions(bound.actions, hub, () => store.getState().sessions) : bound.actions;
 	// Panes, live status, resume state and findings stream in from the supervisor.
 	const live = superviseWhenReady(mux(), {
 		store,
@@ -167,6 +177,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		// Ink has unmounted (its last frame went to the alternate screen, which is now dropped).
 		screen.leave();
 		watch.stop();
+		hub.dispose();
 		stopDetail();
 		stopTextSearch();
 		stopExpiry();

@@ -80,7 +80,7 @@ export function SessionsScreen({state, height, width, home, now, detailScroll = 
 	const {side, listWidth} = layout;
 	const detail = selected ? <DetailPanel lines={lines} scroll={detailScroll} height={layout.detailHeight} /> : null;
 	const table = (
-		<SessionTable rows={rows} cursor={cursor} height={layout.listRows} width={listWidth} home={home} marked={state.ui.marked} now={now} />
+		<SessionTable rows={rows} cursor={cursor} height={layout.listRows} width={listWidth} home={home} marked={state.ui.marked} now={now} hosts={state.showHosts === true} />
 	);
 	return (
 		<Box flexDirection="column">

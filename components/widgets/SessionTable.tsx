@@ -21,6 +21,8 @@ export interface SessionTableProps {
 	readonly home: string;
 	readonly marked: ReadonlySet<string>;
 	readonly now: number;
+	/** Hosts are configured: a HOST column shows each row's machine (`local` for this one). */
+	readonly hosts?: boolean;
 }
 
 /** The first visible row, keeping the cursor on screen. */
@@ -31,6 +33,8 @@ export function windowStart(cursor: number, height: number, total: number): numb
 }
 
 export interface Columns {
+	/** 0: no HOST column (no hosts configured). */
+	readonly host: number;
 	readonly name: number;
 	readonly agent: number;
 	readonly pane: number;
@@ -42,7 +46,8 @@ export interface Columns {
 }
 
 /** Widths for the terminal: narrow fixed columns, the rest split between name and cwd; pin shows from 100 columns. */
-export function columnWidths(width: number): Columns {
+export function columnWidths(width: number, hosts = false): Columns {
+	const host = hosts ? 8 : 0;
 	const agent = 8;
 	const pane = width >= 120 ? 8 : 6;
 	const status = 8;
@@ -50,10 +55,10 @@ export function columnWidths(width: number): Columns {
 	const pin = width >= 100 ? 9 : 0;
 	const ageWidth = 4;
 	const gaps = pin ? 8 : 7;
-	const fixed = 3 + agent + pane + status + resume + pin + ageWidth + gaps;
+	const fixed = 3 + (host ? host + 1 : 0) + agent + pane + status + resume + pin + ageWidth + gaps;
 	const flexible = Math.max(24, width - fixed - 1);
 	const name = Math.max(10, Math.min(28, Math.floor(flexible * 0.45)));
-	return {name, agent, pane, status, resume, pin, age: ageWidth, cwd: Math.max(8, flexible - name)};
+	return {host, name, agent, pane, status, resume, pin, age: ageWidth, cwd: Math.max(8, flexible - name)};
 }
 
 function statusOf(record: SessionRecord, live: SessionLive | undefined): {text: string; color: string} {
@@ -66,7 +71,7 @@ function statusOf(record: SessionRecord, live: SessionLive | undefined): {text: 
 
 /** Memoised on the column widths: a keystroke does not rebuild the header. */
 const Header = React.memo(function Header({cols}: {readonly cols: Columns}): React.JSX.Element {
-	const cells = [fit('NAME', cols.name), fit('AGENT', cols.agent), fit('PANE', cols.pane), fit('STATUS', cols.status), fit('RESUME', cols.resume)];
+	const cells = [...(cols.host ? [fit('HOST', cols.host)] : []), fit('NAME', cols.name), fit('AGENT', cols.agent), fit('PANE', cols.pane), fit('STATUS', cols.status), fit('RESUME', cols.resume)];
 	if (cols.pin) cells.push(fit('PIN', cols.pin));
 	cells.push(fit('AGE', cols.age), fit('CWD', cols.cwd));
 	return <Text bold>{`   ${cells.join(' ')}`}</Text>;
@@ -98,7 +103,8 @@ const Row = React.memo(function Row({record, live, findings, selected, marked, c
 			<Text color={selected ? ACCENT : undefined}>{selected ? '>' : ' '}</Text>
 			{marked ? '*' : ' '}
 			<Text color="red">{findings > 0 ? '!' : ' '}</Text>
-			{fit(record.name, cols.name)} {fit(record.agent, cols.agent)} {fit(freed !== undefined ? memory(freed) : (record.paneId ?? EMPTY_CELL), cols.pane)}{' '}
+			{cols.host ? `${fit(record.host ?? 'local', cols.host)} ` : ''}
+			{fit(record.host === undefined ? record.name : record.name.slice(record.host.length + 1), cols.name)} {fit(record.agent, cols.agent)} {fit(freed !== undefined ? memory(freed) : (record.paneId ?? EMPTY_CELL), cols.pane)}{' '}
 			<Text color={status.color}>{fit(status.text, cols.status)}</Text>{' '}
 			<Text color={resume ? RESUME_COLOR[resume.kind] : undefined}>{fit(resumeText(resume), cols.resume)}</Text>
 			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? EMPTY_CELL, cols.pin)}` : ''} {fit(ageText, cols.age)}{' '}
@@ -107,9 +113,9 @@ const Row = React.memo(function Row({record, live, findings, selected, marked, c
 	);
 });
 
-export function SessionTable({rows, cursor, height, width, home, marked, now}: SessionTableProps): React.JSX.Element {
+export function SessionTable({rows, cursor, height, width, home, marked, now, hosts = false}: SessionTableProps): React.JSX.Element {
 	// One Columns object per width, so memoised rows see the same `cols` from frame to frame.
-	const cols = useMemo(() => columnWidths(width), [width]);
+	const cols = useMemo(() => columnWidths(width, hosts), [width, hosts]);
 	const start = windowStart(cursor, height, rows.length);
 	const visible = rows.slice(start, start + height);
 	return (

@@ -15,6 +15,8 @@ export interface StatusView {
 	readonly ui: {readonly mode: AppState['ui']['mode']};
 	/** Running sessions whose agent is blocked. */
 	readonly needYou: number;
+	/** The configured hosts and their state (absent or empty: this machine only). */
+	readonly hosts?: AppState['hosts'];
 }
 
 export interface StatusBarProps {
@@ -25,11 +27,11 @@ export interface StatusBarProps {
 
 /** The status bar's slice; compare with `sameStatusView` (a keystroke that moves the cursor leaves it alone). */
 export function selectStatusView(state: AppState): StatusView {
-	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notices: state.notices, ui: {mode: state.ui.mode}, needYou: needYouCount(state.sessions, state.live) + untrackedSummary(state).needYou};
+	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notices: state.notices, ui: {mode: state.ui.mode}, needYou: needYouCount(state.sessions, state.live) + untrackedSummary(state).needYou, hosts: state.hosts};
 }
 
 export function sameStatusView(a: StatusView, b: StatusView): boolean {
-	return a.mux === b.mux && a.sessions === b.sessions && a.findings.length === b.findings.length && a.lastRefresh === b.lastRefresh && a.notices === b.notices && a.ui.mode === b.ui.mode && a.needYou === b.needYou;
+	return a.mux === b.mux && a.sessions === b.sessions && a.findings.length === b.findings.length && a.lastRefresh === b.lastRefresh && a.notices === b.notices && a.ui.mode === b.ui.mode && a.needYou === b.needYou && a.hosts === b.hosts;
 }
 
 function clock(ms: number | null): string {
@@ -61,6 +63,11 @@ export function StatusBar({state, keymap}: StatusBarProps): React.JSX.Element {
 		<Box flexDirection="column">
 			<Text wrap="truncate">
 				<Text color={state.mux && !state.mux.ok ? 'red' : 'green'}>{mux}</Text>
+				{(state.hosts ?? []).map(h => (
+					<Text key={h.name} color={h.state === 'up' ? 'green' : h.state === 'down' ? 'red' : 'yellow'}>
+						{` │ ${h.name} ${h.state === 'up' ? `up ${h.rttMs ?? '?'} ms` : h.state === 'down' ? `down: ${h.message}` : 'connecting'}`}
+					</Text>
+				))}
 				{state.needYou > 0 ? <Text color="yellow" bold>{` │ ${state.needYou} need${state.needYou === 1 ? 's' : ''} you`}</Text> : null}
 				{parked.count > 0 ? <Text color="blue">{` │ ${parked.count} parked · ${memory(parked.freedBytes)} freed`}</Text> : null}
 				{` │ ${counts.running} running, ${counts.stopped} stopped, ${counts.purged} purged │ ${state.findings.length} findings │ refreshed ${clock(state.lastRefresh)}`}

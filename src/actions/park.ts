@@ -46,7 +46,7 @@ export type ParkResult =
 	| {readonly session: string; readonly outcome: 'parked'; readonly parked: ParkRecord; readonly notes: readonly string[]}
 	| {readonly session: string; readonly outcome: 'would-park'; readonly idleSeconds: number; readonly memoryBytes: number; readonly paneId: string}
 	/** A check refused (nothing was typed, nothing changed); `check` names it. */
-	| {readonly session: string; readonly outcome: 'refused'; readonly check: ParkCheck | 'changed' | 'not-found'; readonly why: string}
+	| {readonly session: string; readonly outcome: 'refused'; readonly check: ParkCheck | 'changed' | 'not-found' | 'host'; readonly why: string}
 	/** The exit input was typed but the agent still runs after the grace: left running, not escalated. */
 	| {readonly session: string; readonly outcome: 'still-running'; readonly why: string};
 

@@ -8,17 +8,19 @@ import type {Command, OptionSpec, ParsedValues} from './commands.js';
 import {errOut, out} from './output.js';
 import {statusCommand} from './statusCommand.js';
 import {driftCommand} from './driftCommand.js';
-import {adoptCommand} from './adoptCommand.js';
+import {createAdoptCommand} from './adoptCommand.js';
 import {newCommand} from './newCommand.js';
-import {purgeCommand} from './purgeCommand.js';
-import {restoreCommand, trashCommand} from './trashCommand.js';
-import {resumeCommand} from './resumeCommand.js';
-import {stopCommand} from './stopCommand.js';
-import {parkCommand, wakeCommand} from './parkCommand.js';
+import {createPurgeCommand} from './purgeCommand.js';
+import {createRestoreCommand, createTrashCommand} from './trashCommand.js';
+import {createResumeCommand} from './resumeCommand.js';
+import {createStopCommand} from './stopCommand.js';
+import {createParkCommand, createWakeCommand} from './parkCommand.js';
+import {chosenHost, hostAwareActions} from './hostActions.js';
 import {conversationsCommand} from './conversationsCommand.js';
 import {searchCommand} from './searchCommand.js';
 import {usageCommand} from './usageCommand.js';
 import {demoCommand} from './demoCommand.js';
+import {serveCommand} from './serveCommand.js';
 import {loadDashboard} from './loadDashboard.js';
 import {packageVersion} from './version.js';
 import {createWorld, type GlobalOptions, type World} from '../world/world.js';
@@ -29,14 +31,35 @@ const GLOBAL_OPTIONS = {
 	'tmux-path': {type: 'string'},
 	registry: {type: 'string'},
 	home: {type: 'string'},
+	host: {type: 'string'},
 	json: {type: 'boolean'},
 	verbose: {type: 'boolean'},
 	help: {type: 'boolean', short: 'h'},
 	version: {type: 'boolean'},
 } as const satisfies OptionSpec;
 
-/** Subcommands that really work. Later capabilities add theirs here. */
-export const COMMANDS: readonly Command[] = [statusCommand, driftCommand, resumeCommand, stopCommand, parkCommand, wakeCommand, purgeCommand, trashCommand, restoreCommand, newCommand, adoptCommand, conversationsCommand, searchCommand, usageCommand, demoCommand];
+/** Subcommands that really work. Later capabilities add theirs here. Those over `hostAwareActions` also run on a `--host`. */
+export const COMMANDS: readonly Command[] = [
+	statusCommand,
+	driftCommand,
+	createResumeCommand(hostAwareActions),
+	createStopCommand(hostAwareActions),
+	createParkCommand(hostAwareActions),
+	createWakeCommand(hostAwareActions),
+	createPurgeCommand(hostAwareActions),
+	createTrashCommand(hostAwareActions),
+	createRestoreCommand(hostAwareActions),
+	newCommand,
+	createAdoptCommand(hostAwareActions),
+	conversationsCommand,
+	searchCommand,
+	usageCommand,
+	demoCommand,
+	serveCommand,
+];
+
+/** Commands that can run on another host (`--host NAME`); the others say so (exit 2). */
+const HOST_COMMANDS = new Set(['status', 'resume', 'stop', 'park', 'wake', 'purge', 'trash', 'restore', 'adopt']);
 
 const dashboardCommand: Command = {
 	name: 'dashboard',
@@ -65,6 +88,7 @@ export function usage(): string {
 		'  --tmux-path PATH        the tmux server socket `tmux -S PATH` uses',
 		'  --registry PATH         registry database (default $MAM_HOME/registry.db, $XDG_STATE_HOME/mam, ~/.local/state/mam)',
 		'  --home DIR              whose agent data to read (default $HOME_DIR, else $HOME)',
+		'  --host NAME             run on that host from config.yaml hosts: (over ssh; see "Many machines")',
 		'  --json                  machine-readable output',
 		'  --verbose               debug-level log file',
 		'  -h, --help, --version',
@@ -74,7 +98,7 @@ export function usage(): string {
 }
 
 /** Global options that take a value: skipped (with their value) when looking for the subcommand. */
-const VALUE_OPTIONS = new Set(['--mux', '--tmux-socket', '--tmux-path', '--registry', '--home']);
+const VALUE_OPTIONS = new Set(['--mux', '--tmux-socket', '--tmux-path', '--registry', '--home', '--host']);
 
 function splitCommand(argv: readonly string[]): {name: string | undefined; rest: string[]} {
 	for (let i = 0; i < argv.length; i++) {
@@ -113,12 +137,14 @@ function globalOptions(values: ParsedValues): GlobalOptions {
 	}
 	const registry = str('registry');
 	const home = str('home');
+	const host = str('host');
 	const tmux = tmuxServerOptions(str('tmux-socket'), str('tmux-path'));
 	return {
 		...(mux ? {mux} : {}),
 		...tmux,
 		...(registry ? {registry} : {}),
 		...(home ? {home} : {}),
+		...(host !== undefined ? {host} : {}),
 		json: values['json'] === true,
 		verbose: values['verbose'] === true,
 	};
@@ -160,6 +186,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
 	let world: World | undefined;
 	try {
 		world = createWorld(globalOptions(parsed.values), env);
+		if (chosenHost(world) && !HOST_COMMANDS.has(command.name)) {
+			throw new CliError(`${command.name} runs on this machine only; on ${world.options.host ?? '?'} run it there (HOST commands: ${[...HOST_COMMANDS].join(', ')})`, EXIT.usage);
+		}
 		return await command.run(world, parsed.values, parsed.positionals);
 	} catch (error) {
 		return reportError(error, world);

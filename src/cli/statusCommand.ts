@@ -12,6 +12,10 @@ import {formatBytes} from '../actions/format.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
 import type {World} from '../world/world.js';
+import {LOCAL_HOST} from '../config/hosts.js';
+import type {HostStatus} from '../remote/client.js';
+import {gatherHosts, type GatheredHost} from '../remote/gather.js';
+import {chosenHost} from './hostActions.js';
 
 /**
  * The stable shape of `mam-tui status --json` (documented in the README). `version` changes only
@@ -29,6 +33,20 @@ export interface StatusJson {
 	readonly untrackedPanes: readonly string[];
 	/** What waits for the user: every session (or untracked agent pane) whose agent is blocked, most urgent first. */
 	readonly attention: readonly StatusAttention[];
+	/**
+	 * The other machines of config.yaml's `hosts:` and how each is reached. Their sessions, panes
+	 * and attention are in the lists above, each item with its `host`; this machine's say `local`.
+	 */
+	readonly hosts: readonly StatusHost[];
+}
+
+/** One configured host: `up` (with the round trip), `connecting`, or `down` and why. */
+export interface StatusHost {
+	readonly name: string;
+	readonly state: HostStatus['state'];
+	readonly rttMs: number | null;
+	readonly message: string;
+	readonly since: string;
 }
 
 /** How a live status was read: the evidence a detector went by (`src/adapters/status`). */
@@ -149,7 +167,7 @@ export function toStatusSession(s: SessionRecord, live?: SessionLive): StatusSes
 	};
 }
 
-function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
+export function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
 	return {
 		id: pane.id,
 		mux: pane.mux,
@@ -168,7 +186,7 @@ function toStatusPane(pane: Pane, session: string | undefined): StatusPane {
 }
 
 /** Blocked sessions first by name, then blocked agent panes outside every session. */
-function attentionOf(sessions: readonly SessionRecord[], snapshot: LiveSnapshot): StatusAttention[] {
+export function attentionOf(sessions: readonly SessionRecord[], snapshot: Pick<LiveSnapshot, 'live' | 'untracked'>): StatusAttention[] {
 	const out: StatusAttention[] = [];
 	for (const s of [...sessions].sort((a, b) => a.name.localeCompare(b.name))) {
 		const live = snapshot.live[s.name];
@@ -231,6 +249,7 @@ function statusJson(world: World, sessions: readonly SessionRecord[], snapshot: 
 		panes: (snapshot.panes ?? []).map(p => toStatusPane(p, owner.get(p.id))),
 		untrackedPanes: snapshot.untracked.map(p => p.id),
 		attention: attentionOf(sessions, snapshot),
+		hosts: [],
 	};
 }
 
@@ -240,10 +259,13 @@ function humanLines(world: World, body: StatusJson): string[] {
 	if (body.sessions.length === 0) {
 		lines.push(`No sessions in ${world.registryPath}. Start one with \`mam-tui new --agent claude --cwd DIR\`, or run \`mam-tui\` for the dashboard.`);
 	} else {
+		const many = body.hosts.length > 0;
+		const hostOf = (s: StatusSession) => String((s as StatusSession & {host?: string}).host ?? LOCAL_HOST);
 		lines.push(
 			table(
-				['NAME', 'AGENT', 'STATUS', 'PANE', 'PIN', 'CWD', 'LIVE', 'RESUME'],
+				[...(many ? ['HOST'] : []), 'NAME', 'AGENT', 'STATUS', 'PANE', 'PIN', 'CWD', 'LIVE', 'RESUME'],
 				body.sessions.map(s => [
+					...(many ? [hostOf(s)] : []),
 					s.name,
 					s.agent,
 					s.parked ? `parked (${formatBytes(s.parked.freedBytes)} freed)` : s.status,
@@ -256,7 +278,7 @@ function humanLines(world: World, body: StatusJson): string[] {
 			),
 		);
 	}
-	const untracked = body.panes.filter(p => body.untrackedPanes.includes(p.id));
+	const untracked = body.panes.filter(p => (p as StatusPane & {host?: string}).host !== undefined ? (p as StatusPane & {host?: string}).host === LOCAL_HOST && body.untrackedPanes.includes(p.id) : body.untrackedPanes.includes(p.id));
 	if (untracked.length > 0) {
 		lines.push('', 'Panes running an agent outside any session:');
 		lines.push(
@@ -273,18 +295,45 @@ function humanLines(world: World, body: StatusJson): string[] {
 	const parked = body.sessions.filter(s => s.parked);
 	if (parked.length > 0) lines.push('', `${parked.length} parked \u00b7 ${formatBytes(parked.reduce((sum, s) => sum + (s.parked?.freedBytes ?? 0), 0))} freed`);
 	lines.push('', `mux: ${body.mux.kind ?? 'none'} ${body.mux.ok ? 'ok' : 'DOWN'} — ${body.mux.message}`);
+	for (const h of body.hosts) lines.push(`host ${h.name}: ${h.state}${h.rttMs !== null ? ` (${h.rttMs} ms)` : ''} — ${h.message}`);
 	return lines;
+}
+
+type Item = Record<string, unknown>;
+const withHost = <T extends object>(items: readonly T[], host: string): Item[] => items.map(item => ({...item, host}));
+
+/** This machine's status (unless `--host` names another) with every host's sessions, panes and attention merged in, local first. */
+function mergeHosts(local: StatusJson | undefined, gathered: readonly GatheredHost[], registry: string): StatusJson {
+	const remote = (pick: (view: NonNullable<GatheredHost['view']>) => readonly Item[]) => gathered.flatMap(g => (g.view ? withHost(pick(g.view), g.status.name) : []));
+	return {
+		version: 1,
+		registry: local?.registry ?? registry,
+		sessions: [...withHost(local?.sessions ?? [], LOCAL_HOST), ...remote(v => v.sessions)] as unknown as StatusSession[],
+		mux: local?.mux ?? {kind: null, ok: false, message: 'not asked (--host)'},
+		panes: [...withHost(local?.panes ?? [], LOCAL_HOST), ...remote(v => v.panes)] as unknown as StatusPane[],
+		untrackedPanes: local?.untrackedPanes ?? [],
+		attention: [...withHost(local?.attention ?? [], LOCAL_HOST), ...remote(v => v.attention)] as unknown as StatusAttention[],
+		hosts: gathered.map(g => ({name: g.status.name, state: g.status.state, rttMs: g.status.rttMs, message: g.status.message, since: new Date(g.status.since).toISOString()})),
+	};
 }
 
 export const statusCommand: Command = {
 	name: 'status',
-	summary: 'the sessions with their panes, live status and resume state; agent panes outside any session; the mux health',
-	usage: 'mam-tui status [--json]',
+	summary: 'the sessions with their panes, live status and resume state; agent panes outside any session; the mux health; every configured host',
+	usage: 'mam-tui status [--json] [--host NAME]',
 	options: {},
 	async run(world: World) {
-		const sessions = world.registry().list();
-		const snapshot = await snapshotFor(world, sessions);
-		const body = statusJson(world, sessions, snapshot);
+		const only = chosenHost(world);
+		const localOnly = world.options.host === LOCAL_HOST;
+		const hosts = only ? [only] : localOnly ? [] : world.config.hosts;
+		// The hosts are asked while this machine is looked at: a slow host costs at most its wait.
+		const gathering = gatherHosts(hosts, {logger: world.logger});
+		let local: StatusJson | undefined;
+		if (!only) {
+			const sessions = world.registry().list();
+			local = {...statusJson(world, sessions, await snapshotFor(world, sessions)), hosts: []};
+		}
+		const body = mergeHosts(local, await gathering, world.registryPath);
 		if (world.options.json) outJson(body);
 		else out(humanLines(world, body).join('\n'));
 		return EXIT.ok;

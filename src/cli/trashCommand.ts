@@ -1,7 +1,7 @@
 import {formatBytes} from '../actions/format.js';
 import {worldActions, type ActionsFactory, type WorldActions} from '../actions/fromWorld.js';
 import type {TrashListing} from '../actions/trash.js';
-import {restorePurge, trashEmpty, trashList} from '../actions/trashActions.js';
+import {trashEmpty, trashList} from '../actions/trashActions.js';
 import {PURGE_ID} from '../actions/trashStore.js';
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
@@ -50,9 +50,12 @@ export function createTrashCommand(makeActions: ActionsFactory, io: ConfirmIo = 
 			const json = world.options.json;
 			const sub = positionals[0];
 			if (sub !== undefined && sub !== 'empty') throw new CliError(`unknown trash command ${JSON.stringify(sub)} (did you mean: trash empty)`, EXIT.usage);
-			return withActions(makeActions, world, async ({deps}) => {
+			if (sub === 'empty' && world.options.host !== undefined && world.options.host !== 'local') {
+				throw new CliError('trash empty runs on the machine itself: run `mam-tui trash empty` there (or empty one purge from the dashboard)', EXIT.usage);
+			}
+			return withActions(makeActions, world, async ({deps, actions}) => {
 				if (sub === undefined) {
-					const listed = await trashList(deps);
+					const listed = await actions.trashList();
 					if (!listed.ok) throw new CliError(listed.error.message, EXIT.failed);
 					if (json) outJson({ok: true, purges: listed.value});
 					else if (listed.value.length === 0) out('the trash is empty');
@@ -92,8 +95,8 @@ export function createRestoreCommand(makeActions: ActionsFactory): Command {
 		async run(world, _values, positionals) {
 			const purgeId = positionals[0] ?? '';
 			if (!PURGE_ID.test(purgeId)) throw new CliError(`not a purge id: ${JSON.stringify(purgeId)} (mam-tui trash lists them)`, EXIT.usage);
-			return withActions(makeActions, world, async ({deps}) => {
-				const restored = await restorePurge(deps, purgeId);
+			return withActions(makeActions, world, async ({actions}) => {
+				const restored = await actions.restore(purgeId);
 				if (!restored.ok) {
 					if (world.options.json) outJson({ok: false, message: restored.error.message});
 					else errOut(`mam-tui: ${restored.error.message}`);

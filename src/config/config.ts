@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import {createRequire} from 'node:module';
 import {AGENT_IDS, isAgentId, type AgentId} from '../domain/types.js';
+import {HostError, parseHosts, type HostConfig} from './hosts.js';
 
 export interface AgentOverride {
 	/** Replaces the adapter's exit text (agents rename their commands between versions). */
@@ -31,6 +32,8 @@ export interface Config {
 	 * `soakSeconds`: how long an agent must have been idle, by its own evidence, before any park.
 	 */
 	readonly park: {readonly idleMinutes: number; readonly maxPerMinute: number; readonly agents: readonly AgentId[]; readonly soakSeconds: number};
+	/** `hosts:`: other machines reached over ssh (src/config/hosts.ts); empty: this machine only. */
+	readonly hosts: readonly HostConfig[];
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -42,6 +45,7 @@ export const DEFAULT_CONFIG: Config = {
 	keys: {},
 	purge: {trashDays: 7},
 	park: {idleMinutes: 45, maxPerMinute: 2, agents: [], soakSeconds: 60},
+	hosts: [],
 };
 
 /** A bad config value; the message names the key and the file (exit 2). */
@@ -134,7 +138,7 @@ function parsePark(value: unknown, file: string): Config['park'] {
 export function parseConfig(raw: unknown, file: string): Config {
 	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
 	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
-	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge', 'park'], '', file);
+	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge', 'park', 'hosts'], '', file);
 	const notify = raw['notify'] ?? DEFAULT_CONFIG.notify;
 	if (typeof notify !== 'string' || !(NOTIFY_MODES as readonly string[]).includes(notify)) {
 		throw new ConfigError(`${file}: notify must be one of ${NOTIFY_MODES.join(', ')} (got ${JSON.stringify(notify)})`);
@@ -162,7 +166,17 @@ export function parseConfig(raw: unknown, file: string): Config {
 		keys: parseKeys(raw['keys'], file),
 		purge: {trashDays: positiveNumber(purge, 'trashDays', 'purge.', file, DEFAULT_CONFIG.purge.trashDays, 3650)},
 		park: parsePark(raw['park'], file),
+		hosts: hostsOf(raw['hosts'], file),
 	};
+}
+
+function hostsOf(raw: unknown, file: string): readonly HostConfig[] {
+	try {
+		return parseHosts(raw);
+	} catch (error) {
+		if (error instanceof HostError) throw new ConfigError(`${file}: ${error.message}`);
+		throw error;
+	}
 }
 
 /**

@@ -56,6 +56,11 @@ export interface SessionRecord {
 	/** Bumped on every write; lets two mam-tui processes detect a concurrent change. */
 	readonly version: number;
 	readonly extra: Readonly<Record<string, unknown>>;
+	/**
+	 * Set only on a row another machine reported (src/remote): the configured host's name. Its
+	 * `name` is then `host:name` (unique in the dashboard) and its actions go to that host.
+	 */
+	readonly host?: string;
 }
 
 /** herdr's agent statuses plus what mam-tui derives for panes without a live agent. */

@@ -2,10 +2,12 @@ import type {Conversation, Finding, MuxHealth, Pane, SessionRecord} from '../dom
 import {assertNever} from '../domain/result.js';
 import {visibleConversations} from './conversations.js';
 import {selectedSession, visibleSessions} from './selectors.js';
-import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type SessionDetail, type SessionLive, type StepView, type StopDialog, type ParkDialog, type TrashRow} from './state.js';
+import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type RemoteRows, type HostRow, type SessionDetail, type SessionLive, type StepView, type StopDialog, type ParkDialog, type TrashRow} from './state.js';
 
 export type Action =
 	| {readonly type: 'registry/loaded'; readonly sessions: readonly SessionRecord[]; readonly at: number}
+	/** A host's rows changed (null: it is not up, no rows; undefined: unchanged), with every host's state. */
+	| {readonly type: 'remote/updated'; readonly host: string; readonly rows: RemoteRows | null | undefined; readonly hosts: readonly HostRow[]}
 	| {
 			readonly type: 'live/updated';
 			readonly panes?: readonly Pane[];
@@ -151,6 +153,32 @@ function setFilter(state: AppState, text: string): AppState {
 	return {...state, ui: {...state.ui, filter: text, cursor: 0}};
 }
 
+/** This machine's rows, then every host's (local first). */
+function withRemoteRows(local: readonly SessionRecord[], remote: AppState['remote']): readonly SessionRecord[] {
+	const hosts = Object.values(remote);
+	return hosts.length === 0 ? local : [...local, ...hosts.flatMap(r => r.sessions)];
+}
+
+function withRemoteLive(local: AppState['live'], remote: AppState['remote']): AppState['live'] {
+	const hosts = Object.values(remote);
+	return hosts.length === 0 ? local : Object.assign({}, local, ...hosts.map(r => r.live)) as AppState['live'];
+}
+
+function remoteUpdated(state: AppState, action: Extract<Action, {type: 'remote/updated'}>): AppState {
+	if (action.rows === undefined) return action.hosts === state.hosts ? state : {...state, hosts: action.hosts};
+	const remote: Record<string, RemoteRows> = {...state.remote};
+	if (action.rows) remote[action.host] = action.rows;
+	else delete remote[action.host];
+	const local = state.sessions.filter(s => s.host === undefined);
+	// Live entries are per row: this machine's are those of its rows.
+	const localLive: Record<string, SessionLive> = {};
+	for (const s of local) {
+		const live = Object.hasOwn(state.live, s.name) ? state.live[s.name] : undefined;
+		if (live) localLive[s.name] = live;
+	}
+	return clampAll({...state, hosts: action.hosts, remote, sessions: withRemoteRows(local, remote), live: withRemoteLive(localLive, remote)}, state);
+}
+
 /** The pure reducer: every state change of the dashboard goes through here. */
 export function reducer(state: AppState, action: Action): AppState {
 	const next = reduce(state, action);
@@ -164,12 +192,14 @@ export function reducer(state: AppState, action: Action): AppState {
 function reduce(state: AppState, action: Action): AppState {
 	switch (action.type) {
 		case 'registry/loaded':
-			return clampAll({...state, sessions: action.sessions, lastRefresh: action.at}, state);
+			return clampAll({...state, sessions: withRemoteRows(action.sessions, state.remote), lastRefresh: action.at}, state);
+		case 'remote/updated':
+			return remoteUpdated(state, action);
 		case 'live/updated':
 			return clampAll({
 				...state,
 				panes: action.panes ?? state.panes,
-				live: action.live ?? state.live,
+				live: action.live ? withRemoteLive(action.live, state.remote) : state.live,
 				conversations: action.conversations ?? state.conversations,
 				findings: action.findings ?? state.findings,
 				mux: action.mux === undefined ? state.mux : action.mux,

@@ -54,14 +54,22 @@ function ranksOf(sessions: AppState['sessions'], live: AppState['live'] | undefi
 	return sessions.map(row => rank(row, live));
 }
 
+function hostOrder(a: SessionRecord, b: SessionRecord): number {
+	if (a.host === b.host) return 0;
+	if (a.host === undefined) return -1;
+	if (b.host === undefined) return 1;
+	return a.host.localeCompare(b.host);
+}
+
 function sortVisible(state: ListInputs): SessionRecord[] {
 	const needle = state.ui.filter.trim().toLowerCase();
 	const rows = needle
 		? state.sessions.filter(s =>
-				[s.name, s.agent, s.cwd, s.status, s.agentSessionId ?? '', s.paneId ?? ''].some(v => v.toLowerCase().includes(needle)),
+				[s.name, s.agent, s.cwd, s.status, s.agentSessionId ?? '', s.paneId ?? '', s.host ?? 'local'].some(v => v.toLowerCase().includes(needle)),
 			)
 		: [...state.sessions];
-	return rows.sort((a, b) => rank(a, state.live) - rank(b, state.live) || a.name.localeCompare(b.name));
+	// This machine's rows first, then each host's (config order is lost here: by name).
+	return rows.sort((a, b) => hostOrder(a, b) || rank(a, state.live) - rank(b, state.live) || a.name.localeCompare(b.name));
 }
 
 /** The session under the cursor, read at call time by key handlers. */
@@ -139,12 +147,14 @@ export interface SessionsView {
 	readonly ui: Pick<UiState, 'mode' | 'filter' | 'cursor' | 'marked'>;
 	/** For the empty list: agent panes running outside the registry. */
 	readonly untracked: UntrackedSummary;
+	/** Hosts are configured: the list shows a HOST column. */
+	readonly showHosts?: boolean;
 }
 
 /** The sessions screen's slice (a new object each call: compare with `sameSessionsView`). */
 export function selectSessionsView(state: AppState): SessionsView {
 	const {mode, filter, cursor, marked} = state.ui;
-	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state)};
+	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0};
 }
 
 /** True when the sessions screen would render the same: every field it reads is the same by identity. */
@@ -159,6 +169,7 @@ export function sameSessionsView(a: SessionsView, b: SessionsView): boolean {
 		a.ui.cursor === b.ui.cursor &&
 		a.ui.marked === b.ui.marked &&
 		a.untracked.count === b.untracked.count &&
-		a.untracked.needYou === b.untracked.needYou
+		a.untracked.needYou === b.untracked.needYou &&
+		a.showHosts === b.showHosts
 	);
 }

@@ -169,6 +169,20 @@ export interface TrashEmptyDialog {
 	readonly typed: string;
 }
 
+/** One configured host as the dashboard shows it (src/remote/client.ts HostStatus). */
+export interface HostRow {
+	readonly name: string;
+	readonly state: 'up' | 'connecting' | 'down';
+	readonly rttMs: number | null;
+	readonly message: string;
+}
+
+/** What one other machine reported: its rows (names `host:name`, each with `host`) and their live data. */
+export interface RemoteRows {
+	readonly sessions: readonly SessionRecord[];
+	readonly live: Readonly<Record<string, SessionLive>>;
+}
+
 /** Everything the dashboard renders: plain data, built by src/ services, folded by the reducer. */
 export interface AppState {
 	readonly sessions: readonly SessionRecord[];
@@ -194,6 +208,10 @@ export interface AppState {
 	/** Conversations whose message text matches the conversations view's search, for that text (the search index's answer). */
 	readonly textHits: TextHits | null;
 	readonly trashEmpty: TrashEmptyDialog | null;
+	/** config.yaml's hosts and how each is reached; empty: this machine only. */
+	readonly hosts: readonly HostRow[];
+	/** Each host's rows; `sessions` and `live` above hold them after this machine's. */
+	readonly remote: Readonly<Record<string, RemoteRows>>;
 	readonly ui: UiState;
 }
 
@@ -237,6 +255,8 @@ export function initialState(overrides: Partial<AppState> = {}): AppState {
 		trash: null,
 		textHits: null,
 		trashEmpty: null,
+		hosts: [],
+		remote: {},
 		ui: initialUi,
 		...overrides,
 	};

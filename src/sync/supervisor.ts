@@ -1,6 +1,6 @@
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import type {AgentId} from '../domain/types.js';
+import type {AgentId, SessionRecord} from '../domain/types.js';
 import type {Multiplexer, MuxEvent} from '../mux/types.js';
 import type {Action} from '../store/reducer.js';
 import type {AppState} from '../store/state.js';
@@ -35,6 +35,11 @@ export interface SupervisorDeps {
 	readonly onSnapshot?: (snapshot: LiveSnapshot) => void;
 	/** Ring (and notify) when a session turns blocked; absent: silent (tests, one-shot commands). */
 	readonly attention?: Pick<AttentionDeps, 'notify' | 'exec' | 'bell'>;
+}
+
+/** This machine's registry rows: rows another host reported (src/remote) are judged there, never here. */
+function localRows(sessions: readonly SessionRecord[]): readonly SessionRecord[] {
+	return sessions.some(s => s.host !== undefined) ? sessions.filter(s => s.host === undefined) : sessions;
 }
 
 /** What a refresh looks at. */
@@ -110,7 +115,7 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 
 	const runOnce = async (job: Job): Promise<void> => {
 		try {
-			const snapshot = await pipeline.refresh(deps.store.getState().sessions, {rescan: job.rescan, listPanes: job.panes, full: job.full});
+			const snapshot = await pipeline.refresh(localRows(deps.store.getState().sessions), {rescan: job.rescan, listPanes: job.panes, full: job.full});
 			if (disposed) return;
 			deps.store.dispatch({
 				type: 'live/updated',
@@ -220,11 +225,16 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	};
 
 	const unsubscribe = deps.mux?.subscribe(onEvent);
-	let rows = deps.store.getState().sessions;
+	let all = deps.store.getState().sessions;
+	let rows = localRows(all);
 	const unwatch = deps.store.subscribe(() => {
 		const next = deps.store.getState().sessions;
-		if (next === rows) return;
-		rows = next;
+		if (next === all) return;
+		all = next;
+		// Another host's rows changing is that host's business: only this machine's rows refresh here.
+		const local = localRows(next);
+		if (local.length === rows.length && local.every((row, i) => row === rows[i])) return;
+		rows = local;
 		soon();
 	});
 	let ticks = 0;

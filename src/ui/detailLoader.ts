@@ -69,6 +69,9 @@ async function planFor(adapter: AgentAdapter, ctx: AdapterContext, session: Sess
 }
 
 async function load(deps: DetailDeps, session: SessionRecord): Promise<SessionDetail> {
+	// Another machine's row: its processes, files and panes are there, not here (a pane id or a
+	// pid read here would be some other local thing's).
+	if (session.host !== undefined) return {name: session.name, processes: [], audit: [], loadedAt: deps.now()};
 	const detail: {-readonly [K in keyof SessionDetail]: SessionDetail[K]} = {
 		name: session.name,
 		processes: [],

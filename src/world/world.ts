@@ -19,6 +19,8 @@ export interface GlobalOptions {
 	readonly tmuxPath?: string;
 	readonly registry?: string;
 	readonly home?: string;
+	/** `--host NAME`: run the command on that configured host (src/config/hosts.ts); absent or `local`: here. */
+	readonly host?: string;
 	readonly json: boolean;
 	readonly verbose: boolean;
 }

@@ -5,7 +5,8 @@
 //
 //   npm run bench [-- --quick] [-- --seed N --conversations N --sessions N --runs N --keep]
 //   npm run bench -- --serve   builds the world, prints its environment and waits (for profiling by hand)
-//   npm run bench -- --only cli|tmux|live|search|park   one group of measurements (the bench then fails only on those; park builds no world)
+//   npm run bench -- --only cli|tmux|live|search|park|remote   one group of measurements (the bench then fails only on those; park builds no world)
+//   (remote: three hosts over loopback ssh, test/bench/remote.ts; needs root and /usr/sbin/sshd, else it is left out)
 import {fork, spawn, type ChildProcess} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,6 +18,8 @@ import type {HerdrCounter} from './inProcess.js';
 import {cpuSeconds, sleep, statusKb, summarize, waitFor, waitForQuiet, type Summary} from './stats.js';
 import {buildWorld, type BenchWorld} from './world.js';
 import {measureAutoPark} from './autoPark.js';
+import {measureRemote} from './remote.js';
+import {sshdAvailable} from '../remote/support/sshd.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** What users run: package.json's bin, the bundle `npm run build` makes. */
@@ -42,7 +45,7 @@ const {values: options} = parseArgs({
 	strict: true,
 });
 const quick = options.quick === true;
-const GROUPS = ['cli', 'tmux', 'live', 'search', 'park'] as const;
+const GROUPS = ['cli', 'tmux', 'live', 'search', 'park', 'remote'] as const;
 if (options.only !== undefined && !(GROUPS as readonly string[]).includes(options.only)) throw new Error(`--only takes one of ${GROUPS.join(', ')}`);
 /** Does this run measure `group` (status, cold start and idle; the tmux refresh and idle; the in-process refresh and keys)? */
 const measures = (group: (typeof GROUPS)[number]): boolean => options.only === undefined || options.only === group;
@@ -458,6 +461,11 @@ async function main(): Promise<void> {
 			results['keyLatency'] = {terminal100x24: keys, terminal200x50: wide};
 			log(`keys: p50 ${ms(keys.median)}, p95 ${ms(keys.p95)} (100×24); p50 ${ms(wide.median)}, p95 ${ms(wide.p95)} (200×50)`);
 
+		}
+		if (measures('remote') && sshdAvailable()) {
+			const remote = await measureRemote(log, Math.min(config.idleSeconds, 60));
+			lines.push(...remote);
+			results['remote'] = remote;
 		}
 		results['lines'] = lines;
 		results['totalSeconds'] = (Date.now() - started) / 1000;
