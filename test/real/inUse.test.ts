@@ -116,13 +116,15 @@ describe('real agents: in use', () => {
 			// be gone or shorter, and the prompt stays in its files.
 			const sizes = () => Object.fromEntries(watched.map(f => [f, fs.existsSync(f) ? fs.statSync(f).size : -1]));
 			const before = sizes();
+			const rowsBefore = fs.existsSync(search) ? searchRows() : 0;
 			const purge = await real.world.mamTui(['purge', '--agent', 'grok', '--id', id, '--yes']);
 			expect(purge.exitCode, purge.stderr + purge.stdout).toBe(4);
 			expect(purge.stderr).toMatch(/in use/);
 			expect(purge.stderr).toContain(String(live.agentPid()));
 			for (const [file, size] of Object.entries(sizes())) expect(size, file).toBeGreaterThanOrEqual(before[file] ?? 0);
 			expect(fs.readFileSync(history, 'utf8')).toContain('keep me, grok');
-			if (fs.existsSync(search)) expect(searchRows()).toBe(1);
+			// grok indexes a session when it chooses to (its title, its exit): none may be lost.
+			if (fs.existsSync(search)) expect(searchRows()).toBeGreaterThanOrEqual(rowsBefore);
 			if (args.length === 0) await tui.quit();
 			else await live.close();
 		}

@@ -202,12 +202,17 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 		real.model.configure({shellWorkdir: outside, shellCommand: `sleep 40; echo ${marker} > ${marker}.txt`});
 		const tui = await startTui(real.world, agent, real.world.alpha);
 		await tui.prompt(`please ${RUN_SHELL} now`);
-		await untilComposer(tui, 'blocked');
-		// Approve: each agent's dialog has its "allow once" choice first.
-		await tui.sendKeys('Enter');
 		const sleeping = async () => processTable().some(p => p.args.includes(marker));
-		for (const deadline = Date.now() + 30_000; !(await sleeping()); await sleep(200)) {
+		const read = adapterOf(agent).exitInput.readScreen;
+		let approved = false;
+		for (const deadline = Date.now() + 60_000; !(await sleeping()); await sleep(250)) {
 			if (Date.now() > deadline) throw new Error(`${agent}: the command never started:\n${await tui.screen()}`);
+			// hermes runs a command it does not think dangerous without asking; the others ask.
+			if (approved || read?.(await tui.screen()).kind !== 'blocked') continue;
+			// Approve once: each dialog has "allow once" first, but Grok Build's first choice is
+			// "always approve", which would stay on for every later grok of this world.
+			await tui.sendKeys(...(agent === 'grok' ? ['Down', 'Enter'] : ['Enter']));
+			approved = true;
 		}
 		const id = await waitForConversation(real.world, agent, real.world.alpha, {containing: RUN_SHELL, timeoutMs: 30_000}).catch(() => undefined);
 		await sleep((SOAK_S + 1) * 1000);

@@ -103,7 +103,13 @@ interface ShownPlan {
 function unplannedChanges(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>, plan: ShownPlan): string[] {
 	const named = [...plan.items.map(i => i.path), ...(plan.changed ?? []).map(c => c.path)];
 	const folders = [...plan.items.filter(i => i.kind === 'dir').map(i => i.path), ...(plan.changed ?? []).map(c => c.path)].map(p => `${p}${path.sep}`);
-	const covered = (file: string) => named.includes(file.replace(/-(wal|shm|journal)$/, '')) || folders.some(f => file.startsWith(f));
+	// A sidecar that appeared beside a database whose own bytes did not change comes from an open
+	// (codex's delete opens every database it has): no row of that database was written.
+	const opened = (file: string) => {
+		const db = file.replace(/-(wal|shm)$/, '');
+		return db !== file && !before.has(file) && before.has(db) && before.get(db) === after.get(db);
+	};
+	const covered = (file: string) => named.includes(file.replace(/-(wal|shm|journal)$/, '')) || folders.some(f => file.startsWith(f)) || opened(file);
 	const touched = [...new Set([...before.keys(), ...after.keys()])].filter(f => before.get(f) !== after.get(f));
 	return touched.filter(f => !covered(f)).sort();
 }

@@ -75,13 +75,21 @@ const LOG_DB = /^logs_\d+\.sqlite$/;
  */
 function changedByCodex(ctx: AdapterContext, items: readonly PlanItem[]): KeptPlace[] {
 	if (!asksCodex(items)) return [];
-	const all = databases(ctx);
+	// Every sqlite file codex keeps, not only the thread stores: 0.171 also opens goals_1,
+	// memories_1 and queue_1 (seen in the real suite), and a later codex may add more.
+	const dir = sqliteHome(ctx);
+	const others = listDir(dir)
+		.filter(e => e.isFile() && e.name.endsWith('.sqlite'))
+		.map(e => path.join(dir, e.name));
+	const all = [...new Set([...databases(ctx), ...others])].sort();
 	const logs = all.filter(db => LOG_DB.test(path.basename(db)));
 	const planned = new Set(items.filter(i => i.kind === 'rows').map(i => i.path));
 	const opened = all.filter(db => !planned.has(db) && !logs.includes(db));
 	return [
 		...(logs.length > 0 ? logs : [path.join(sqliteHome(ctx), 'logs_2.sqlite')]).map(file => ({path: file, reason: "changed by codex's own delete: its log database"})),
 		...opened.flatMap(db => ['-wal', '-shm'].map(end => ({path: `${db}${end}`, reason: "changed by codex's own delete: it opens every database of codex"}))),
+		// Its start stages the plugin marketplace there (a lock and a checkout), offline or not.
+		{path: path.join(codexRoot(ctx), '.tmp'), reason: "changed by codex's own delete: its staging folder (plugin marketplace)"},
 	];
 }
 

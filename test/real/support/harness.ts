@@ -107,7 +107,8 @@ export const READY: Readonly<Record<RealAgent, RegExp>> = {
 	opencode: /ctrl\+p commands/,
 	gemini: /Type your message/,
 	// The composer box's lower border ends in the configured model's name (`stub`, configureAgents).
-	grok: /\u2500 stub \u2500\u256f/,
+	// With a mode on (`always-approve` after such an approval) the border reads `stub · <mode>`.
+	grok: /\u2500 stub (\u2500|\u00b7 [a-z-]+)/,
 	// The status bar over the composer, drawn once prompt_toolkit takes keys (the banner and
 	// `Welcome to Hermes Agent!` come seconds before it). Names the model: the world's `stand-in`.
 	hermes: /\u2695 stand-in \u2502/,
