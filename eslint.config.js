@@ -39,8 +39,8 @@ const MAY_IMPORT = {
 	actions: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'world', 'sync'],
 	ui: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],
 	demo: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],
-	// The wire to other machines: the serve (a headless dashboard) and the client; status's JSON shapes are the view.
-	remote: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world', 'cli/statusCommand'],
+	// The wire to other machines: the serve (a headless dashboard) and the client; status's JSON shapes (sync/statusJson.ts) are the view.
+	remote: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world'],
 	cli: ['domain', 'system', 'config', 'adapters', 'search', 'mux', 'registry', 'drift', 'store', 'sync', 'actions', 'world', 'demo', 'ui', 'remote'],
 };
 const PURE = new Set(['domain', 'drift', 'store']);

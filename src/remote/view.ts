@@ -1,6 +1,6 @@
 import type {Conversation, Finding, Pane} from '../domain/types.js';
 import type {AppState} from '../store/state.js';
-import {attentionOf, toStatusPane, toStatusSession} from '../cli/statusCommand.js';
+import {attentionOf, toStatusPane, toStatusSession} from '../sync/statusJson.js';
 import type {HostView} from './protocol.js';
 
 /** Parts of the state the view is built from: an unchanged set of these is an unchanged view. */
