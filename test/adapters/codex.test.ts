@@ -205,7 +205,9 @@ describe('codex purge details', () => {
 		expect(plan.changed?.[0]).toEqual({path: logs, reason: "changed by codex's own delete: its log database"});
 		const planned = new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path));
 		const unplanned = fs.readdirSync(w.roots[0] ?? '').filter(n => /_\d+\.sqlite$/.test(n) && n !== 'logs_2.sqlite').map(n => path.join(w.roots[0] ?? '', n)).filter(db => !planned.has(db));
-		expect(plan.changed?.slice(1).map(c => c.path)).toEqual(unplanned.sort().flatMap(db => [`${db}-wal`, `${db}-shm`]));
+		const staging = path.join(w.roots[0] ?? '', '.tmp');
+		expect(plan.changed?.slice(1).map(c => c.path)).toEqual([...unplanned.sort().flatMap(db => [`${db}-wal`, `${db}-shm`]), staging]);
+		expect(plan.changed?.at(-1)?.reason).toMatch(/its staging folder/);
 		expect(plan.items.some(i => i.path === logs && i.kind === 'file')).toBe(false);
 		await purgeNow(codexAdapter, w.ctx, w.ids.target);
 		// Nothing of it left on disk: a second plan runs no delete and changes nothing.
