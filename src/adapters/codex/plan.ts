@@ -4,7 +4,7 @@ import path from 'node:path';
 import {messageOf} from '../../domain/result.js';
 import {tableColumns, withReadOnlyDb} from '../../system/sqliteRead.js';
 import {countLines, jsonFieldIn} from '../common/lines.js';
-import {joinNames, listDir} from '../common/paths.js';
+import {isPlainName, joinNames, listDir} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
 import {fileItem, makePlan} from '../common/plan.js';
 import {deleteRows, type RowDelete} from '../common/sqlitePurge.js';
@@ -101,7 +101,8 @@ export function planFor(ctx: AdapterContext, id: string): PurgePlan {
 	for (const owner of ids) {
 		for (const ref of rolloutsOf(ctx, owner)) items.push(fileItem(ref.file, owner, ref.archived ? 'archived rollout' : 'rollout'));
 		for (const entry of listDir(path.join(root, 'shell_snapshots'))) {
-			if (entry.name.startsWith(`${owner}.`)) items.push(fileItem(joinNames(root, 'shell_snapshots', entry.name), owner, 'shell snapshot'));
+			// A name with a backslash is no snapshot codex wrote (and not a plain name to join): left alone.
+			if (entry.name.startsWith(`${owner}.`) && isPlainName(entry.name)) items.push(fileItem(joinNames(root, 'shell_snapshots', entry.name), owner, 'shell snapshot'));
 		}
 		// The TUI's per-thread markers (issue 18): an empty capabilities file and a writer lock.
 		items.push(fileItem(joinNames(root, 'tui-thread-reference-capabilities', owner), owner, 'TUI thread marker'));
