@@ -118,61 +118,43 @@ function newKey(ev: KeyEvent, {store, actions}: KeyContext): Next {
 }
 
 /**
- * The stop confirmation: `y` (or the stop key again) stops, `n`/esc cancels. Only a key pressed
- * on its own answers: a chunk (a paste that happens to hold a `y`) is ignored, and ends there.
+ * A y/n confirmation (stop, park): `y` (or the action's key again) confirms, `n`/esc cancels. Only
+ * a key pressed on its own answers: a chunk (a paste that happens to hold a `y`) is ignored.
  */
-function stopKey(ev: KeyEvent, ctx: KeyContext): Next {
-	const {store, actions} = ctx;
-	const dialog = store.getState().stopDialog;
-	if (!dialog) return 'end';
+function confirmKey(ev: KeyEvent, ctx: KeyContext, what: 'stop' | 'park', command: string, confirm: () => void): Next {
 	const cancel = () => {
-		store.dispatch({type: 'stop/close'});
-		notice(store, 'stop cancelled');
+		ctx.store.dispatch({type: `${what}/close`});
+		notice(ctx.store, `${what} cancelled`);
 	};
 	if (ev.key.escape || isCtrlC(ev)) {
 		cancel();
 		return 'end';
 	}
 	if (ev.chunked) return 'end';
-	// n cancels first, whatever the stop key was rebound to.
+	// n cancels first, whatever the action's key was rebound to.
 	if (ev.input === 'n' || ev.input === 'N') {
 		cancel();
 		return 'end';
 	}
-	const again = resolveBinding('sessions', ev.input, ev.key, ctx.keymap)?.command === 'session.stop';
+	const again = resolveBinding('sessions', ev.input, ev.key, ctx.keymap)?.command === command;
 	if (ev.input === 'y' || ev.input === 'Y' || again) {
-		store.dispatch({type: 'stop/close'});
-		store.dispatch({type: 'mark/clear'});
-		actions.stop(dialog.targets.map(t => t.name));
+		ctx.store.dispatch({type: `${what}/close`});
+		ctx.store.dispatch({type: 'mark/clear'});
+		confirm();
 	}
 	return 'end';
 }
 
-/** The park confirmation: like the stop's, `y` (or the park key again, pressed on its own) parks, `n`/esc cancels. */
-function parkKey(ev: KeyEvent, ctx: KeyContext): Next {
-	const {store, actions} = ctx;
-	const dialog = store.getState().parkDialog;
+function stopKey(ev: KeyEvent, ctx: KeyContext): Next {
+	const dialog = ctx.store.getState().stopDialog;
 	if (!dialog) return 'end';
-	const cancel = () => {
-		store.dispatch({type: 'park/close'});
-		notice(store, 'park cancelled');
-	};
-	if (ev.key.escape || isCtrlC(ev)) {
-		cancel();
-		return 'end';
-	}
-	if (ev.chunked) return 'end';
-	if (ev.input === 'n' || ev.input === 'N') {
-		cancel();
-		return 'end';
-	}
-	const again = resolveBinding('sessions', ev.input, ev.key, ctx.keymap)?.command === 'session.park';
-	if (ev.input === 'y' || ev.input === 'Y' || again) {
-		store.dispatch({type: 'park/close'});
-		store.dispatch({type: 'mark/clear'});
-		actions.park(dialog.names);
-	}
-	return 'end';
+	return confirmKey(ev, ctx, 'stop', 'session.stop', () => ctx.actions.stop(dialog.targets.map(t => t.name)));
+}
+
+function parkKey(ev: KeyEvent, ctx: KeyContext): Next {
+	const dialog = ctx.store.getState().parkDialog;
+	if (!dialog) return 'end';
+	return confirmKey(ev, ctx, 'park', 'session.park', () => ctx.actions.park(dialog.names));
 }
 
 /**

@@ -37,17 +37,21 @@ function fakeInstalled(cacheDir: string, body: (pin: (typeof PINS)[number]) => s
 	}
 }
 
+/** npm pointed at a registry nothing listens on, with its own cache: every install fails at once. */
+async function unreachableRegistry(): Promise<NodeJS.ProcessEnv> {
+	return {
+		...process.env,
+		npm_config_registry: `http://127.0.0.1:${await deadPort()}/`,
+		npm_config_cache: tempDir(),
+		npm_config_fetch_retries: '0',
+		npm_config_fetch_timeout: '5000',
+	};
+}
+
 describe('real CLI install never skips silently', () => {
 	it('names every CLI npm could not install, and why', async () => {
 		const cacheDir = tempDir();
-		const npmCache = tempDir();
-		const env = {
-			...process.env,
-			npm_config_registry: `http://127.0.0.1:${await deadPort()}/`,
-			npm_config_cache: npmCache,
-			npm_config_fetch_retries: '0',
-			npm_config_fetch_timeout: '5000',
-		};
+		const env = await unreachableRegistry();
 		const failure = await prepareClis(cacheDir, env).catch((error: unknown) => error);
 		expect(failure).toBeInstanceOf(InstallError);
 		const message = (failure as Error).message;
@@ -68,14 +72,7 @@ describe('real CLI install never skips silently', () => {
 
 	it('installs into a cache whose parent folders do not exist yet', async () => {
 		const cacheDir = path.join(tempDir(), 'not', 'yet', 'there', 'cli');
-		const npmCache = tempDir();
-		const env = {
-			...process.env,
-			npm_config_registry: `http://127.0.0.1:${await deadPort()}/`,
-			npm_config_cache: npmCache,
-			npm_config_fetch_retries: '0',
-			npm_config_fetch_timeout: '5000',
-		};
+		const env = await unreachableRegistry();
 		const failure = await prepareClis(cacheDir, env).catch((error: unknown) => error);
 		// The lock and the folder were made: what fails is npm (no registry), not a mkdir.
 		expect(failure).toBeInstanceOf(InstallError);
