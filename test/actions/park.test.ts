@@ -140,7 +140,8 @@ describe('park action', () => {
 		const mux = muxOf(tui);
 		const [result] = await parkSessions(depsOf(tui, mux), {names: ['api']}, {
 			...fast,
-			beforeRecheck: async () => {
+			onStep: async step => {
+				if (step !== 'looked') return;
 				// The user starts typing a new prompt meanwhile, the same screen otherwise.
 				tui.screen = tui.screen.replace('\u276f\u00a0', '\u276f\u00a0x');
 			},
@@ -155,7 +156,8 @@ describe('park action', () => {
 		const mux = muxOf(tui);
 		const [result] = await parkSessions(depsOf(tui, mux), {names: ['api']}, {
 			...fast,
-			beforeRecheck: async () => {
+			onStep: async step => {
+				if (step !== 'looked') return;
 				tui.screen = `new output line\n${tui.screen}`;
 			},
 		});
@@ -188,17 +190,22 @@ describe('park action', () => {
 		expect({...after, version: 0, updatedAt: 0}).toEqual({...before, version: 0, updatedAt: 0});
 	});
 
-	it('two mam-tui processes never park one agent twice: a fresh claim refuses, a stale one does not', async () => {
+	it('a live owner\'s claim refuses; a dead owner\'s or a stale one does not', async () => {
 		const tui = new Pane1();
 		const row = registry.get('api');
 		if (!row) throw new Error('no row');
-		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now(), pid: 4242})});
+		// pid 100 runs in the fake table with start time 1000: a live owner.
+		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now(), pid: 100, start: 1000})});
 		const [first] = await parkSessions(depsOf(tui, muxOf(tui)), {names: ['api']}, fast);
 		expect(first).toMatchObject({outcome: 'refused', check: 'registry'});
 		expect(tui.typed).toEqual([]);
-		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now() - 10 * 60_000, pid: 4242})});
-		const [second] = await parkSessions(depsOf(tui, muxOf(tui)), {names: ['api']}, fast);
-		expect(second).toMatchObject({outcome: 'parked'});
+		// The same pid with another start time: the pid was reused, the owner is gone.
+		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now(), pid: 100, start: 999})});
+		const [second] = await parkSessions(depsOf(tui, muxOf(tui)), {names: ['api']}, {...fast, dryRun: true});
+		expect(second).toMatchObject({outcome: 'would-park'});
+		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now() - 10 * 60_000, pid: 100, start: 1000})});
+		const [third] = await parkSessions(depsOf(tui, muxOf(tui)), {names: ['api']}, fast);
+		expect(third).toMatchObject({outcome: 'parked'});
 	});
 
 	it('two parks at once: exactly one types the exit input', async () => {
