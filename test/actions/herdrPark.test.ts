@@ -87,14 +87,14 @@ describe('park and wake through the (fake) herdr backend', {timeout: 60_000}, ()
 		const startTime = startTimeOf(record.pid);
 
 		await mux.focusPane(paneId);
-		await eventually('herdr focused the agent', async () => (await mux.focusedPanes()).has(paneId));
+		await eventually('herdr focused the agent', async () => (await mux.focusedPanes?.())?.has(paneId));
 		const [refused] = await parkSessions(deps(), {names: ['h-park']}, {soakSeconds: 0, graceMs: 5000});
 		expect(refused).toMatchObject({outcome: 'refused', check: 'focus'});
 		expect(aliveWithStart(record.pid, startTime)).toBe(true);
 		expect(world.registry.get('h-park')?.status).toBe('running');
 
 		await mux.focusPane(userPane);
-		await eventually('herdr focused the user pane', async () => (await mux.focusedPanes()).has(userPane));
+		await eventually('herdr focused the user pane', async () => (await mux.focusedPanes?.())?.has(userPane));
 		const [parked] = await parkSessions(deps(), {names: ['h-park']}, {soakSeconds: 0, graceMs: 5000});
 		expect(parked, JSON.stringify(parked)).toMatchObject({outcome: 'parked'});
 		expect(aliveWithStart(record.pid, startTime)).toBe(false);
