@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
-import {parkSessions, type ParkResult} from '../../src/actions/park.js';
+import {parkSessions, settleInterruptedParks, type ParkResult} from '../../src/actions/park.js';
 import type {ActionDeps} from '../../src/actions/types.js';
 import {claudeAdapter} from '../../src/adapters/claude.js';
 import type {AgentAdapter} from '../../src/adapters/types.js';
@@ -229,5 +229,38 @@ describe('park action', () => {
 		const [result] = await parkSessions(depsOf(tui, muxOf(tui), () => 20 * 60_000), {idleOverSeconds: 45 * 60}, fast);
 		expect(result).toMatchObject({outcome: 'refused', check: 'soak'});
 		expect(tui.typed).toEqual([]);
+	});
+
+	it('a killed park is settled by the next look: parked once its agent is gone, let go once stale, left while it may still be exiting', async () => {
+		const tui = new Pane1();
+		const deps = depsOf(tui, muxOf(tui));
+		const row = registry.get('api');
+		if (!row) throw new Error('no row');
+		const record = {at: Date.now(), freedBytes: 5, idleSeconds: 60, argv: ['claude', '--resume', ID], cwd: '/p', paneId: '%1'};
+		// The owner (pid 4242) is not in the table: it died. Its agent (pid 101) still runs.
+		const pending = (at: number) => parkingExtra.write(row.extra, {at, pid: 4242, start: 1, pending: {record, agent: {pid: 101, startTime: 1100}}});
+		registry.update(row.id, {extra: pending(Date.now())});
+		expect(await settleInterruptedParks(deps)).toEqual([]);
+		expect(registry.get('api')?.status).toBe('running');
+		registry.update(row.id, {extra: pending(Date.now() - 10 * 60_000)});
+		expect(await settleInterruptedParks(deps)).toEqual(['api']);
+		expect(registry.get('api')).toMatchObject({status: 'running', paneId: '%1', extra: {}});
+		// The exit input had been typed and the agent is gone: the row is what the park meant.
+		registry.update(row.id, {extra: pending(Date.now())});
+		tui.agentAlive = false;
+		expect(await settleInterruptedParks(deps)).toEqual(['api']);
+		const parked = registry.get('api');
+		expect(parked).toMatchObject({status: 'parked', paneId: null});
+		expect(parkedExtra.read(parked?.extra ?? {})).toEqual(record);
+		expect(parkingExtra.read(parked?.extra ?? {})).toBeUndefined();
+	});
+
+	it('a claim without a pending record (killed before typing) is let go at once when its owner is dead', async () => {
+		const tui = new Pane1();
+		const row = registry.get('api');
+		if (!row) throw new Error('no row');
+		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now(), pid: 4242, start: 1})});
+		expect(await settleInterruptedParks(depsOf(tui, muxOf(tui)))).toEqual(['api']);
+		expect(registry.get('api')).toMatchObject({status: 'running', extra: {}});
 	});
 });
