@@ -89,10 +89,11 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	}
 	const keymap = effectiveKeymap(world);
 	const registry = world.registry();
+	let sessions = registry.list();
 	// A park whose mam-tui was killed is finished (or let go) before the first frame.
-	await settleInterruptedParks({registry, processes: world.processes, now: world.now, logger: world.logger});
+	if ((await settleInterruptedParks({registry, processes: world.processes, now: world.now, logger: world.logger}, sessions)).length > 0) sessions = registry.list();
 	// The first frame comes straight from the registry; live data streams in after it.
-	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: world.now()}));
+	const store = createStore(reducer, initialState({sessions, lastRefresh: world.now()}));
 	const watch = startRegistryWatch(world, store);
 	// The backend is chosen once, on first use, so the first frame never waits for it.
 	const bound = worldActions(world);

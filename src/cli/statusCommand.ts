@@ -146,9 +146,9 @@ export const statusCommand: Command = {
 		const gathering = gatherHosts(hosts, {logger: world.logger});
 		let local: StatusJson | undefined;
 		if (!only) {
+			let sessions = world.registry().list();
 			// A park whose mam-tui was killed is finished (or let go) before the rows are shown.
-			await settleInterruptedParks({registry: world.registry(), processes: world.processes, now: world.now, logger: world.logger});
-			const sessions = world.registry().list();
+			if ((await settleInterruptedParks({registry: world.registry(), processes: world.processes, now: world.now, logger: world.logger}, sessions)).length > 0) sessions = world.registry().list();
 			local = {...statusJson(world, sessions, await snapshotFor(world, sessions)), hosts: []};
 		}
 		const body = mergeHosts(local, await gathering, world.registryPath);
