@@ -217,6 +217,25 @@ describe('search index', () => {
 	});
 });
 
+describe('the index thread', () => {
+	it('builds the index and answers a query off the main thread', async () => {
+		const {startIndexWorker} = await import('../../src/search/worker.js');
+		const w = world([claudeAdapter]);
+		w.store.close();
+		const c = writeClaude(w.layout, w.layout.cwds[0], 'the threadbare quillwort note', 'ok');
+		const warnings: string[] = [];
+		const index = startIndexWorker({stateDir: w.stateDir, home: w.layout.home, ownHome: false, env: {}, tmpDir: w.layout.base}, line => warnings.push(line));
+		try {
+			expect((await index.sync()).read).toBe(1);
+			expect((await index.search('quillwort', {noSync: true})).map(h => h.id)).toEqual([c.id]);
+		} finally {
+			await index.close();
+		}
+		expect(warnings).toEqual([]);
+		await expect(index.search('quillwort', {noSync: true})).rejects.toThrow(/closed/);
+	});
+});
+
 describe('the conversations view with message search', () => {
 	it('shows conversations the index found for the current text, and only for that text', async () => {
 		const {visibleConversations, textSnippet} = await import('../../src/store/conversations.js');
