@@ -110,7 +110,7 @@ export interface QueryFilter {
 	readonly limit?: number;
 }
 
-/** Matches ranked at a time (see `query`): about 2 µs of bm25 each. */
+/** Matches ranked at a time (see `query`): about 2 microseconds of bm25 each. */
 const WINDOW = 2000;
 
 /** The conversation filter as SQL conditions on `c` (conv) and their bound values. */
@@ -296,7 +296,7 @@ export class SearchStore {
 
 	/**
 	 * Matches of an FTS5 query, best message per conversation, best first (ties: the newer
-	 * first). bm25 costs a few µs a match, and a common word matches most messages: the matches
+	 * first). bm25 costs a few microseconds a match, and a common word matches most messages: the matches
 	 * are ranked a window of the newest `WINDOW` at a time (rowids grow with time: the build
 	 * reads oldest first, appends come later), and an older window is read only when the newer
 	 * ones did not give `limit` conversations.
