@@ -145,6 +145,9 @@ function trusted(db: SqliteDb): boolean {
 		if (db.pragma('user_version', {simple: true}) !== SCHEMA_VERSION) return false;
 		const names = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all() as {name: string}[]).map(r => r.name));
 		if (!['conv', 'msg', 'fts'].every(n => names.has(n))) return false;
+		// Without FTS5's secure-delete a purged word stays in the index's segments until a merge:
+		// an index that lost it is rebuilt rather than trusted with a purge.
+		if ((db.prepare("SELECT v FROM fts_config WHERE k = 'secure-delete'").get() as {v: number} | undefined)?.v !== 1) return false;
 		// A damaged FTS index answers wrongly rather than failing: FTS5's own check says.
 		db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 0)").run();
 		return db.pragma('quick_check', {simple: true}) === 'ok';

@@ -177,6 +177,30 @@ describe('search index', () => {
 		again.close();
 	});
 
+	it("rebuilds an index whose FTS5 secure-delete option is off, and then erases a word it forgets", async () => {
+		const w = world([claudeAdapter]);
+		const alpha = w.layout.cwds[0];
+		const word = 'zephyrwhistle';
+		for (let i = 0; i < 10; i++) writeClaude(w.layout, alpha, `ordinary prompt ${i}`, `ordinary reply ${i}`);
+		await syncIndex(w.deps);
+		w.store.close();
+		const db = (await import('better-sqlite3')).default(searchIndexPath(w.stateDir));
+		db.prepare("INSERT INTO fts (fts, rank) VALUES ('secure-delete', 0)").run();
+		db.close();
+		const reopened = openSearchStore(w.stateDir);
+		expect(reopened.rebuilt).toBe(true);
+		const deps = {...w.deps, store: reopened};
+		await syncIndex(deps);
+		const c = writeClaude(w.layout, alpha, `purge me: ${word}`, 'ok');
+		await syncIndex(deps);
+		expect(indexBytes(w.stateDir).includes(word)).toBe(true);
+		reopened.forget('claude', [c.id]);
+		// Only the FTS5 option takes the word out of the index's own segments (the row's text is
+		// zeroed by the secure_delete pragma either way).
+		expect(indexBytes(w.stateDir).includes(word)).toBe(false);
+		reopened.close();
+	});
+
 	it('rebuilds a corrupt or foreign index instead of trusting it', async () => {
 		const w = world([claudeAdapter]);
 		const alpha = w.layout.cwds[0];
