@@ -4,6 +4,7 @@
 // thousands of conversations never holds a keystroke.
 import type {Conversation} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
+import type {SearchHit} from '../search/search.js';
 import type {IndexWorker} from '../search/worker.js';
 import type {Action} from '../store/reducer.js';
 import type {AppState} from '../store/state.js';
@@ -22,6 +23,21 @@ const DEBOUNCE_MS = 150;
 /** The dashboard's start comes first. */
 const BUILD_DELAY_MS = 2000;
 
+/** A sub-agent or headless run the index found, as a row of the conversations view. */
+function hiddenRow(hit: SearchHit): Conversation {
+	return {
+		agent: hit.agent,
+		id: hit.id,
+		cwd: hit.cwd,
+		createdAt: hit.updatedAt,
+		updatedAt: hit.updatedAt,
+		...(hit.parentId ? {parentId: hit.parentId} : {}),
+		...(hit.title ? {title: hit.title} : {}),
+		childCount: 0,
+		resumeState: {kind: 'unknown', reason: hit.parentId ? `sub-agent of ${hit.parentId}` : 'headless run'},
+	};
+}
+
 /** Start following the store; returns the stop. */
 export function startTextSearch(deps: TextSearchDeps): () => void {
 	let index: IndexWorker | undefined;
@@ -38,6 +54,7 @@ export function startTextSearch(deps: TextSearchDeps): () => void {
 	const seen = new Map<string, number>();
 	let lastList: readonly Conversation[] | undefined;
 	let lastQuery = '';
+	let lastAll = false;
 	let timer: NodeJS.Timeout | undefined;
 
 	const onChange = () => {
@@ -49,20 +66,25 @@ export function startTextSearch(deps: TextSearchDeps): () => void {
 			if (changed.length > 0) run('update', async i => void (await i.sync(changed)));
 		}
 		const query = state.ui.conversationFilter.trim();
-		if (query === lastQuery) return;
+		const all = state.ui.conversationsAll;
+		if (query === lastQuery && all === lastAll) return;
 		lastQuery = query;
+		lastAll = all;
 		if (timer) clearTimeout(timer);
 		if (query === '') return;
 		timer = setTimeout(() => {
 			run('query', async i => {
-				let snippets = new Map<string, string>();
+				let hits: SearchHit[] = [];
 				try {
-					const hits = await i.search(query, {noSync: true, limit: 50});
-					snippets = new Map(hits.map(h => [`${h.agent}:${h.id}`, h.snippet]));
+					hits = await i.search(query, {noSync: true, limit: 50, ...(all ? {all: true} : {})});
 				} catch {
 					// Not a query the index takes (no word in it): title search alone.
 				}
-				if (!stopped) deps.store.dispatch({type: 'conversations/textHits', query, snippets});
+				if (stopped) return;
+				const snippets = new Map(hits.map(h => [`${h.agent}:${h.id}`, h.snippet]));
+				const listed = new Set(deps.store.getState().conversations.map(c => `${c.agent}:${c.id}`));
+				const hidden = all ? hits.filter(h => (h.parentId !== undefined || h.headless === true) && !listed.has(`${h.agent}:${h.id}`)).map(hiddenRow) : [];
+				deps.store.dispatch({type: 'conversations/textHits', query, snippets, ...(all ? {all, hidden} : {})});
 			});
 		}, DEBOUNCE_MS);
 	};

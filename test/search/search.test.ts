@@ -278,4 +278,25 @@ describe('the conversations view with message search', () => {
 		expect(visibleConversations(stale).map(c => c.id)).toEqual(['a']);
 		expect(textSnippet(stale, b)).toBeUndefined();
 	});
+
+	it('with H, lists the sub-agent and headless conversations the index found, and only for an answer asked with H', async () => {
+		const {visibleConversations} = await import('../../src/store/conversations.js');
+		const {reducer} = await import('../../src/store/reducer.js');
+		const {initialState, initialUi} = await import('../../src/store/state.js');
+		const {resolveCommand} = await import('../../components/input/keymap.js');
+		expect(resolveCommand('conversations', 'H', {})).toBe('conversations.all');
+		const conv = (id: string, title: string, parentId?: string) => ({agent: 'claude' as const, id, cwd: '/p', createdAt: 1, updatedAt: 1, title, childCount: 0, resumeState: {kind: 'yes' as const}, ...(parentId ? {parentId} : {})});
+		const a = conv('a', 'the lychee plan');
+		const child = conv('k', 'a sub-agent', 'a');
+		const base = initialState({conversations: [a], ui: {...initialUi, mode: 'conversations', conversationFilter: 'lychee'}});
+		const withAll = reducer(base, {type: 'conversations/toggleAll'});
+		expect(withAll.ui.conversationsAll).toBe(true);
+		// An answer asked without H does not count once H is on, nor the other way round.
+		const plain = reducer(withAll, {type: 'conversations/textHits', query: 'lychee', snippets: new Map([['claude:a', 's']])});
+		expect(visibleConversations(plain).map(c => c.id)).toEqual(['a']);
+		const found = reducer(withAll, {type: 'conversations/textHits', query: 'lychee', snippets: new Map([['claude:a', 's'], ['claude:k', 't']]), all: true, hidden: [child]});
+		expect(visibleConversations(found).map(c => c.id)).toEqual(['a', 'k']);
+		const off = reducer(found, {type: 'conversations/toggleAll'});
+		expect(visibleConversations(off).map(c => c.id)).toEqual(['a']);
+	});
 });
