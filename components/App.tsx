@@ -16,7 +16,7 @@ import {anyRunning, OperationsPanel} from './widgets/OperationsPanel.js';
 import {sameStatusView, selectStatusView, StatusBar, statusBarLines} from './widgets/StatusBar.js';
 import {useNow} from './useNow.js';
 import {useTerminalSize} from './useTerminalSize.js';
-import {visibleConversations} from '../src/store/conversations.js';
+import {currentTextHits, visibleConversations} from '../src/store/conversations.js';
 import {sameSessionsView, selectSessionsView} from '../src/store/selectors.js';
 import type {AppState} from '../src/store/state.js';
 
@@ -56,7 +56,8 @@ const selectConversations = (s: AppState) => ({
 	search: s.ui.conversationFilter,
 	searching: s.ui.mode === 'filter',
 	loadingAll: s.ui.conversationScope === 'all' && s.allConversations === null,
-	snippets: s.textHits && s.textHits.query === s.ui.conversationFilter.trim() ? s.textHits.snippets : undefined,
+	snippets: currentTextHits(s)?.snippets,
+	hidden: s.ui.conversationsAll,
 });
 
 interface PaneProps {

@@ -19,7 +19,7 @@ import {discoverAllConversations} from './ui/allConversations.js';
 import {createUiController} from './ui/controller.js';
 import {startDetailLoader} from './ui/detailLoader.js';
 import {startTextSearch} from './ui/textSearch.js';
-import {openSearchStore} from './search/index.js';
+import {startIndexWorker} from './search/worker.js';
 import {startExpiry} from './ui/expiry.js';
 import {enterFullScreen} from './ui/fullScreen.js';
 import type {World} from './world/world.js';
@@ -155,7 +155,12 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		logger: world.logger,
 		now: world.now,
 	});
-	const stopTextSearch = startTextSearch({store, openIndex: () => openSearchStore(world.stateDir), adapters: Object.values(ADAPTERS), context: world.adapterContext(), logger: world.logger});
+	const searchContext = world.adapterContext();
+	const stopTextSearch = startTextSearch({
+		store,
+		startIndex: () => startIndexWorker({stateDir: world.stateDir, home: searchContext.home, ownHome: searchContext.ownHome, env: {...searchContext.env}, tmpDir: searchContext.tmpDir}, line => world.logger.debug(line)),
+		logger: world.logger,
+	});
 	// Before the first frame: Ink then draws on the alternate screen from its first line.
 	const screen = enterFullScreen(process.stdout, () => quit());
 	let instance: ReturnType<typeof render>;

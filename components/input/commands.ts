@@ -128,6 +128,8 @@ export function runCommand(command: Command, ctx: KeyContext): void {
 			store.dispatch({type: 'conversations/scope'});
 			if (store.getState().ui.conversationScope === 'all') actions.loadAllConversations();
 			return;
+		case 'conversations.all':
+			return store.dispatch({type: 'conversations/toggleAll'});
 		case 'help.toggle':
 			return store.dispatch(mode === 'help' ? {type: 'mode/back'} : {type: 'mode/set', mode: 'help'});
 		case 'notice.dismiss':

@@ -13,6 +13,7 @@ export type Command =
 	| 'view.toggleFindings'
 	| 'view.conversations'
 	| 'conversations.scope'
+	| 'conversations.all'
 	| 'session.resume'
 	| 'session.stop'
 	| 'session.park'
@@ -109,6 +110,7 @@ const DEFAULT_BINDINGS: Readonly<Record<Command, Omit<Binding, 'command'>>> = {
 	'session.new': {chords: [{input: 'n'}], modes: ['sessions'], chunk: 'once', description: 'new session: pick agent and cwd, spawn in a new pane', hint: 'new'},
 	'view.conversations': {chords: [{input: 'c'}], modes: ['sessions', 'conversations'], chunk: 'each', description: 'conversations on disk (c again to leave)', hint: 'conversations'},
 	'conversations.scope': {chords: [{input: 'A'}], modes: ['conversations'], chunk: 'each', description: "conversations: the registry's folders ⇄ every folder", hint: 'all folders'},
+	'conversations.all': {chords: [{input: 'H'}], modes: ['conversations'], chunk: 'each', description: 'conversations: message search also lists sub-agent and headless runs (search --all)', hint: 'sub-agents'},
 	'conversation.adopt': {chords: [{input: 'a'}], modes: ['conversations'], chunk: 'once', description: 'conversations: adopt into the registry', hint: 'adopt'},
 	'conversation.resume': {chords: [{input: 'r'}], modes: ['conversations'], chunk: 'once', description: 'conversations: resume in a new pane', hint: 'resume'},
 	'conversation.purge': {chords: [{input: 'p'}], modes: ['conversations'], chunk: 'once', description: 'conversations: purge (typed confirmation)', hint: 'purge'},

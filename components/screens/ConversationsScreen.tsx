@@ -15,6 +15,8 @@ export interface ConversationsScreenProps {
 	readonly searching: boolean;
 	/** For the search text: the index's snippet of each conversation whose messages match, by `agent:id`. */
 	readonly snippets?: ReadonlyMap<string, string> | undefined;
+	/** `H`: the message search also lists sub-agent and headless conversations. */
+	readonly hidden?: boolean;
 	/** Every folder was asked for and has not come yet. */
 	readonly loadingAll: boolean;
 	readonly cursor: number;
@@ -27,13 +29,13 @@ export interface ConversationsScreenProps {
 
 /** What the adapters find on disk, registered or not: in the registry's folders, or in every folder (`A`). */
 export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.Element {
-	const {conversations, sessions, scope, search, searching, loadingAll, cursor, height, width, home, now, snippets} = props;
+	const {conversations, sessions, scope, search, searching, loadingAll, cursor, height, width, home, now, snippets, hidden} = props;
 	const where = scope === 'all' ? `every folder${loadingAll ? ' (reading…)' : ''}` : "the registry's folders";
 	const searchLine = searching || search ? `search: ${search}${searching ? '▏' : ''}` : '/ searches titles, ids, folders and message text';
 	const top = (
 		<Text wrap="truncate">
 			<Text bold>{`${conversations.length} in ${where}`}</Text>
-			{` · A ${scope === 'all' ? "registry's folders" : 'every folder'} · ${searchLine}`}
+			{` · A ${scope === 'all' ? "registry's folders" : 'every folder'} · H ${hidden ? 'hide' : 'show'} sub-agents and headless · ${searchLine}`}
 		</Text>
 	);
 	if (conversations.length === 0) {

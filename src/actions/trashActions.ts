@@ -5,7 +5,7 @@ import {emptyEntry, emptyTrash, listTrash, type TrashListing, type WriterAlive} 
 import {restoreFromTrash, type RestoreOutcome} from './trashRestore.js';
 import type {TrashWriter} from './trashStore.js';
 import {refusal, type ActionDeps, type ActionResult} from './types.js';
-import type {AdapterContext} from '../adapters/types.js';
+import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import type {ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 
@@ -89,6 +89,17 @@ function contextFor(deps: ActionDeps, home: string | undefined): AdapterContext 
 	return {...deps.context, home, ownHome: false};
 }
 
+/** The restored conversation goes back into the search index at once (purge took it out); a note when that failed. */
+async function indexAgain(deps: ActionDeps, adapter: AgentAdapter, context: AdapterContext, id: string): Promise<string | undefined> {
+	if (!deps.searchIndex) return undefined;
+	try {
+		await deps.searchIndex.indexAgain(adapter, context, id);
+		return undefined;
+	} catch (error) {
+		return `the search index could not read ${id} again: ${messageOf(error)} (the dashboard's next pass or \`mam-tui search\` will)`;
+	}
+}
+
 /**
  * Put a purge back from the trash, then ask the adapter whether the conversation resumes. The
  * registry row (if any) goes back to `stopped`; the audit log records the restore.
@@ -116,9 +127,12 @@ export async function restorePurge(deps: ActionDeps, purgeId: string): Promise<A
 		});
 	}
 	const adapter = deps.adapterFor(value.agent);
-	const resume: ResumeState = adapter ? await adapter.verify(contextFor(deps, value.home), value.conversation) : {kind: 'unknown', reason: `no adapter for ${value.agent}`};
-	audit(deps, {session: value.session, action: 'restore', outcome: 'ok', detail: {purgeId, agent: value.agent, id: value.conversation, files: value.files, rows: value.rows, edits: value.edits, resume, notes: value.notes}});
-	return {ok: true, value: {...value, resume}};
+	const context = contextFor(deps, value.home);
+	const resume: ResumeState = adapter ? await adapter.verify(context, value.conversation) : {kind: 'unknown', reason: `no adapter for ${value.agent}`};
+	const indexNote = adapter ? await indexAgain(deps, adapter, context, value.conversation) : undefined;
+	const notes = indexNote ? [...value.notes, indexNote] : value.notes;
+	audit(deps, {session: value.session, action: 'restore', outcome: 'ok', detail: {purgeId, agent: value.agent, id: value.conversation, files: value.files, rows: value.rows, edits: value.edits, resume, notes}});
+	return {ok: true, value: {...value, notes, resume}};
 }
 
 /** The trash folder beside the registry: `<state dir>/trash`. */

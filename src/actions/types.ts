@@ -35,6 +35,8 @@ export interface ActionDeps {
 export interface SearchIndexPort {
 	/** Erase these conversations' rows (no byte of their text left in the index's files). */
 	forget(agent: string, ids: readonly string[]): void;
+	/** Read a restored conversation and its descendants into the index now, not at the next watch pass. */
+	indexAgain(adapter: AgentAdapter, context: AdapterContext, id: string): Promise<void>;
 }
 
 /** Names a session: by registry name, or by the agent's own conversation id. */

@@ -18,7 +18,12 @@ const REQUIRE_BANNER = "import {createRequire as __bundleRequire} from 'node:mod
 
 fs.rmSync(OUT_DIR, {recursive: true, force: true});
 const result = await build({
-	entryPoints: ['dist/src/cli.js'],
+	// The search index's thread is an entry of its own: search/worker.ts starts it from the file
+	// beside the chunk that holds that module (dist/bin/indexWorker.js).
+	entryPoints: [
+		{in: 'dist/src/cli.js', out: 'cli'},
+		{in: 'dist/src/search/indexWorker.js', out: 'indexWorker'},
+	],
 	bundle: true,
 	// The dashboard and the demo are chunks of their own, loaded when used.
 	splitting: true,

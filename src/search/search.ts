@@ -117,43 +117,45 @@ async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promis
 	// A whole sync shares one refresh (each store listed once for thousands of reads); a few named
 	// conversations are looked up directly, which costs far less than listing every store again.
 	const ctx: AdapterContext = only ? deps.context : {...deps.context, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
-	let conversations = 0;
-	let read = 0;
-	let messages = 0;
-	let forgotten = 0;
 	// A watch event names a few conversations: only those rows are looked up, not the whole index.
 	const rows = only ? only.map(c => deps.store.get(c.agent, c.id)).filter((c): c is IndexedConversation => c !== undefined) : deps.store.all();
 	const known = new Map(rows.map(c => [`${c.agent}\u0000${c.id}`, c]));
-	for (const adapter of deps.adapters) {
-		const list = only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn);
-		conversations += list.conversations.length;
-		const changed = list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt);
-		const size = deps.chunk ?? CHUNK;
-		for (let i = 0; i < changed.length; i += size) {
-			const chunk = changed.slice(i, i + size);
-			const results: {conv: Conversation; known: IndexedConversation | undefined; read: MessageRead}[] = [];
-			for (const conv of chunk) {
-				const was = known.get(`${adapter.id}\u0000${conv.id}`);
-				try {
-					const got = await readNew(adapter, ctx, was, conv);
-					if (got) results.push({conv, known: was, read: got});
-				} catch (error) {
-					warn(`${adapter.id} ${conv.id}: ${messageOf(error)}`);
-				}
+	const lists = new Map<AgentAdapter, {conversations: readonly Conversation[]; complete: boolean}>();
+	for (const adapter of deps.adapters) lists.set(adapter, only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn));
+	// Oldest first, every agent together: rowids then grow with time, which is what lets a query
+	// rank the newest matches first (SearchStore.query).
+	const changed = [...lists].flatMap(([adapter, list]) => list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt).map(conv => ({adapter, conv})));
+	changed.sort((a, b) => a.conv.updatedAt - b.conv.updatedAt);
+	let read = 0;
+	let messages = 0;
+	const size = deps.chunk ?? CHUNK;
+	for (let i = 0; i < changed.length; i += size) {
+		const results: {adapter: AgentAdapter; conv: Conversation; known: IndexedConversation | undefined; read: MessageRead}[] = [];
+		for (const {adapter, conv} of changed.slice(i, i + size)) {
+			const was = known.get(`${adapter.id}\u0000${conv.id}`);
+			try {
+				const got = await readNew(adapter, ctx, was, conv);
+				if (got) results.push({adapter, conv, known: was, read: got});
+			} catch (error) {
+				warn(`${adapter.id} ${conv.id}: ${messageOf(error)}`);
 			}
-			// One transaction per chunk: one WAL commit for 200 conversations, not one per message.
-			deps.store.transaction(() => {
-				for (const r of results) storeRead(deps, adapter, r.conv, r.known, r.read);
-			});
-			read += results.length;
-			messages += results.reduce((sum, r) => sum + r.read.messages.length, 0);
-			if (i + size < changed.length) await yieldToLoop();
 		}
-		if (list.complete) {
-			const present = new Set(list.conversations.map(c => c.id));
-			const gone = [...known.values()].filter(c => c.agent === adapter.id && !present.has(c.id)).map(c => c.id);
-			forgotten += deps.store.forget(adapter.id, gone);
-		}
+		// One transaction per chunk: one WAL commit for 200 conversations, not one per message.
+		deps.store.transaction(() => {
+			for (const r of results) storeRead(deps, r.adapter, r.conv, r.known, r.read);
+		});
+		read += results.length;
+		messages += results.reduce((sum, r) => sum + r.read.messages.length, 0);
+		if (i + size < changed.length) await yieldToLoop();
+	}
+	let conversations = 0;
+	let forgotten = 0;
+	for (const [adapter, list] of lists) {
+		conversations += list.conversations.length;
+		if (!list.complete) continue;
+		const present = new Set(list.conversations.map(c => c.id));
+		const gone = [...known.values()].filter(c => c.agent === adapter.id && !present.has(c.id)).map(c => c.id);
+		forgotten += deps.store.forget(adapter.id, gone);
 	}
 	return {conversations, read, messages, forgotten};
 }

@@ -1,7 +1,7 @@
 import type {Conversation} from '../domain/types.js';
 import type {AppState} from './state.js';
 
-type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations'> & {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter'>};
+type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations'> & {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter' | 'conversationsAll'>};
 
 const key = (c: Conversation) => `${c.agent}:${c.id}`;
 
@@ -18,10 +18,18 @@ function allFolders(state: ConversationsSlice): readonly Conversation[] {
 	return [...merged, ...state.conversations.filter(c => !seen.has(key(c)))];
 }
 
+type HitsSlice = {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationFilter'> & Partial<Pick<AppState['ui'], 'conversationsAll'>>};
+
+/** The index's answer when it is for the current search text and the current `H` (a late answer counts for nothing). */
+export function currentTextHits(state: HitsSlice): AppState['textHits'] | undefined {
+	const hits = state.textHits;
+	if (!hits || hits.query !== state.ui.conversationFilter.trim() || (hits.all ?? false) !== (state.ui.conversationsAll ?? false)) return null;
+	return hits;
+}
+
 /** The snippet the search index found in `c`'s messages for the current search text, if any. */
-export function textSnippet(state: Pick<AppState, 'textHits'> & {readonly ui: Pick<AppState['ui'], 'conversationFilter'>}, c: Conversation): string | undefined {
-	if (!state.textHits || state.textHits.query !== state.ui.conversationFilter.trim()) return undefined;
-	return state.textHits.snippets.get(key(c));
+export function textSnippet(state: HitsSlice, c: Conversation): string | undefined {
+	return currentTextHits(state)?.snippets.get(key(c));
 }
 
 /** The text `/` searches: agent, id, cwd and the title (the summary, else the first prompt, as discovery read it). */
@@ -29,7 +37,7 @@ function haystack(c: Conversation): string {
 	return `${c.agent}\n${c.id}\n${c.cwd}\n${c.title ?? ''}`.toLowerCase();
 }
 
-const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conversation[] | null; readonly hits: AppState['textHits'] | undefined; readonly scope: string; readonly filter: string; readonly rows: readonly Conversation[]}>();
+const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conversation[] | null; readonly hits: AppState['textHits'] | undefined; readonly scope: string; readonly filter: string; readonly hidden: boolean; readonly rows: readonly Conversation[]}>();
 
 /**
  * The conversations view's rows: the scope (the registry's folders, or every folder), then the
@@ -38,12 +46,14 @@ const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conve
 export function visibleConversations(state: ConversationsSlice): readonly Conversation[] {
 	const {conversationScope: scope, conversationFilter: filter} = state.ui;
 	const hit = cache.get(state.conversations);
-	if (hit && hit.all === state.allConversations && hit.hits === state.textHits && hit.scope === scope && hit.filter === filter) return hit.rows;
+	const hidden = state.ui.conversationsAll;
+	if (hit && hit.all === state.allConversations && hit.hits === state.textHits && hit.scope === scope && hit.filter === filter && hit.hidden === hidden) return hit.rows;
 	const base = scope === 'all' ? allFolders(state) : state.conversations;
 	const needle = filter.trim().toLowerCase();
-	// The index's answer counts only for the text it was asked about (a late answer is ignored).
-	const text = state.textHits && state.textHits.query === filter.trim() ? state.textHits.snippets : undefined;
-	const rows = needle ? base.filter(c => haystack(c).includes(needle) || text?.has(key(c)) === true) : base;
-	cache.set(state.conversations, {all: state.allConversations, hits: state.textHits, scope, filter, rows});
+	const found = currentTextHits(state);
+	const text = found?.snippets;
+	// With `H`, the sub-agent and headless conversations the index found follow the list's own.
+	const rows = needle ? [...base.filter(c => haystack(c).includes(needle) || text?.has(key(c)) === true), ...(found?.hidden ?? [])] : base;
+	cache.set(state.conversations, {all: state.allConversations, hits: state.textHits, scope, filter, hidden, rows});
 	return rows;
 }

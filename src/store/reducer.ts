@@ -33,7 +33,8 @@ export type Action =
 	| {readonly type: 'detail/scroll'; readonly delta: number}
 	| {readonly type: 'conversations/scope'}
 	| {readonly type: 'conversations/all'; readonly conversations: readonly Conversation[]}
-	| {readonly type: 'conversations/textHits'; readonly query: string; readonly snippets: ReadonlyMap<string, string>}
+	| {readonly type: 'conversations/textHits'; readonly query: string; readonly snippets: ReadonlyMap<string, string>; readonly all?: boolean; readonly hidden?: readonly Conversation[]}
+	| {readonly type: 'conversations/toggleAll'}
 	| {readonly type: 'stop/open'; readonly dialog: StopDialog}
 	| {readonly type: 'stop/close'}
 	| {readonly type: 'park/open'; readonly dialog: ParkDialog}
@@ -237,7 +238,9 @@ function reduce(state: AppState, action: Action): AppState {
 		case 'conversations/all':
 			return clampAll({...state, allConversations: action.conversations}, state);
 		case 'conversations/textHits':
-			return clampAll({...state, textHits: {query: action.query, snippets: action.snippets}}, state);
+			return clampAll({...state, textHits: {query: action.query, snippets: action.snippets, ...(action.all ? {all: true, hidden: action.hidden ?? []} : {})}}, state);
+		case 'conversations/toggleAll':
+			return {...state, ui: {...state.ui, conversationsAll: !state.ui.conversationsAll, conversationsCursor: 0}};
 		case 'stop/open':
 			return setMode({...state, stopDialog: action.dialog}, 'stop');
 		case 'stop/close':

@@ -21,6 +21,8 @@ export interface UiState {
 	/** The conversations view's search text (`/` there). */
 	readonly conversationFilter: string;
 	readonly conversationScope: ConversationScope;
+	/** The conversations view also lists sub-agent and headless conversations the search index found (`mam-tui search --all`). */
+	readonly conversationsAll: boolean;
 }
 
 /** An action's outcome, for the status bar. Info and ok expire (NOTICE_TTL_MS); errors stay until dismissed. */
@@ -219,6 +221,10 @@ export interface AppState {
 export interface TextHits {
 	readonly query: string;
 	readonly snippets: ReadonlyMap<string, string>;
+	/** Whether sub-agent and headless conversations were asked for. */
+	readonly all?: boolean;
+	/** With `all`: found conversations the view's list does not hold (sub-agents, headless runs). */
+	readonly hidden?: readonly Conversation[];
 }
 
 export const initialUi: UiState = {
@@ -233,6 +239,7 @@ export const initialUi: UiState = {
 	detailScroll: 0,
 	conversationFilter: '',
 	conversationScope: 'registry',
+	conversationsAll: false,
 };
 
 export function initialState(overrides: Partial<AppState> = {}): AppState {

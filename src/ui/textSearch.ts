@@ -1,10 +1,11 @@
 // The conversations view's `/` searches the messages too: this keeps the search index in step
 // with what the live refreshes find (a changed conversation is read from its cursor on) and asks
-// it about the search text, off the keystroke's path (a short debounce, work in small chunks).
-import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
+// it about the search text. The index lives in its own thread (search/worker.ts): a build of
+// thousands of conversations never holds a keystroke.
 import type {Conversation} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
-import {searchConversations, syncIndex, type SearchStore} from '../search/index.js';
+import type {SearchHit} from '../search/search.js';
+import type {IndexWorker} from '../search/worker.js';
 import type {Action} from '../store/reducer.js';
 import type {AppState} from '../store/state.js';
 import type {Store} from '../store/store.js';
@@ -12,49 +13,48 @@ import type {Logger} from '../system/logger.js';
 
 export interface TextSearchDeps {
 	readonly store: Store<AppState, Action>;
-	/** Opens the index (`$MAM_HOME/search.db`); called once, in the background. */
-	readonly openIndex: () => SearchStore;
-	readonly adapters: readonly AgentAdapter[];
-	readonly context: AdapterContext;
+	/** Starts the index thread (`$MAM_HOME/search.db`); called once, when the build starts. */
+	readonly startIndex: () => IndexWorker;
 	readonly logger: Logger;
 }
 
 /** How long typing must pause before the index is asked. */
 const DEBOUNCE_MS = 150;
-/** Conversations per step of the background build: a step stays far below a frame's budget. */
-const UI_CHUNK = 10;
 /** The dashboard's start comes first. */
 const BUILD_DELAY_MS = 2000;
 
+/** A sub-agent or headless run the index found, as a row of the conversations view. */
+function hiddenRow(hit: SearchHit): Conversation {
+	return {
+		agent: hit.agent,
+		id: hit.id,
+		cwd: hit.cwd,
+		createdAt: hit.updatedAt,
+		updatedAt: hit.updatedAt,
+		...(hit.parentId ? {parentId: hit.parentId} : {}),
+		...(hit.title ? {title: hit.title} : {}),
+		childCount: 0,
+		resumeState: {kind: 'unknown', reason: hit.parentId ? `sub-agent of ${hit.parentId}` : 'headless run'},
+	};
+}
+
 /** Start following the store; returns the stop. */
 export function startTextSearch(deps: TextSearchDeps): () => void {
-	let index: SearchStore | undefined;
+	let index: IndexWorker | undefined;
 	let stopped = false;
-	// One index job at a time (a build, a change, a query), in order.
-	let queue: Promise<void> = Promise.resolve();
-	const run = (what: string, job: (store: SearchStore) => Promise<void>) => {
-		queue = queue.then(async () => {
-			if (stopped) return;
-			try {
-				index ??= deps.openIndex();
-				await job(index);
-			} catch (error) {
-				deps.logger.warn(`search index: ${what} failed: ${messageOf(error)}`);
-			}
-		});
+	// The thread runs its jobs in the order they are sent (a build, a change, a query).
+	const run = (what: string, job: (index: IndexWorker) => Promise<void>) => {
+		if (stopped) return;
+		index ??= deps.startIndex();
+		job(index).catch((error: unknown) => deps.logger.warn(`search index: ${what} failed: ${messageOf(error)}`));
 	};
-	const searchDeps = (store: SearchStore) => ({context: deps.context, adapters: deps.adapters, store, chunk: UI_CHUNK, warn: (line: string) => deps.logger.debug(line)});
-	// The first build (or catching up after a while away) runs in the background, in small steps,
-	// once the first frames are drawn.
-	const build = setTimeout(() => {
-		run('build', async store => {
-			await syncIndex(searchDeps(store));
-		});
-	}, BUILD_DELAY_MS);
+	// The first build (or catching up after a while away) starts once the first frames are drawn.
+	const build = setTimeout(() => run('build', async i => void (await i.sync())), BUILD_DELAY_MS);
 
 	const seen = new Map<string, number>();
 	let lastList: readonly Conversation[] | undefined;
 	let lastQuery = '';
+	let lastAll = false;
 	let timer: NodeJS.Timeout | undefined;
 
 	const onChange = () => {
@@ -63,23 +63,28 @@ export function startTextSearch(deps: TextSearchDeps): () => void {
 			lastList = state.conversations;
 			const changed = state.conversations.filter(c => seen.get(`${c.agent}:${c.id}`) !== c.updatedAt);
 			for (const c of changed) seen.set(`${c.agent}:${c.id}`, c.updatedAt);
-			if (changed.length > 0) run('update', async store => void (await syncIndex(searchDeps(store), changed)));
+			if (changed.length > 0) run('update', async i => void (await i.sync(changed)));
 		}
 		const query = state.ui.conversationFilter.trim();
-		if (query === lastQuery) return;
+		const all = state.ui.conversationsAll;
+		if (query === lastQuery && all === lastAll) return;
 		lastQuery = query;
+		lastAll = all;
 		if (timer) clearTimeout(timer);
 		if (query === '') return;
 		timer = setTimeout(() => {
-			run('query', async store => {
-				let snippets = new Map<string, string>();
+			run('query', async i => {
+				let hits: SearchHit[] = [];
 				try {
-					const hits = await searchConversations(searchDeps(store), query, {noSync: true, limit: 50});
-					snippets = new Map(hits.map(h => [`${h.agent}:${h.id}`, h.snippet]));
+					hits = await i.search(query, {noSync: true, limit: 50, ...(all ? {all: true} : {})});
 				} catch {
 					// Not a query the index takes (no word in it): title search alone.
 				}
-				if (!stopped) deps.store.dispatch({type: 'conversations/textHits', query, snippets});
+				if (stopped) return;
+				const snippets = new Map(hits.map(h => [`${h.agent}:${h.id}`, h.snippet]));
+				const listed = new Set(deps.store.getState().conversations.map(c => `${c.agent}:${c.id}`));
+				const hidden = all ? hits.filter(h => (h.parentId !== undefined || h.headless === true) && !listed.has(`${h.agent}:${h.id}`)).map(hiddenRow) : [];
+				deps.store.dispatch({type: 'conversations/textHits', query, snippets, ...(all ? {all, hidden} : {})});
 			});
 		}, DEBOUNCE_MS);
 	};
@@ -89,6 +94,6 @@ export function startTextSearch(deps: TextSearchDeps): () => void {
 		clearTimeout(build);
 		unsubscribe();
 		if (timer) clearTimeout(timer);
-		void queue.then(() => index?.close());
+		void index?.close();
 	};
 }

@@ -225,7 +225,7 @@ describe('purge and the search index', () => {
 		world = createTestWorld('mam-purge-');
 		const s = scene(world);
 		const forgotten: {agent: string; ids: readonly string[]}[] = [];
-		const actions = createActions({...world.deps(undefined), searchIndex: {forget: (agent, ids) => void forgotten.push({agent, ids})}});
+		const actions = createActions({...world.deps(undefined), searchIndex: {forget: (agent, ids) => void forgotten.push({agent, ids}), indexAgain: async () => {}}});
 		const plan = await actions.purgePlan({name: 'alpha'});
 		if (!plan.ok) throw new Error(plan.error.message);
 		const result = await actions.purge([plan.value], 'alpha');
@@ -242,6 +242,7 @@ describe('purge and the search index', () => {
 				forget: () => {
 					throw new Error('disk full');
 				},
+				indexAgain: async () => {},
 			},
 		});
 		const plan = await actions.purgePlan({name: 'alpha'});

@@ -14,6 +14,7 @@ import {reducer} from '../../src/store/reducer.js';
 import {initialState} from '../../src/store/state.js';
 import {createStore} from '../../src/store/store.js';
 import {startTextSearch} from '../../src/ui/textSearch.js';
+import {startIndexWorker} from '../../src/search/worker.js';
 import {sleep, summarize} from './stats.js';
 import type {BenchWorld} from './world.js';
 
@@ -49,12 +50,11 @@ async function keysWhileBuilding(world: BenchWorld, presses: number): Promise<{k
 	const registry = Registry.open(world.registryPath);
 	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: Date.now()}));
 	registry.close();
-	const context: AdapterContext = {home: world.home, ownHome: false, env: {}, exec: realExec, processes: createProcessTable(), now: Date.now, tmpDir: world.base, parses: new ParseCache()};
 	const stateDir = path.join(world.base, 'search-dashboard');
 	const rssBaseMb = process.memoryUsage().rss / 1e6;
 	let rssPeakMb = rssBaseMb;
 	const sampler = setInterval(() => (rssPeakMb = Math.max(rssPeakMb, process.memoryUsage().rss / 1e6)), 50);
-	const stop = startTextSearch({store, openIndex: () => openSearchStore(stateDir), adapters: Object.values(ADAPTERS), context, logger: quietLogger});
+	const stop = startTextSearch({store, startIndex: () => startIndexWorker({stateDir, home: world.home, ownHome: false, env: {}, tmpDir: world.base}, () => {}), logger: quietLogger});
 	try {
 		// The build starts 2 s after the dashboard: the keys are pressed while it runs.
 		await sleep(2_500);

@@ -238,6 +238,7 @@ function hermesWriter({home, rng, out}: Writers) {
 	const root = path.join(home, '.hermes');
 	let created = false;
 	const used = new Set<string>();
+	const titles = new Map<string, number>();
 	const freshId = (at: number) => {
 		for (;;) {
 			const id = hermesId(at);
@@ -251,7 +252,11 @@ function hermesWriter({home, rng, out}: Writers) {
 		if (!created) createHermesStore(root);
 		created = true;
 		const id = freshId(createdAt);
-		insertHermesSession(root, {id, startedAt: createdAt, cwd, endedAt: createdAt + 60_000, endReason: 'user_exit', title: rng.pick(PROMPTS)});
+		// hermes keeps titles unique (a unique index): a repeated prompt gets a number, as hermes numbers them.
+		const prompt = rng.pick(PROMPTS);
+		const seen = titles.get(prompt) ?? 0;
+		titles.set(prompt, seen + 1);
+		insertHermesSession(root, {id, startedAt: createdAt, cwd, endedAt: createdAt + 60_000, endReason: 'user_exit', title: seen === 0 ? prompt : `${prompt} #${seen + 1}`});
 		out.push({agent: 'hermes', id, cwd, createdAt});
 		for (let i = 0; i < children; i++) {
 			const at = createdAt + 1000 + i * 1000;

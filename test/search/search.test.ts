@@ -177,6 +177,30 @@ describe('search index', () => {
 		again.close();
 	});
 
+	it("rebuilds an index whose FTS5 secure-delete option is off, and then erases a word it forgets", async () => {
+		const w = world([claudeAdapter]);
+		const alpha = w.layout.cwds[0];
+		const word = 'zephyrwhistle';
+		for (let i = 0; i < 10; i++) writeClaude(w.layout, alpha, `ordinary prompt ${i}`, `ordinary reply ${i}`);
+		await syncIndex(w.deps);
+		w.store.close();
+		const db = (await import('better-sqlite3')).default(searchIndexPath(w.stateDir));
+		db.prepare("INSERT INTO fts (fts, rank) VALUES ('secure-delete', 0)").run();
+		db.close();
+		const reopened = openSearchStore(w.stateDir);
+		expect(reopened.rebuilt).toBe(true);
+		const deps = {...w.deps, store: reopened};
+		await syncIndex(deps);
+		const c = writeClaude(w.layout, alpha, `purge me: ${word}`, 'ok');
+		await syncIndex(deps);
+		expect(indexBytes(w.stateDir).includes(word)).toBe(true);
+		reopened.forget('claude', [c.id]);
+		// Only the FTS5 option takes the word out of the index's own segments (the row's text is
+		// zeroed by the secure_delete pragma either way).
+		expect(indexBytes(w.stateDir).includes(word)).toBe(false);
+		reopened.close();
+	});
+
 	it('rebuilds a corrupt or foreign index instead of trusting it', async () => {
 		const w = world([claudeAdapter]);
 		const alpha = w.layout.cwds[0];
@@ -217,6 +241,25 @@ describe('search index', () => {
 	});
 });
 
+describe('the index thread', () => {
+	it('builds the index and answers a query off the main thread', async () => {
+		const {startIndexWorker} = await import('../../src/search/worker.js');
+		const w = world([claudeAdapter]);
+		w.store.close();
+		const c = writeClaude(w.layout, w.layout.cwds[0], 'the threadbare quillwort note', 'ok');
+		const warnings: string[] = [];
+		const index = startIndexWorker({stateDir: w.stateDir, home: w.layout.home, ownHome: false, env: {}, tmpDir: w.layout.base}, line => warnings.push(line));
+		try {
+			expect((await index.sync()).read).toBe(1);
+			expect((await index.search('quillwort', {noSync: true})).map(h => h.id)).toEqual([c.id]);
+		} finally {
+			await index.close();
+		}
+		expect(warnings).toEqual([]);
+		await expect(index.search('quillwort', {noSync: true})).rejects.toThrow(/closed/);
+	});
+});
+
 describe('the conversations view with message search', () => {
 	it('shows conversations the index found for the current text, and only for that text', async () => {
 		const {visibleConversations, textSnippet} = await import('../../src/store/conversations.js');
@@ -234,5 +277,26 @@ describe('the conversations view with message search', () => {
 		const stale = {...found, ui: {...found.ui, conversationFilter: 'parser'}};
 		expect(visibleConversations(stale).map(c => c.id)).toEqual(['a']);
 		expect(textSnippet(stale, b)).toBeUndefined();
+	});
+
+	it('with H, lists the sub-agent and headless conversations the index found, and only for an answer asked with H', async () => {
+		const {visibleConversations} = await import('../../src/store/conversations.js');
+		const {reducer} = await import('../../src/store/reducer.js');
+		const {initialState, initialUi} = await import('../../src/store/state.js');
+		const {resolveCommand} = await import('../../components/input/keymap.js');
+		expect(resolveCommand('conversations', 'H', {})).toBe('conversations.all');
+		const conv = (id: string, title: string, parentId?: string) => ({agent: 'claude' as const, id, cwd: '/p', createdAt: 1, updatedAt: 1, title, childCount: 0, resumeState: {kind: 'yes' as const}, ...(parentId ? {parentId} : {})});
+		const a = conv('a', 'the lychee plan');
+		const child = conv('k', 'a sub-agent', 'a');
+		const base = initialState({conversations: [a], ui: {...initialUi, mode: 'conversations', conversationFilter: 'lychee'}});
+		const withAll = reducer(base, {type: 'conversations/toggleAll'});
+		expect(withAll.ui.conversationsAll).toBe(true);
+		// An answer asked without H does not count once H is on, nor the other way round.
+		const plain = reducer(withAll, {type: 'conversations/textHits', query: 'lychee', snippets: new Map([['claude:a', 's']])});
+		expect(visibleConversations(plain).map(c => c.id)).toEqual(['a']);
+		const found = reducer(withAll, {type: 'conversations/textHits', query: 'lychee', snippets: new Map([['claude:a', 's'], ['claude:k', 't']]), all: true, hidden: [child]});
+		expect(visibleConversations(found).map(c => c.id)).toEqual(['a', 'k']);
+		const off = reducer(found, {type: 'conversations/toggleAll'});
+		expect(visibleConversations(off).map(c => c.id)).toEqual(['a']);
 	});
 });
