@@ -1,7 +1,7 @@
 import type {Conversation} from '../domain/types.js';
 import type {AppState} from './state.js';
 
-type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations'> & {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter'>};
+type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations' | 'memo'> & {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter'>};
 
 const key = (c: Conversation) => `${c.agent}:${c.id}`;
 
@@ -29,21 +29,20 @@ function haystack(c: Conversation): string {
 	return `${c.agent}\n${c.id}\n${c.cwd}\n${c.title ?? ''}`.toLowerCase();
 }
 
-const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conversation[] | null; readonly hits: AppState['textHits'] | undefined; readonly scope: string; readonly filter: string; readonly rows: readonly Conversation[]}>();
-
 /**
  * The conversations view's rows: the scope (the registry's folders, or every folder), then the
- * search. Pure; remembered per input arrays, so a keystroke that does not change them costs nothing.
+ * search. Pure; remembered per input arrays (the state's memo), so a keystroke that does not
+ * change them costs nothing.
  */
 export function visibleConversations(state: ConversationsSlice): readonly Conversation[] {
 	const {conversationScope: scope, conversationFilter: filter} = state.ui;
-	const hit = cache.get(state.conversations);
+	const hit = state.memo?.conversations.get(state.conversations);
 	if (hit && hit.all === state.allConversations && hit.hits === state.textHits && hit.scope === scope && hit.filter === filter) return hit.rows;
 	const base = scope === 'all' ? allFolders(state) : state.conversations;
 	const needle = filter.trim().toLowerCase();
 	// The index's answer counts only for the text it was asked about (a late answer is ignored).
 	const text = state.textHits && state.textHits.query === filter.trim() ? state.textHits.snippets : undefined;
 	const rows = needle ? base.filter(c => haystack(c).includes(needle) || text?.has(key(c)) === true) : base;
-	cache.set(state.conversations, {all: state.allConversations, hits: state.textHits, scope, filter, rows});
+	state.memo?.conversations.set(state.conversations, {all: state.allConversations, hits: state.textHits, scope, filter, rows});
 	return rows;
 }

@@ -437,11 +437,14 @@ describe('the per-refresh process table', () => {
 });
 
 describe('the visible rows', () => {
-	it('are remembered per rows array and filter, and match a fresh sort', () => {
+	it('are remembered per rows array and filter (in the store\'s memo), and match a fresh sort', () => {
 		const sessions = ['beta', 'alpha', 'gamma'].map((name, i) => row({name, status: i === 1 ? 'stopped' : 'running'}));
 		const state = initialState({sessions});
 		const first = visibleSessions(state);
-		expect(visibleSessions(initialState({sessions}))).toBe(first);
+		// A later state of the same store (a spread, as the reducer makes) keeps the memo.
+		expect(visibleSessions({...state, ui: {...state.ui}})).toBe(first);
+		// Another store's state keeps its own.
+		expect(visibleSessions(initialState({sessions}))).not.toBe(first);
 		expect(first.map(s => s.name)).toEqual(['beta', 'gamma', 'alpha']);
 		const filtered = visibleSessions({...state, ui: {...state.ui, filter: 'gamma'}});
 		expect(filtered.map(s => s.name)).toEqual(['gamma']);
