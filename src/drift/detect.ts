@@ -164,7 +164,7 @@ function factsKey(world: DriftWorld, row: SessionRecord, verdict: CandidateVerdi
 	return `${verify?.kind ?? ''}\0${reason}\0${rivals}`;
 }
 
-const KIND_ORDER = new Map<string, number>(FINDING_KINDS.map((k, i) => [k, i]));
+const KIND_ORDER: ReadonlyMap<string, number> = new Map(FINDING_KINDS.map((k, i) => [k, i]));
 
 /** Rows first (by id), then panes (by id); within one, SPEC 5 kind order. Independent of input order. */
 function compareFindings(a: Finding, b: Finding): number {

@@ -106,6 +106,7 @@ interface ReadConnection {
 }
 
 /** Connections kept open for one refresh, by absolute path, least recently used first (`keepingReadConnections`). */
+// eslint-disable-next-line no-restricted-syntax -- issue 27: the refresh should own this pool (withReadOnlyDb would take it from ctx); left for the adapters work.
 const keptConnections = new AsyncLocalStorage<Map<string, ReadConnection>>();
 
 /**
