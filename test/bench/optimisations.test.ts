@@ -17,7 +17,7 @@ import {visibleSessions} from '../../src/store/selectors.js';
 import {initialState} from '../../src/store/state.js';
 import {DiscoveryCache} from '../../src/sync/discovery.js';
 import {FolderWatch} from '../../src/sync/folderWatch.js';
-import {createProcessTable, snapshotTable} from '../../src/system/processes.js';
+import {createProcessTable, pidIndex, processTree, snapshotTable} from '../../src/system/processes.js';
 import {candidates as dCandidates, conv as dConv, EPOCH, ID, pane as dPane, proc as dProc, row as dRow} from '../drift/builders.js';
 import {ctx, row, UUID} from '../sync/support.js';
 
@@ -423,6 +423,15 @@ describe('the per-refresh process table', () => {
 		const snapshot = await snapshotTable(real).holders([file, path.join(dir, 'nobody-holds-this')]);
 		expect(direct.map(h => h.pid)).toContain(holder.pid);
 		expect(snapshot.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid)).toEqual(direct.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid));
+	});
+
+	it('keeps a listing\'s indexes with the listing; other rows are indexed afresh', async () => {
+		const rows = await createProcessTable().list();
+		expect(pidIndex(rows)).toBe(pidIndex(rows));
+		const copy = [...rows];
+		expect(pidIndex(copy)).not.toBe(pidIndex(copy));
+		expect(pidIndex(copy)).toEqual(pidIndex(rows));
+		expect(processTree(rows, process.pid)[0]?.pid).toBe(process.pid);
 	});
 
 	it('answers list and get from one listing', async () => {
