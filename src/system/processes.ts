@@ -125,7 +125,7 @@ export function createProcessTable(): ProcessTable {
 				const proc = readProcess(pid);
 				if (proc) out.push(proc);
 			}
-			const rows = listing(out);
+			const rows = asListing(out);
 			last = {began, rows};
 			return rows;
 		},
@@ -193,7 +193,7 @@ interface TableIndex {
 	readonly byParent: ReadonlyMap<number, readonly ProcessRef[]>;
 }
 
-/** Where a listing keeps its indexes (`listing`): a symbol, so the rows read as a plain array. */
+/** Where a listing keeps its indexes (`asListing`): a symbol, so the rows read as a plain array. */
 const INDEXES = Symbol('process table indexes');
 
 /** A table's rows that keep their indexes, built on first ask. */
@@ -203,7 +203,7 @@ type Listing = readonly ProcessRef[] & {readonly [INDEXES]?: {value?: TableIndex
  * `rows` (a table's own fresh array, never changed once listed) made a listing that keeps its
  * indexes: 500 panes' trees then cost one pass, not 500, and the index goes when the rows do.
  */
-function listing(rows: ProcessRef[]): readonly ProcessRef[] {
+function asListing(rows: ProcessRef[]): readonly ProcessRef[] {
 	Object.defineProperty(rows, INDEXES, {value: {}});
 	return rows;
 }
