@@ -5,7 +5,8 @@ import type {AuditEntry} from '../registry/registry.js';
 import type {Action} from '../store/reducer.js';
 import type {HostRow, RemoteRows, SessionLive} from '../store/state.js';
 import type {Logger} from '../system/logger.js';
-import {HostConnection, type Channel} from './client.js';
+import {HostConnection} from './client.js';
+import type {Channel} from './channel.js';
 import type {HostView} from './protocol.js';
 import {remoteActions} from './remoteActions.js';
 

@@ -2,7 +2,7 @@ import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import '../../src/system/sqliteUri.js';
+import '../support/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it, vi} from 'vitest';
 import {agyAdapter} from '../../src/adapters/agy.js';
