@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {ProcessRef} from '../../domain/types.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
+import {realpathOrUndefined} from './paths.js';
 import {memoKind, memoPerListing} from './refresh.js';
 
 /** An agent's live uses over the whole process table, per store. */
@@ -49,11 +50,7 @@ export interface UseTarget {
 }
 
 function realOrSelf(p: string): string {
-	try {
-		return fs.realpathSync.native(p);
-	} catch {
-		return p;
-	}
+	return realpathOrUndefined(p) ?? p;
 }
 
 /** A path without its trailing slashes (the root stays `/`). */

@@ -11,10 +11,13 @@ export function isInside(p: string, root: string): boolean {
 	return p === root || p.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
 }
 
-/** The realpath of `p`, or undefined when it does not exist. */
+/**
+ * The realpath of `p`, or undefined when it does not exist. One realpath(3) call: the JavaScript
+ * realpathSync lstats every path component, and a refresh resolves thousands of transcripts.
+ */
 export function realpathOrUndefined(p: string): string | undefined {
 	try {
-		return fs.realpathSync(p);
+		return fs.realpathSync.native(p);
 	} catch {
 		return undefined;
 	}
