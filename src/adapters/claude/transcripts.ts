@@ -13,6 +13,7 @@ import type {AdapterContext} from '../types.js';
 const NAME_SETS = memoKind<readonly NameSet[]>('claude:name-sets');
 const PROJECTS = memoKind<ReturnType<typeof projectDirs>>('claude:projects');
 const PROJECT_NAMES = memoKind<readonly ProjectNames[]>('claude:names');
+const FOLDERS_BY_NAME = memoKind<ReadonlyMap<string, readonly string[]>>('claude:folders-by-name');
 
 /** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
 const SUBAGENT_FILE = /^(agent-[0-9a-f]+)\.jsonl$/;
@@ -172,6 +173,15 @@ function projectNameSets(ctx: AdapterContext, root: string): readonly NameSet[] 
 	);
 }
 
+/** Which folders list each name, in folder order: a row's lookup is one map get, not a set test per folder. */
+function foldersByName(ctx: AdapterContext, root: string): ReadonlyMap<string, readonly string[]> {
+	return memo(ctx, FOLDERS_BY_NAME.of(root), () => {
+		const byName = new Map<string, string[]>();
+		for (const {dir, names} of projectNameSets(ctx, root)) for (const name of names) pushTo(byName, name, dir);
+		return byName;
+	});
+}
+
 /** Every project folder's names with its legacy sidechains, for sub-agent lookups. */
 interface ProjectNames extends NameSet {
 	/** Legacy root-level sidechains of this folder by parent id, in listing order. */
@@ -198,11 +208,10 @@ function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[
 }
 
 /** What `transcriptFiles` answers, from the names: only a folder that lists `<id>.jsonl` is lstat()ed. */
-function transcriptsNamed(sets: readonly NameSet[], id: string): string[] {
+function transcriptsNamed(byName: ReadonlyMap<string, readonly string[]>, id: string): string[] {
 	const name = `${id}.jsonl`;
 	const out: string[] = [];
-	for (const {dir, names} of sets) {
-		if (!names.has(name)) continue;
+	for (const dir of byName.get(name) ?? []) {
 		const file = `${dir}${path.sep}${name}`;
 		if (lstatOrUndefined(file)?.isFile() === true) out.push(file);
 	}
@@ -241,10 +250,10 @@ function subAgentsFrom(ctx: InRefresh, listings: readonly ProjectNames[], id: st
  */
 export function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
 	if (!ctx.refresh) return transcriptFiles(ctx, root, id);
-	// The folders' names, which inUse lists anyway for sub-agents: a lookup is a set test per
-	// folder and an lstat per hit, where a stat per folder and row was most of a status run's
+	// The folders' names, which inUse lists anyway for sub-agents: a lookup is one map get and an
+	// lstat per hit, where a stat per folder and row was most of a status run's
 	// verify (and many rows used to list every folder a second time, with types, for an index).
-	return transcriptsNamed(projectNameSets(ctx, root), id);
+	return transcriptsNamed(foldersByName(ctx, root), id);
 }
 
 /**
