@@ -238,3 +238,14 @@ export function tableColumns(db: ReadDb): Map<string, Set<string>> {
 }
 
 const columnsByConnection = new WeakMap<ReadDb, Map<string, Set<string>>>();
+
+/**
+ * Does `db` have a table named `table`? The schema probe when this connection was probed already,
+ * else one query: a caller that needs one table of every database it opens (agy's one database
+ * per conversation) does not pay a pragma per table of each.
+ */
+export function hasTable(db: ReadDb, table: string): boolean {
+	const known = columnsByConnection.get(db);
+	if (known) return known.has(table);
+	return db.prepare<[string], {n: number}>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)?.n === 1;
+}
