@@ -182,7 +182,7 @@ export const opencodeAdapter: AgentAdapter = {
 		const ids = [id, ...descendants];
 		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? [sessionFolder(ctx, id)] : [];
-		return uniqueHolders([...usersOf(uses, {ids, cwds}, sameResolvedTree), ...(await argvUsers(ctx, ids))]);
+		return uniqueHolders([...usersOf(ctx, uses, {ids, cwds}, sameResolvedTree), ...(await argvUsers(ctx, ids))]);
 	},
 
 	liveUses,
