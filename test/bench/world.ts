@@ -238,6 +238,13 @@ function hermesWriter({home, rng, out}: Writers) {
 	const root = path.join(home, '.hermes');
 	let created = false;
 	const used = new Set<string>();
+	// Hermes keeps titles unique (a unique index in its 0.19 schema): a repeated prompt gets a number.
+	const titles = new Map<string, number>();
+	const freshTitle = (prompt: string) => {
+		const n = (titles.get(prompt) ?? 0) + 1;
+		titles.set(prompt, n);
+		return n === 1 ? prompt : `${prompt} #${n}`;
+	};
 	const freshId = (at: number) => {
 		for (;;) {
 			const id = hermesId(at);
@@ -251,7 +258,7 @@ function hermesWriter({home, rng, out}: Writers) {
 		if (!created) createHermesStore(root);
 		created = true;
 		const id = freshId(createdAt);
-		insertHermesSession(root, {id, startedAt: createdAt, cwd, endedAt: createdAt + 60_000, endReason: 'user_exit', title: rng.pick(PROMPTS)});
+		insertHermesSession(root, {id, startedAt: createdAt, cwd, endedAt: createdAt + 60_000, endReason: 'user_exit', title: freshTitle(rng.pick(PROMPTS))});
 		out.push({agent: 'hermes', id, cwd, createdAt});
 		for (let i = 0; i < children; i++) {
 			const at = createdAt + 1000 + i * 1000;
