@@ -14,6 +14,7 @@ const NAME_SETS = memoKind<readonly NameSet[]>('claude:name-sets');
 const PROJECTS = memoKind<ReturnType<typeof projectDirs>>('claude:projects');
 const PROJECT_NAMES = memoKind<readonly ProjectNames[]>('claude:names');
 const FOLDERS_BY_NAME = memoKind<ReadonlyMap<string, readonly string[]>>('claude:folders-by-name');
+const SUBAGENT_LISTINGS = memoKind<ReadonlyMap<string, readonly ProjectNames[]>>('claude:subagent-listings');
 
 /** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
 const SUBAGENT_FILE = /^(agent-[0-9a-f]+)\.jsonl$/;
@@ -223,9 +224,9 @@ function transcriptsNamed(byName: ReadonlyMap<string, readonly string[]>, id: st
  * looked into (indexing every conversation's sub-agent folder up front cost a stat per
  * conversation folder for the few rows a refresh asks about).
  */
-function subAgentsFrom(ctx: InRefresh, listings: readonly ProjectNames[], id: string): SubAgent[] {
+function subAgentsFrom(ctx: AdapterContext, root: string, id: string): SubAgent[] {
 	const out: SubAgent[] = [];
-	for (const {dir, names, legacy} of listings) {
+	for (const {dir, names, legacy} of listingsNaming(ctx, root).get(id) ?? []) {
 		// The path is made only where the name exists: one join per listing and row was a quarter of the cost.
 		const folder = names.has(id) ? path.join(dir, id) : undefined;
 		// Only real folders: a link named like the session is unlinked by purge, never read through.
@@ -241,6 +242,22 @@ function subAgentsFrom(ctx: InRefresh, listings: readonly ProjectNames[], id: st
 		out.push(...(legacy.get(id) ?? []));
 	}
 	return out;
+}
+
+/**
+ * The listings (in order) that name `id` (a folder `<id>`) or list a legacy sidechain of it: the
+ * only ones `subAgentsFrom` can find anything in. Once per refresh (a memo): a refresh asks about
+ * thousands of conversations, and testing each against every project folder was most of inUse.
+ */
+function listingsNaming(ctx: AdapterContext, root: string): ReadonlyMap<string, readonly ProjectNames[]> {
+	return memo(ctx, SUBAGENT_LISTINGS.of(root), () => {
+		const byId = new Map<string, ProjectNames[]>();
+		for (const listing of projectNames(ctx, root)) {
+			for (const name of listing.names) pushTo(byId, name, listing);
+			for (const parent of listing.legacy.keys()) if (!listing.names.has(parent)) pushTo(byId, parent, listing);
+		}
+		return byId;
+	});
 }
 
 /**
@@ -261,7 +278,7 @@ export function transcriptsIn(ctx: AdapterContext, root: string, id: string): re
  * transcripts. Inside a refresh the project folders' names are listed once for every row.
  */
 export function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
-	return subAgentsFrom(ctx, projectNames(ctx, root), id);
+	return subAgentsFrom(ctx, root, id);
 }
 
 /** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */
