@@ -265,3 +265,14 @@ export function columnsOf(db: SqliteDb, table: string): Set<string> {
 	}
 	return columns;
 }
+
+/**
+ * Does `db` have a table named `table`? The schema probe when this connection was probed already,
+ * else one query: a caller that needs one table of every database it opens (agy's one database
+ * per conversation) does not pay a pragma per table of each.
+ */
+export function hasTable(db: SqliteDb, table: string): boolean {
+	const known = schemaOf(db).tables;
+	if (known) return known.has(table);
+	return db.prepare<[string], {n: number}>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)?.n === 1;
+}

@@ -134,6 +134,17 @@ describe('agy resume state', () => {
 		expect(listed.map(c => c.id)).not.toContain(gone);
 	});
 
+	it('is unknown, naming the database, when it has no steps table (an unexpected schema)', async () => {
+		const w = world();
+		const [alpha] = w.cwds;
+		const odd = agyId();
+		writeAgyConversation(w.home, {id: odd, workspaces: [alpha], createdAt: w.epoch + 9_000});
+		const db = new Database(agyDbPath(w.home, odd));
+		db.exec('DROP TABLE steps');
+		db.close();
+		expect(await agyAdapter.verify(w.ctx, odd, alpha)).toEqual({kind: 'unknown', reason: `${agyDbPath(w.home, odd)}: no steps table (unexpected schema)`});
+	});
+
 	it('a corrupt conversation database is unknown with a reason, never a crash', async () => {
 		const w = world();
 		fs.writeFileSync(agyDbPath(w.home, w.ids.sibling), 'this is not sqlite at all, just text that is long enough');
