@@ -149,12 +149,14 @@ export interface SessionsView {
 	readonly untracked: UntrackedSummary;
 	/** Hosts are configured: the list shows a HOST column. */
 	readonly showHosts?: boolean;
+	/** The hosts and their state: a row of a host that is not up is shown greyed, as last reported. */
+	readonly hosts?: AppState['hosts'];
 }
 
 /** The sessions screen's slice (a new object each call: compare with `sameSessionsView`). */
 export function selectSessionsView(state: AppState): SessionsView {
 	const {mode, filter, cursor, marked} = state.ui;
-	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0};
+	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0, hosts: state.hosts};
 }
 
 /** True when the sessions screen would render the same: every field it reads is the same by identity. */
@@ -170,6 +172,7 @@ export function sameSessionsView(a: SessionsView, b: SessionsView): boolean {
 		a.ui.marked === b.ui.marked &&
 		a.untracked.count === b.untracked.count &&
 		a.untracked.needYou === b.untracked.needYou &&
-		a.showHosts === b.showHosts
+		a.showHosts === b.showHosts &&
+		a.hosts === b.hosts
 	);
 }
