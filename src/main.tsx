@@ -106,7 +106,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		audit: entry => bound.deps.registry.audit(entry),
 		logger: world.logger,
 	});
-	const actions = world.config.hosts.length > 0 ? routedActions(bound.actions, hub, () => store.getState().sessions) : bound.actions;
+	const actions = world.config.hosts.length > 0 ? routedActions(bound.actions, hub, () => store.getState().sessions, () => world.config.hosts.map(h => h.name)) : bound.actions;
 	// Panes, live status, resume state and findings stream in from the supervisor.
 	const live = superviseWhenReady(mux(), {
 		store,

@@ -260,15 +260,22 @@ export class HostConnection {
 	/** Hello, agree on a protocol, subscribe. Returns why the host cannot be used, or undefined. */
 	private async handshake(channel: Channel): Promise<string | undefined> {
 		const started = monotonicMs();
-		const hello = await this.send<Hello>(channel, 'hello', {protocols: PROTOCOLS, program: 'mam-tui'});
+		const greeting = this.send<Hello>(channel, 'hello', {protocols: PROTOCOLS, program: 'mam-tui'});
+		// Asked together with the hello, not after its answer: one round trip fewer before a host's
+		// rows show (on a slow link, the round trip is most of it). The serve answers lines in
+		// order, so the hello has agreed a protocol by then; a serve that shares none refuses the
+		// subscribe, and the hello's answer says why the host cannot be used.
+		const subscribed = this.options.subscribe !== false ? this.send<{seq: number; view: HostView; at: number}>(channel, 'subscribe', {whole: this.options.wholeFirst !== false}) : undefined;
+		subscribed?.catch(() => undefined);
+		const hello = await greeting;
 		const rtt = monotonicMs() - started;
 		if (hello.program !== 'mam-tui' || !Array.isArray(hello.protocols)) return 'the host answered, but not as mam-tui serve';
 		if (hello.protocol === null || !PROTOCOLS.includes(hello.protocol as 1)) {
 			return `the host runs protocol ${hello.protocols.join(', ')}, this needs ${PROTOCOLS.join(' or ')} (update mam-tui on one side; nothing is installed for you)`;
 		}
 		this.hello = hello;
-		if (this.options.subscribe !== false) {
-			const first = await this.send<{seq: number; view: HostView; at: number}>(channel, 'subscribe', {whole: this.options.wholeFirst !== false});
+		if (subscribed) {
+			const first = await subscribed;
 			this.view = first.view;
 			this.viewAt = first.at;
 			this.seq = first.seq;

@@ -148,12 +148,14 @@ export interface SessionsView {
 	readonly showHosts?: boolean;
 	/** The store's memo, so the screen's `visibleSessions` is the remembered list. */
 	readonly memo?: AppState['memo'];
+	/** The hosts and their state: a row of a host that is not up is shown greyed, as last reported. */
+	readonly hosts?: AppState['hosts'];
 }
 
 /** The sessions screen's slice (a new object each call: compare with `sameSessionsView`). */
 export function selectSessionsView(state: AppState): SessionsView {
 	const {mode, filter, cursor, marked} = state.ui;
-	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0, memo: state.memo};
+	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0, hosts: state.hosts, memo: state.memo};
 }
 
 /** True when the sessions screen would render the same: every field it reads is the same by identity. */
@@ -169,6 +171,7 @@ export function sameSessionsView(a: SessionsView, b: SessionsView): boolean {
 		a.ui.marked === b.ui.marked &&
 		a.untracked.count === b.untracked.count &&
 		a.untracked.needYou === b.untracked.needYou &&
-		a.showHosts === b.showHosts
+		a.showHosts === b.showHosts &&
+		a.hosts === b.hosts
 	);
 }

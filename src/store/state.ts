@@ -177,6 +177,8 @@ export interface HostRow {
 	readonly state: 'up' | 'connecting' | 'down';
 	readonly rttMs: number | null;
 	readonly message: string;
+	/** When the state last changed (ms): a host that is down says since when. */
+	readonly since: number;
 }
 
 /** What one other machine reported: its rows (names `host:name`, each with `host`) and their live data. */

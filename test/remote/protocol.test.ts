@@ -138,6 +138,18 @@ describe('hello, snapshot and changes', () => {
 		]);
 	});
 
+	it('asks for the snapshot together with the hello: one round trip before the rows', async () => {
+		const written = new PassThrough();
+		let ended: (code: number | null) => void = () => undefined;
+		const channel: Channel = {input: new PassThrough(), output: written, ended: new Promise(resolve => (ended = resolve)), close: () => ended(null)};
+		const connection = new HostConnection({host: HOST, open: () => channel, reconnect: false}).start();
+		await new Promise(resolve => setImmediate(resolve));
+		// Nothing has been answered yet: both requests are already on the wire.
+		const lines = String(written.read() ?? '').trim().split('\n').map(line => (JSON.parse(line) as {method: string}).method);
+		expect(lines).toEqual(['hello', 'subscribe']);
+		connection.close();
+	});
+
 	it('says which protocol the host runs when none is shared, and installs nothing', async () => {
 		const {connection} = wire({actions: fakeActions([], () => plan('f1')), source: fakeSource(view([])).source, protocols: [2]});
 		await connection.settled();
