@@ -82,15 +82,12 @@ function normalised(screen: string): string {
 		.replace(/\n+$/, '');
 }
 
-let ownStart: Promise<number | undefined> | undefined;
-
-/** This process's start time, asked once (a claim names its owner by pid and start time). */
+/** This process's start time (a claim names its owner by pid and start time). */
 function ownStartTime(deps: ActionDeps): Promise<number | undefined> {
-	ownStart ??= deps.processes.get(process.pid).then(
+	return deps.processes.get(process.pid).then(
 		p => p?.startTime,
 		() => undefined,
 	);
-	return ownStart;
 }
 
 async function alive(processes: ProcessTable, ref: Pick<ProcessRef, 'pid' | 'startTime'>): Promise<boolean> {
