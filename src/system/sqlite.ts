@@ -50,3 +50,13 @@ export function openDatabase(file: string, options: Database.Options = {}): Sqli
 		ADDON_PATH === null ? new (load('better-sqlite3') as typeof Database)(file, options) : new Database(file, {...options, nativeBinding: ADDON_PATH}),
 	);
 }
+
+/**
+ * Let this thread be the one whose open configures the addon. The addon takes SQLITE_USE_URI from
+ * the real environment once per process, at its first open; a worker thread's `process.env` is a
+ * copy the addon never sees, so a worker that opened first would turn URI filenames off for the
+ * whole process. Call before starting a thread that opens databases.
+ */
+export function configureSqliteHere(): void {
+	openDatabase(':memory:').close();
+}
