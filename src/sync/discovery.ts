@@ -18,7 +18,7 @@ import {keepingReadConnections} from '../system/sqliteRead.js';
 import {ConversationList, keepUnchanged} from './discoveryMerge.js';
 import {cwdKey, inUseKey, pinKey, type CwdFacts, type DiscoveryResult, type UseFacts} from './discoveryResult.js';
 import {FolderWatch} from './folderWatch.js';
-import {PaneEvidenceCache} from './paneEvidence.js';
+import {discoverCwd, PaneEvidenceCache} from './paneEvidence.js';
 
 const WATCH_PATHS = memoKind<readonly string[]>('watch-paths');
 
@@ -381,7 +381,7 @@ export class DiscoveryCache {
 				adapter,
 				cwd: row.cwd,
 				read: async (ctx, old) => {
-					const found = await adapter.discover(ctx, {cwd: row.cwd, includeChildren: false});
+					const found = await discoverCwd(adapter, ctx, row.cwd);
 					return keepUnchanged(old, {ok: true, conversations: found.conversations, problems: found.problems});
 				},
 				failed: error => ({ok: false, error: `${adapter.label} discovery failed: ${messageOf(error)}`}),

@@ -6,7 +6,7 @@ import type {AgentId, Pane, SessionRecord} from '../domain/types.js';
 import {bootSeconds, processStartMs} from '../system/procTime.js';
 import type {PaneEvidence} from '../drift/input.js';
 
-/** One adapter's discovery of one cwd, shared by the panes in that cwd. */
+/** One adapter's discovery of one cwd, shared by the discovery cache and the panes in that cwd. */
 const DISCOVERED = memoKind<Promise<DiscoverResult>>('pane-evidence:discover');
 
 /** The machine's boot time, read once per refresh and shared by every pane's start time. */
@@ -43,7 +43,7 @@ export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterC
 	if (named.length > 0) return {...base, ids: await parentsOnly(adapter, ctx, named, cwd), seen};
 	if (cwd === undefined || startedAt === undefined) return {...base, ids: [], seen};
 	try {
-		const listed = await discoverOnce(adapter, ctx, cwd);
+		const listed = await discoverCwd(adapter, ctx, cwd);
 		// Written since the process started: a conversation it created, or one it resumed and wrote to.
 		const recent = listed.conversations.filter(c => c.updatedAt >= startedAt && c.parentId === undefined).map(c => c.id);
 		return {...base, ids: [], recent: recent.sort(), seen: [...seen, `${recent.length} ${adapter.label} conversation(s) in ${cwd} written since the process started`]};
@@ -52,9 +52,12 @@ export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterC
 	}
 }
 
-/** The agent's conversations of `cwd`, asked once per refresh however many of its panes are there. */
-function discoverOnce(adapter: AgentAdapter, ctx: AdapterContext, cwd: string): Promise<DiscoverResult> {
-	return memo(ctx, DISCOVERED.of(adapter.id, cwd), () => adapter.discover(ctx, {cwd}));
+/**
+ * The agent's conversations of `cwd` (parents only), asked once per refresh however many ask:
+ * the discovery cache's read of a registry cwd and the evidence of every pane in that folder.
+ */
+export function discoverCwd(adapter: AgentAdapter, ctx: AdapterContext, cwd: string): Promise<DiscoverResult> {
+	return memo(ctx, DISCOVERED.of(adapter.id, cwd), () => adapter.discover(ctx, {cwd, includeChildren: false}));
 }
 
 /** A process holding its own and a sub-agent's file names both: the sub-agent is not a candidate. */

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {argvUsers, fileUsers, uniqueHolders} from '../../src/adapters/common/inUse.js';
+import {createRefresh, ParseCache} from '../../src/adapters/common/refresh.js';
 import {
 	agentProcessesOf,
 	commandOf,
@@ -248,6 +249,16 @@ describe('whose processes', () => {
 		expect(await agentProcessesOf(ctxOf([]), isAgent, [proc(process.pid, ['node', '/x/agent']), stranger], store, p => p.pid === process.pid)).toEqual([]);
 		// Without a table handed in, the context's table is read.
 		expect((await agentProcessesOf(ctxOf(rows), isAgent, undefined, store)).map(p => p.pid)).toContain(mine.pid);
+		// With a parse cache kept across listings (the environments kept), the same answer every time;
+		// a process that is gone leaves nothing behind.
+		const parses = new ParseCache();
+		const kept = {...ctxOf([]), parses};
+		for (let listing = 0; listing < 2; listing++) {
+			const again = await agentProcessesOf({...kept, refresh: createRefresh({parses})}, isAgent, rows, store, p => p.pid === named.pid);
+			expect(again).toEqual(found);
+		}
+		expect([...parses.parsed.keys()].filter(k => k.includes(`/proc/${hidden}/`))).toEqual([]);
+		expect([...parses.parsed.keys()].filter(k => k.includes(`/proc/${mine.pid}/`))).toHaveLength(1);
 	});
 
 	it('openFilesOf: from one pass when the table has it, else from /proc; nothing asked, nothing read', async () => {

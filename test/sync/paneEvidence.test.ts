@@ -11,6 +11,8 @@ import {projectSlug} from '../../src/adapters/claude.js';
 import {claudeTranscript} from '../../src/demo/samples/claude.js';
 import {asUserOf, spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {row} from './support.js';
+import {ADAPTERS} from '../../src/adapters/index.js';
+import type {DiscoverQuery} from '../../src/adapters/types.js';
 
 // The dashboard's drift (the live snapshot) adopts a pane from the same evidence as `drift --fix`.
 
@@ -77,5 +79,28 @@ describe('live snapshot: pane evidence', () => {
 		while (changes === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
 		const after = await cache.refresh(rows, {rescan: true, panes: [pane]});
 		expect(after.paneEvidence?.get('%1')?.recent).toEqual([id]);
+	});
+	it("a pane in a registered cwd takes its folder's conversations from the cache's own read of it (one discovery), and finds what it finds alone", {timeout: 30_000}, async () => {
+		const w = buildClaudeFixture();
+		cleanups.push(() => w.cleanup());
+		const [alpha] = w.cwds as [string, string];
+		const tui = await spawnFileHolder([], 'claude', [], alpha, asUserOf(w));
+		cleanups.push(() => tui.stop());
+		const id = crypto.randomUUID();
+		fs.writeFileSync(path.join(w.home, '.claude', 'projects', projectSlug(alpha), `${id}.jsonl`), claudeTranscript(id, alpha, Date.now() + 1000, 'new work'));
+		const pane: Pane = {id: '%1', mux: 'tmux', cwd: alpha, agentStatus: 'unknown', processes: [procOf(tui)], isSelf: false};
+		const asked: string[] = [];
+		const claude = {...ADAPTERS.claude, discover: (ctx: Parameters<typeof ADAPTERS.claude.discover>[0], query?: DiscoverQuery) => {
+			asked.push(query?.cwd ?? '');
+			return ADAPTERS.claude.discover(ctx, query);
+		}};
+		const adapters = {...ADAPTERS, claude};
+		const ctx = {...w.ctx, processes: createProcessTable()};
+		const rows = [row({name: 'old', cwd: alpha, status: 'stopped', mux: 'tmux'})];
+		const shared = await new DiscoveryCache({ctx, adapters, once: true}).refresh(rows, {rescan: true, panes: [pane]});
+		expect(asked.filter(cwd => cwd === alpha)).toHaveLength(1);
+		const alone = await new DiscoveryCache({ctx, adapters, once: true}).refresh([], {rescan: true, panes: [pane]});
+		expect(shared.paneEvidence?.get('%1')?.recent).toEqual([id]);
+		expect(shared.paneEvidence).toEqual(alone.paneEvidence);
 	});
 });

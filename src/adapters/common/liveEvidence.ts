@@ -3,7 +3,7 @@ import path from 'node:path';
 import type {ProcessRef} from '../../domain/types.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
 import {realpathOrUndefined} from './paths.js';
-import {type InRefresh, memo, memoKind, memoPerListing} from './refresh.js';
+import {type InRefresh, memo, memoKind, memoPerListing, parseCached} from './refresh.js';
 
 /** An agent's live uses over the whole process table, per store. */
 const LIVE_USES = memoKind<Promise<LiveUse[]>>('live-uses');
@@ -151,6 +151,18 @@ export function environOf(pid: number): Record<string, string> | undefined {
 }
 
 /**
+ * `environOf` of a process as this listing shows it, kept in the context's parse cache: a process's
+ * `/proc/<pid>/environ` is the block it was started with, the same for its whole life, and every
+ * listing (once a minute) asks about every agent process again. Read again when the process is
+ * another one (start time), ran exec (argv) or the file's stat moved; an empty or unreadable
+ * environment is never kept.
+ */
+function environKept(ctx: InRefresh, proc: ProcessRef): Record<string, string> | undefined {
+	const also = `${proc.startTime}\0${proc.argv.join('\0')}`;
+	return parseCached(ctx, 'environ', `/proc/${proc.pid}/environ`, also, () => environOf(proc.pid), env => env !== undefined && Object.keys(env).length > 0);
+}
+
+/**
  * The agent's data root a process with this environment uses: the adapter's own root rule run
  * on the process's HOME and override variables (as if it were the caller's own home).
  */
@@ -178,7 +190,7 @@ export async function agentProcessesOf(
 		if (p.pid === process.pid) return false;
 		if (named(p)) return true;
 		if (!matches(p)) return false;
-		const env = environOf(p.pid);
+		const env = environKept(ctx, p);
 		const theirs = env ? rootForEnv(env, store.rootOf) : undefined;
 		return theirs === undefined || sameFolder(theirs, store.root);
 	});
