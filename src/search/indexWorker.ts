@@ -29,7 +29,7 @@ function serve(setup: WorkerSetup, port: NonNullable<typeof parentPort>): void {
 					port.close();
 					return;
 				}
-				const value = request.kind === 'sync' ? await syncIndex(deps(store), request.only) : await searchConversations(deps(store), request.query, request.options);
+				const value = request.kind === 'usage' ? store.usages() : request.kind === 'sync' ? await syncIndex(deps(store), request.only) : await searchConversations(deps(store), request.query, request.options);
 				post({kind: 'done', id: request.id, value});
 			} catch (error) {
 				post({kind: 'failed', id: request.id, message: messageOf(error)});

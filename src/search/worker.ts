@@ -4,6 +4,7 @@
 import {createRequire} from 'node:module';
 import {pathToFileURL} from 'node:url';
 import {Worker} from 'node:worker_threads';
+import type {TokenUsage} from '../adapters/types.js';
 import type {Conversation} from '../domain/types.js';
 // A thread's process.env is its own copy: setting SQLITE_USE_URI there never reaches the addon,
 // which reads the real environment. Set in this thread, before the index thread loads it.
@@ -22,6 +23,7 @@ export interface WorkerSetup {
 export type WorkerRequest =
 	| {readonly kind: 'sync'; readonly id: number; readonly only?: readonly Conversation[]}
 	| {readonly kind: 'search'; readonly id: number; readonly query: string; readonly options: SearchOptions}
+	| {readonly kind: 'usage'; readonly id: number}
 	| {readonly kind: 'close'; readonly id: number};
 
 /** A request before it is numbered. */
@@ -37,6 +39,8 @@ export interface IndexWorker {
 	/** Bring the index up to date (every conversation, or only these). */
 	sync(only?: readonly Conversation[]): Promise<SyncStats>;
 	search(query: string, options: SearchOptions): Promise<SearchHit[]>;
+	/** Every indexed conversation's tokens, by `agent:id`. */
+	usage(): Promise<Map<string, TokenUsage>>;
 	/** Finish the jobs sent, close the index, end the thread. */
 	close(): Promise<void>;
 }
@@ -85,6 +89,7 @@ export function startIndexWorker(setup: WorkerSetup, warn: (line: string) => voi
 	return {
 		sync: only => ask<SyncStats>({kind: 'sync', ...(only ? {only} : {})}),
 		search: (query, options) => ask<SearchHit[]>({kind: 'search', query, options}),
+		usage: async () => new Map(await ask<[string, TokenUsage][]>({kind: 'usage'})),
 		async close() {
 			if (ended) return;
 			const done = ask<void>({kind: 'close'}).catch(() => undefined);
