@@ -56,6 +56,26 @@ const srcBase = {
 
 const ioBans = message => ioModules.map(name => ({name, message}));
 
+const NAMED_EXPORTS = {selector: 'ExportDefaultDeclaration', message: 'Use named exports.'};
+
+// Issue 27: no module-level mutable state in product code. A cache or a flag lives in the object
+// that owns its lifetime (the refresh, the drift memo, the store's memo, a listing, a connection);
+// a module-level Map or Set is a constant, declared ReadonlyMap/ReadonlySet so nothing writes it.
+const STATE_MESSAGE = 'No module-level mutable state: keep it in the object that owns its lifetime (the refresh, a memo, the store). Constants are ReadonlyMap/ReadonlySet.';
+const topLevel = ['Program > ', 'Program > ExportNamedDeclaration > '];
+const moduleState = topLevel.flatMap(at => [
+	{selector: `${at}VariableDeclaration[kind=/^(let|var)$/]`, message: STATE_MESSAGE},
+	{selector: `${at}VariableDeclaration > VariableDeclarator > NewExpression[callee.name=/^(WeakMap|WeakSet|WeakRef|AsyncLocalStorage)$/]`, message: STATE_MESSAGE},
+	{
+		selector: `${at}VariableDeclaration > VariableDeclarator:not([id.typeAnnotation.typeAnnotation.typeName.name=/^Readonly(Map|Set)$/]) > NewExpression.init[callee.name=/^(Map|Set)$/]`,
+		message: STATE_MESSAGE,
+	},
+]);
+const moduleEnvWrites = {
+	selector: "Program > ExpressionStatement > AssignmentExpression[left.object.object.name='process'][left.object.property.name='env']",
+	message: 'No environment writes at import: set a variable for the length of the step that needs it (src/system/sqlite.ts).',
+};
+
 function upward(folder) {
 	const allowed = MAY_IMPORT[folder];
 	const banned = SRC_FOLDERS.filter(f => f !== folder && !allowed.includes(f));
@@ -128,15 +148,12 @@ export default tseslint.config(
 			'@typescript-eslint/no-unused-vars': ['error', {argsIgnorePattern: '^_', varsIgnorePattern: '^_'}],
 			'react-hooks/rules-of-hooks': 'error',
 			'react-hooks/exhaustive-deps': 'error',
-			'no-restricted-syntax': [
-				'error',
-				{selector: 'ExportDefaultDeclaration', message: 'Use named exports.'},
-			],
+			'no-restricted-syntax': ['error', NAMED_EXPORTS],
 		},
 	},
 	{
 		files: ['src/**/*.ts', 'src/**/*.tsx', 'components/**/*.ts', 'components/**/*.tsx'],
-		rules: {'no-console': 'error'},
+		rules: {'no-console': 'error', 'no-restricted-syntax': ['error', NAMED_EXPORTS, ...moduleState, moduleEnvWrites]},
 	},
 	...layerBlocks(),
 );

@@ -1,4 +1,15 @@
 import type {LiveStatus, ResumeState} from '../src/domain/types.js';
+import type {HostRow} from '../src/store/state.js';
+
+/**
+ * Why a host's rows are as it last reported them, or undefined while it is up (or the row is
+ * this machine's): `down since 16:40:12: connection refused`, `connecting since ...`.
+ */
+export function hostAway(host: HostRow | undefined): string | undefined {
+	if (!host || host.state === 'up') return undefined;
+	const since = new Date(host.since).toTimeString().slice(0, 8);
+	return host.state === 'down' ? `down since ${since}: ${host.message}` : `connecting since ${since}`;
+}
 
 /**
  * Table cells are plain ASCII where we choose the characters: Ink measures every text node on

@@ -6,6 +6,7 @@ import {AppProvider} from '../components/StoreContext.js';
 import {KeymapError, keymapWith, type Keymap} from '../components/input/keymap.js';
 import {ADAPTERS, adapterFor} from './adapters/index.js';
 import {worldActions} from './actions/fromWorld.js';
+import {settleInterruptedParks} from './actions/park.js';
 import {CliError, EXIT, type ExitCode} from './domain/exitCodes.js';
 import {reducer, type Action} from './store/reducer.js';
 import {initialState, type AppState} from './store/state.js';
@@ -88,8 +89,11 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	}
 	const keymap = effectiveKeymap(world);
 	const registry = world.registry();
+	let sessions = registry.list();
+	// A park whose mam-tui was killed is finished (or let go) before the first frame.
+	if ((await settleInterruptedParks({registry, processes: world.processes, now: world.now, logger: world.logger}, sessions)).length > 0) sessions = registry.list();
 	// The first frame comes straight from the registry; live data streams in after it.
-	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: world.now()}));
+	const store = createStore(reducer, initialState({sessions, lastRefresh: world.now()}));
 	const watch = startRegistryWatch(world, store);
 	// The backend is chosen once, on first use, so the first frame never waits for it.
 	const bound = worldActions(world);
@@ -102,7 +106,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		audit: entry => bound.deps.registry.audit(entry),
 		logger: world.logger,
 	});
-	const actions = world.config.hosts.length > 0 ? routedActions(bound.actions, hub, () => store.getState().sessions) : bound.actions;
+	const actions = world.config.hosts.length > 0 ? routedActions(bound.actions, hub, () => store.getState().sessions, () => world.config.hosts.map(h => h.name)) : bound.actions;
 	// Panes, live status, resume state and findings stream in from the supervisor.
 	const live = superviseWhenReady(mux(), {
 		store,

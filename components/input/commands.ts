@@ -1,3 +1,4 @@
+import {assertNever} from '../../src/domain/result.js';
 import type {UiActions} from '../../src/store/uiActions.js';
 import type {Action} from '../../src/store/reducer.js';
 import {selectedConversation, selectedSession, visibleSessions} from '../../src/store/selectors.js';
@@ -163,5 +164,8 @@ export function runCommand(command: Command, ctx: KeyContext): void {
 		case 'session.new':
 		case 'row.mark':
 			return sessionCommand(command, ctx);
+		default:
+			// A command bound in the keymap but handled nowhere does not compile.
+			return assertNever(command);
 	}
 }

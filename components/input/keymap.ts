@@ -174,7 +174,7 @@ export class KeymapError extends Error {
 	}
 }
 
-const NAMED_BY_TEXT = new Map<string, NamedKey>([
+const NAMED_BY_TEXT: ReadonlyMap<string, NamedKey> = new Map([
 	...Object.entries(NAMED_TEXT).map(([key, text]) => [text, key as NamedKey] as const),
 	['up', 'upArrow'],
 	['down', 'downArrow'],

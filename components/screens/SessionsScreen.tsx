@@ -2,6 +2,7 @@ import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {Finding} from '../../src/domain/types.js';
 import {findingsFor, visibleSessions, type SessionsView, type UntrackedSummary} from '../../src/store/selectors.js';
+import {hostAway} from '../format.js';
 import {DetailPanel} from '../widgets/DetailPanel.js';
 import {detailLines} from '../widgets/detailLines.js';
 import {SessionTable, type SessionRow} from '../widgets/SessionTable.js';
@@ -45,8 +46,12 @@ export function SessionsScreen({state, height, width, home, now, detailScroll = 
 	const records = visibleSessions(state);
 	// Row records change only when the list, the live data or the findings do, never on a keystroke.
 	const rows: SessionRow[] = useMemo(
-		() => records.map(record => ({record, live: state.live[record.name], findings: findingsFor(state, record).length})),
-		[records, state.live, state.findings], // eslint-disable-line react-hooks/exhaustive-deps
+		() =>
+			records.map(record => {
+				const away = record.host === undefined ? undefined : hostAway(state.hosts?.find(h => h.name === record.host));
+				return {record, live: state.live[record.name], findings: findingsFor(state, record).length, ...(away ? {away} : {})};
+			}),
+		[records, state.live, state.findings, state.hosts], // eslint-disable-line react-hooks/exhaustive-deps
 	);
 	const cursor = Math.min(state.ui.cursor, rows.length - 1);
 	const selected = rows[cursor];
@@ -60,8 +65,8 @@ export function SessionsScreen({state, height, width, home, now, detailScroll = 
 	const textWidth = detailTextWidth(layout);
 	// Rebuilt only when what the panel shows changes, never on a keystroke elsewhere.
 	const lines = useMemo(
-		() => (selected ? detailLines({session: selected.record, live: selected.live, detail: state.detail, findings: selectedFindings, home, usage: state.usage?.get(`${selected.record.agent}:${selected.record.agentSessionId ?? ''}`)}, textWidth) : []),
-		[selected?.record, selected?.live, state.detail, selectedFindings, home, textWidth, state.usage], // eslint-disable-line react-hooks/exhaustive-deps
+		() => (selected ? detailLines({session: selected.record, live: selected.live, detail: state.detail, findings: selectedFindings, home, usage: state.usage?.get(`${selected.record.agent}:${selected.record.agentSessionId ?? ''}`), ...(selected.away ? {away: selected.away} : {})}, textWidth) : []),
+		[selected?.record, selected?.live, selected?.away, state.detail, selectedFindings, home, textWidth, state.usage], // eslint-disable-line react-hooks/exhaustive-deps
 	);
 	const filterLine = filtering ? (
 		<Text>

@@ -10,6 +10,8 @@ export interface SessionRow {
 	readonly record: SessionRecord;
 	readonly live?: SessionLive;
 	readonly findings: number;
+	/** The row's host is not up (hostAway): the row is greyed, its status the host's. */
+	readonly away?: string;
 }
 
 export interface SessionTableProps {
@@ -87,6 +89,7 @@ interface RowProps {
 	readonly home: string;
 	/** The age cell's text, not the clock: a clock tick that leaves it unchanged re-renders no row. */
 	readonly age: string;
+	readonly away: string | undefined;
 }
 
 /**
@@ -94,12 +97,13 @@ interface RowProps {
  * cursor move re-renders only the row it leaves and the row it lands on (plus the one scrolled
  * in), not every visible row.
  */
-const Row = React.memo(function Row({record, live, findings, selected, marked, cols, home, age: ageText}: RowProps): React.JSX.Element {
-	const status = statusOf(record, live);
-	const resume = live?.resumeState;
+const Row = React.memo(function Row({record, live, findings, selected, marked, cols, home, age: ageText, away}: RowProps): React.JSX.Element {
+	// A row of a host that is not up: greyed, its status the host's (`down`), the rest as last reported.
+	const status = away ? {text: away.split(' ')[0] ?? 'down', color: 'gray'} : statusOf(record, live);
+	const resume = away ? undefined : live?.resumeState;
 	const freed = parkedFreed(record);
 	return (
-		<Text inverse={selected} wrap="truncate">
+		<Text inverse={selected} wrap="truncate" dimColor={away !== undefined}>
 			<Text color={selected ? ACCENT : undefined}>{selected ? '>' : ' '}</Text>
 			{marked ? '*' : ' '}
 			<Text color="red">{findings > 0 ? '!' : ' '}</Text>
@@ -132,6 +136,7 @@ export function SessionTable({rows, cursor, height, width, home, marked, now, ho
 					cols={cols}
 					home={home}
 					age={age(row.record.createdAt, now)}
+					away={row.away}
 				/>
 			))}
 			{rows.length > height ? <Text dimColor>{`   ${start + 1}–${start + visible.length} of ${rows.length}`}</Text> : null}

@@ -40,15 +40,18 @@ export interface DetailInput {
 	readonly home: string;
 	/** Tokens the pinned conversation used, as its agent recorded them (absent: unknown). */
 	readonly usage?: TokenUsage | undefined;
+	/** The row's host is not up (components/format.ts hostAway): the row is as it last reported. */
+	readonly away?: string;
 }
 
 /** Every line of the detail panel at `width`: ids, pane, resume, findings, processes, artifacts, output, history. */
-export function detailLines({session, live, detail, findings, home, usage}: DetailInput, width: number): PanelLine[] {
+export function detailLines({session, live, detail, findings, home, usage, away}: DetailInput, width: number): PanelLine[] {
 	const current = detail && detail.name === session.name ? detail : null;
 	const out: PanelLine[] = [];
 	const add = (text: string, style: Style = {}) => out.push(...wrapLine(text, width, style));
 	const heading = (text: string) => out.push({text, bold: true});
 	add(`${session.name} · ${session.agent} · ${session.status}`, {bold: true});
+	if (away) add(`${session.host ?? 'the host'} ${away}. Shown as it last reported; its actions wait until it is back.`, {color: 'yellow'});
 	add(`id ${session.agentSessionId ?? '(not pinned yet)'}`);
 	add(`cwd ${shortenPath(session.cwd, home)}`);
 	add(`pane ${session.paneId ?? '—'}${session.mux ? ` (${session.mux})` : ''}`);

@@ -4,10 +4,16 @@
  * the screen is read again just before typing and nothing is typed when it changed; an agent
  * that does not exit within the grace is left running (a park never escalates).
  *
- * Safety across processes: the row is claimed (extra.parking) by a compare-and-set on its
- * version before anything is checked, so two mam-tui processes never park one agent twice. The
- * row turns `parked` only after the agent exited: a park interrupted at any point leaves it
- * `running` (its claim goes stale) or `parked`, never neither.
+ * Safety across processes: the row is claimed (extra.parking) by a compare-and-set on the version
+ * it was read at, before anything is checked, so two mam-tui processes never park one agent
+ * twice: the second one's write finds the version changed and refuses.
+ *
+ * Interrupted (mam-tui killed): the claim names its owner (pid and start time). Just before the
+ * exit input is typed, the claim gets the parked record it will become and the agent process
+ * it waits on. The row turns `parked` when the park sees that process gone, or, if the park died,
+ * when the next mam-tui looks (`settleInterruptedParks`: status, the dashboard, park, wake). So at
+ * any point of a killed park the row is `running` with its agent alive, or `parked`, never a
+ * running row whose agent is gone.
  */
 import type {AgentAdapter} from '../adapters/types.js';
 import {readAgentRecord} from '../adapters/status/records.js';
@@ -16,10 +22,10 @@ import {messageOf} from '../domain/result.js';
 import type {Pane, ProcessRef, SessionRecord, StatusDetection} from '../domain/types.js';
 import {isRecordedPane} from '../drift/paneJoin.js';
 import type {Multiplexer} from '../mux/types.js';
-import {ConflictError} from '../registry/registry.js';
-import {parkedExtra, parkingExtra, resumeExtra, type ParkRecord} from '../registry/extra.js';
+import {ConflictError, type Registry} from '../registry/registry.js';
+import {parkedExtra, parkingExtra, resumeExtra, type ParkClaim, type ParkRecord} from '../registry/extra.js';
 import {treeMemory} from '../system/memory.js';
-import {processTree} from '../system/processes.js';
+import {processTree, type ProcessTable} from '../system/processes.js';
 import {judgePark, workingProcesses, type ParkCheck, type ParkFacts} from './parkChecks.js';
 import {guardConversation} from './resume.js';
 import {adapterOf, audit, validId, withExtraArgs} from './session.js';
@@ -37,9 +43,16 @@ export interface ParkOptions {
 	readonly graceMs?: number;
 	/** Time and waiting (tests); default the real clock. */
 	readonly sleep?: (ms: number) => Promise<void>;
-	/** Test hook: runs between the check and the re-read of the screen just before typing. */
-	readonly beforeRecheck?: () => Promise<void>;
+	/** Test hook: awaited as each step is reached (see PARK_STEPS). */
+	readonly onStep?: (step: ParkStep) => Promise<void>;
 }
+
+/**
+ * The points of a park, in order: the row read; claimed; checked once; checked again just before
+ * typing; the pending record written; the exit input typed; the agent seen gone; the row parked.
+ */
+export const PARK_STEPS = ['read', 'claimed', 'looked', 'checked', 'pending', 'typed', 'exited', 'recorded'] as const;
+export type ParkStep = (typeof PARK_STEPS)[number];
 
 /** One session's park, as the CLI, the dashboard and the JSON-RPC server report it. */
 export type ParkResult =
@@ -69,20 +82,41 @@ function normalised(screen: string): string {
 		.replace(/\n+$/, '');
 }
 
-/** Claim the row for this park (compare-and-set on its version). A fresh claim of another process refuses. */
-function claimPark(deps: ActionDeps, row: SessionRecord): {ok: true; row: SessionRecord} | {ok: false; result: ParkResult} {
+/** This process's start time (a claim names its owner by pid and start time). */
+function ownStartTime(deps: ActionDeps): Promise<number | undefined> {
+	return deps.processes.get(process.pid).then(
+		p => p?.startTime,
+		() => undefined,
+	);
+}
+
+async function alive(processes: ProcessTable, ref: Pick<ProcessRef, 'pid' | 'startTime'>): Promise<boolean> {
+	return sameProcess(await processes.get(ref.pid), ref);
+}
+
+/** The claim's owner still runs (a claim without a start time: its pid does) and the claim is not stale. */
+async function claimHeld(processes: ProcessTable, claim: ParkClaim, now: number): Promise<boolean> {
+	if (now - claim.at >= PARK_CLAIM_MS) return false;
+	if (claim.pid === process.pid) return true;
+	const owner = await processes.get(claim.pid);
+	return owner !== undefined && (claim.start === undefined || owner.startTime === claim.start);
+}
+
+/**
+ * Claim the row for this park: a compare-and-set on the version `row` was read at, so of two
+ * processes that read the same row only the first to write wins. A live claim of another refuses.
+ */
+async function claimPark(deps: ActionDeps, row: SessionRecord): Promise<{ok: true; row: SessionRecord} | {ok: false; result: ParkResult}> {
+	const held = parkingExtra.read(row.extra);
+	if (held && (await claimHeld(deps.processes, held, deps.now()))) {
+		return {ok: false, result: {session: row.name, outcome: 'refused', check: 'registry', why: `another mam-tui (pid ${held.pid}) is parking ${row.name}`}};
+	}
+	if (row.status !== 'running') return {ok: false, result: {session: row.name, outcome: 'refused', check: 'registry', why: `${row.name} is ${row.status}, not running`}};
+	const start = await ownStartTime(deps);
+	const claim: ParkClaim = {at: deps.now(), pid: process.pid, ...(start !== undefined ? {start} : {})};
 	try {
-		return deps.registry.transaction(() => {
-			const current = deps.registry.getById(row.id);
-			if (!current) return {ok: false, result: {session: row.name, outcome: 'refused', check: 'not-found', why: `session ${row.name} is gone`}};
-			const claim = parkingExtra.read(current.extra);
-			if (claim && deps.now() - claim.at < PARK_CLAIM_MS) {
-				return {ok: false, result: {session: row.name, outcome: 'refused', check: 'registry', why: `another mam-tui (pid ${claim.pid}) is parking ${row.name}`}};
-			}
-			if (current.status !== 'running') return {ok: false, result: {session: row.name, outcome: 'refused', check: 'registry', why: `${row.name} is ${current.status}, not running`}};
-			const claimed = deps.registry.update(row.id, {extra: parkingExtra.write(current.extra, {at: deps.now(), pid: process.pid})}, row.version);
-			return {ok: true, row: claimed};
-		});
+		const claimed = deps.registry.update(row.id, {extra: parkingExtra.write(row.extra, claim)}, row.version);
+		return {ok: true, row: claimed};
 	} catch (error) {
 		if (error instanceof ConflictError) return {ok: false, result: {session: row.name, outcome: 'refused', check: 'changed', why: `${error.message}; nothing was done`}};
 		throw error;
@@ -91,10 +125,68 @@ function claimPark(deps: ActionDeps, row: SessionRecord): {ok: true; row: Sessio
 
 function releaseClaim(deps: ActionDeps, row: SessionRecord): void {
 	try {
-		deps.registry.updateExtra(row.id, extra => parkingExtra.remove(extra));
+		deps.registry.transaction(() => {
+			const current = deps.registry.getById(row.id);
+			// Only this park's own claim: a later park's is not ours to drop.
+			if (current && parkingExtra.read(current.extra)?.pid === process.pid) deps.registry.update(row.id, {extra: parkingExtra.remove(current.extra)});
+		});
 	} catch (error) {
 		deps.logger?.warn(`could not release the park claim of ${row.name}: ${messageOf(error)}`);
 	}
+}
+
+/** The row becomes parked with `record` (its claim and resume marks dropped), unless it is gone. */
+function writeParked(registry: Registry, id: number, record: ParkRecord): void {
+	registry.transaction(() => {
+		const current = registry.getById(id);
+		if (!current) return;
+		registry.update(id, {status: 'parked', paneId: null, extra: parkedExtra.write(resumeExtra.remove(parkingExtra.remove(current.extra)), record)});
+	});
+}
+
+/** What becomes of a claim its owner no longer holds (pure). */
+export function settlementOf(claim: ParkClaim, facts: {readonly held: boolean; readonly agentAlive: boolean; readonly now: number}): 'leave' | 'park' | 'release' {
+	if (facts.held) return 'leave';
+	// The exit input may have been typed: once that agent is gone the row is what the park meant.
+	if (claim.pending && !facts.agentAlive) return 'park';
+	// Typed, owner dead, agent still there: it may be exiting now; the row says running, which it is.
+	if (claim.pending && facts.now - claim.at < PARK_CLAIM_MS) return 'leave';
+	return 'release';
+}
+
+/**
+ * Finish what killed parks left (see the file's comment): a running row whose claim's owner is
+ * gone is parked when the agent the claim waited on is gone, else its claim is dropped once it
+ * is stale. Rows without a claim cost nothing. Returns the names of the rows changed.
+ */
+export async function settleInterruptedParks(deps: Pick<ActionDeps, 'registry' | 'processes' | 'now' | 'logger'>, rows: readonly SessionRecord[] = deps.registry.list()): Promise<string[]> {
+	const changed: string[] = [];
+	for (const row of rows) {
+		const claim = row.status === 'running' ? parkingExtra.read(row.extra) : undefined;
+		if (!claim) continue;
+		const now = deps.now();
+		const held = await claimHeld(deps.processes, claim, now);
+		const agentAlive = claim.pending ? await alive(deps.processes, claim.pending.agent) : false;
+		const settle = settlementOf(claim, {held, agentAlive, now});
+		if (settle === 'leave') continue;
+		try {
+			if (settle === 'park') {
+				const pending = claim.pending as NonNullable<ParkClaim['pending']>;
+				// Only the row as it was judged: a row changed meanwhile is left to whoever changed it.
+				deps.registry.transaction(() => {
+					if (deps.registry.getById(row.id)?.version !== row.version) throw new ConflictError(row.name);
+					writeParked(deps.registry, row.id, pending.record);
+				});
+				deps.registry.audit({session: row.name, action: 'park', outcome: 'ok', detail: {...pending.record, notes: [`finished after the mam-tui that parked it (pid ${claim.pid}) was interrupted`]}});
+			} else {
+				deps.registry.update(row.id, {extra: parkingExtra.remove(row.extra)}, row.version);
+			}
+			changed.push(row.name);
+		} catch (error) {
+			if (!(error instanceof ConflictError)) throw error;
+		}
+	}
+	return changed;
 }
 
 /** What the checks look at, gathered now. */
@@ -203,10 +295,6 @@ async function typeSteps(mux: Multiplexer, paneId: string, steps: readonly Typed
 	}
 }
 
-async function alive(deps: ActionDeps, ref: ProcessRef): Promise<boolean> {
-	return sameProcess(await deps.processes.get(ref.pid), ref);
-}
-
 async function waitFor(ms: number, sleep: (ms: number) => Promise<void>, done: () => Promise<boolean>): Promise<boolean> {
 	const deadline = Date.now() + ms;
 	for (;;) {
@@ -225,13 +313,20 @@ function refusedResult(deps: ActionDeps, row: SessionRecord, check: ParkCheck | 
 export async function parkSession(deps: ActionDeps, given: SessionRecord, options: ParkOptions = {}): Promise<ParkResult> {
 	const adapter = adapterOf(deps, given.agent);
 	if (!adapter.ok) return {session: given.name, outcome: 'refused', check: 'registry', why: adapter.error.message};
-	const claimed = claimPark(deps, deps.registry.getById(given.id) ?? given);
+	const before = deps.registry.getById(given.id);
+	// A killed park of this row is finished (or let go) first.
+	if (before) await settleInterruptedParks(deps, [before]);
+	const read = deps.registry.getById(given.id);
+	if (!read) return {session: given.name, outcome: 'refused', check: 'not-found', why: `session ${given.name} is gone`};
+	await options.onStep?.('read');
+	const claimed = await claimPark(deps, read);
 	if (!claimed.ok) {
 		if (claimed.result.outcome === 'refused') audit(deps, {session: given.name, action: 'park', outcome: 'refused', detail: {check: claimed.result.check, message: claimed.result.why}});
 		return claimed.result;
 	}
 	const row = claimed.row;
 	try {
+		await options.onStep?.('claimed');
 		return await parkClaimed(deps, adapter.value, row, options);
 	} catch (error) {
 		audit(deps, {session: row.name, action: 'park', outcome: 'failed', detail: {message: messageOf(error)}});
@@ -257,7 +352,7 @@ async function parkClaimed(deps: ActionDeps, adapter: AgentAdapter, row: Session
 		audit(deps, {session: row.name, action: 'park', step: 'dry-run', outcome: 'info', detail: {paneId: pane.id, idleSeconds, memoryBytes: memory.bytes}});
 		return {session: row.name, outcome: 'would-park', idleSeconds, memoryBytes: memory.bytes, paneId: pane.id};
 	}
-	await options.beforeRecheck?.();
+	await options.onStep?.('looked');
 	// Right before typing: everything again, and the screen must be the one the checks read.
 	const again = await look(deps, adapter, mux, {...row, extra: parkingExtra.remove(row.extra)}, soakSeconds);
 	const late = judgePark(again.facts);
@@ -265,6 +360,28 @@ async function parkClaimed(deps: ActionDeps, adapter: AgentAdapter, row: Session
 	if (again.screen === undefined || normalised(again.screen) !== normalised(seen.screen) || again.agent?.pid !== agent.pid) {
 		return refusedResult(deps, row, 'composer', `the screen of pane ${pane.id} changed since it was checked; nothing was typed`);
 	}
+	await options.onStep?.('checked');
+	const pin = row.agentSessionId as string;
+	const record: ParkRecord = {
+		at: deps.now(),
+		freedBytes: memory.bytes,
+		idleSeconds,
+		argv: withExtraArgs(deps, adapter, adapter.resume(deps.context, pin).argv),
+		cwd: row.cwd,
+		paneId: pane.id,
+		...(pane.placement ? {placement: pane.placement} : {}),
+	};
+	// Before anything is typed, the row says what it becomes once this agent is gone: a park
+	// killed from here on is finished by the next mam-tui that looks (settleInterruptedParks).
+	const claim = parkingExtra.read(row.extra);
+	try {
+		if (!claim) throw new ConflictError(row.name);
+		deps.registry.update(row.id, {extra: parkingExtra.write(row.extra, {...claim, pending: {record, agent: {pid: agent.pid, startTime: agent.startTime}}})}, row.version);
+	} catch (error) {
+		if (error instanceof ConflictError) return refusedResult(deps, row, 'changed', `${row.name} changed in the registry while it was checked; nothing was typed`);
+		throw error;
+	}
+	await options.onStep?.('pending');
 	const steps = typedSteps(adapter.exitInput, deps.config.agents[adapter.id]?.exitInput);
 	const graceMs = options.graceMs ?? deps.config.stop.graceSeconds * 1000;
 	audit(deps, {session: row.name, action: 'park', step: 'exit-input', outcome: 'started', detail: {paneId: pane.id, pid: agent.pid, idleSeconds, memoryBytes: memory.bytes, memorySource: memory.source}});
@@ -273,37 +390,26 @@ async function parkClaimed(deps: ActionDeps, adapter: AgentAdapter, row: Session
 	} catch (error) {
 		return refusedResult(deps, row, 'pane', `could not type into pane ${pane.id}: ${messageOf(error)}`);
 	}
-	const exited = await waitFor(graceMs, sleep, async () => !(await alive(deps, agent)));
+	await options.onStep?.('typed');
+	const exited = await waitFor(graceMs, sleep, async () => !(await alive(deps.processes, agent)));
 	if (!exited) {
 		const why = `the agent (pid ${agent.pid}) still runs ${Math.round(graceMs / 1000)} s after its exit input; a park never escalates, so it was left running`;
 		audit(deps, {session: row.name, action: 'park', step: 'exit-input', outcome: 'failed', detail: {message: why}});
 		return {session: row.name, outcome: 'still-running', why};
 	}
+	await options.onStep?.('exited');
 	const rest = seen.agentTree.filter(p => p.pid !== agent.pid);
-	await waitFor(CHILDREN_SETTLE_MS, sleep, async () => (await Promise.all(rest.map(p => alive(deps, p)))).every(a => !a));
+	await waitFor(CHILDREN_SETTLE_MS, sleep, async () => (await Promise.all(rest.map(p => alive(deps.processes, p)))).every(a => !a));
 	const left: ProcessRef[] = [];
-	for (const p of rest) if (await alive(deps, p)) left.push(p);
+	for (const p of rest) if (await alive(deps.processes, p)) left.push(p);
 	const stillHeld = left.length > 0 ? treeMemory(left.map(p => p.pid)).bytes : 0;
 	const notes = left.length > 0 ? [`the agent exited but left ${left.map(p => `pid ${p.pid} (${p.name})`).join(', ')} running: not counted as freed, and not killed`] : [];
-	const pin = row.agentSessionId as string;
-	const launch = adapter.resume(deps.context, pin);
-	const record: ParkRecord = {
-		at: deps.now(),
-		freedBytes: Math.max(0, memory.bytes - stillHeld),
-		idleSeconds,
-		argv: withExtraArgs(deps, adapter, launch.argv),
-		cwd: row.cwd,
-		paneId: pane.id,
-		...(pane.placement ? {placement: pane.placement} : {}),
-	};
-	deps.registry.transaction(() => {
-		const current = deps.registry.getById(row.id);
-		if (!current) return;
-		deps.registry.update(row.id, {status: 'parked', paneId: null, extra: parkedExtra.write(resumeExtra.remove(parkingExtra.remove(current.extra)), record)});
-	});
+	const parked: ParkRecord = {...record, at: deps.now(), freedBytes: Math.max(0, memory.bytes - stillHeld)};
+	writeParked(deps.registry, row.id, parked);
+	await options.onStep?.('recorded');
 	await guardConversation(deps, adapter, row.name, pin, 'stop');
-	audit(deps, {session: row.name, action: 'park', outcome: 'ok', detail: {...record, notes}});
-	return {session: row.name, outcome: 'parked', parked: record, notes};
+	audit(deps, {session: row.name, action: 'park', outcome: 'ok', detail: {...parked, notes}});
+	return {session: row.name, outcome: 'parked', parked, notes};
 }
 
 /** Which sessions a park names: by name, or every running one idle over `idleOverSeconds`. */
@@ -322,6 +428,7 @@ export async function parkSessions(deps: ActionDeps, selection: ParkSelection, o
 		}
 		return out;
 	}
+	await settleInterruptedParks(deps);
 	const rows = deps.registry.list().filter(r => r.status === 'running' && (!selection.agents || selection.agents.includes(r.agent)));
 	let parked = 0;
 	for (const row of rows) {

@@ -95,7 +95,7 @@ export function judgePark(facts: ParkFacts): ParkRefusal | undefined {
 /** How close to the agent's own start a helper must start to count as resident (MCP servers start with it). */
 export const RESIDENT_START_TICKS = 15 * 100;
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
+const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
 
 export interface WorkRules {
 	/** The adapter's resident children (names or argv words: codex `app-server`, opencode `serve`). */

@@ -9,6 +9,7 @@ import type {ProcessRef, SessionRecord} from '../domain/types.js';
 import type {Multiplexer} from '../mux/types.js';
 import {parkedExtra} from '../registry/extra.js';
 import {processTree} from '../system/processes.js';
+import {settleInterruptedParks} from './park.js';
 import {resumeSession} from './resume.js';
 import {adapterOf, audit} from './session.js';
 import {pickAgentProcess} from './stopCapture.js';
@@ -65,6 +66,9 @@ async function isReady(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer
 
 /** Wake one parked session. */
 export async function wakeSession(deps: ActionDeps, given: SessionRecord, options: WakeOptions = {}): Promise<WakeResult> {
+	// A park whose mam-tui was killed after the agent exited is finished first: then it wakes.
+	const before = deps.registry.getById(given.id);
+	if (before) await settleInterruptedParks(deps, [before]);
 	const row = deps.registry.getById(given.id) ?? given;
 	const refuse = (kind: string, why: string): WakeResult => {
 		audit(deps, {session: row.name, action: 'wake', outcome: 'refused', detail: {kind, message: why}});
@@ -111,6 +115,7 @@ export async function wakeSession(deps: ActionDeps, given: SessionRecord, option
 export type WakeSelection = {readonly names: readonly string[]} | {readonly all: true; readonly cwd?: string};
 
 export async function wakeSessions(deps: ActionDeps, selection: WakeSelection, options: WakeOptions = {}): Promise<readonly WakeResult[]> {
+	if (!('names' in selection)) await settleInterruptedParks(deps);
 	const rows =
 		'names' in selection
 			? selection.names.map(name => deps.registry.get(name) ?? name)

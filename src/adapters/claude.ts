@@ -166,7 +166,7 @@ export const claudeAdapter: AgentAdapter = {
 		const transcripts = transcriptsIn(ctx, root, id);
 		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? transcriptCwds(ctx, transcripts, id) : [];
-		const holders: InUseHolder[] = usersOf(uses, {ids: [id, ...agents.map(a => a.id)], cwds});
+		const holders: InUseHolder[] = usersOf(ctx, uses, {ids: [id, ...agents.map(a => a.id)], cwds});
 		holders.push(...(await argvUsers(ctx, [id, ...agents.map(a => a.id)])));
 		const files = [...transcripts, ...agents.map(a => a.file)].map(f => realpathOrUndefined(f)).filter((f): f is string => f !== undefined);
 		holders.push(...(await fileUsers(ctx, files)));

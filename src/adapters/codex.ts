@@ -204,7 +204,7 @@ export const codexAdapter: AgentAdapter = {
 		assertValidId(codexAdapter, id);
 		const uses = await liveUses(ctx);
 		// A TUI that keeps no evidence of its thread uses every thread of its folder (fail safe).
-		const vague = needsFolders(uses) ? usersOf(uses.filter(u => u.claim.kind !== 'ids'), {ids: [id], cwds: threadCwds(ctx, id)}) : [];
+		const vague = needsFolders(uses) ? usersOf(ctx, uses.filter(u => u.claim.kind !== 'ids'), {ids: [id], cwds: threadCwds(ctx, id)}) : [];
 		const named = await threadsNamedByProcesses(ctx);
 		if (named && !named.has(id)) return uniqueHolders(vague);
 		const ids = [id, ...descendantsOf(id, parentMap(ctx, readThreadIndex(ctx)))];
@@ -214,7 +214,7 @@ export const codexAdapter: AgentAdapter = {
 			.flatMap(owner => rolloutsOf(ctx, owner))
 			.map(r => realpathOrUndefined(r.file))
 			.filter((f): f is string => f !== undefined);
-		return uniqueHolders([...usersOf(uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
+		return uniqueHolders([...usersOf(ctx, uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 
 	liveUses,

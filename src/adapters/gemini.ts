@@ -204,7 +204,7 @@ export const geminiAdapter: AgentAdapter = {
 		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
 		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? [...new Set(own.map(s => s.project.cwd ?? ANY_FOLDER))] : [];
-		const byProject = usersOf(uses, {ids, cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
+		const byProject = usersOf(ctx, uses, {ids, cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
 		return uniqueHolders([...byProject, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 

@@ -160,8 +160,8 @@ export const grokAdapter: AgentAdapter = {
 		// folder (its welcome screen resumes one with a key): each of them is in use (fail safe).
 		const uses = await liveUses(ctx);
 		const cwd = buildSessionOf(ctx, id)?.cwd;
-		const vague = needsFolders(uses) && cwd ? usersOf(uses.filter(u => u.claim.kind !== 'ids'), {ids: [], cwds: [cwd]}) : [];
-		return uniqueHolders([...usersOf(uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files, h => isService(h.argv)))]);
+		const vague = needsFolders(uses) && cwd ? usersOf(ctx, uses.filter(u => u.claim.kind !== 'ids'), {ids: [], cwds: [cwd]}) : [];
+		return uniqueHolders([...usersOf(ctx, uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files, h => isService(h.argv)))]);
 	},
 
 	liveUses,

@@ -209,7 +209,7 @@ export const hermesAdapter: AgentAdapter = {
 		// A plain `hermes` TUI keeps no record of which session it is on: its folder's are all in use.
 		const live = await liveUses(ctx);
 		const cwds = needsFolders(live) ? [...new Set(conversationFolders(ctx, id))] : [];
-		const byProject = usersOf(live, {ids: [...ids], cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
+		const byProject = usersOf(ctx, live, {ids: [...ids], cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
 		return uniqueHolders([...byProject, ...(await argvUsers(ctx, [...ids])), ...(await fileUsers(ctx, real, h => isService(h.argv))), ...leases]);
 	},
 

@@ -13,7 +13,7 @@ import {eraseDatabases} from './common/sqlitePurge.js';
 import {runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {agentDelete, deletePlannedRows, deletionFacts, legacyParents, planFor, removeTextLines} from './opencode/plan.js';
-import {dataDir, dbFiles, descendantsByQuery, descendantsOf, logFiles, queryDirectly, readStores, resumeStateOf, roots, sameDir, sessionByQuery, withEveryDb} from './opencode/store.js';
+import {dataDir, dbFiles, descendantsByQuery, descendantsOf, logFiles, queryDirectly, readStores, resumeStateOf, roots, sameDir, sessionByQuery, storedDescendants, withEveryDb} from './opencode/store.js';
 
 const CHILDREN = memoKind<Map<string, number>>('opencode:children');
 
@@ -173,16 +173,10 @@ export const opencodeAdapter: AgentAdapter = {
 	async inUse(ctx, id) {
 		assertValidId(opencodeAdapter, id);
 		const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => descendantsByQuery(open, id)) : undefined;
-		let descendants = direct?.value;
-		if (!descendants) {
-			const parents = new Map<string, string>();
-			for (const store of readStores(ctx).stores) for (const [child, parent] of store.parents) parents.set(child, parent);
-			descendants = descendantsOf(id, parents);
-		}
-		const ids = [id, ...descendants];
+		const ids = [id, ...(direct?.value ?? storedDescendants(ctx, id))];
 		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? [sessionFolder(ctx, id)] : [];
-		return uniqueHolders([...usersOf(uses, {ids, cwds}, sameResolvedTree), ...(await argvUsers(ctx, ids))]);
+		return uniqueHolders([...usersOf(ctx, uses, {ids, cwds}, sameResolvedTree), ...(await argvUsers(ctx, ids))]);
 	},
 
 	liveUses,

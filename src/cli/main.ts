@@ -59,7 +59,7 @@ export const COMMANDS: readonly Command[] = [
 ];
 
 /** Commands that can run on another host (`--host NAME`); the others say so (exit 2). */
-const HOST_COMMANDS = new Set(['status', 'resume', 'stop', 'park', 'wake', 'purge', 'trash', 'restore', 'adopt']);
+const HOST_COMMANDS: ReadonlySet<string> = new Set(['status', 'resume', 'stop', 'park', 'wake', 'purge', 'trash', 'restore', 'adopt']);
 
 const dashboardCommand: Command = {
 	name: 'dashboard',
@@ -98,7 +98,7 @@ export function usage(): string {
 }
 
 /** Global options that take a value: skipped (with their value) when looking for the subcommand. */
-const VALUE_OPTIONS = new Set(['--mux', '--tmux-socket', '--tmux-path', '--registry', '--home', '--host']);
+const VALUE_OPTIONS: ReadonlySet<string> = new Set(['--mux', '--tmux-socket', '--tmux-path', '--registry', '--home', '--host']);
 
 function splitCommand(argv: readonly string[]): {name: string | undefined; rest: string[]} {
 	for (let i = 0; i < argv.length; i++) {

@@ -1,15 +1,14 @@
-let guarded = false;
-
 /**
  * A reader that goes away before the output ends (`mam-tui status --json | head`) only ends the
  * output: without a handler, the EPIPE that the next write gets kills the process with a stack trace.
  */
+function endOnEpipe(error: NodeJS.ErrnoException): void {
+	if (error.code !== 'EPIPE') throw error;
+}
+
+/** Installs `endOnEpipe` once: stdout itself remembers it (no flag of our own). */
 function guardStdout(): void {
-	if (guarded) return;
-	guarded = true;
-	process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-		if (error.code !== 'EPIPE') throw error;
-	});
+	if (!process.stdout.listeners('error').includes(endOnEpipe)) process.stdout.on('error', endOnEpipe);
 }
 
 /** Ink owns stdout in the dashboard; CLI commands print through these two. */

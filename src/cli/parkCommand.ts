@@ -1,8 +1,9 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import {optionalOption, secondsOption} from '../actions/cliSupport.js';
 import {formatBytes} from '../actions/format.js';
 import {worldActions, type ActionsFactory} from '../actions/fromWorld.js';
-import {parkSessions, type ParkResult, type ParkSelection} from '../actions/park.js';
+import {parkSessions, type ParkResult, type ParkSelection, type ParkStep} from '../actions/park.js';
 import {wakeSessions, type WakeResult} from '../actions/wake.js';
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
@@ -37,6 +38,23 @@ function parkSelection(values: Readonly<Record<string, unknown>>, positionals: r
 	return {names: positionals};
 }
 
+/**
+ * A test seam, off unless set: `MAM_TEST_PARK_PAUSE=claimed,typed` makes this process stop at
+ * those steps of the park (PARK_STEPS), say so on stderr, and go on only once the file
+ * `$MAM_TEST_PARK_RELEASE/<step>` exists (never, without it). Tests kill it there, or let two
+ * processes race from the same point (test/actions/parkProcesses.test.ts).
+ */
+export function pauseHook(env: Readonly<Record<string, string | undefined>>): ((step: ParkStep) => Promise<void>) | undefined {
+	const steps = (env['MAM_TEST_PARK_PAUSE'] ?? '').split(',').filter(Boolean);
+	if (steps.length === 0) return undefined;
+	const release = env['MAM_TEST_PARK_RELEASE'];
+	return async step => {
+		if (!steps.includes(step)) return;
+		errOut(`park paused at ${step}`);
+		while (!(release && fs.existsSync(path.join(release, step)))) await new Promise(resolve => setTimeout(resolve, 50));
+	};
+}
+
 /** `mam-tui park NAME… | --idle-over 45m [--dry-run] [--soak S] [--grace S]`. */
 export function createParkCommand(makeActions: ActionsFactory): Command {
 	return {
@@ -50,8 +68,10 @@ export function createParkCommand(makeActions: ActionsFactory): Command {
 			const soakMs = secondsOption(values, 'soak');
 			const graceMs = secondsOption(values, 'grace');
 			const {deps, dispose} = makeActions(world);
+			const onStep = pauseHook(world.env);
 			try {
 				const results = await parkSessions(deps, selection, {
+					...(onStep ? {onStep} : {}),
 					dryRun: values['dry-run'] === true,
 					...(soakMs !== undefined ? {soakSeconds: soakMs / 1000} : {}),
 					...(graceMs !== undefined ? {graceMs} : {}),

@@ -7,6 +7,7 @@ import {createRefreshPipeline} from '../sync/pipeline.js';
 import type {LiveSnapshot} from '../sync/snapshot.js';
 import {snapshotTable} from '../system/processes.js';
 import {formatBytes} from '../actions/format.js';
+import {settleInterruptedParks} from '../actions/park.js';
 import {attentionOf, toStatusPane, toStatusSession, type StatusAttention, type StatusJson, type StatusPane, type StatusSession} from '../sync/statusJson.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
@@ -145,7 +146,9 @@ export const statusCommand: Command = {
 		const gathering = gatherHosts(hosts, {logger: world.logger});
 		let local: StatusJson | undefined;
 		if (!only) {
-			const sessions = world.registry().list();
+			let sessions = world.registry().list();
+			// A park whose mam-tui was killed is finished (or let go) before the rows are shown.
+			if ((await settleInterruptedParks({registry: world.registry(), processes: world.processes, now: world.now, logger: world.logger}, sessions)).length > 0) sessions = world.registry().list();
 			local = {...statusJson(world, sessions, await snapshotFor(world, sessions)), hosts: []};
 		}
 		const body = mergeHosts(local, await gathering, world.registryPath);

@@ -4,6 +4,7 @@ import {createWorld, type World} from '../world/world.js';
 import {CliError, EXIT, type ExitCode} from '../domain/exitCodes.js';
 import {reapOnce, reapSandbox} from './reaper.js';
 import {createSandbox, removeSandboxDirs, type Sandbox} from './sandbox.js';
+import {buildDevbox, prepareDevbox, type Devbox} from './devbox.js';
 import {buildScenario} from './scenario.js';
 
 /** What the demo prints and how it opens the dashboard (the composition root's runDashboard). */
@@ -33,9 +34,10 @@ function tmuxSocketFile(sandbox: Sandbox): string {
  * Tear the sandbox down: the tmux server (its panes get SIGHUP), then every process that still
  * carries the sandbox marker (stand-ins that ignore SIGHUP, strays), then the folders.
  */
-async function teardown(sandbox: Sandbox, deps: DemoDeps): Promise<void> {
+async function teardown(sandbox: Sandbox, devbox: Devbox | undefined, deps: DemoDeps): Promise<void> {
 	// Already gone (the user killed it) is fine: the reaper below ends whatever is left either way.
 	await sandbox.exec('tmux', ['-u', '-L', sandbox.tmuxName, 'kill-server'], {timeoutMs: 5000});
+	if (devbox) await sandbox.exec('tmux', ['-u', '-S', devbox.socket, 'kill-server'], {timeoutMs: 5000});
 	const survivors = await reapSandbox(sandbox.base);
 	// tmux 3.3 leaves the socket file of a killed server behind; the server is gone by now.
 	fs.rmSync(tmuxSocketFile(sandbox), {force: true});
@@ -74,15 +76,27 @@ export async function runDemo(deps: DemoDeps): Promise<ExitCode> {
 	process.on('exit', onExit);
 	for (const signal of SIGNALS) process.on(signal, onSignal);
 	let world: World | undefined;
+	let devbox: Devbox | undefined;
+	// The dashboard starts `ssh` for its hosts with this process's PATH: the sandbox's stand-in
+	// `ssh` (devbox.ts) goes first, for as long as the dashboard runs.
+	const userPath = process.env['PATH'];
 	try {
+		const self = process.argv[1];
+		if (self !== undefined) {
+			devbox = prepareDevbox(sandbox, [process.execPath, self]);
+			process.env['PATH'] = [sandbox.bin, userPath ?? '/usr/bin:/bin'].join(path.delimiter);
+		}
 		world = demoWorld(sandbox);
 		await buildScenario(sandbox, {processes: world.processes, ctx: world.adapterContext()});
+		if (devbox) await buildDevbox(devbox, {processes: world.processes, ctx: world.adapterContext()});
 		deps.out(`mam-tui demo: watch the agents with \`tmux -L ${sandbox.tmuxName} attach\` (sandbox ${sandbox.base}; q quits and removes it all)`);
 		if (!stop.signal.aborted) await deps.runDashboard(world, {signal: stop.signal});
 	} finally {
 		world?.close();
+		if (userPath === undefined) delete process.env['PATH'];
+		else process.env['PATH'] = userPath;
 		try {
-			await teardown(sandbox, deps);
+			await teardown(sandbox, devbox, deps);
 		} finally {
 			tornDown = true;
 			for (const signal of SIGNALS) process.off(signal, onSignal);

@@ -44,6 +44,10 @@ export interface SampleIds {
 	readonly agyLive: string;
 	readonly agyMissing: string;
 	readonly grokStale: string;
+	/** Conversations of the parked rows (idle agents that exited to free their memory). */
+	readonly claudeParked: string;
+	readonly codexParked: string;
+	readonly geminiParked: string;
 }
 
 export interface SampleData {
@@ -68,7 +72,7 @@ function writeClaude(home: string, list: readonly SampleConversation[]): void {
 	const history: string[] = [];
 	for (const c of list) {
 		const dir = path.join(root, 'projects', projectSlug(c.cwd));
-		writeFile(path.join(dir, `${c.id}.jsonl`), claudeTranscript(c.id, c.cwd, c.createdAt, c.title));
+		writeFile(path.join(dir, `${c.id}.jsonl`), claudeTranscript(c.id, c.cwd, c.createdAt, c.title, [], 'cli'));
 		for (const [i, child] of (c.children ?? []).entries()) {
 			writeFile(path.join(dir, c.id, 'subagents', `${child}.jsonl`), claudeSubagentTranscript(c.id, child.slice('agent-'.length), c.cwd, c.createdAt + 300 + i));
 			writeFile(path.join(dir, c.id, 'subagents', `${child}.meta.json`), JSON.stringify({agentType: 'general-purpose', description: 'look around', spawnDepth: 1}));
@@ -82,7 +86,8 @@ function writeClaude(home: string, list: readonly SampleConversation[]): void {
 function writeCodex(home: string, list: readonly SampleConversation[]): void {
 	const root = path.join(home, '.codex');
 	const threads: CodexThread[] = list.flatMap(c => [
-		{id: c.id, cwd: c.cwd, createdAt: c.createdAt, prompt: c.title, rollout: path.join(root, rolloutRelPath(c.id, c.createdAt))},
+		// The demo's sessions were typed by a person: the dashboard's text search lists them.
+		{id: c.id, cwd: c.cwd, createdAt: c.createdAt, prompt: c.title, rollout: path.join(root, rolloutRelPath(c.id, c.createdAt)), interactive: true},
 		...(c.children ?? []).map((child, i) => ({
 			id: child,
 			cwd: c.cwd,
@@ -93,7 +98,7 @@ function writeCodex(home: string, list: readonly SampleConversation[]): void {
 		})),
 	]);
 	for (const t of threads) {
-		writeFile(t.rollout, codexRollout({id: t.id, cwd: t.cwd, createdAt: t.createdAt, prompt: t.prompt, ...(t.parent ? {parent: {id: t.parent, depth: 1}} : {})}));
+		writeFile(t.rollout, codexRollout({id: t.id, cwd: t.cwd, createdAt: t.createdAt, prompt: t.prompt, ...(t.parent ? {parent: {id: t.parent, depth: 1}} : {interactive: t.interactive === true})}));
 	}
 	writeDb(path.join(root, 'state_5.sqlite'), CODEX_STATE_SCHEMA, db => fillCodexState(db, threads));
 	writeDb(path.join(root, 'thread_history_1.sqlite'), CODEX_THREAD_HISTORY_SCHEMA, db => fillCodexHistory(db, threads));
@@ -166,6 +171,9 @@ export function writeSampleData(home: string, work: string, now = Date.now()): S
 		agyLive: agyId(),
 		agyMissing: agyId(),
 		grokStale: grokBuildId(),
+		claudeParked: crypto.randomUUID(),
+		codexParked: uuidV7(ago(4 * HOUR)),
+		geminiParked: crypto.randomUUID(),
 	};
 	const conversations: SampleConversation[] = [
 		{agent: 'claude', id: ids.claudeLive, cwd: cwd('claude'), createdAt: ago(25 * MINUTE), title: 'add a dark mode toggle'},
@@ -183,6 +191,9 @@ export function writeSampleData(home: string, work: string, now = Date.now()): S
 		{agent: 'hermes', id: ids.hermesDone, cwd: cwd('hermes'), createdAt: ago(30 * HOUR), title: 'speed up the nightly job'},
 		{agent: 'agy', id: ids.agyLive, cwd: cwd('agy'), createdAt: ago(40 * MINUTE), title: 'fix the onboarding crash'},
 		{agent: 'grok', id: ids.grokStale, cwd: cwd('grok'), createdAt: ago(6 * HOUR), title: 'tidy the terraform modules'},
+		{agent: 'claude', id: ids.claudeParked, cwd: cwd('claude'), createdAt: ago(3 * HOUR), title: 'cache the token refresh'},
+		{agent: 'codex', id: ids.codexParked, cwd: cwd('codex'), createdAt: ago(4 * HOUR), title: 'retry the token refresh webhook'},
+		{agent: 'gemini', id: ids.geminiParked, cwd: cwd('gemini'), createdAt: ago(5 * HOUR), title: 'explain the token refresh flow'},
 	];
 	for (const key of Object.keys(PROJECTS) as (keyof typeof PROJECTS)[]) writeFile(path.join(cwd(key), 'README.md'), `# ${PROJECTS[key]}\n\nA sample project of the mam-tui demo.\n`);
 	for (const agent of Object.keys(WRITERS) as AgentId[]) {

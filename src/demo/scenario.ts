@@ -102,9 +102,13 @@ async function openPanes(mux: Multiplexer, ctx: AdapterContext, work: string, id
 	};
 }
 
-function sessionRows(work: string, ids: SampleIds, panes: Panes, stray: ProcessRef, now: number, freshEpoch: number): NewSession[] {
+/** The resume argv of a conversation, as a park records it to wake the agent where it was. */
+type ResumeArgv = (agent: AgentId, id: string) => readonly string[];
+
+function sessionRows(work: string, ids: SampleIds, panes: Panes, stray: ProcessRef, now: number, freshEpoch: number, resume: ResumeArgv): NewSession[] {
 	const cwd = (project: string) => path.join(work, project);
 	const HOUR = 3_600_000;
+	const MB = 1024 * 1024;
 	const live = (name: string, agent: AgentId, project: string, paneId: string, pin: string | null, epoch: number): NewSession => ({
 		name,
 		agent,
@@ -125,6 +129,13 @@ function sessionRows(work: string, ids: SampleIds, panes: Panes, stray: ProcessR
 		epoch,
 		...(extra ? {extra} : {}),
 	});
+	// An idle agent a park ended: the memory it freed, how long it had been idle, and how to wake it.
+	const parked = (name: string, agent: AgentId, project: string, pin: string, parkedAgo: number, freedMb: number, idleMinutes: number): NewSession => ({
+		...stopped(name, agent, project, pin, now - parkedAgo - idleMinutes * 60_000, {
+			parked: {at: now - parkedAgo, freedBytes: freedMb * MB, idleSeconds: idleMinutes * 60, argv: resume(agent, pin), cwd: cwd(project)},
+		}),
+		status: 'parked',
+	});
 	return [
 		live('claude-live', 'claude', PROJECTS.claude, panes.claudeLive, ids.claudeLive, now - HOUR),
 		live('codex-stubborn', 'codex', PROJECTS.codex, panes.codexLive, ids.codexLive, now - HOUR),
@@ -144,6 +155,10 @@ function sessionRows(work: string, ids: SampleIds, panes: Panes, stray: ProcessR
 		stopped('codex-old', 'codex', PROJECTS.codex, ids.codexOld, now - 27 * HOUR),
 		stopped('opencode-old', 'opencode', PROJECTS.opencode, ids.opencodeOld, now - 51 * HOUR),
 		stopped('hermes-done', 'hermes', PROJECTS.hermes, ids.hermesDone, now - 31 * HOUR),
+		// Three parks: the status bar sums them (3 parked · 2.1 GB freed).
+		parked('claude-parked', 'claude', PROJECTS.claude, ids.claudeParked, 40 * 60_000, 812, 52),
+		parked('codex-parked', 'codex', PROJECTS.codex, ids.codexParked, 90 * 60_000, 731, 47),
+		parked('gemini-parked', 'gemini', PROJECTS.gemini, ids.geminiParked, 2 * HOUR, 611, 65),
 	];
 }
 
@@ -167,7 +182,8 @@ export async function buildScenario(sandbox: Sandbox, deps: {readonly processes:
 		await mux.dispose();
 	}
 	const stray = await startStray(sandbox, deps.processes, ids.grokStale);
-	const rows = sessionRows(sandbox.work, ids, panes, stray, now, freshEpoch);
+	const resume: ResumeArgv = (agent, id) => adapterFor(agent)?.resume(deps.ctx, id).argv ?? [agent];
+	const rows = sessionRows(sandbox.work, ids, panes, stray, now, freshEpoch, resume);
 	const registryPath = path.join(sandbox.state, 'registry.db');
 	const registry = Registry.open(registryPath);
 	try {

@@ -4,7 +4,7 @@ import type {AgentKnowledge, DriftInput, SessionFacts} from './input.js';
 import {paneFindings as allPaneFindings} from './paneFindings.js';
 import {paneState, rowFindings, type Contested, type Verdicts} from './rowFindings.js';
 import {candidatesFor, contestedIds, isUnpinnedLive, type CandidateVerdict} from './unpinned.js';
-import {buildWorld, rowAgent, type DriftWorld} from './world.js';
+import {buildWorld, rowAgent, type DriftWorld, type Screens} from './world.js';
 
 // SPEC 5 detection: which rows are judged (again), in what order, and what the live view keeps
 // between refreshes (the memo). The rules themselves are in rowFindings.ts and paneFindings.ts.
@@ -56,10 +56,22 @@ function keptVerdict(world: DriftWorld, core: Core, row: SessionRecord, agent: A
  */
 export interface DriftMemo {
 	last?: Core;
+	/**
+	 * The candidate screens (unpinned.ts), kept across cores: a new row list (a registry change)
+	 * makes a new core, while the discovery cache still hands the same conversation lists. Held
+	 * with the agents they were judged by (a screen asks the agent's id pattern).
+	 */
+	screens?: {readonly agents: AgentKnowledge; readonly byList: Screens};
 }
 
 export function createDriftMemo(): DriftMemo {
 	return {};
+}
+
+/** The memo's screens for `agents` (new ones when the agents are not those of the kept ones). */
+function screensOf(memo: DriftMemo, agents: AgentKnowledge): Screens {
+	if (memo.screens?.agents !== agents) memo.screens = {agents, byList: new WeakMap()};
+	return memo.screens.byList;
 }
 
 interface RowMemo {
@@ -137,7 +149,7 @@ function coreOf(input: DriftInput, agents: AgentKnowledge, memo: DriftMemo | und
 		paneEvidence: input.paneEvidence,
 		agents,
 		sorted,
-		world: buildWorld({...input, sessions: sorted}, agents),
+		world: buildWorld({...input, sessions: sorted}, agents, screensOf(memo, agents)),
 		rows: new Map(),
 	};
 	memo.last = core;
@@ -152,7 +164,7 @@ function factsKey(world: DriftWorld, row: SessionRecord, verdict: CandidateVerdi
 	return `${verify?.kind ?? ''}\0${reason}\0${rivals}`;
 }
 
-const KIND_ORDER = new Map<string, number>(FINDING_KINDS.map((k, i) => [k, i]));
+const KIND_ORDER: ReadonlyMap<string, number> = new Map(FINDING_KINDS.map((k, i) => [k, i]));
 
 /** Rows first (by id), then panes (by id); within one, SPEC 5 kind order. Independent of input order. */
 function compareFindings(a: Finding, b: Finding): number {

@@ -1,6 +1,6 @@
 import type {AgentId, ProcessRef, SessionRecord} from '../domain/types.js';
 import {recordedProcesses} from '../registry/extra.js';
-import {processKey, type DriftWorld} from './world.js';
+import {processKey, type DriftWorld, type OutsidePanes} from './world.js';
 
 /** How a process was tied to the stopped session. */
 export interface StaleProcess {
@@ -8,24 +8,14 @@ export interface StaleProcess {
 	readonly why: string;
 }
 
-interface Outside {
-	readonly table: readonly ProcessRef[];
-	/** Processes outside every live pane, by `pid:startTime`. */
-	readonly byKey: ReadonlyMap<string, readonly ProcessRef[]>;
-	/** The same processes, by each element of their argv. */
-	readonly byArg: ReadonlyMap<string, readonly ProcessRef[]>;
-}
-
 /**
  * The process table minus every live pane's processes, indexed by key and by argv element; once
- * per table and set of pane processes, kept while both are the same (drift's memo reuses them).
- * Every stopped row looks its recorded refs and its pin up here instead of walking the table
- * (fifty stopped rows × a thousand processes per detection).
+ * per world (drift's memo keeps its world while the table and panes are the same). Every stopped
+ * row looks its recorded refs and its pin up here instead of walking the table (fifty stopped
+ * rows × a thousand processes per detection).
  */
-const outside = new WeakMap<ReadonlySet<string>, Outside>();
-
-function outsidePanes(world: DriftWorld, table: readonly ProcessRef[]): Outside {
-	const known = outside.get(world.paneProcessKeys);
+function outsidePanes(world: DriftWorld, table: readonly ProcessRef[]): OutsidePanes {
+	const known = world.outside.value;
 	if (known?.table === table) return known;
 	const byKey = new Map<string, ProcessRef[]>();
 	const byArg = new Map<string, ProcessRef[]>();
@@ -41,7 +31,7 @@ function outsidePanes(world: DriftWorld, table: readonly ProcessRef[]): Outside 
 		for (const arg of new Set(proc.argv)) add(byArg, arg, proc);
 	}
 	const index = {table, byKey, byArg};
-	outside.set(world.paneProcessKeys, index);
+	world.outside.value = index;
 	return index;
 }
 

@@ -1,6 +1,6 @@
 import type {AgentId, Conversation, Finding, Pane, SessionRecord} from '../domain/types.js';
 import {reportedId} from '../domain/paneAgent.js';
-import {describeRow, isActive, listSome, samePath, validId, type DriftWorld} from './world.js';
+import {describeRow, isActive, listSome, samePath, validId, type DriftWorld, type Screened} from './world.js';
 
 /** The candidates of one running unpinned row after the SPEC 5 rules, or why they are unknown. */
 export type CandidateVerdict =
@@ -32,21 +32,15 @@ function exclusion(world: DriftWorld, row: SessionRecord, agent: AgentId, conv: 
 	return undefined;
 }
 
-type Screened = readonly {readonly id: string; readonly why?: string}[];
-
 /**
  * The pin-independent part of the rules, per conversation list (the discovery cache hands the same
- * array while a cwd is unchanged), row cwd, epoch and agent: a busy cwd holds a thousand
- * conversations, and re-judging (and re-describing) each for every unpinned row on every refresh
- * cost more than the rest of the drift pass.
+ * array while a cwd is unchanged), row cwd, epoch and agent, kept in the world's screens (the
+ * drift memo's): a busy cwd holds a thousand conversations, and re-judging (and re-describing)
+ * each for every unpinned row on every refresh cost more than the rest of the drift pass.
  */
-const screenedCache = new WeakMap<object, WeakMap<readonly Conversation[], Map<string, Screened>>>();
-
 function screen(world: DriftWorld, row: SessionRecord, agent: AgentId, conversations: readonly Conversation[], realCwd?: string): Screened {
-	let byList = screenedCache.get(world.agents);
-	if (!byList) screenedCache.set(world.agents, (byList = new WeakMap()));
-	let byRow = byList.get(conversations);
-	if (!byRow) byList.set(conversations, (byRow = new Map()));
+	let byRow = world.screens.get(conversations);
+	if (!byRow) world.screens.set(conversations, (byRow = new Map()));
 	const key = `${agent}\0${row.cwd}\0${row.epoch}\0${realCwd ?? ''}`;
 	let screened = byRow.get(key);
 	if (!screened) {

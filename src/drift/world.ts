@@ -1,5 +1,5 @@
 import {agentProcesses, reportedId, runsAgent} from '../domain/paneAgent.js';
-import {isAgentId, type AgentId, type Pane, type ProcessRef, type SessionRecord} from '../domain/types.js';
+import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type SessionRecord} from '../domain/types.js';
 import {ownPane} from './paneJoin.js';
 import type {AgentKnowledge, DriftInput} from './input.js';
 
@@ -29,9 +29,32 @@ export interface DriftWorld {
 	readonly pinCounts: {value?: ReadonlyMap<string, number>};
 	/** Each row's own pane (null: none), filled on first ask: every rule asks it, for every row. */
 	readonly rowPanes: Map<SessionRecord, Pane | null>;
+	/** The process table outside every live pane, indexed (stale.ts). Built on first ask (in a box, so copies of the world share it). */
+	readonly outside: {value?: OutsidePanes};
+	/** The pin-independent candidate screens (unpinned.ts): the drift memo's, kept across detections; else this detection's. */
+	readonly screens: Screens;
 }
 
-export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorld {
+/** The process table minus every live pane's processes, indexed by key and by argv element. */
+export interface OutsidePanes {
+	readonly table: readonly ProcessRef[];
+	/** Processes outside every live pane, by `pid:startTime`. */
+	readonly byKey: ReadonlyMap<string, readonly ProcessRef[]>;
+	/** The same processes, by each element of their argv. */
+	readonly byArg: ReadonlyMap<string, readonly ProcessRef[]>;
+}
+
+/** One conversation's screen for one row: left out (`why`) or a candidate. */
+export type Screened = readonly {readonly id: string; readonly why?: string}[];
+
+/**
+ * Screens per conversation list (the discovery cache hands the same array while a cwd is
+ * unchanged), then per agent, row cwd, epoch and real cwd (`unpinned.ts`).
+ */
+export type Screens = WeakMap<readonly Conversation[], Map<string, Screened>>;
+
+/** `screens`: the drift memo's, when the caller keeps one (`createDriftMemo`); else new, for this detection. */
+export function buildWorld(input: DriftInput, agents: AgentKnowledge, screens: Screens = new WeakMap()): DriftWorld {
 	const panes = input.panes === null ? null : new Map(input.panes.map(p => [p.id, p]));
 	const paneProcessKeys = new Set((input.panes ?? []).flatMap(p => p.processes.map(processKey)));
 	const sortedPanes = [...(panes?.values() ?? [])].sort(byPaneId);
@@ -54,6 +77,8 @@ export function buildWorld(input: DriftInput, agents: AgentKnowledge): DriftWorl
 		rowsByPane,
 		pinCounts: {},
 		rowPanes: new Map(),
+		outside: {},
+		screens,
 	};
 }
 

@@ -56,6 +56,12 @@ export interface TmuxMuxOptions {
 /** How soon after a failed attach the control client is tried again. */
 const RECONNECT_MS = 2000;
 /**
+ * With no server running nothing can change but a server starting, so only every this many
+ * polls looks (5 s at the default pollMs): a process a second was most of an idle `serve`'s CPU
+ * on a host without tmux running. mam-tui's own new pane is seen at once (its refresh lists).
+ */
+const NO_SERVER_POLL_EVERY = 5;
+/**
  * The tmux backend (SPEC 2) over the tmux CLI, argv arrays only. Change detection polls
  * `list-panes` every `pollMs` while someone listens; a listing adds one /proc scan for the
  * process trees and the agent each pane runs (by the adapters' `matchesProcess`).
@@ -84,11 +90,19 @@ export class TmuxMux implements Multiplexer {
 	private control: TmuxControl | undefined;
 	private connecting: Promise<void> | undefined;
 	private lastAttachAt = Number.NEGATIVE_INFINITY;
+	/**
+	 * The last listing found no server. `attach-session` starts a server (it may create sessions
+	 * from the config), which finds none and exits: tried every 2 s, that cost a server start
+	 * each time and made a listing in between fail ("server exited unexpectedly"). Until a
+	 * listing finds a server again, commands run as processes and nothing attaches.
+	 */
+	private noServer = false;
+	private skippedPolls = 0;
 	private readonly commands: TmuxCommands;
 	private readonly screens = new TmuxScreens({emit: event => this.emit(event), listening: () => this.listeners.size > 0});
 	private disposed = false;
 	/** What talking to tmux cost so far (the bench and the tests read it). */
-	readonly cost = {commands: 0, processes: 0, screenReads: 0};
+	readonly cost = {commands: 0, processes: 0, screenReads: 0, attaches: 0};
 
 	constructor(options: TmuxMuxOptions) {
 		this.options = options;
@@ -147,13 +161,14 @@ export class TmuxMux implements Multiplexer {
 
 	/** Attach the control client unless attached, attaching, or a failed try was too recent. */
 	private async attach(): Promise<void> {
-		if (this.control?.connected || this.disposed) return;
+		if (this.control?.connected || this.disposed || this.noServer) return;
 		if (this.connecting) return this.connecting;
 		if (this.now() - this.lastAttachAt < RECONNECT_MS) return;
 		this.lastAttachAt = this.now();
 		this.connecting = (async () => {
 			await this.ensureVersion();
 			if (!controlCapable(this.version)) return;
+			this.cost.attaches += 1;
 			const control = new TmuxControl({
 				bin: this.options.bin ?? 'tmux',
 				serverFlags: this.serverFlags(),
@@ -254,6 +269,7 @@ export class TmuxMux implements Multiplexer {
 		const result = await this.run(['list-panes', '-a', '-F', FORMAT]);
 		if (result.exitCode !== 0) {
 			if (isNoServer(result)) {
+				this.noServer = true;
 				this.setHealth(true, `tmux ${this.version}: no ${this.serverLabel()} running yet (a new pane starts it)`);
 				return [];
 			}
@@ -261,6 +277,7 @@ export class TmuxMux implements Multiplexer {
 			this.setHealth(false, message);
 			throw new MuxError(message, 'tmux_error');
 		}
+		this.noServer = false;
 		const rows = parsePaneRows(result.stdout);
 		this.socketPath = rows[0]?.socketPath || this.socketPath;
 		await this.watch(rows);
@@ -380,6 +397,7 @@ export class TmuxMux implements Multiplexer {
 	/** One poll: compare each pane's signature with the last poll's and report the differences. */
 	private async poll(): Promise<void> {
 		if (this.polling) return;
+		if (this.noServer && this.seen && ++this.skippedPolls % NO_SERVER_POLL_EVERY !== 0) return;
 		this.polling = true;
 		try {
 			const rows = await this.rows();

@@ -86,7 +86,7 @@ interface Pending {
 }
 
 /** Notifications after which the pane list may differ. */
-const LAYOUT_NOTICES = new Set(['%window-add', '%window-close', '%unlinked-window-add', '%unlinked-window-close', '%layout-change', '%sessions-changed', '%session-changed', '%window-pane-changed']);
+const LAYOUT_NOTICES: ReadonlySet<string> = new Set(['%window-add', '%window-close', '%unlinked-window-add', '%unlinked-window-close', '%layout-change', '%sessions-changed', '%session-changed', '%window-pane-changed']);
 
 /** A connected control-mode client; `connect` resolves once tmux has answered its attach. */
 export class TmuxControl {

@@ -195,16 +195,35 @@ export const parkedExtra = codec<ParkRecord>('parked', value => {
 
 /**
  * A park in progress (set in the same compare-and-set that checks the row's version): a second
- * mam-tui process sees it and leaves the row alone. Cleared when the park ends either way; one
- * older than a few minutes is from a mam-tui that died mid-park and no longer counts.
+ * mam-tui process sees it and leaves the row alone while its owner lives. Cleared when the park
+ * ends either way. `pending` is written just before the exit input is typed: what the row becomes
+ * once that agent process is gone, so a park whose mam-tui was killed after typing is finished by
+ * the next one that looks (park.ts `settleInterruptedParks`).
  */
 export interface ParkClaim {
 	readonly at: number;
 	readonly pid: number;
+	/** The owner's start time (field 22 of /proc/<pid>/stat): a reused pid is not the owner. */
+	readonly start?: number;
+	readonly pending?: {readonly record: ParkRecord; readonly agent: {readonly pid: number; readonly startTime: number}};
+}
+
+function pendingOf(value: unknown): ParkClaim['pending'] {
+	if (!isObject(value) || !isObject(value['agent'])) return undefined;
+	const record = parkedExtra.read({parked: value['record']});
+	const {pid, startTime} = value['agent'];
+	if (!record || !finite(pid) || !finite(startTime)) return undefined;
+	return {record, agent: {pid, startTime}};
 }
 
 export const parkingExtra = codec<ParkClaim>('parking', value => {
 	if (!isObject(value) || !finite(value['at'])) return undefined;
 	const pid = value['pid'];
-	return {at: value['at'], pid: typeof pid === 'number' && Number.isInteger(pid) ? pid : 0};
+	const pending = pendingOf(value['pending']);
+	return {
+		at: value['at'],
+		pid: typeof pid === 'number' && Number.isInteger(pid) ? pid : 0,
+		...(finite(value['start']) ? {start: value['start']} : {}),
+		...(pending ? {pending} : {}),
+	};
 });

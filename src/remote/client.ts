@@ -1,12 +1,12 @@
-import {spawn, type ChildProcess} from 'node:child_process';
+// One host's connection: HostConnection is most of this file (about 300 lines), because its hello,
+// calls, pings and reconnects share one channel's lifetime and state. The ssh channel is channel.ts.
 import readline from 'node:readline';
-import type {Readable, Writable} from 'node:stream';
 import type {HostConfig} from '../config/hosts.js';
+import {explainExit, sshChannel, type Channel} from './channel.js';
 import {messageOf} from '../domain/result.js';
 import type {Logger} from '../system/logger.js';
 import {monotonicMs} from '../system/clock.js';
 import {applyChange, COLLECTIONS, PROTOCOLS, type Capability, type Changes, type Hello, type HostView} from './protocol.js';
-import {sshArgv} from './sshArgv.js';
 
 export type HostState = 'up' | 'connecting' | 'down';
 
@@ -20,17 +20,6 @@ export interface HostStatus {
 	readonly message: string;
 	/** When the state last changed (ms since the epoch). */
 	readonly since: number;
-}
-
-/** The two ends of a channel: ssh's stdin/stdout, or a test's streams. */
-export interface Channel {
-	readonly input: Readable;
-	readonly output: Writable;
-	/** Standard error, read for why a channel ended (ssh's own messages). */
-	readonly errors?: Readable;
-	/** Resolves with the exit code when the channel is gone. */
-	readonly ended: Promise<number | null>;
-	close(): void;
 }
 
 /** A call that did not get its answer because the channel ended first: whether it ran is not known here. */
@@ -82,41 +71,6 @@ const BACKOFF_MAX_MS = 60_000;
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
 	const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(attempt, 16));
 	return Math.round(cap / 2 + (random() * cap) / 2);
-}
-
-/** ssh's own words (stderr) and exit code -> why the host is down, in the user's words. */
-export function explainExit(stderr: string, code: number | null): string {
-	if (/REMOTE HOST IDENTIFICATION HAS CHANGED/i.test(stderr)) return 'host key changed: ssh refused to connect (check the host, then fix ~/.ssh/known_hosts yourself)';
-	if (/Host key verification failed/i.test(stderr)) return 'host key not trusted: unknown or changed (connect once with ssh yourself to check it)';
-	if (/Permission denied/i.test(stderr)) return 'permission denied: ssh could not log in without a prompt (use a key or an ssh agent)';
-	if (code === 127 || /command not found|: not found|No such file or directory/i.test(stderr)) return 'mam-tui not found on the host (install it there, or set command: for this host)';
-	if (code === 126) return 'mam-tui on the host cannot be run (permission denied on the program)';
-	if (/Connection refused/i.test(stderr)) return 'connection refused';
-	if (/Could not resolve hostname/i.test(stderr)) return 'host name not resolved';
-	if (/timed out/i.test(stderr)) return 'connection timed out';
-	if (/Connection closed|Connection reset|Broken pipe/i.test(stderr)) return 'connection closed by the host';
-	const last = stderr.trim().split('\n').filter(Boolean).at(-1);
-	return last ? `ssh: ${last.slice(0, 200)}` : `the channel ended (exit ${code ?? 'by signal'})`;
-}
-
-/** The user's ssh as a channel: argv only, no shell on this side. */
-export function sshChannel(host: HostConfig): Channel {
-	const child: ChildProcess = spawn('ssh', sshArgv(host), {stdio: ['pipe', 'pipe', 'pipe']});
-	const ended = new Promise<number | null>(resolve => {
-		child.once('error', () => resolve(255));
-		child.once('close', code => resolve(code));
-	});
-	// A write after ssh died (EPIPE) is noticed through `ended`, not thrown.
-	child.stdin?.on('error', () => undefined);
-	return {
-		input: child.stdout as Readable,
-		output: child.stdin as Writable,
-		errors: child.stderr as Readable,
-		ended,
-		close: () => {
-			if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-		},
-	};
 }
 
 interface Pending {
@@ -306,15 +260,22 @@ export class HostConnection {
 	/** Hello, agree on a protocol, subscribe. Returns why the host cannot be used, or undefined. */
 	private async handshake(channel: Channel): Promise<string | undefined> {
 		const started = monotonicMs();
-		const hello = await this.send<Hello>(channel, 'hello', {protocols: PROTOCOLS, program: 'mam-tui'});
+		const greeting = this.send<Hello>(channel, 'hello', {protocols: PROTOCOLS, program: 'mam-tui'});
+		// Asked together with the hello, not after its answer: one round trip fewer before a host's
+		// rows show (on a slow link, the round trip is most of it). The serve answers lines in
+		// order, so the hello has agreed a protocol by then; a serve that shares none refuses the
+		// subscribe, and the hello's answer says why the host cannot be used.
+		const subscribed = this.options.subscribe !== false ? this.send<{seq: number; view: HostView; at: number}>(channel, 'subscribe', {whole: this.options.wholeFirst !== false}) : undefined;
+		subscribed?.catch(() => undefined);
+		const hello = await greeting;
 		const rtt = monotonicMs() - started;
 		if (hello.program !== 'mam-tui' || !Array.isArray(hello.protocols)) return 'the host answered, but not as mam-tui serve';
 		if (hello.protocol === null || !PROTOCOLS.includes(hello.protocol as 1)) {
 			return `the host runs protocol ${hello.protocols.join(', ')}, this needs ${PROTOCOLS.join(' or ')} (update mam-tui on one side; nothing is installed for you)`;
 		}
 		this.hello = hello;
-		if (this.options.subscribe !== false) {
-			const first = await this.send<{seq: number; view: HostView; at: number}>(channel, 'subscribe', {whole: this.options.wholeFirst !== false});
+		if (subscribed) {
+			const first = await subscribed;
 			this.view = first.view;
 			this.viewAt = first.at;
 			this.seq = first.seq;

@@ -5,7 +5,8 @@ import type {AuditEntry} from '../registry/registry.js';
 import type {Action} from '../store/reducer.js';
 import type {HostRow, RemoteRows, SessionLive} from '../store/state.js';
 import type {Logger} from '../system/logger.js';
-import {HostConnection, type Channel} from './client.js';
+import {HostConnection, type HostStatus} from './client.js';
+import type {Channel} from './channel.js';
 import type {HostView} from './protocol.js';
 import {remoteActions} from './remoteActions.js';
 
@@ -42,21 +43,32 @@ export function parseResumeState(value: unknown): ResumeState {
 	return kind === 'no' ? {kind: 'no', reason} : {kind: 'unknown', reason};
 }
 
+/** What rowsOf kept from a host's last rows: each item's record and live entry, by the item object it came from. */
+export type RowMemo = WeakMap<Record<string, unknown>, {readonly record: SessionRecord; readonly live: SessionLive | undefined}>;
+
 /**
  * A host's sessions as dashboard rows: names `host:name` (unique beside this machine's), each
- * with its host; ids negative and stable per row, so they never meet a registry id.
+ * with its host; ids negative and stable per row, so they never meet a registry id. An item the
+ * last change left as it was (the same object: applyChange keeps those) keeps its record and
+ * live entry, so a change to one session re-renders one row, not every row of the host.
  */
-export function rowsOf(host: string, view: HostView, ids: Map<string, number>, nextId: () => number): RemoteRows {
+export function rowsOf(host: string, view: HostView, ids: Map<string, number>, nextId: () => number, memo: RowMemo = new WeakMap()): RemoteRows {
 	const sessions: SessionRecord[] = [];
 	const live: Record<string, SessionLive> = {};
 	for (const s of view.sessions) {
+		const kept = memo.get(s);
+		if (kept) {
+			sessions.push(kept.record);
+			if (kept.live) live[kept.record.name] = kept.live;
+			continue;
+		}
 		const bare = text(s['name']);
 		const status = text(s['status']) as SessionStatus | null;
 		if (bare === null || status === null || !STATUSES.includes(status)) continue;
 		const name = `${host}:${bare}`;
 		let id = ids.get(name);
 		if (id === undefined) ids.set(name, (id = nextId()));
-		sessions.push({
+		const record: SessionRecord = {
 			id,
 			name,
 			host,
@@ -72,11 +84,30 @@ export function rowsOf(host: string, view: HostView, ids: Map<string, number>, n
 			updatedAt: time(s['updatedAt']),
 			version: 0,
 			extra: {},
-		});
+		};
+		sessions.push(record);
 		const liveStatus = text(s['liveStatus']) as LiveStatus | null;
-		if (liveStatus !== null && LIVE.includes(liveStatus)) live[name] = {liveStatus, resumeState: parseResumeState(s['resumeState'])};
+		const entry = liveStatus !== null && LIVE.includes(liveStatus) ? {liveStatus, resumeState: parseResumeState(s['resumeState'])} : undefined;
+		if (entry) live[name] = entry;
+		memo.set(s, {record, live: entry});
 	}
 	return {sessions, live};
+}
+
+/**
+ * The host as the status bar shows it, or the row shown now when the difference is only a
+ * round trip within the jitter of a ping (under 5 ms and under a quarter): every ping would
+ * otherwise redraw the screen for a number that means the same.
+ */
+export function hostRowOf(status: HostStatus, shown: HostRow | undefined): HostRow {
+	const next: HostRow = {name: status.name, state: status.state, rttMs: status.rttMs, message: status.message, since: status.since};
+	if (!shown || shown.state !== next.state || shown.message !== next.message || shown.since !== next.since) return next;
+	if (shown.rttMs === next.rttMs) return shown;
+	if (shown.rttMs !== null && next.rttMs !== null) {
+		const delta = Math.abs(next.rttMs - shown.rttMs);
+		if (delta < 5 && delta < shown.rttMs / 4 + 1) return shown;
+	}
+	return next;
 }
 
 /**
@@ -87,32 +118,36 @@ export function startHosts(deps: HubDeps): HostsHub {
 	let counter = 0;
 	const nextId = () => --counter;
 	const connections = new Map<string, HostConnection>();
-	const ids = new Map<string, Map<string, number>>();
-	const hostRows = (): HostRow[] =>
-		deps.hosts.map(h => {
-			const s = connections.get(h.name)?.state();
-			return {name: h.name, state: s?.state ?? 'connecting', rttMs: s?.rttMs ?? null, message: s?.message ?? 'connecting'};
+	let shown: readonly HostRow[] = deps.hosts.map(h => ({name: h.name, state: 'connecting', rttMs: null, message: 'connecting', since: Date.now()}));
+	const hostRows = (): readonly HostRow[] => {
+		const next = deps.hosts.map((h, i) => {
+			const status = connections.get(h.name)?.state();
+			const before = shown[i];
+			return status ? hostRowOf(status, before) : (before as HostRow);
 		});
-	let lastView = new Map<string, HostView | undefined>();
+		if (next.some((row, i) => row !== shown[i])) shown = next;
+		return shown;
+	};
 	for (const host of deps.hosts) {
 		const connection = new HostConnection({host, wholeFirst: false, ...(deps.logger ? {logger: deps.logger} : {}), ...(deps.open ? {open: deps.open} : {})});
 		connections.set(host.name, connection);
-		ids.set(host.name, new Map());
+		const ids = new Map<string, number>();
+		const memo: RowMemo = new WeakMap();
+		let sessions: HostView['sessions'] | undefined;
 		connection.onChange(() => {
-			const up = connection.state().state === 'up';
-			const view = up ? connection.snapshot() : undefined;
-			// A ping changes only the round trip: the rows stay the same objects.
-			const same = lastView.get(host.name) === view;
-			lastView = new Map(lastView).set(host.name, view);
-			deps.store.dispatch({
-				type: 'remote/updated',
-				host: host.name,
-				rows: same ? undefined : view ? rowsOf(host.name, view, ids.get(host.name) ?? new Map(), nextId) : null,
-				hosts: hostRows(),
-			});
+			// Rows are rebuilt only when the host's sessions changed: a ping, a change to its
+			// panes or findings, or the host going down leaves them as they were. A host that
+			// went down keeps its last rows, shown greyed with the host's state until it is back.
+			const view = connection.state().state === 'up' ? connection.snapshot() : undefined;
+			const fresh = view !== undefined && view.sessions !== sessions;
+			if (fresh) sessions = view.sessions;
+			const before = shown;
+			const hosts = hostRows();
+			if (!fresh && hosts === before) return;
+			deps.store.dispatch({type: 'remote/updated', host: host.name, rows: fresh ? rowsOf(host.name, view, ids, nextId, memo) : undefined, hosts});
 		});
 	}
-	if (deps.hosts.length > 0) deps.store.dispatch({type: 'remote/updated', host: '', rows: undefined, hosts: hostRows()});
+	if (deps.hosts.length > 0) deps.store.dispatch({type: 'remote/updated', host: '', rows: undefined, hosts: shown});
 	for (const connection of connections.values()) connection.start();
 	const actions = new Map<string, Actions>();
 	return {

@@ -18,7 +18,10 @@ export function remoteActions(connection: HostConnection, audit: (entry: AuditEn
 	async function call<T>(method: string, params: unknown, session: string | null, onProgress?: (progress: unknown) => void): Promise<ActionResult<T>> {
 		const needs = METHOD_CAPABILITY[method];
 		const state = connection.state();
-		if (state.state !== 'up') return refusal('failed', `${host} is ${state.state} (${state.message}); nothing was sent`);
+		if (state.state !== 'up') {
+			const since = new Date(state.since).toTimeString().slice(0, 8);
+			return refusal('failed', `${host} is ${state.state} since ${since} (${state.message}); nothing was sent, try again when it is back`);
+		}
 		if (needs !== undefined && !connection.capabilities().includes(needs)) {
 			return refusal('unsupported', `${host} cannot ${needs}: its mam-tui ${connection.remoteVersion() ?? '?'} does not offer it (update it there); nothing was done`);
 		}

@@ -6,9 +6,7 @@ import {pathToFileURL} from 'node:url';
 import {Worker} from 'node:worker_threads';
 import type {TokenUsage} from '../adapters/types.js';
 import type {Conversation} from '../domain/types.js';
-// A thread's process.env is its own copy: setting SQLITE_USE_URI there never reaches the addon,
-// which reads the real environment. Set in this thread, before the index thread loads it.
-import '../system/sqliteUri.js';
+import {configureSqliteHere} from '../system/sqlite.js';
 import type {SearchHit, SearchOptions, SyncStats} from './search.js';
 
 /** What the thread needs to read the agents' files and open the index: plain data only. */
@@ -47,6 +45,7 @@ export interface IndexWorker {
 
 /** A thread running indexWorker, from compiled JavaScript, or from TypeScript (tests, `npm run dev`) through tsx. */
 function spawnThread(setup: WorkerSetup): Worker {
+	configureSqliteHere();
 	// No heap limit: at 64 MB a build of 20,000 conversations spent three times as long collecting.
 	const options = {workerData: setup};
 	const here = import.meta.url;

@@ -1,7 +1,7 @@
 import type {Conversation} from '../domain/types.js';
 import type {AppState} from './state.js';
 
-type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations'> & {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter' | 'conversationsAll'>};
+type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations' | 'memo'> & {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter' | 'conversationsAll'>};
 
 const key = (c: Conversation) => `${c.agent}:${c.id}`;
 
@@ -37,15 +37,14 @@ function haystack(c: Conversation): string {
 	return `${c.agent}\n${c.id}\n${c.cwd}\n${c.title ?? ''}`.toLowerCase();
 }
 
-const cache = new WeakMap<readonly Conversation[], {readonly all: readonly Conversation[] | null; readonly hits: AppState['textHits'] | undefined; readonly scope: string; readonly filter: string; readonly hidden: boolean; readonly rows: readonly Conversation[]}>();
-
 /**
  * The conversations view's rows: the scope (the registry's folders, or every folder), then the
- * search. Pure; remembered per input arrays, so a keystroke that does not change them costs nothing.
+ * search. Pure; remembered per input arrays (the state's memo), so a keystroke that does not
+ * change them costs nothing.
  */
 export function visibleConversations(state: ConversationsSlice): readonly Conversation[] {
 	const {conversationScope: scope, conversationFilter: filter} = state.ui;
-	const hit = cache.get(state.conversations);
+	const hit = state.memo?.conversations.get(state.conversations);
 	const hidden = state.ui.conversationsAll;
 	if (hit && hit.all === state.allConversations && hit.hits === state.textHits && hit.scope === scope && hit.filter === filter && hit.hidden === hidden) return hit.rows;
 	const base = scope === 'all' ? allFolders(state) : state.conversations;
@@ -54,6 +53,6 @@ export function visibleConversations(state: ConversationsSlice): readonly Conver
 	const text = found?.snippets;
 	// With `H`, the sub-agent and headless conversations the index found follow the list's own.
 	const rows = needle ? [...base.filter(c => haystack(c).includes(needle) || text?.has(key(c)) === true), ...(found?.hidden ?? [])] : base;
-	cache.set(state.conversations, {all: state.allConversations, hits: state.textHits, scope, filter, hidden, rows});
+	state.memo?.conversations.set(state.conversations, {all: state.allConversations, hits: state.textHits, scope, filter, hidden, rows});
 	return rows;
 }

@@ -15,27 +15,24 @@ function rank(row: SessionRecord, live: AppState['live'] | undefined): number {
 	return status === undefined ? 3 : LIVE_ORDER[status];
 }
 
-/**
- * The last answer per rows array: every keypress asks (the reducer for the list length, the key
- * handlers and the detail loader for the selected row), and sorting 500 rows with localeCompare
- * each time cost milliseconds per key. Rows arrays are never mutated (the store replaces them).
- */
-const sortedCache = new WeakMap<readonly SessionRecord[], {readonly filter: string; live: AppState['live'] | undefined; readonly ranks: readonly number[]; readonly rows: SessionRecord[]}>();
-
-/** What the sorted list depends on. */
+/** What the sorted list depends on, and the memo that keeps it (`AppState.memo`). */
 interface ListInputs {
 	readonly sessions: AppState['sessions'];
 	readonly live?: AppState['live'];
 	readonly ui: Pick<UiState, 'filter'>;
+	readonly memo?: AppState['memo'];
 }
 
 /**
  * Sessions after the filter: blocked first (they wait for the user), then working, idle, the
- * rest of the running ones, stopped, purged; by name within each. Pure (remembered per rows
- * array, live data and filter); do not mutate the result.
+ * rest of the running ones, stopped, purged; by name within each. Pure; do not mutate the result.
+ * The last answer per rows array is remembered (the state's memo): every keypress asks (the
+ * reducer for the list length, the key handlers and the detail loader for the selected row), and
+ * sorting 500 rows with localeCompare each time cost milliseconds per key. Rows arrays are never
+ * mutated (the store replaces them).
  */
 export function visibleSessions(state: ListInputs): SessionRecord[] {
-	const hit = sortedCache.get(state.sessions);
+	const hit = state.memo?.sorted.get(state.sessions);
 	if (hit && hit.filter === state.ui.filter) {
 		if (hit.live === state.live) return hit.rows;
 		// New live data that leaves every row's place as it was (most refreshes): the same list, no sort.
@@ -46,7 +43,7 @@ export function visibleSessions(state: ListInputs): SessionRecord[] {
 		}
 	}
 	const rows = sortVisible(state);
-	sortedCache.set(state.sessions, {filter: state.ui.filter, live: state.live, ranks: ranksOf(state.sessions, state.live), rows});
+	state.memo?.sorted.set(state.sessions, {filter: state.ui.filter, live: state.live, ranks: ranksOf(state.sessions, state.live), rows});
 	return rows;
 }
 
@@ -151,12 +148,16 @@ export interface SessionsView {
 	readonly untracked: UntrackedSummary;
 	/** Hosts are configured: the list shows a HOST column. */
 	readonly showHosts?: boolean;
+	/** The store's memo, so the screen's `visibleSessions` is the remembered list. */
+	readonly memo?: AppState['memo'];
+	/** The hosts and their state: a row of a host that is not up is shown greyed, as last reported. */
+	readonly hosts?: AppState['hosts'];
 }
 
 /** The sessions screen's slice (a new object each call: compare with `sameSessionsView`). */
 export function selectSessionsView(state: AppState): SessionsView {
 	const {mode, filter, cursor, marked} = state.ui;
-	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, usage: state.conversationUsage, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0};
+	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, usage: state.conversationUsage, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0, hosts: state.hosts, memo: state.memo};
 }
 
 /** True when the sessions screen would render the same: every field it reads is the same by identity. */
@@ -173,6 +174,7 @@ export function sameSessionsView(a: SessionsView, b: SessionsView): boolean {
 		a.ui.marked === b.ui.marked &&
 		a.untracked.count === b.untracked.count &&
 		a.untracked.needYou === b.untracked.needYou &&
-		a.showHosts === b.showHosts
+		a.showHosts === b.showHosts &&
+		a.hosts === b.hosts
 	);
 }

@@ -178,6 +178,8 @@ export interface HostRow {
 	readonly state: 'up' | 'connecting' | 'down';
 	readonly rttMs: number | null;
 	readonly message: string;
+	/** When the state last changed (ms): a host that is down says since when. */
+	readonly since: number;
 }
 
 /** What one other machine reported: its rows (names `host:name`, each with `host`) and their live data. */
@@ -218,6 +220,27 @@ export interface AppState {
 	/** Each host's rows; `sessions` and `live` above hold them after this machine's. */
 	readonly remote: Readonly<Record<string, RemoteRows>>;
 	readonly ui: UiState;
+	/** The selectors' remembered answers (`ViewMemo`); absent (a test's hand-made state): answered afresh. */
+	readonly memo?: ViewMemo;
+}
+
+/**
+ * What the selectors remember (selectors.ts, conversations.ts), per input array: every keypress
+ * asks for the visible rows, and sorting or searching them each time cost milliseconds per key.
+ * Made with the store's first state (`initialState`) and carried by every state after it (the
+ * reducer's spreads keep it), so it lives as long as the store. Not state: never rendered, and
+ * the answers are pure functions of the state they are asked of.
+ */
+export interface ViewMemo {
+	readonly sorted: WeakMap<readonly SessionRecord[], {readonly filter: string; live: AppState['live'] | undefined; readonly ranks: readonly number[]; readonly rows: SessionRecord[]}>;
+	readonly conversations: WeakMap<
+		readonly Conversation[],
+		{readonly all: readonly Conversation[] | null; readonly hits: AppState['textHits'] | undefined; readonly scope: string; readonly filter: string; readonly hidden: boolean; readonly rows: readonly Conversation[]}
+	>;
+}
+
+export function createViewMemo(): ViewMemo {
+	return {sorted: new WeakMap(), conversations: new WeakMap()};
 }
 
 /** What the search index found for `query`: by `agent:id`, the snippet of the best message. */
@@ -269,6 +292,7 @@ export function initialState(overrides: Partial<AppState> = {}): AppState {
 		hosts: [],
 		remote: {},
 		ui: initialUi,
+		memo: createViewMemo(),
 		...overrides,
 	};
 }

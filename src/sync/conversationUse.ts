@@ -230,7 +230,9 @@ async function answerList(ctx: AdapterContext, list: List, adapters: Readonly<Re
 	for (const conv of list) {
 		let answer = rule.answers.get(conv);
 		if (answer === undefined) {
-			answer = await answerFor(ctx, conv, adapters, rule.nets.get(conv.agent), rule.named, rule.resolve);
+			// Most of 20,000 conversations are no candidate: answered without a promise each.
+			const net = rule.nets.get(conv.agent);
+			answer = net && mayBeUsed(conv, net, rule.named, rule.resolve) ? await usedAnswer(ctx, conv, adapters) : conv;
 			rule.answers.set(conv, answer);
 		}
 		if (answer !== conv) changed = true;
@@ -239,16 +241,8 @@ async function answerList(ctx: AdapterContext, list: List, adapters: Readonly<Re
 	return changed ? out : list;
 }
 
-/** `conv` itself, or a copy saying who uses it (or that nobody could tell). */
-async function answerFor(
-	ctx: AdapterContext,
-	conv: Conversation,
-	adapters: Readonly<Record<AgentId, AgentAdapter>>,
-	net: Net | undefined,
-	named: ReadonlySet<string>,
-	resolve: (p: string) => string,
-): Promise<Conversation> {
-	if (!net || !mayBeUsed(conv, net, named, resolve)) return conv;
+/** A candidate `conv` itself, or a copy saying who uses it (or that nobody could tell). */
+async function usedAnswer(ctx: AdapterContext, conv: Conversation, adapters: Readonly<Record<AgentId, AgentAdapter>>): Promise<Conversation> {
 	try {
 		const holders = await adapters[conv.agent].inUse(ctx, conv.id);
 		return holders.length > 0 ? {...conv, resumeState: {kind: 'no', reason: inUseText(holders)}} : conv;

@@ -1,3 +1,5 @@
+// Kept whole (about 500 lines): the DiscoveryCache class is most of it, and its fields, its keep-or-re-read
+// step and the pass that runs them share one state; the merge and the result types are already apart.
 // Adapter discovery for the registry's cwds, cached across refreshes: the cwds' conversations and
 // the pins' resume states by one keep-or-re-read step (`step`), in-use by the process listing, and
 // pane evidence (paneEvidence.ts). The list it merges is discoveryMerge.ts; what it returns and

@@ -3,11 +3,14 @@ import type {AdapterContext, AgentAdapter, DiscoverResult} from '../adapters/typ
 import {messageOf} from '../domain/result.js';
 import {agentProcesses, paneAgent} from '../domain/paneAgent.js';
 import type {AgentId, Pane, SessionRecord} from '../domain/types.js';
-import {processStartMs} from '../system/procTime.js';
+import {bootSeconds, processStartMs} from '../system/procTime.js';
 import type {PaneEvidence} from '../drift/input.js';
 
 /** One adapter's discovery of one cwd, shared by the panes in that cwd. */
 const DISCOVERED = memoKind<Promise<DiscoverResult>>('pane-evidence:discover');
+
+/** The machine's boot time, read once per refresh and shared by every pane's start time. */
+const BOOT = memoKind<number | null>('pane-evidence:boot').of();
 
 /** The adapters mam-tui knows (all of them; the pane's agent is judged among every known agent). */
 type Adapters = Readonly<Partial<Record<AgentId, AgentAdapter>>>;
@@ -25,7 +28,7 @@ export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterC
 	const procs = agentProcesses(pane, agent, adapters);
 	const root = procs[0];
 	if (!root) return undefined;
-	const startedAt = processStartMs(root.startTime);
+	const startedAt = processStartMs(root.startTime, memo(ctx, BOOT, bootSeconds));
 	const base = {agent, ...(startedAt !== undefined ? {startedAt} : {})};
 	if (!adapter.liveUses) return {...base, ids: [], seen: [`${adapter.label} keeps no evidence mam-tui can read of which conversation it is on`]};
 	let uses;

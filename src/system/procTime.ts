@@ -6,29 +6,27 @@ import fs from 'node:fs';
  */
 const TICKS_PER_SECOND = 100;
 
-let bootSeconds: number | null | undefined;
-
-/** `btime` of /proc/stat: boot time in whole seconds since the Unix epoch (null when unreadable). */
-function bootTime(): number | null {
-	if (bootSeconds === undefined) {
-		try {
-			const line = fs.readFileSync('/proc/stat', 'utf8').split('\n').find(l => l.startsWith('btime '));
-			const value = Number(line?.slice(6));
-			bootSeconds = Number.isFinite(value) && value > 0 ? value : null;
-		} catch {
-			bootSeconds = null;
-		}
+/**
+ * `btime` of /proc/stat: boot time in whole seconds since the Unix epoch (null when unreadable).
+ * Read by the caller once per refresh (its memo), and handed to `processStartMs`.
+ */
+export function bootSeconds(): number | null {
+	try {
+		const line = fs.readFileSync('/proc/stat', 'utf8').split('\n').find(l => l.startsWith('btime '));
+		const value = Number(line?.slice(6));
+		return Number.isFinite(value) && value > 0 ? value : null;
+	} catch {
+		return null;
 	}
-	return bootSeconds;
 }
 
 /**
- * When a process started, in ms since the Unix epoch, from its start time in ticks; undefined
- * when boot time is unknown. btime is rounded down to the second, so this is at most a second
- * early, never late: a conversation the process wrote is never dated before it.
+ * When a process started, in ms since the Unix epoch, from its start time in ticks and the boot
+ * time (`bootSeconds`); undefined when boot time is unknown. btime is rounded down to the second,
+ * so this is at most a second early, never late: a conversation the process wrote is never dated
+ * before it.
  */
-export function processStartMs(startTicks: number): number | undefined {
-	const boot = bootTime();
+export function processStartMs(startTicks: number, boot: number | null): number | undefined {
 	if (boot === null || !Number.isFinite(startTicks) || startTicks <= 0) return undefined;
 	return boot * 1000 + Math.floor((startTicks * 1000) / TICKS_PER_SECOND);
 }

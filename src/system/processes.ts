@@ -125,8 +125,9 @@ export function createProcessTable(): ProcessTable {
 				const proc = readProcess(pid);
 				if (proc) out.push(proc);
 			}
-			last = {began, rows: out};
-			return out;
+			const rows = asListing(out);
+			last = {began, rows};
+			return rows;
 		},
 		listedSince: since => (last && last.began >= since ? last.rows : undefined),
 		async get(pid) {
@@ -192,12 +193,22 @@ interface TableIndex {
 	readonly byParent: ReadonlyMap<number, readonly ProcessRef[]>;
 }
 
-/** Indexes by table (tables are never changed once listed): 500 panes' trees cost one pass, not 500. */
-const tableIndexes = new WeakMap<readonly ProcessRef[], TableIndex>();
+/** Where a listing keeps its indexes (`asListing`): a symbol, so the rows read as a plain array. */
+const INDEXES = Symbol('process table indexes');
 
-function indexOf(all: readonly ProcessRef[]): TableIndex {
-	const known = tableIndexes.get(all);
-	if (known) return known;
+/** A table's rows that keep their indexes, built on first ask. */
+type Listing = readonly ProcessRef[] & {readonly [INDEXES]?: {value?: TableIndex}};
+
+/**
+ * `rows` (a table's own fresh array, never changed once listed) made a listing that keeps its
+ * indexes: 500 panes' trees then cost one pass, not 500, and the index goes when the rows do.
+ */
+function asListing(rows: ProcessRef[]): readonly ProcessRef[] {
+	Object.defineProperty(rows, INDEXES, {value: {}});
+	return rows;
+}
+
+function buildIndex(all: readonly ProcessRef[]): TableIndex {
 	const byPid = new Map<number, ProcessRef>();
 	const byParent = new Map<number, ProcessRef[]>();
 	for (const proc of all) {
@@ -206,9 +217,13 @@ function indexOf(all: readonly ProcessRef[]): TableIndex {
 		if (siblings) siblings.push(proc);
 		else byParent.set(proc.ppid, [proc]);
 	}
-	const index = {byPid, byParent};
-	tableIndexes.set(all, index);
-	return index;
+	return {byPid, byParent};
+}
+
+/** The listing's kept indexes; rows that are not a table's listing (a test's, a copy) are indexed afresh. */
+function indexOf(all: readonly ProcessRef[]): TableIndex {
+	const kept = (all as Listing)[INDEXES];
+	return kept ? (kept.value ??= buildIndex(all)) : buildIndex(all);
 }
 
 /** One table's processes by pid (built once per table, shared by every reader of that table). */

@@ -5,7 +5,17 @@ import path from 'node:path';
 import {openDatabase, type SqliteDb} from './sqlite.js';
 import {messageOf} from '../domain/result.js';
 
-export type ReadDb = SqliteDb;
+/** Where a read connection keeps what it learnt of its schema (a symbol: the handle reads as a plain better-sqlite3 one). */
+const SCHEMA = Symbol('schema');
+
+/** A connection's schema, probed on first ask and kept as long as the connection (FORMATS 0: probe, never assume). */
+interface SchemaMemo {
+	tables?: Map<string, Set<string>>;
+	readonly columns: Map<string, Set<string>>;
+}
+
+/** A read-only connection (`withReadOnlyDb`), carrying its schema memo. */
+export type ReadDb = SqliteDb & {readonly [SCHEMA]: SchemaMemo};
 
 /** Why an agent's database could not be read: becomes `unknown: <reason>` for its sessions. */
 export class StoreReadError extends Error {
@@ -31,7 +41,7 @@ const READ_BUSY_TIMEOUT_MS = 2000;
 
 function openUri(uri: string, file: string): ReadDb {
 	// fileMustExist would stat the URI string itself; existence was checked by the caller.
-	let db: ReadDb;
+	let db: SqliteDb;
 	try {
 		db = openDatabase(uri, {readonly: true});
 	} catch (error) {
@@ -45,7 +55,9 @@ function openUri(uri: string, file: string): ReadDb {
 		db.close();
 		throw new StoreReadError(`${file}: ${describeSqliteError(error)}`, file);
 	}
-	return db;
+	// A connection kept for a refresh is probed by every row's call: once per connection.
+	const schema: SchemaMemo = {columns: new Map()};
+	return Object.defineProperty(db, SCHEMA, {value: schema}) as ReadDb;
 }
 
 export function describeSqliteError(error: unknown): string {
@@ -94,6 +106,7 @@ interface ReadConnection {
 }
 
 /** Connections kept open for one refresh, by absolute path, least recently used first (`keepingReadConnections`). */
+// eslint-disable-next-line no-restricted-syntax -- issue 27: the refresh should own this pool (withReadOnlyDb would take it from ctx); left for the adapters work.
 const keptConnections = new AsyncLocalStorage<Map<string, ReadConnection>>();
 
 /**
@@ -219,11 +232,15 @@ function encodeUriPath(file: string): string {
 	return file.replace(/[%?#]/g, ch => `%${ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
+/** The schema memo of a read connection; a write connection (a purge's) has none and is probed afresh. */
+function schemaOf(db: SqliteDb): SchemaMemo {
+	return (db as Partial<ReadDb>)[SCHEMA] ?? {columns: new Map()};
+}
+
 /** Tables and their columns, for probing a schema rather than assuming it (FORMATS 0). */
-export function tableColumns(db: ReadDb): Map<string, Set<string>> {
-	// Once per connection: a connection kept for a refresh is probed by every row's call.
-	const known = columnsByConnection.get(db);
-	if (known) return known;
+export function tableColumns(db: SqliteDb): Map<string, Set<string>> {
+	const schema = schemaOf(db);
+	if (schema.tables) return schema.tables;
 	const tables = db
 		.prepare<[], {name: string}>("SELECT name FROM sqlite_master WHERE type = 'table'")
 		.all()
@@ -233,8 +250,29 @@ export function tableColumns(db: ReadDb): Map<string, Set<string>> {
 		const columns = db.prepare<[string], {name: string}>('SELECT name FROM pragma_table_info(?)').all(table);
 		out.set(table, new Set(columns.map(c => c.name)));
 	}
-	columnsByConnection.set(db, out);
+	schema.tables = out;
 	return out;
 }
 
-const columnsByConnection = new WeakMap<ReadDb, Map<string, Set<string>>>();
+/** The columns of `table`, empty when it does not exist (asked once per connection and table). */
+export function columnsOf(db: SqliteDb, table: string): Set<string> {
+	const schema = schemaOf(db);
+	let columns = schema.columns.get(table);
+	if (!columns) {
+		const rows = db.prepare<[string], {name: string}>('SELECT name FROM pragma_table_info(?)').all(table);
+		columns = new Set(rows.map(r => r.name));
+		schema.columns.set(table, columns);
+	}
+	return columns;
+}
+
+/**
+ * Does `db` have a table named `table`? The schema probe when this connection was probed already,
+ * else one query: a caller that needs one table of every database it opens (agy's one database
+ * per conversation) does not pay a pragma per table of each.
+ */
+export function hasTable(db: SqliteDb, table: string): boolean {
+	const known = schemaOf(db).tables;
+	if (known) return known.has(table);
+	return db.prepare<[string], {n: number}>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)?.n === 1;
+}

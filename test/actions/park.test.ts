@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
-import {parkSessions, type ParkResult} from '../../src/actions/park.js';
+import {parkSessions, settleInterruptedParks, type ParkResult} from '../../src/actions/park.js';
 import type {ActionDeps} from '../../src/actions/types.js';
 import {claudeAdapter} from '../../src/adapters/claude.js';
 import type {AgentAdapter} from '../../src/adapters/types.js';
@@ -140,7 +140,8 @@ describe('park action', () => {
 		const mux = muxOf(tui);
 		const [result] = await parkSessions(depsOf(tui, mux), {names: ['api']}, {
 			...fast,
-			beforeRecheck: async () => {
+			onStep: async step => {
+				if (step !== 'looked') return;
 				// The user starts typing a new prompt meanwhile, the same screen otherwise.
 				tui.screen = tui.screen.replace('\u276f\u00a0', '\u276f\u00a0x');
 			},
@@ -155,7 +156,8 @@ describe('park action', () => {
 		const mux = muxOf(tui);
 		const [result] = await parkSessions(depsOf(tui, mux), {names: ['api']}, {
 			...fast,
-			beforeRecheck: async () => {
+			onStep: async step => {
+				if (step !== 'looked') return;
 				tui.screen = `new output line\n${tui.screen}`;
 			},
 		});
@@ -188,17 +190,22 @@ describe('park action', () => {
 		expect({...after, version: 0, updatedAt: 0}).toEqual({...before, version: 0, updatedAt: 0});
 	});
 
-	it('two mam-tui processes never park one agent twice: a fresh claim refuses, a stale one does not', async () => {
+	it('a live owner\'s claim refuses; a dead owner\'s or a stale one does not', async () => {
 		const tui = new Pane1();
 		const row = registry.get('api');
 		if (!row) throw new Error('no row');
-		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now(), pid: 4242})});
+		// pid 100 runs in the fake table with start time 1000: a live owner.
+		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now(), pid: 100, start: 1000})});
 		const [first] = await parkSessions(depsOf(tui, muxOf(tui)), {names: ['api']}, fast);
 		expect(first).toMatchObject({outcome: 'refused', check: 'registry'});
 		expect(tui.typed).toEqual([]);
-		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now() - 10 * 60_000, pid: 4242})});
-		const [second] = await parkSessions(depsOf(tui, muxOf(tui)), {names: ['api']}, fast);
-		expect(second).toMatchObject({outcome: 'parked'});
+		// The same pid with another start time: the pid was reused, the owner is gone.
+		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now(), pid: 100, start: 999})});
+		const [second] = await parkSessions(depsOf(tui, muxOf(tui)), {names: ['api']}, {...fast, dryRun: true});
+		expect(second).toMatchObject({outcome: 'would-park'});
+		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now() - 10 * 60_000, pid: 100, start: 1000})});
+		const [third] = await parkSessions(depsOf(tui, muxOf(tui)), {names: ['api']}, fast);
+		expect(third).toMatchObject({outcome: 'parked'});
 	});
 
 	it('two parks at once: exactly one types the exit input', async () => {
@@ -222,5 +229,38 @@ describe('park action', () => {
 		const [result] = await parkSessions(depsOf(tui, muxOf(tui), () => 20 * 60_000), {idleOverSeconds: 45 * 60}, fast);
 		expect(result).toMatchObject({outcome: 'refused', check: 'soak'});
 		expect(tui.typed).toEqual([]);
+	});
+
+	it('a killed park is settled by the next look: parked once its agent is gone, let go once stale, left while it may still be exiting', async () => {
+		const tui = new Pane1();
+		const deps = depsOf(tui, muxOf(tui));
+		const row = registry.get('api');
+		if (!row) throw new Error('no row');
+		const record = {at: Date.now(), freedBytes: 5, idleSeconds: 60, argv: ['claude', '--resume', ID], cwd: '/p', paneId: '%1'};
+		// The owner (pid 4242) is not in the table: it died. Its agent (pid 101) still runs.
+		const pending = (at: number) => parkingExtra.write(row.extra, {at, pid: 4242, start: 1, pending: {record, agent: {pid: 101, startTime: 1100}}});
+		registry.update(row.id, {extra: pending(Date.now())});
+		expect(await settleInterruptedParks(deps)).toEqual([]);
+		expect(registry.get('api')?.status).toBe('running');
+		registry.update(row.id, {extra: pending(Date.now() - 10 * 60_000)});
+		expect(await settleInterruptedParks(deps)).toEqual(['api']);
+		expect(registry.get('api')).toMatchObject({status: 'running', paneId: '%1', extra: {}});
+		// The exit input had been typed and the agent is gone: the row is what the park meant.
+		registry.update(row.id, {extra: pending(Date.now())});
+		tui.agentAlive = false;
+		expect(await settleInterruptedParks(deps)).toEqual(['api']);
+		const parked = registry.get('api');
+		expect(parked).toMatchObject({status: 'parked', paneId: null});
+		expect(parkedExtra.read(parked?.extra ?? {})).toEqual(record);
+		expect(parkingExtra.read(parked?.extra ?? {})).toBeUndefined();
+	});
+
+	it('a claim without a pending record (killed before typing) is let go at once when its owner is dead', async () => {
+		const tui = new Pane1();
+		const row = registry.get('api');
+		if (!row) throw new Error('no row');
+		registry.update(row.id, {extra: parkingExtra.write(row.extra, {at: Date.now(), pid: 4242, start: 1})});
+		expect(await settleInterruptedParks(depsOf(tui, muxOf(tui)))).toEqual(['api']);
+		expect(registry.get('api')).toMatchObject({status: 'running', extra: {}});
 	});
 });

@@ -2,7 +2,7 @@ import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import '../../src/system/sqliteUri.js';
+import '../support/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it, vi} from 'vitest';
 import {agyAdapter} from '../../src/adapters/agy.js';
@@ -132,6 +132,17 @@ describe('agy resume state', () => {
 		const listed = (await agyAdapter.discover(w.ctx, {cwd: alpha})).conversations;
 		expect(listed.find(c => c.id === empty)?.resumeState.kind).toBe('no');
 		expect(listed.map(c => c.id)).not.toContain(gone);
+	});
+
+	it('is unknown, naming the database, when it has no steps table (an unexpected schema)', async () => {
+		const w = world();
+		const [alpha] = w.cwds;
+		const odd = agyId();
+		writeAgyConversation(w.home, {id: odd, workspaces: [alpha], createdAt: w.epoch + 9_000});
+		const db = new Database(agyDbPath(w.home, odd));
+		db.exec('DROP TABLE steps');
+		db.close();
+		expect(await agyAdapter.verify(w.ctx, odd, alpha)).toEqual({kind: 'unknown', reason: `${agyDbPath(w.home, odd)}: no steps table (unexpected schema)`});
 	});
 
 	it('a corrupt conversation database is unknown with a reason, never a crash', async () => {

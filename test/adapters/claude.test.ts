@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {claudeAdapter, projectSlug} from '../../src/adapters/claude.js';
+import {subAgentsIn} from '../../src/adapters/claude/transcripts.js';
 import {createRefresh} from '../../src/adapters/common/refresh.js';
 import {snapshotTable} from '../../src/system/processes.js';
 import {removeLines} from '../../src/adapters/common/lines.js';
@@ -106,6 +107,35 @@ describe('claude verify inside a refresh (transcripts found by the folders names
 		expect(expected[4]).toEqual({kind: 'no', reason: 'no transcript on disk'});
 		const refresh = {...fixtureContext(l), refresh: createRefresh(), processes: snapshotTable(alone.processes)};
 		expect(await answers(refresh)).toEqual(expected);
+	});
+});
+
+describe('claude sub-agents inside a refresh (found through the listings that name the id)', () => {
+	it('are the ones found alone: nested in two folders, legacy sidechains, a file named like the id, another id', async () => {
+		const l = layout();
+		const [alpha = '', beta = ''] = l.cwds;
+		const projects = path.join(l.home, '.claude', 'projects');
+		const dirA = path.join(projects, projectSlug(alpha));
+		const dirB = path.join(projects, projectSlug(beta));
+		const at = Date.now() - 60_000;
+		const parent = 'c1b2c3d4-0000-4000-8000-000000000001';
+		const other = 'c1b2c3d4-0000-4000-8000-000000000002';
+		const lone = 'c1b2c3d4-0000-4000-8000-000000000003';
+		writeFile(path.join(dirA, `${parent}.jsonl`), claudeTranscript(parent, alpha, at, 'parent'));
+		writeFile(path.join(dirA, parent, 'subagents', 'agent-a1.jsonl'), claudeSubagentTranscript(parent, 'a1', alpha, at));
+		writeFile(path.join(dirB, parent, 'subagents', 'agent-b1.jsonl'), claudeSubagentTranscript(parent, 'b1', beta, at));
+		// Legacy sidechains beside the transcripts, in a folder that has no folder named after the parent.
+		writeFile(path.join(dirB, 'agent-b2.jsonl'), claudeSubagentTranscript(parent, 'b2', beta, at));
+		writeFile(path.join(dirB, 'agent-b3.jsonl'), claudeSubagentTranscript(other, 'b3', beta, at));
+		// A file named like an id is no sub-agent folder.
+		writeFile(path.join(dirA, lone), 'not a folder');
+		const root = path.join(l.home, '.claude');
+		const alone = fixtureContext(l);
+		const inRefresh = {...fixtureContext(l), refresh: createRefresh(), processes: snapshotTable(alone.processes)};
+		const ids = [parent, other, lone, 'c1b2c3d4-0000-4000-8000-000000000009'];
+		const expected = ids.map(id => subAgentsIn(alone, root, id));
+		expect(expected.map(found => found.map(a => a.id).sort())).toEqual([['agent-a1', 'agent-b1', 'agent-b2'], ['agent-b3'], [], []]);
+		expect(ids.map(id => subAgentsIn(inRefresh, root, id))).toEqual(expected);
 	});
 });
 

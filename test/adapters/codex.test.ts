@@ -1,3 +1,4 @@
+import '../support/sqliteUri.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';

@@ -1,3 +1,4 @@
+import '../support/sqliteUri.js';
 import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

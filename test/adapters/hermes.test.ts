@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import '../../src/system/sqliteUri.js';
+import '../support/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it, vi} from 'vitest';
 import {hermesAdapter, hermesRootFor} from '../../src/adapters/hermes.js';

@@ -55,14 +55,14 @@ describe('usersOf: the rule', () => {
 	const uses = [use(1, {kind: 'ids', ids: ['a', 'b']}), use(2, {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}), use(3, {kind: 'any'}), use(4, {kind: 'ids', ids: ['z']})];
 
 	it('an ids claim naming the conversation or a descendant, a project claim on its folder, and any claim', () => {
-		expect(usersOf(uses, {ids: ['b'], cwds: ['/w/p']}).map(h => h.pid)).toEqual([1, 2, 3]);
-		expect(usersOf(uses, {ids: ['c', 'z'], cwds: ['/elsewhere']}).map(h => h.pid)).toEqual([3, 4]);
-		expect(usersOf(uses, {ids: ['c'], cwds: []})).toEqual([{pid: 3, startTime: 30, command: 'agent 3', reason: 'why 3'}]);
+		expect(usersOf({}, uses, {ids: ['b'], cwds: ['/w/p']}).map(h => h.pid)).toEqual([1, 2, 3]);
+		expect(usersOf({}, uses, {ids: ['c', 'z'], cwds: ['/elsewhere']}).map(h => h.pid)).toEqual([3, 4]);
+		expect(usersOf({}, uses, {ids: ['c'], cwds: []})).toEqual([{pid: 3, startTime: 30, command: 'agent 3', reason: 'why 3'}]);
 	});
 
 	it('what "its project" means is the agent\'s: a sub-folder counts only with sameTree', () => {
-		expect(usersOf(uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}).map(h => h.pid)).toEqual([]);
-		expect(usersOf(uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}, sameResolvedTree).map(h => h.pid)).toEqual([2]);
+		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}).map(h => h.pid)).toEqual([]);
+		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}, sameResolvedTree).map(h => h.pid)).toEqual([2]);
 	});
 
 	it('needsFolders only when some claim is by project or on anything', () => {

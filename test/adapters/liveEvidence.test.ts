@@ -108,11 +108,11 @@ describe('the rule and its argv readers', () => {
 	const use = (claim: LiveUse['claim']): LiveUse => ({pid: 7, startTime: 1, command: 'x', claim, reason: 'r'});
 
 	it('matches ids, project folders and "any"', () => {
-		expect(usersOf([use({kind: 'ids', ids: ['a']})], {ids: ['b', 'a'], cwds: []})).toHaveLength(1);
-		expect(usersOf([use({kind: 'ids', ids: ['a']})], {ids: ['b'], cwds: ['/p']})).toHaveLength(0);
-		expect(usersOf([use({kind: 'project', cwd: '/p/', folder: resolveFolder('/p/')})], {ids: ['b'], cwds: ['/p']})).toHaveLength(1);
-		expect(usersOf([use({kind: 'project', cwd: '/q', folder: resolveFolder('/q')})], {ids: ['b'], cwds: ['/p']})).toHaveLength(0);
-		expect(usersOf([use({kind: 'any'})], {ids: ['b'], cwds: []})).toHaveLength(1);
+		expect(usersOf({}, [use({kind: 'ids', ids: ['a']})], {ids: ['b', 'a'], cwds: []})).toHaveLength(1);
+		expect(usersOf({}, [use({kind: 'ids', ids: ['a']})], {ids: ['b'], cwds: ['/p']})).toHaveLength(0);
+		expect(usersOf({}, [use({kind: 'project', cwd: '/p/', folder: resolveFolder('/p/')})], {ids: ['b'], cwds: ['/p']})).toHaveLength(1);
+		expect(usersOf({}, [use({kind: 'project', cwd: '/q', folder: resolveFolder('/q')})], {ids: ['b'], cwds: ['/p']})).toHaveLength(0);
+		expect(usersOf({}, [use({kind: 'any'})], {ids: ['b'], cwds: []})).toHaveLength(1);
 	});
 
 	it('a TUI in a linked folder holds the conversations of the folder the link names, and the reverse', () => {
@@ -123,9 +123,9 @@ describe('the rule and its argv readers', () => {
 			fs.mkdirSync(real);
 			fs.symlinkSync(real, link);
 			const tui = (cwd: string) => projectUse({pid: 7, ppid: 1, startTime: 1, name: 'gemini', argv: ['gemini'], cwd}, 'gemini');
-			expect(usersOf([tui(link)], {ids: ['b'], cwds: [real]})).toHaveLength(1);
-			expect(usersOf([tui(real)], {ids: ['b'], cwds: [link]})).toHaveLength(1);
-			expect(usersOf([tui(path.join(base, 'other'))], {ids: ['b'], cwds: [link]})).toHaveLength(0);
+			expect(usersOf({}, [tui(link)], {ids: ['b'], cwds: [real]})).toHaveLength(1);
+			expect(usersOf({}, [tui(real)], {ids: ['b'], cwds: [link]})).toHaveLength(1);
+			expect(usersOf({}, [tui(path.join(base, 'other'))], {ids: ['b'], cwds: [link]})).toHaveLength(0);
 		} finally {
 			fs.rmSync(base, {recursive: true, force: true});
 		}

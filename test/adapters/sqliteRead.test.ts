@@ -1,9 +1,10 @@
+import '../support/sqliteUri.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
-import {describeSqliteError, locksName, StoreReadError, tableColumns, withReadOnlyDb} from '../../src/system/sqliteRead.js';
+import {columnsOf, describeSqliteError, keepingReadConnections, locksName, StoreReadError, tableColumns, withReadOnlyDb} from '../../src/system/sqliteRead.js';
 import {spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {tempDir} from '../helpers/tmp.js';
 
@@ -231,5 +232,20 @@ describe('tableColumns', () => {
 			['t', ['a', 'n']],
 			['two words', ['x', 'y z']],
 		]);
+	});
+
+	it('are probed once per connection: the kept one of a refresh remembers them, a new one asks again', async () => {
+		const file = store(scratch());
+		const kept = await keepingReadConnections(async () => {
+			const first = withReadOnlyDb(file, db => [tableColumns(db), columnsOf(db, 't')] as const);
+			const again = withReadOnlyDb(file, db => [tableColumns(db), columnsOf(db, 't')] as const);
+			return {first, again};
+		});
+		expect(kept.again[0]).toBe(kept.first[0]);
+		expect(kept.again[1]).toBe(kept.first[1]);
+		expect([...kept.first[1]].sort()).toEqual(['a', 'n']);
+		const alone = withReadOnlyDb(file, db => tableColumns(db));
+		expect(alone).not.toBe(kept.first[0]);
+		expect(alone).toEqual(kept.first[0]);
 	});
 });

@@ -1,6 +1,7 @@
 import {newMemory, sampleCandidates} from '../../src/ui/autoPark.js';
 import {DEFAULT_CONFIG} from '../../src/config/config.js';
 import type {SessionRecord} from '../../src/domain/types.js';
+import {session} from '../components/fixtures.js';
 import type {AppState, SessionLive} from '../../src/store/state.js';
 
 /**
@@ -9,21 +10,7 @@ import type {AppState, SessionLive} from '../../src/store/state.js';
  * case: all idle, all listed), as a share of the minute between samples.
  */
 export function measureAutoPark(sessions: number, samples = 2000): {perSampleMs: number; percent: number} {
-	const rows: SessionRecord[] = Array.from({length: sessions}, (_, i) => ({
-		id: i + 1,
-		name: `s${i}`,
-		agent: 'claude',
-		cwd: '/p',
-		mux: 'tmux',
-		paneId: `%${i}`,
-		agentSessionId: null,
-		status: 'running',
-		epoch: 0,
-		createdAt: 0,
-		updatedAt: 0,
-		version: 1,
-		extra: {},
-	}));
+	const rows: SessionRecord[] = Array.from({length: sessions}, (_, i) => session({name: `s${i}`, cwd: '/p'}));
 	const live: Record<string, SessionLive> = Object.fromEntries(rows.map(r => [r.name, {liveStatus: 'idle'} as SessionLive]));
 	const state: Pick<AppState, 'sessions' | 'live'> = {sessions: rows, live};
 	const config = {...DEFAULT_CONFIG.park, agents: ['claude' as const]};

@@ -17,7 +17,7 @@ import {visibleSessions} from '../../src/store/selectors.js';
 import {initialState} from '../../src/store/state.js';
 import {DiscoveryCache} from '../../src/sync/discovery.js';
 import {FolderWatch} from '../../src/sync/folderWatch.js';
-import {createProcessTable, snapshotTable} from '../../src/system/processes.js';
+import {createProcessTable, pidIndex, processTree, snapshotTable} from '../../src/system/processes.js';
 import {candidates as dCandidates, conv as dConv, EPOCH, ID, pane as dPane, proc as dProc, row as dRow} from '../drift/builders.js';
 import {ctx, row, UUID} from '../sync/support.js';
 
@@ -425,6 +425,15 @@ describe('the per-refresh process table', () => {
 		expect(snapshot.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid)).toEqual(direct.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid));
 	});
 
+	it('keeps a listing\'s indexes with the listing; other rows are indexed afresh', async () => {
+		const rows = await createProcessTable().list();
+		expect(pidIndex(rows)).toBe(pidIndex(rows));
+		const copy = [...rows];
+		expect(pidIndex(copy)).not.toBe(pidIndex(copy));
+		expect(pidIndex(copy)).toEqual(pidIndex(rows));
+		expect(processTree(rows, process.pid)[0]?.pid).toBe(process.pid);
+	});
+
 	it('answers list and get from one listing', async () => {
 		let lists = 0;
 		const base = {list: async () => (lists++, [{pid: 7, ppid: 1, startTime: 70, name: 'x', argv: ['x']}]), get: async () => undefined, holders: async () => []};
@@ -437,11 +446,14 @@ describe('the per-refresh process table', () => {
 });
 
 describe('the visible rows', () => {
-	it('are remembered per rows array and filter, and match a fresh sort', () => {
+	it('are remembered per rows array and filter (in the store\'s memo), and match a fresh sort', () => {
 		const sessions = ['beta', 'alpha', 'gamma'].map((name, i) => row({name, status: i === 1 ? 'stopped' : 'running'}));
 		const state = initialState({sessions});
 		const first = visibleSessions(state);
-		expect(visibleSessions(initialState({sessions}))).toBe(first);
+		// A later state of the same store (a spread, as the reducer makes) keeps the memo.
+		expect(visibleSessions({...state, ui: {...state.ui}})).toBe(first);
+		// Another store's state keeps its own.
+		expect(visibleSessions(initialState({sessions}))).not.toBe(first);
 		expect(first.map(s => s.name)).toEqual(['beta', 'gamma', 'alpha']);
 		const filtered = visibleSessions({...state, ui: {...state.ui, filter: 'gamma'}});
 		expect(filtered.map(s => s.name)).toEqual(['gamma']);

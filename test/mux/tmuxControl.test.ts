@@ -97,6 +97,28 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		}
 	});
 
+	it('with no server running: never attaches (that would start one), lists every 5th poll, and sees a server that starts', async () => {
+		const none = privateTmux();
+		const mux = createTmuxMux(options(none, {pollMs: 40}));
+		const events: MuxEvent[] = [];
+		const off = mux.subscribe(event => events.push(event));
+		try {
+			await eventually('the first listing', () => (mux.cost.processes > 0 ? true : undefined));
+			await new Promise(resolve => setTimeout(resolve, 2500));
+			// 60 polls in 2.5 s: a listing each 5th, and one attach at most (the first, before the server was known absent).
+			expect(mux.cost.processes).toBeLessThanOrEqual(20);
+			expect(mux.cost.attaches).toBeLessThanOrEqual(1);
+			expect(mux.health()).toMatchObject({ok: true, message: expect.stringMatching(/no server .* running yet/)});
+			await none.run(['new-session', '-d', '-s', 'late', '--', 'sleep', '3600']);
+			await eventually('the new pane reported', () => (events.some(e => e.type === 'pane-created') ? true : undefined), {timeoutMs: 5000});
+			await eventually('attached once the server is there', () => (mux.cost.attaches >= 1 && mux.cost.commands > 0 ? true : undefined), {timeoutMs: 5000});
+		} finally {
+			off();
+			await mux.dispose();
+			await none.kill();
+		}
+	});
+
 	it("sees a program's OSC 7501 state reports and which panes printed; re-reads only those", async () => {
 		await tmux.run(['new-session', '-d', '-s', 'k2', '--', 'sleep', '3600']);
 		const mux = createTmuxMux(options(tmux));

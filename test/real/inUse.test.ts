@@ -1,3 +1,4 @@
+import '../support/sqliteUri.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {execa} from 'execa';
 import {afterAll, describe, expect, it} from 'vitest';
@@ -18,8 +17,8 @@ import {
 	type RealAgent,
 	type RealWorld,
 	type Tui,
-	useRealWorld,
 } from './support/harness.js';
+import {isAlive, registerPane, turn, useRealWorldOutside} from './support/turn.js';
 
 /**
  * `mam-tui park` and `mam-tui wake` against every real TUI (issue 28). Per agent: parked after a
@@ -41,23 +40,11 @@ interface WakeJson {
 }
 
 const figures: string[] = [];
-let counter = 0;
 
 function adapterOf(agent: RealAgent) {
 	const adapter = adapterFor(agent);
 	if (!adapter) throw new Error(`no adapter for ${agent}`);
 	return adapter;
-}
-
-function register(world: RealWorld, tui: Tui, agentSessionId: string | undefined): string {
-	const name = `${tui.agent}-park-${++counter}`;
-	const registry = Registry.open(world.registry);
-	try {
-		registry.insert({name, agent: tui.agent, cwd: tui.cwd, mux: 'tmux', paneId: tui.paneId, status: 'running', epoch: Date.now() - 60_000, ...(agentSessionId ? {agentSessionId} : {})});
-	} finally {
-		registry.close();
-	}
-	return name;
 }
 
 function rowOf(world: RealWorld, name: string) {
@@ -77,16 +64,6 @@ async function park(world: RealWorld, name: string): Promise<ParkJson['results']
 	return result;
 }
 
-async function ask(tui: Tui, text: string, reply: RegExp): Promise<void> {
-	await tui.prompt(text);
-	try {
-		await tui.waitForScreen(reply, 20_000);
-	} catch {
-		await tui.sendKeys('Enter');
-		await tui.waitForScreen(reply, 90_000);
-	}
-}
-
 /** Poll the screen until the adapter's own reader says `kind` (the adapter's knowledge, not the test's). */
 async function untilComposer(tui: Tui, kind: string, timeoutMs = 60_000): Promise<void> {
 	const read = adapterOf(tui.agent).exitInput.readScreen;
@@ -100,45 +77,24 @@ async function untilComposer(tui: Tui, kind: string, timeoutMs = 60_000): Promis
 
 /** A turn, its conversation id, and the soak waited out. */
 async function afterTurn(world: RealWorld, agent: RealAgent, what: string): Promise<{tui: Tui; id: string; prompt: string}> {
-	const tui = await startTui(world, agent, world.alpha);
 	const prompt = `park ${what} for ${agent}: say hello`;
-	await ask(tui, prompt, /Hello from the stand-in model\./);
-	const id = await waitForConversation(world, agent, world.alpha, {containing: prompt, timeoutMs: 30_000});
+	const {tui, id} = await turn(world, agent, prompt);
 	await untilComposer(tui, 'empty');
 	await sleep((SOAK_S + 1) * 1000);
 	return {tui, id, prompt};
 }
 
-function alive(pid: number | undefined): boolean {
-	if (pid === undefined) return false;
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-		return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
-	} catch {
-		return false;
-	}
-}
-
 describe.each(REAL_AGENTS)('real agents: park %s', agent => {
-	let outside = '';
-	const real = useRealWorld({
-		model: () => {
-			outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-outside-')));
-			return {shellWorkdir: outside};
-		},
-		after: () => {
-			if (outside) fs.rmSync(outside, {recursive: true, force: true});
-		},
-	});
+	const real = useRealWorldOutside();
 
 	it('parks after a turn at step 1, frees memory, and wakes on the same conversation in the same session', {timeout: 240_000}, async () => {
 		const {tui, id, prompt} = await afterTurn(real.world, agent, 'and wake');
-		const name = register(real.world, tui, id);
+		const name = registerPane(real.world, tui, 'park', id);
 		const pid = tui.agentPid();
 		const result = await park(real.world, name);
 		expect(result, JSON.stringify(result)).toMatchObject({outcome: 'parked'});
 		expect(result.parked?.freedBytes).toBeGreaterThan(0);
-		expect(alive(pid), 'the agent exited').toBe(false);
+		expect(isAlive(pid), 'the agent exited').toBe(false);
 		const row = rowOf(real.world, name);
 		expect(row?.status).toBe('parked');
 		const place = row ? parkedExtra.read(row.extra)?.placement?.session : undefined;
@@ -171,13 +127,13 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 		const id = await waitForConversation(real.world, agent, real.world.alpha, {containing: RUN_SHELL, timeoutMs: 30_000}).catch(() => undefined);
 		await sleep((SOAK_S + 1) * 1000);
 		const pid = tui.agentPid();
-		const result = await park(real.world, register(real.world, tui, id));
+		const result = await park(real.world, registerPane(real.world, tui, 'park', id));
 		expect(result).toMatchObject({outcome: 'refused'});
 		expect(['idle', 'composer']).toContain(result.check);
-		expect(alive(pid)).toBe(true);
+		expect(isAlive(pid)).toBe(true);
 		await sleep(1000);
 		expect(fs.existsSync(path.join(real.world.alpha, 'hello-from-tool.txt'))).toBe(false);
-		expect(fs.existsSync(path.join(outside, 'hello-from-tool.txt'))).toBe(false);
+		expect(fs.existsSync(path.join(real.outside, 'hello-from-tool.txt'))).toBe(false);
 		await tui.close();
 	});
 
@@ -188,10 +144,10 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 		await tui.waitForScreen(new RegExp(draft), 10_000);
 		await sleep((SOAK_S + 1) * 1000);
 		const pid = tui.agentPid();
-		const result = await park(real.world, register(real.world, tui, id));
+		const result = await park(real.world, registerPane(real.world, tui, 'park', id));
 		expect(result).toMatchObject({outcome: 'refused', check: 'composer'});
 		expect(result.why).toMatch(/draft/);
-		expect(alive(pid)).toBe(true);
+		expect(isAlive(pid)).toBe(true);
 		await tui.waitForScreen(new RegExp(draft), 5000);
 		expect(real.model.requests().some(r => r.raw.includes(draft))).toBe(false);
 		await tui.close();
@@ -199,7 +155,7 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 
 	it('refuses while a shell command runs', {timeout: 180_000}, async () => {
 		const marker = `park-shell-${agent}-${Date.now()}`;
-		real.model.configure({shellWorkdir: outside, shellCommand: `sleep 40; echo ${marker} > ${marker}.txt`});
+		real.model.configure({shellWorkdir: real.outside, shellCommand: `sleep 40; echo ${marker} > ${marker}.txt`});
 		const tui = await startTui(real.world, agent, real.world.alpha);
 		await tui.prompt(`please ${RUN_SHELL} now`);
 		const sleeping = async () => processTable().some(p => p.args.includes(marker));
@@ -217,12 +173,12 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 		const id = await waitForConversation(real.world, agent, real.world.alpha, {containing: RUN_SHELL, timeoutMs: 30_000}).catch(() => undefined);
 		await sleep((SOAK_S + 1) * 1000);
 		const pid = tui.agentPid();
-		const result = await park(real.world, register(real.world, tui, id));
+		const result = await park(real.world, registerPane(real.world, tui, 'park', id));
 		expect(result).toMatchObject({outcome: 'refused'});
 		expect(['idle', 'work', 'composer', 'soak']).toContain(result.check);
-		expect(alive(pid)).toBe(true);
+		expect(isAlive(pid)).toBe(true);
 		expect(await sleeping()).toBe(true);
-		real.model.configure({shellWorkdir: outside});
+		real.model.configure({shellWorkdir: real.outside});
 		await tui.close();
 	});
 
@@ -237,9 +193,9 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 				if (Date.now() > deadline) throw new Error('the client never attached');
 			}
 			const pid = tui.agentPid();
-			const result = await park(real.world, register(real.world, tui, id));
+			const result = await park(real.world, registerPane(real.world, tui, 'park', id));
 			expect(result).toMatchObject({outcome: 'refused', check: 'focus'});
-			expect(alive(pid)).toBe(true);
+			expect(isAlive(pid)).toBe(true);
 		} finally {
 			await real.world.tmux(['detach-client', '-s', session]);
 			client.kill();

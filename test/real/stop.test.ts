@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {afterAll, describe, expect, it} from 'vitest';
 import {adapterFor} from '../../src/adapters/index.js';
@@ -13,13 +12,12 @@ import {
 	RUN_SHELL,
 	shellQuote,
 	startTui,
-	waitForConversation,
 	type Model,
 	type RealAgent,
 	type RealWorld,
 	type Tui,
-	useRealWorld,
 } from './support/harness.js';
+import {ask, HELLO, isAlive, registerPane, turn, useRealWorldOutside} from './support/turn.js';
 
 /**
  * `mam-tui stop` against the four real TUIs (issue 17 item 4, issue 19 item 6). Per agent:
@@ -68,33 +66,11 @@ interface Trial {
 const trials: Trial[] = [];
 let counter = 0;
 
-/** Register the pane as a running session, as `mam-tui new` or an adoption would. */
-function register(world: RealWorld, tui: Tui, agentSessionId?: string): string {
-	const name = `${tui.agent}-stop-${++counter}`;
-	const registry = Registry.open(world.registry);
-	try {
-		registry.insert({name, agent: tui.agent, cwd: tui.cwd, mux: 'tmux', paneId: tui.paneId, status: 'running', epoch: Date.now() - 60_000, ...(agentSessionId ? {agentSessionId} : {})});
-	} finally {
-		registry.close();
-	}
-	return name;
-}
-
 /** The pane's agent tree: every process under the shell, and anything else in its session. */
 function agentTree(tui: Tui): number[] {
 	const sid = processTable().find(p => p.pid === tui.shellPid)?.sid;
 	const inSession = sid === undefined ? [] : processTable().filter(p => p.sid === sid);
 	return [...new Set([...tui.processTree(), ...inSession].map(p => p.pid))].filter(pid => pid !== tui.shellPid);
-}
-
-/** An exited process waiting to be reaped (this machine's init reaps orphans slowly): not alive. */
-function isZombie(pid: number): boolean {
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-		return /^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
-	} catch {
-		return true;
-	}
 }
 
 /** `mam-tui stop NAME --json`, then: nothing of the tree it had before is alive. */
@@ -104,7 +80,7 @@ async function stop(world: RealWorld, tui: Tui, name: string, situation: string)
 	const run = await world.mamTui(['stop', name, '--json'], {timeoutMs: 60_000});
 	expect(run.stderr).toBe('');
 	const result = JSON.parse(run.stdout) as StopJson;
-	const left = processTable().filter(p => tree.includes(p.pid) && !isZombie(p.pid));
+	const left = processTable().filter(p => tree.includes(p.pid) && isAlive(p.pid));
 	expect(left, `${tui.agent} ${situation}: survivors of ${tree.join(',')}; the stop said ${run.stdout}`).toEqual([]);
 	expect(result.survivors).toEqual([]);
 	expect(result.ok).toBe(true);
@@ -123,52 +99,26 @@ function resumeLine(agent: RealAgent, world: RealWorld, id: string): string {
 	return adapter.resume(ctx, id).argv.map(shellQuote).join(' ');
 }
 
-/**
- * Send a prompt and wait for the model's reply on screen. Under load gemini sometimes still
- * drops the Enter after the harness's pause (the prompt stays in its composer): press Enter once
- * more then, which an agent ignores on an empty composer.
- */
-async function ask(tui: Tui, text: string, reply: RegExp): Promise<void> {
-	await tui.prompt(text);
-	try {
-		await tui.waitForScreen(reply, 20_000);
-	} catch {
-		await tui.sendKeys('Enter');
-		await tui.waitForScreen(reply, 90_000);
-	}
-}
-
 function sentToModel(model: Model, needle: string): boolean {
 	return model.requests().some(r => r.raw.includes(needle));
 }
 
 describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 	// Outside both projects: opencode asks before a shell command runs there.
-	let outside = '';
-	const real = useRealWorld({
-		model: () => {
-			outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-real-outside-')));
-			return {shellWorkdir: outside};
-		},
-		after: () => {
-			if (outside) fs.rmSync(outside, {recursive: true, force: true});
-		},
-	});
+	const real = useRealWorldOutside();
 
 	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`, {timeout: 120_000 + TRIALS * 150_000}, async () => {
 		const ended = {idle: 0, afterTurn: 0};
 		for (let i = 0; i < TRIALS; i++) {
 			const idle = await startTui(real.world, agent, real.world.alpha);
 			await new Promise(resolve => setTimeout(resolve, 1500));
-			if ((await stop(real.world, idle, register(real.world, idle), 'idle')).endedBy === 'exit-input') ended.idle++;
+			if ((await stop(real.world, idle, registerPane(real.world, idle, 'stop'), 'idle')).endedBy === 'exit-input') ended.idle++;
 			await idle.close();
 
-			const busy = await startTui(real.world, agent, real.world.alpha);
 			const prompt = `stop trial ${i} for ${agent}: say hello`;
-			await ask(busy, prompt, /Hello from the stand-in model\./);
-			const id = await waitForConversation(real.world, agent, real.world.alpha, {containing: prompt, timeoutMs: 30_000});
+			const {tui: busy, id} = await turn(real.world, agent, prompt);
 			await new Promise(resolve => setTimeout(resolve, 1000));
-			const result = await stop(real.world, busy, register(real.world, busy, id), 'after a turn');
+			const result = await stop(real.world, busy, registerPane(real.world, busy, 'stop', id), 'after a turn');
 			// Flushed: the turn's reply is in the agent's own store once it is stopped.
 			expect(conversationsOnDisk(real.world, agent, real.world.alpha).find(c => c.id === id)?.text).toContain(DEFAULT_REPLY);
 			if (result.endedBy === 'exit-input') ended.afterTurn++;
@@ -191,13 +141,13 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		await tui.sendKeys('Enter');
 		await tui.waitForScreen(READY[agent], 60_000);
 		await tui.waitForScreen(new RegExp(prompt.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 60_000);
-		await tui.waitForScreen(/Hello from the stand-in model\./, 30_000);
+		await tui.waitForScreen(HELLO, 30_000);
 		// A resumed TUI draws its history before it takes keys (gemini dropped keys typed at once).
 		await new Promise(resolve => setTimeout(resolve, 2000));
 		const draft = `draft-${agent}-${Date.now()} keep me`;
 		await tui.typeText(draft);
 		await tui.waitForScreen(new RegExp(draft), 10_000);
-		const result = await stop(real.world, tui, register(real.world, tui, id), 'resumed, one-line draft');
+		const result = await stop(real.world, tui, registerPane(real.world, tui, 'stop', id), 'resumed, one-line draft');
 		expect(result.endedBy).toBe('exit-input');
 		expect(result.steps.find(s => s.step === 'exit-input' && s.state === 'running')?.message).toMatch(/one-line draft: Ctrl\+U clears it first/);
 		await new Promise(resolve => setTimeout(resolve, 1000));
@@ -210,7 +160,7 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		await real.world.tmux(['set-buffer', '-b', 'draft', `${marker} first line\nsecond line`]);
 		await real.world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', tui.paneId]);
 		await tui.waitForScreen(/second line/, 10_000);
-		const result = await stop(real.world, tui, register(real.world, tui), 'two-line draft');
+		const result = await stop(real.world, tui, registerPane(real.world, tui, 'stop'), 'two-line draft');
 		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
 		// Either fail-safe reason will do: the draft seen as two lines, or (while the TUI is still
 		// redrawing the paste) no composer recognised at all. What matters is that nothing is typed.
@@ -223,13 +173,13 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 	it('types nothing into an approval dialog: the command never runs', async () => {
 		const tui = await startTui(real.world, agent, real.world.alpha);
 		await ask(tui, `please ${RUN_SHELL} now`, APPROVAL[agent]);
-		const result = await stop(real.world, tui, register(real.world, tui), 'blocked');
+		const result = await stop(real.world, tui, registerPane(real.world, tui, 'stop'), 'blocked');
 		expect(result.steps.find(s => s.step === 'exit-input')).toMatchObject({state: 'skipped'});
 		expect(result.steps.find(s => s.step === 'exit-input')?.message).toMatch(/approval/);
 		expect(['close-pane', 'sigkill']).toContain(result.endedBy);
 		await new Promise(resolve => setTimeout(resolve, 1000));
 		expect(fs.existsSync(path.join(real.world.alpha, 'hello-from-tool.txt'))).toBe(false);
-		expect(fs.existsSync(path.join(outside, 'hello-from-tool.txt'))).toBe(false);
+		expect(fs.existsSync(path.join(real.outside, 'hello-from-tool.txt'))).toBe(false);
 	});
 
 	// As `mam-tui resume` opens it: gemini's node wrapper is the pane's own process, no shell
@@ -259,7 +209,7 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		const run = await real.world.mamTui(['stop', name, '--json'], {timeoutMs: 60_000});
 		const result = JSON.parse(run.stdout) as StopJson;
 		expect(result.endedBy, run.stdout).toBe('close-pane');
-		expect(processTable().filter(p => tree.includes(p.pid) && !isZombie(p.pid))).toEqual([]);
+		expect(processTable().filter(p => tree.includes(p.pid) && isAlive(p.pid))).toEqual([]);
 	});
 
 	afterAll(() => {

@@ -1,3 +1,4 @@
+import '../support/sqliteUri.js';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';

@@ -4,7 +4,8 @@ import type {Actions, PurgePlanView} from '../../src/actions/index.js';
 import {confirmPurge, expectedConfirmation} from '../../src/actions/purge.js';
 import {refusal} from '../../src/actions/types.js';
 import type {HostConfig} from '../../src/config/hosts.js';
-import {HostConnection, type Channel} from '../../src/remote/client.js';
+import {HostConnection} from '../../src/remote/client.js';
+import type {Channel} from '../../src/remote/channel.js';
 import {CAPABILITIES, type HostView} from '../../src/remote/protocol.js';
 import {remoteActions} from '../../src/remote/remoteActions.js';
 import {serve, type ServeSource} from '../../src/remote/serve.js';
@@ -135,6 +136,18 @@ describe('hello, snapshot and changes', () => {
 			{name: 'a', liveStatus: 'blocked'},
 			{name: 'c', liveStatus: 'working'},
 		]);
+	});
+
+	it('asks for the snapshot together with the hello: one round trip before the rows', async () => {
+		const written = new PassThrough();
+		let ended: (code: number | null) => void = () => undefined;
+		const channel: Channel = {input: new PassThrough(), output: written, ended: new Promise(resolve => (ended = resolve)), close: () => ended(null)};
+		const connection = new HostConnection({host: HOST, open: () => channel, reconnect: false}).start();
+		await new Promise(resolve => setImmediate(resolve));
+		// Nothing has been answered yet: both requests are already on the wire.
+		const lines = String(written.read() ?? '').trim().split('\n').map(line => (JSON.parse(line) as {method: string}).method);
+		expect(lines).toEqual(['hello', 'subscribe']);
+		connection.close();
 	});
 
 	it('says which protocol the host runs when none is shared, and installs nothing', async () => {

@@ -5,7 +5,8 @@ import {afterAll, afterEach, describe, expect, it} from 'vitest';
 import {checkDestination, checkHostName, HostError, parseHosts} from '../../src/config/hosts.js';
 import {ConfigError, parseConfig} from '../../src/config/config.js';
 import {quoteRemoteArgv, sshArgv} from '../../src/remote/sshArgv.js';
-import {backoffMs, explainExit} from '../../src/remote/client.js';
+import {explainExit} from '../../src/remote/channel.js';
+import {backoffMs} from '../../src/remote/client.js';
 import {tempDir} from '../helpers/tmp.js';
 
 const shells = ['sh', 'bash', 'dash'].filter(s => fs.existsSync(`/bin/${s}`) || fs.existsSync(`/usr/bin/${s}`));

@@ -62,19 +62,19 @@ describe("a row's action goes to its machine", () => {
 });
 
 describe("a host's rows in the store", () => {
-	it('come after local rows, keep local live data, and go when the host is down', () => {
+	it('come after local rows, keep local live data, and go when the host is removed', () => {
 		const ids = new Map<string, number>();
 		let n = 0;
 		const rows = rowsOf('devbox', {registry: '', sessions: [{name: 'api', agent: 'codex', status: 'running', liveStatus: 'blocked', resumeState: 'no: pane is live', cwd: '/r', epoch: '2026-01-01T00:00:00.000Z'}], panes: [], findings: [], conversations: [], attention: [], mux: {kind: 'tmux', ok: true, message: ''}}, ids, () => --n);
 		let state = initialState({sessions: [row('zz')], live: {zz: {liveStatus: 'idle', resumeState: {kind: 'yes'}}}});
-		state = reducer(state, {type: 'remote/updated', host: 'devbox', rows, hosts: [{name: 'devbox', state: 'up', rttMs: 3, message: ''}]});
+		state = reducer(state, {type: 'remote/updated', host: 'devbox', rows, hosts: [{name: 'devbox', state: 'up', rttMs: 3, message: '', since: 0}]});
 		expect(visibleSessions(state).map(s => s.name)).toEqual(['zz', 'devbox:api']);
 		expect(state.live['devbox:api']).toEqual({liveStatus: 'blocked', resumeState: {kind: 'no', reason: 'pane is live'}});
 		state = reducer(state, {type: 'registry/loaded', sessions: [row('zz'), row('aa')], at: 1});
 		expect(state.sessions.map(s => s.name)).toEqual(['zz', 'aa', 'devbox:api']);
 		state = reducer(state, {type: 'live/updated', live: {zz: {liveStatus: 'working', resumeState: {kind: 'yes'}}}});
 		expect(Object.keys(state.live).sort()).toEqual(['devbox:api', 'zz']);
-		state = reducer(state, {type: 'remote/updated', host: 'devbox', rows: null, hosts: [{name: 'devbox', state: 'down', rttMs: null, message: 'connection refused'}]});
+		state = reducer(state, {type: 'remote/updated', host: 'devbox', rows: null, hosts: [{name: 'devbox', state: 'down', rttMs: null, message: 'connection refused', since: 0}]});
 		expect(state.sessions.map(s => s.name)).toEqual(['zz', 'aa']);
 		expect(Object.keys(state.live)).toEqual(['zz']);
 		expect(parseResumeState('unknown: a: b')).toEqual({kind: 'unknown', reason: 'a: b'});

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import type {ResumeState} from '../../domain/types.js';
-import {tableColumns, withReadOnlyDb} from '../../system/sqliteRead.js';
+import {hasTable, tableColumns, withReadOnlyDb} from '../../system/sqliteRead.js';
 import {pushTo} from '../common/groups.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from '../common/jsonRecords.js';
 import {oneLine, readFirstJsonLine} from '../common/jsonl.js';
@@ -168,8 +168,9 @@ function stepsStateNow(paths: AgyPaths, id: string): ResumeState {
 	if (!lstatOrUndefined(file)) return {kind: 'no', reason: 'no conversation database (agy would silently start a new conversation)'};
 	return unlessUnreadable(() => {
 		return withReadOnlyDb(file, db => {
-			if (!tableColumns(db).has('steps')) return {kind: 'unknown', reason: `${file}: no steps table (unexpected schema)`};
-			const row = db.prepare<[], {n: number}>('SELECT count(*) AS n FROM steps').get();
+			if (!hasTable(db, 'steps')) return {kind: 'unknown', reason: `${file}: no steps table (unexpected schema)`};
+			// Whether there is a step, not how many: counting reads the whole table.
+			const row = db.prepare<[], {n: number}>('SELECT EXISTS (SELECT 1 FROM steps) AS n').get();
 			return (row?.n ?? 0) > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'conversation has no steps yet'};
 		});
 	}, (reason): ResumeState => ({kind: 'unknown', reason}));

@@ -13,6 +13,8 @@ import type {AdapterContext} from '../types.js';
 const NAME_SETS = memoKind<readonly NameSet[]>('claude:name-sets');
 const PROJECTS = memoKind<ReturnType<typeof projectDirs>>('claude:projects');
 const PROJECT_NAMES = memoKind<readonly ProjectNames[]>('claude:names');
+const FOLDERS_BY_NAME = memoKind<ReadonlyMap<string, readonly string[]>>('claude:folders-by-name');
+const SUBAGENT_LISTINGS = memoKind<ReadonlyMap<string, readonly ProjectNames[]>>('claude:subagent-listings');
 
 /** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
 const SUBAGENT_FILE = /^(agent-[0-9a-f]+)\.jsonl$/;
@@ -172,6 +174,15 @@ function projectNameSets(ctx: AdapterContext, root: string): readonly NameSet[] 
 	);
 }
 
+/** Which folders list each name, in folder order: a row's lookup is one map get, not a set test per folder. */
+function foldersByName(ctx: AdapterContext, root: string): ReadonlyMap<string, readonly string[]> {
+	return memo(ctx, FOLDERS_BY_NAME.of(root), () => {
+		const byName = new Map<string, string[]>();
+		for (const {dir, names} of projectNameSets(ctx, root)) for (const name of names) pushTo(byName, name, dir);
+		return byName;
+	});
+}
+
 /** Every project folder's names with its legacy sidechains, for sub-agent lookups. */
 interface ProjectNames extends NameSet {
 	/** Legacy root-level sidechains of this folder by parent id, in listing order. */
@@ -198,11 +209,10 @@ function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[
 }
 
 /** What `transcriptFiles` answers, from the names: only a folder that lists `<id>.jsonl` is lstat()ed. */
-function transcriptsNamed(sets: readonly NameSet[], id: string): string[] {
+function transcriptsNamed(byName: ReadonlyMap<string, readonly string[]>, id: string): string[] {
 	const name = `${id}.jsonl`;
 	const out: string[] = [];
-	for (const {dir, names} of sets) {
-		if (!names.has(name)) continue;
+	for (const dir of byName.get(name) ?? []) {
 		const file = `${dir}${path.sep}${name}`;
 		if (lstatOrUndefined(file)?.isFile() === true) out.push(file);
 	}
@@ -214,9 +224,9 @@ function transcriptsNamed(sets: readonly NameSet[], id: string): string[] {
  * looked into (indexing every conversation's sub-agent folder up front cost a stat per
  * conversation folder for the few rows a refresh asks about).
  */
-function subAgentsFrom(ctx: InRefresh, listings: readonly ProjectNames[], id: string): SubAgent[] {
+function subAgentsFrom(ctx: AdapterContext, root: string, id: string): SubAgent[] {
 	const out: SubAgent[] = [];
-	for (const {dir, names, legacy} of listings) {
+	for (const {dir, names, legacy} of listingsNaming(ctx, root).get(id) ?? []) {
 		// The path is made only where the name exists: one join per listing and row was a quarter of the cost.
 		const folder = names.has(id) ? path.join(dir, id) : undefined;
 		// Only real folders: a link named like the session is unlinked by purge, never read through.
@@ -235,16 +245,32 @@ function subAgentsFrom(ctx: InRefresh, listings: readonly ProjectNames[], id: st
 }
 
 /**
+ * The listings (in order) that name `id` (a folder `<id>`) or list a legacy sidechain of it: the
+ * only ones `subAgentsFrom` can find anything in. Once per refresh (a memo): a refresh asks about
+ * thousands of conversations, and testing each against every project folder was most of inUse.
+ */
+function listingsNaming(ctx: AdapterContext, root: string): ReadonlyMap<string, readonly ProjectNames[]> {
+	return memo(ctx, SUBAGENT_LISTINGS.of(root), () => {
+		const byId = new Map<string, ProjectNames[]>();
+		for (const listing of projectNames(ctx, root)) {
+			for (const name of listing.names) pushTo(byId, name, listing);
+			for (const parent of listing.legacy.keys()) if (!listing.names.has(parent)) pushTo(byId, parent, listing);
+		}
+		return byId;
+	});
+}
+
+/**
  * Within one refresh (a memo on the context), every project folder is listed once for all the
  * rows' verify and inUse calls instead of once per call (500 rows × 40 folders); elsewhere the
  * folders are looked at directly, as before.
  */
 export function transcriptsIn(ctx: AdapterContext, root: string, id: string): readonly string[] {
 	if (!ctx.refresh) return transcriptFiles(ctx, root, id);
-	// The folders' names, which inUse lists anyway for sub-agents: a lookup is a set test per
-	// folder and an lstat per hit, where a stat per folder and row was most of a status run's
+	// The folders' names, which inUse lists anyway for sub-agents: a lookup is one map get and an
+	// lstat per hit, where a stat per folder and row was most of a status run's
 	// verify (and many rows used to list every folder a second time, with types, for an index).
-	return transcriptsNamed(projectNameSets(ctx, root), id);
+	return transcriptsNamed(foldersByName(ctx, root), id);
 }
 
 /**
@@ -252,7 +278,7 @@ export function transcriptsIn(ctx: AdapterContext, root: string, id: string): re
  * transcripts. Inside a refresh the project folders' names are listed once for every row.
  */
 export function subAgentsIn(ctx: AdapterContext, root: string, id: string): readonly SubAgent[] {
-	return subAgentsFrom(ctx, projectNames(ctx, root), id);
+	return subAgentsFrom(ctx, root, id);
 }
 
 /** How many legacy root-level sidechains each parent has in one project folder (read once per folder). */

@@ -2,10 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {ProcessRef} from '../../domain/types.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
-import {memoKind, memoPerListing} from './refresh.js';
+import {realpathOrUndefined} from './paths.js';
+import {type InRefresh, memo, memoKind, memoPerListing} from './refresh.js';
 
 /** An agent's live uses over the whole process table, per store. */
 const LIVE_USES = memoKind<Promise<LiveUse[]>>('live-uses');
+/** This refresh's folder resolver (see `folderResolverIn`). */
+const FOLDER_RESOLVER = memoKind<(p: string) => string>('in-use:folder-resolver');
 
 // "Which conversation is this live process on": one answer per agent process, used by inUse
 // (purge, resume, the sessions and conversations views) and by adopt (which conversation to pin).
@@ -49,11 +52,7 @@ export interface UseTarget {
 }
 
 function realOrSelf(p: string): string {
-	try {
-		return fs.realpathSync.native(p);
-	} catch {
-		return p;
-	}
+	return realpathOrUndefined(p) ?? p;
 }
 
 /** A path without its trailing slashes (the root stays `/`). */
@@ -80,6 +79,14 @@ export function folderResolver(): (p: string) => string {
 	};
 }
 
+/**
+ * This refresh's `folderResolver` (every row's inUse compares the same few dozen folders: each is
+ * resolved once, not once per row); outside a refresh, a fresh one for the one call.
+ */
+function folderResolverIn(ctx: InRefresh): (p: string) => string {
+	return memo(ctx, FOLDER_RESOLVER.of(), folderResolver);
+}
+
 /** Resolved folders (see `resolveFolder`): the same one. */
 export function sameResolved(a: string, b: string): boolean {
 	return a === b;
@@ -102,9 +109,14 @@ export function sameFolder(a: string, b: string): boolean {
  * project" means for the agent (the same folder, or the same tree for opencode); it is given
  * both folders resolved (`resolveFolder`), so it compares strings.
  */
-export function usersOf(uses: readonly LiveUse[], target: UseTarget, sameProject: (claim: string, cwd: string) => boolean = sameResolved): InUseHolder[] {
+export function usersOf(
+	ctx: InRefresh,
+	uses: readonly LiveUse[],
+	target: UseTarget,
+	sameProject: (claim: string, cwd: string) => boolean = sameResolved,
+): InUseHolder[] {
 	const ids = new Set(target.ids);
-	const cwds = target.cwds.map(resolveFolder);
+	const cwds = target.cwds.map(folderResolverIn(ctx));
 	const out: InUseHolder[] = [];
 	for (const use of uses) {
 		const claim = use.claim;

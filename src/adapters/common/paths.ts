@@ -11,10 +11,13 @@ export function isInside(p: string, root: string): boolean {
 	return p === root || p.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
 }
 
-/** The realpath of `p`, or undefined when it does not exist. */
+/**
+ * The realpath of `p`, or undefined when it does not exist. One realpath(3) call: the JavaScript
+ * realpathSync lstats every path component, and a refresh resolves thousands of transcripts.
+ */
 export function realpathOrUndefined(p: string): string | undefined {
 	try {
-		return fs.realpathSync(p);
+		return fs.realpathSync.native(p);
 	} catch {
 		return undefined;
 	}
@@ -26,8 +29,9 @@ export function realpathOrUndefined(p: string): string | undefined {
  * with the same few dozen cwds, and a realpath walks every component.
  */
 export function canonicalCwd(ctx: InRefresh, cwd: string): string {
-	const resolve = () => realpathOrUndefined(cwd) ?? path.resolve(cwd);
-	return memo(ctx, CANONICAL_CWD.of(cwd), resolve);
+	// An unnamed arrow: a named one is wrapped to keep its name (tsx, the in-process bench) on
+	// every call, and a discovery pass calls this once per conversation.
+	return memo(ctx, CANONICAL_CWD.of(cwd), () => realpathOrUndefined(cwd) ?? path.resolve(cwd));
 }
 
 /** A plain file or folder name: no separators, not `.`/`..`, no NUL. */

@@ -22,7 +22,7 @@ export const ID_PATTERN = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[
 
 export const PROGRAMS = ['grok'];
 
-const SUBAGENT_KINDS = new Set(['subagent', 'subagent_fork']);
+const SUBAGENT_KINDS: ReadonlySet<string> = new Set(['subagent', 'subagent_fork']);
 
 type Layout = 'build' | 'cli';
 

@@ -5,7 +5,7 @@ import type {Conversation, ResumeState} from '../../domain/types.js';
 import {descendants} from '../../system/descendants.js';
 import {type SessionRow, type StoreData, type StoreView, viewOf} from './store.js';
 
-const RESET_END_REASONS = new Set(['session_reset', 'session_switch', 'idle', 'daily', 'suspended', 'resume_pending_expired']);
+const RESET_END_REASONS: ReadonlySet<string> = new Set(['session_reset', 'session_switch', 'idle', 'daily', 'suspended', 'resume_pending_expired']);
 
 /**
  * How a child relates to its parent (hermes_state_common lineage predicates): a delegate run or a

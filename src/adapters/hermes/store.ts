@@ -21,7 +21,7 @@ export const ANY_ID = /\d{8}_\d{6}_[0-9a-f]{6,8}/g;
 export const PROGRAMS = ['hermes'];
 
 /** Long-lived hermes processes that keep state.db open for every session (FORMATS 6). */
-export const SERVICE_COMMANDS = new Set(['gateway', 'serve', 'dashboard', 'cron', 'desktop']);
+export const SERVICE_COMMANDS: ReadonlySet<string> = new Set(['gateway', 'serve', 'dashboard', 'cron', 'desktop']);
 
 export const DELETE_TIMEOUT_MS = 60_000;
 

@@ -14,6 +14,8 @@ import {childrenFrom, descendants} from '../../system/descendants.js';
 import {unlessUnreadable} from '../common/storeRead.js';
 
 const STORES = memoKind<{stores: Store[]; problems: string[]}>('opencode:stores');
+/** Every store's child index, for `storedDescendants`. */
+const CHILD_INDEX = memoKind<(node: string) => readonly string[]>('opencode:child-index');
 
 /** Session tables of both generations: 1.x `session`, 2.x `session_v2` (a migrated database has both). */
 export const SESSION_TABLES = ['session', 'session_v2'] as const;
@@ -245,6 +247,20 @@ function readStoresNow(ctx: AdapterContext): {stores: Store[]; problems: string[
 
 export function descendantsOf(id: string, parents: ReadonlyMap<string, string>): string[] {
 	return descendants(id, childrenFrom(parents));
+}
+
+/**
+ * `descendantsOf` over every store's parent links, from one child index per refresh (a memo):
+ * every in-use candidate asks, and a map of every session per call made the pass quadratic.
+ */
+export function storedDescendants(ctx: AdapterContext, id: string): string[] {
+	const childrenOf = memo(ctx, CHILD_INDEX.of(dataDir(ctx)), () => {
+		// One parent per session, the last store's winning (as when each call built the map).
+		const parents = new Map<string, string>();
+		for (const store of readStores(ctx).stores) for (const [child, parent] of store.parents) parents.set(child, parent);
+		return childrenFrom(parents);
+	});
+	return descendants(id, childrenOf);
 }
 
 export function resumeStateOf(s: Session): ResumeState {

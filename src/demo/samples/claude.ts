@@ -12,12 +12,16 @@ function usage() {
 	return {input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5, service_tier: 'standard'};
 }
 
-/** A main transcript in the shape Claude Code 2.1.197 writes (samples/claude). */
-export function claudeTranscript(id: string, cwd: string, createdAt: number, prompt: string, extra: readonly object[] = []): string {
+/**
+ * A main transcript in the shape Claude Code 2.1.197 writes (samples/claude). `entrypoint`: the
+ * samples were recorded from `claude -p` (`sdk-cli`, headless); the demo's are `cli`, typed by a
+ * person, so the dashboard's text search lists them.
+ */
+export function claudeTranscript(id: string, cwd: string, createdAt: number, prompt: string, extra: readonly object[] = [], entrypoint = 'sdk-cli'): string {
 	const promptId = uuid();
 	const u1 = uuid();
 	const u2 = uuid();
-	const common = {userType: 'external', entrypoint: 'sdk-cli', cwd, sessionId: id, version: VERSION, gitBranch: 'master'};
+	const common = {userType: 'external', entrypoint, cwd, sessionId: id, version: VERSION, gitBranch: 'master'};
 	return jsonl([
 		{type: 'queue-operation', operation: 'enqueue', timestamp: iso(createdAt), sessionId: id, content: prompt},
 		{type: 'queue-operation', operation: 'dequeue', timestamp: iso(createdAt + 1), sessionId: id},

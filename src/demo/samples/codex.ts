@@ -32,6 +32,8 @@ export interface RolloutSpec {
 	readonly parent?: {readonly id: string; readonly depth: number};
 	/** Only the session_meta line and injected context: a rollout with no real message. */
 	readonly empty?: boolean;
+	/** Started in the TUI (`codex`, source `cli`) rather than `codex exec`, as the samples were recorded. */
+	readonly interactive?: boolean;
 }
 
 /** A rollout in the shape Codex CLI 0.171.0 writes (samples/codex). */
@@ -40,7 +42,9 @@ export function codexRollout(spec: RolloutSpec): string {
 	const turnId = uuidV7(spec.createdAt + 100);
 	const source = spec.parent
 		? {subagent: {thread_spawn: {parent_thread_id: spec.parent.id, depth: spec.parent.depth, agent_path: null, agent_nickname: 'James', agent_role: null}}}
-		: 'exec';
+		: spec.interactive
+			? 'cli'
+			: 'exec';
 	const meta = {
 		account_scoped: true,
 		session_id: spec.parent?.id ?? spec.id,
@@ -49,7 +53,7 @@ export function codexRollout(spec: RolloutSpec): string {
 		timestamp: at(0),
 		cwd: spec.cwd,
 		runtime_workspace_roots: [spec.cwd],
-		originator: 'codex_exec',
+		originator: spec.interactive ? 'codex_cli_rs' : 'codex_exec',
 		cli_version: '0.171.0',
 		source,
 		thread_source: spec.parent ? 'subagent' : 'user',
@@ -89,6 +93,8 @@ export interface CodexThread {
 	readonly rollout: string;
 	readonly parent?: string;
 	readonly archived?: boolean;
+	/** Started in the TUI (source `cli`), not by `codex exec`. */
+	readonly interactive?: boolean;
 }
 
 /** `threads`, spawn edges and dynamic tools rows in state_5.sqlite. */
@@ -99,7 +105,7 @@ export function fillCodexState(db: SqliteDb, threads: readonly CodexThread[]): v
 		VALUES (?, ?, ?, ?, ?, 'fake', ?, ?, 'read-only', 'never', ?, ?, ?, ?, ?, ?, '0.171.0')`,
 	);
 	for (const t of threads) {
-		const source = t.parent ? JSON.stringify({subagent: {thread_spawn: {parent_thread_id: t.parent, depth: 1}}}) : 'exec';
+		const source = t.parent ? JSON.stringify({subagent: {thread_spawn: {parent_thread_id: t.parent, depth: 1}}}) : t.interactive ? 'cli' : 'exec';
 		const secs = Math.floor(t.createdAt / 1000);
 		insert.run(t.id, t.rollout, secs, secs + 1, source, t.cwd, t.prompt, t.archived ? 1 : 0, t.prompt, t.createdAt, t.createdAt + 1000, t.parent ? 'subagent' : 'user', t.prompt);
 		if (t.parent) db.prepare("INSERT INTO thread_spawn_edges (parent_thread_id, child_thread_id, status) VALUES (?, ?, 'open')").run(t.parent, t.id);

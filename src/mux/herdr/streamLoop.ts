@@ -8,7 +8,7 @@ import type {WireEvent} from './wire.js';
 // events.ts runs two of them (lifecycle events and pane statuses) and applies what they say.
 
 /** Failures that are part of normal life, retried at once and not reported as a problem. */
-const BENIGN_CODES = new Set([
+const BENIGN_CODES: ReadonlySet<string> = new Set([
 	// A pane we watch vanished before the status subscription reached herdr: it fails whole.
 	'pane_not_found',
 	// herdr dropped events this stream had not read yet: a resync covers them.

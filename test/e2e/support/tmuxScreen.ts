@@ -171,9 +171,12 @@ export class Screen {
 	}
 }
 
-/** The session table's cursor row for `name`: `>`, the mark column (`*`), the finding column (`!`), the name. */
+/**
+ * The session table's cursor row for `name`: `>`, the mark column (`*`), the finding column (`!`),
+ * `local` in the HOST column when hosts are configured (the demo has one), the name.
+ */
 export function selectedRow(name: string): RegExp {
-	return new RegExp(`^>[ *][ !]${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s`, 'm');
+	return new RegExp(`^>[ *][ !](?:local +)?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s`, 'm');
 }
 
 /** Is the process `pid` with this start time still running (a zombie counts as gone)? */

@@ -1,3 +1,4 @@
+import '../../support/sqliteUri.js';
 /**
  * The real-agent harness: the real CLIs (claude, codex, opencode, gemini, grok, hermes) driven in a
  * private tmux server, offline, against the stand-in model in `./model.ts`. Tests under

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import '../../../src/system/sqliteUri.js';
+import '../../support/sqliteUri.js';
 import Database from 'better-sqlite3';
 import type {FixtureWorld} from '../../adapters/fixtures/types.js';
 

@@ -1,4 +1,4 @@
-import '../../../src/system/sqliteUri.js';
+import '../../support/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {Registry} from '../../../src/registry/registry.js';
 import type {AuditRecord, SessionRecord} from '../../../src/domain/types.js';

@@ -2,7 +2,7 @@ import {spawn} from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import '../../../src/system/sqliteUri.js';
+import '../../support/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {BETTER_SQLITE3} from '../../helpers/cli.js';
 
