@@ -17,6 +17,7 @@ import {sameStatusView, selectStatusView, StatusBar, statusBarLines} from './wid
 import {useNow} from './useNow.js';
 import {useTerminalSize} from './useTerminalSize.js';
 import {currentTextHits, visibleConversations} from '../src/store/conversations.js';
+import {folderUsage, usageLine} from '../src/domain/usage.js';
 import {sameSessionsView, selectSessionsView} from '../src/store/selectors.js';
 import type {AppState} from '../src/store/state.js';
 
@@ -58,7 +59,21 @@ const selectConversations = (s: AppState) => ({
 	loadingAll: s.ui.conversationScope === 'all' && s.allConversations === null,
 	snippets: currentTextHits(s)?.snippets,
 	hidden: s.ui.conversationsAll,
+	usage: s.conversationUsage,
+	folderLine: selectedFolderLine(s),
 });
+
+/**
+ * The selected conversation's folder with the tokens of the list's conversations in it summed; a
+ * string, so the pane's shallow comparison sees an unchanged line as unchanged.
+ */
+function selectedFolderLine(s: AppState): string {
+	const rows = visibleConversations(s);
+	const selected = rows[Math.min(s.ui.conversationsCursor, rows.length - 1)];
+	if (!selected || !s.conversationUsage) return '';
+	const sum = folderUsage(rows, s.conversationUsage, selected.cwd);
+	return `${selected.cwd}: ${sum.usage ? usageLine(sum.usage) : '—'} (tokens of ${sum.counted} of its ${sum.total} conversations here)`;
+}
 
 interface PaneProps {
 	readonly height: number;

@@ -65,8 +65,8 @@ export function SessionsScreen({state, height, width, home, now, detailScroll = 
 	const textWidth = detailTextWidth(layout);
 	// Rebuilt only when what the panel shows changes, never on a keystroke elsewhere.
 	const lines = useMemo(
-		() => (selected ? detailLines({session: selected.record, live: selected.live, detail: state.detail, findings: selectedFindings, home, ...(selected.away ? {away: selected.away} : {})}, textWidth) : []),
-		[selected?.record, selected?.live, selected?.away, state.detail, selectedFindings, home, textWidth], // eslint-disable-line react-hooks/exhaustive-deps
+		() => (selected ? detailLines({session: selected.record, live: selected.live, detail: state.detail, findings: selectedFindings, home, usage: state.usage?.get(`${selected.record.agent}:${selected.record.agentSessionId ?? ''}`), ...(selected.away ? {away: selected.away} : {})}, textWidth) : []),
+		[selected?.record, selected?.live, selected?.away, state.detail, selectedFindings, home, textWidth, state.usage], // eslint-disable-line react-hooks/exhaustive-deps
 	);
 	const filterLine = filtering ? (
 		<Text>

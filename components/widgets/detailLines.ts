@@ -1,5 +1,7 @@
 import type {Finding, SessionRecord} from '../../src/domain/types.js';
 import type {SessionDetail, SessionLive} from '../../src/store/state.js';
+import type {TokenUsage} from '../../src/domain/usage.js';
+import {usageLine} from '../../src/domain/usage.js';
 import {bytes, resumeText, shortenPath} from '../format.js';
 
 /** One screen line of a panel, already cut to the panel's width. */
@@ -36,12 +38,14 @@ export interface DetailInput {
 	readonly detail: SessionDetail | null;
 	readonly findings: readonly Finding[];
 	readonly home: string;
+	/** Tokens the pinned conversation used, as its agent recorded them (absent: unknown). */
+	readonly usage?: TokenUsage | undefined;
 	/** The row's host is not up (components/format.ts hostAway): the row is as it last reported. */
 	readonly away?: string;
 }
 
 /** Every line of the detail panel at `width`: ids, pane, resume, findings, processes, artifacts, output, history. */
-export function detailLines({session, live, detail, findings, home, away}: DetailInput, width: number): PanelLine[] {
+export function detailLines({session, live, detail, findings, home, usage, away}: DetailInput, width: number): PanelLine[] {
 	const current = detail && detail.name === session.name ? detail : null;
 	const out: PanelLine[] = [];
 	const add = (text: string, style: Style = {}) => out.push(...wrapLine(text, width, style));
@@ -53,6 +57,7 @@ export function detailLines({session, live, detail, findings, home, away}: Detai
 	add(`pane ${session.paneId ?? '—'}${session.mux ? ` (${session.mux})` : ''}`);
 	if (live?.pane?.detection) add(`status ${live.liveStatus}: ${live.pane.detection.evidence}`);
 	add(`resume: ${resumeText(live?.resumeState)}`);
+	if (session.agentSessionId) add(`tokens ${usageLine(usage)}`);
 	if (current?.resumeCommand) add(`  $ ${current.resumeCommand.join(' ')}`, {dim: true});
 	if (!current) add('loading…', {dim: true});
 	if (current?.error) add(current.error, {color: 'red'});

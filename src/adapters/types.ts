@@ -50,18 +50,8 @@ export interface ConversationMessage {
 	readonly text: string;
 }
 
-/**
- * Tokens a conversation used, from the agent's own records. A field the agent does not record is
- * undefined (shown `—`), never 0.
- */
-export interface TokenUsage {
-	readonly input?: number;
-	readonly output?: number;
-	/** Input tokens read from the provider's prompt cache. */
-	readonly cacheRead?: number;
-	/** Input tokens written to the provider's prompt cache. */
-	readonly cacheWrite?: number;
-}
+import type {TokenUsage} from '../domain/usage.js';
+export type {TokenUsage};
 
 /** What `messages` read: the messages after `since`, and where the next read starts. */
 export interface MessageRead {

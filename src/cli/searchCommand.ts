@@ -5,6 +5,7 @@ import {AGENT_IDS, isAgentId} from '../domain/types.js';
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import {messageOf} from '../domain/result.js';
 import {openSearchStore, parseSince, searchConversations, type SearchHit} from '../search/index.js';
+import {usageLine} from '../domain/usage.js';
 import type {Command} from './commands.js';
 import {errOut, out, outJson, shortPath, table} from './output.js';
 
@@ -24,19 +25,6 @@ export interface SearchHitJson {
 	readonly updatedAt: string;
 	/** Tokens from the agent's own records; null when it records none (unknown, never 0). */
 	readonly usage: TokenUsage | null;
-}
-
-/** A token figure, `—` when unknown. */
-export function tokens(n: number | undefined): string {
-	if (n === undefined) return '—';
-	return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
-}
-
-/** `in 12.3k out 4k cache 1.1M`, or `—`. */
-export function usageLine(u: TokenUsage | undefined): string {
-	if (!u) return '—';
-	const cache = u.cacheRead === undefined && u.cacheWrite === undefined ? undefined : (u.cacheRead ?? 0) + (u.cacheWrite ?? 0);
-	return `in ${tokens(u.input)} out ${tokens(u.output)} cache ${tokens(cache)}`;
 }
 
 function toJson(hit: SearchHit): SearchHitJson {

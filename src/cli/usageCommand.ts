@@ -5,7 +5,7 @@ import {CliError, EXIT} from '../domain/exitCodes.js';
 import {openSearchStore, syncIndex, usageByFolder} from '../search/index.js';
 import type {Command} from './commands.js';
 import {out, outJson, shortPath, table} from './output.js';
-import {tokens} from './searchCommand.js';
+import {tokens} from '../domain/usage.js';
 
 /** `mam-tui usage --json`: tokens summed per folder (fields may be added). */
 export interface UsageJson {

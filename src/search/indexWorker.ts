@@ -2,6 +2,7 @@
 // opens `$MAM_HOME/search.db`, reads the agents' files into it and answers queries, so a build
 // of thousands of conversations never holds the dashboard's event loop. Jobs run one at a time,
 // in the order they came.
+import os from 'node:os';
 import {parentPort, workerData} from 'node:worker_threads';
 import {ADAPTERS} from '../adapters/index.js';
 import type {AdapterContext} from '../adapters/types.js';
@@ -29,7 +30,7 @@ function serve(setup: WorkerSetup, port: NonNullable<typeof parentPort>): void {
 					port.close();
 					return;
 				}
-				const value = request.kind === 'sync' ? await syncIndex(deps(store), request.only) : await searchConversations(deps(store), request.query, request.options);
+				const value = request.kind === 'usage' ? store.usages() : request.kind === 'sync' ? await syncIndex(deps(store), request.only) : await searchConversations(deps(store), request.query, request.options);
 				post({kind: 'done', id: request.id, value});
 			} catch (error) {
 				post({kind: 'failed', id: request.id, message: messageOf(error)});
@@ -38,4 +39,21 @@ function serve(setup: WorkerSetup, port: NonNullable<typeof parentPort>): void {
 	});
 }
 
-if (parentPort) serve(workerData as WorkerSetup, parentPort);
+/**
+ * On Linux a nice value belongs to a thread, and setpriority(0) names the calling one: the build
+ * then takes only what the dashboard's thread leaves (2 cores, agents and their panes besides).
+ * Elsewhere it would lower the whole process, so it is left alone.
+ */
+function yieldCpuToTheDashboard(): void {
+	if (process.platform !== 'linux') return;
+	try {
+		os.setPriority(0, 19);
+	} catch {
+		// not allowed here: the build runs at the dashboard's priority
+	}
+}
+
+if (parentPort) {
+	yieldCpuToTheDashboard();
+	serve(workerData as WorkerSetup, parentPort);
+}

@@ -7,6 +7,7 @@ import {keepingReadConnections} from '../system/sqliteRead.js';
 import type {AgentId, Conversation} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import type {IndexedConversation, QueryFilter, RawHit, SearchStore} from './store.js';
+import {addTokenUsage} from '../domain/usage.js';
 
 export interface SearchDeps {
 	readonly context: AdapterContext;
@@ -286,14 +287,7 @@ export function usageByFolder(conversations: readonly IndexedConversation[]): Ma
 		entry.conversations++;
 		if (c.usage) {
 			entry.known++;
-			const u = entry.usage;
-			const add = (a: number | undefined, b: number | undefined) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0));
-			const sum: {input?: number; output?: number; cacheRead?: number; cacheWrite?: number} = {};
-			for (const k of ['input', 'output', 'cacheRead', 'cacheWrite'] as const) {
-				const v = add(u?.[k], c.usage[k]);
-				if (v !== undefined) sum[k] = v;
-			}
-			entry.usage = sum;
+			entry.usage = addTokenUsage(entry.usage, c.usage);
 		}
 		out.set(c.cwd, entry);
 	}

@@ -241,6 +241,11 @@ export class SearchStore {
 		return (this.stmt('SELECT * FROM conv').all() as ConvRow[]).map(rowToConversation);
 	}
 
+	/** Every conversation's recorded tokens, by `agent:id` (those whose agent records none are absent). */
+	usages(): [string, TokenUsage][] {
+		return (this.stmt('SELECT agent, id, usage FROM conv WHERE usage IS NOT NULL').all() as {agent: string; id: string; usage: string}[]).map(r => [`${r.agent}:${r.id}`, JSON.parse(r.usage) as TokenUsage]);
+	}
+
 	/**
 	 * Record what was read of a conversation: its facts, where the next read starts, and the new
 	 * messages (after dropping the old ones when the source was rewritten).

@@ -4,6 +4,7 @@
 import {createRequire} from 'node:module';
 import {pathToFileURL} from 'node:url';
 import {Worker} from 'node:worker_threads';
+import type {TokenUsage} from '../adapters/types.js';
 import type {Conversation} from '../domain/types.js';
 import {configureSqliteHere} from '../system/sqlite.js';
 import type {SearchHit, SearchOptions, SyncStats} from './search.js';
@@ -20,6 +21,7 @@ export interface WorkerSetup {
 export type WorkerRequest =
 	| {readonly kind: 'sync'; readonly id: number; readonly only?: readonly Conversation[]}
 	| {readonly kind: 'search'; readonly id: number; readonly query: string; readonly options: SearchOptions}
+	| {readonly kind: 'usage'; readonly id: number}
 	| {readonly kind: 'close'; readonly id: number};
 
 /** A request before it is numbered. */
@@ -35,6 +37,8 @@ export interface IndexWorker {
 	/** Bring the index up to date (every conversation, or only these). */
 	sync(only?: readonly Conversation[]): Promise<SyncStats>;
 	search(query: string, options: SearchOptions): Promise<SearchHit[]>;
+	/** Every indexed conversation's tokens, by `agent:id`. */
+	usage(): Promise<Map<string, TokenUsage>>;
 	/** Finish the jobs sent, close the index, end the thread. */
 	close(): Promise<void>;
 }
@@ -84,6 +88,7 @@ export function startIndexWorker(setup: WorkerSetup, warn: (line: string) => voi
 	return {
 		sync: only => ask<SyncStats>({kind: 'sync', ...(only ? {only} : {})}),
 		search: (query, options) => ask<SearchHit[]>({kind: 'search', query, options}),
+		usage: async () => new Map(await ask<[string, TokenUsage][]>({kind: 'usage'})),
 		async close() {
 			if (ended) return;
 			const done = ask<void>({kind: 'close'}).catch(() => undefined);

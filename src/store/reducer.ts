@@ -1,3 +1,4 @@
+import type {TokenUsage} from '../domain/usage.js';
 import type {Conversation, Finding, MuxHealth, Pane, SessionRecord} from '../domain/types.js';
 import {assertNever} from '../domain/result.js';
 import {visibleConversations} from './conversations.js';
@@ -35,6 +36,7 @@ export type Action =
 	| {readonly type: 'conversations/all'; readonly conversations: readonly Conversation[]}
 	| {readonly type: 'conversations/textHits'; readonly query: string; readonly snippets: ReadonlyMap<string, string>; readonly all?: boolean; readonly hidden?: readonly Conversation[]}
 	| {readonly type: 'conversations/toggleAll'}
+	| {readonly type: 'conversations/usage'; readonly usage: ReadonlyMap<string, TokenUsage>}
 	| {readonly type: 'stop/open'; readonly dialog: StopDialog}
 	| {readonly type: 'stop/close'}
 	| {readonly type: 'park/open'; readonly dialog: ParkDialog}
@@ -239,6 +241,8 @@ function reduce(state: AppState, action: Action): AppState {
 			return clampAll({...state, allConversations: action.conversations}, state);
 		case 'conversations/textHits':
 			return clampAll({...state, textHits: {query: action.query, snippets: action.snippets, ...(action.all ? {all: true, hidden: action.hidden ?? []} : {})}}, state);
+		case 'conversations/usage':
+			return {...state, conversationUsage: action.usage};
 		case 'conversations/toggleAll':
 			return {...state, ui: {...state.ui, conversationsAll: !state.ui.conversationsAll, conversationsCursor: 0}};
 		case 'stop/open':

@@ -141,6 +141,8 @@ export interface SessionsView {
 	readonly live: AppState['live'];
 	readonly findings: AppState['findings'];
 	readonly detail: AppState['detail'];
+	/** Tokens by `agent:id` (the detail panel's line). */
+	readonly usage?: AppState['conversationUsage'];
 	readonly ui: Pick<UiState, 'mode' | 'filter' | 'cursor' | 'marked'>;
 	/** For the empty list: agent panes running outside the registry. */
 	readonly untracked: UntrackedSummary;
@@ -155,7 +157,7 @@ export interface SessionsView {
 /** The sessions screen's slice (a new object each call: compare with `sameSessionsView`). */
 export function selectSessionsView(state: AppState): SessionsView {
 	const {mode, filter, cursor, marked} = state.ui;
-	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0, hosts: state.hosts, memo: state.memo};
+	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, usage: state.conversationUsage, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0, hosts: state.hosts, memo: state.memo};
 }
 
 /** True when the sessions screen would render the same: every field it reads is the same by identity. */
@@ -165,6 +167,7 @@ export function sameSessionsView(a: SessionsView, b: SessionsView): boolean {
 		a.live === b.live &&
 		a.findings === b.findings &&
 		a.detail === b.detail &&
+		a.usage === b.usage &&
 		a.ui.mode === b.ui.mode &&
 		a.ui.filter === b.ui.filter &&
 		a.ui.cursor === b.ui.cursor &&

@@ -1,3 +1,4 @@
+import type {TokenUsage} from '../domain/usage.js';
 import type {AgentId, AuditRecord, Conversation, Finding, LiveStatus, MuxHealth, Pane, ResumeState, SessionRecord} from '../domain/types.js';
 
 export type ListMode = 'sessions' | 'findings' | 'conversations' | 'trash';
@@ -211,6 +212,8 @@ export interface AppState {
 	readonly trash: readonly TrashRow[] | null;
 	/** Conversations whose message text matches the conversations view's search, for that text (the search index's answer). */
 	readonly textHits: TextHits | null;
+	/** Tokens each conversation used, by `agent:id`, from the search index; null until it was read. */
+	readonly conversationUsage: ReadonlyMap<string, TokenUsage> | null;
 	readonly trashEmpty: TrashEmptyDialog | null;
 	/** config.yaml's hosts and how each is reached; empty: this machine only. */
 	readonly hosts: readonly HostRow[];
@@ -284,6 +287,7 @@ export function initialState(overrides: Partial<AppState> = {}): AppState {
 		allConversations: null,
 		trash: null,
 		textHits: null,
+		conversationUsage: null,
 		trashEmpty: null,
 		hosts: [],
 		remote: {},

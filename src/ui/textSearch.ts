@@ -48,8 +48,20 @@ export function startTextSearch(deps: TextSearchDeps): () => void {
 		index ??= deps.startIndex();
 		job(index).catch((error: unknown) => deps.logger.warn(`search index: ${what} failed: ${messageOf(error)}`));
 	};
+	// The tokens column and the folder sums come from the index: read again after each change.
+	const readUsage = async (i: IndexWorker) => {
+		const usage = await i.usage();
+		if (!stopped) deps.store.dispatch({type: 'conversations/usage', usage});
+	};
 	// The first build (or catching up after a while away) starts once the first frames are drawn.
-	const build = setTimeout(() => run('build', async i => void (await i.sync())), BUILD_DELAY_MS);
+	const build = setTimeout(
+		() =>
+			run('build', async i => {
+				await i.sync();
+				await readUsage(i);
+			}),
+		BUILD_DELAY_MS,
+	);
 
 	const seen = new Map<string, number>();
 	let lastList: readonly Conversation[] | undefined;
@@ -63,7 +75,10 @@ export function startTextSearch(deps: TextSearchDeps): () => void {
 			lastList = state.conversations;
 			const changed = state.conversations.filter(c => seen.get(`${c.agent}:${c.id}`) !== c.updatedAt);
 			for (const c of changed) seen.set(`${c.agent}:${c.id}`, c.updatedAt);
-			if (changed.length > 0) run('update', async i => void (await i.sync(changed)));
+			if (changed.length > 0)
+				run('update', async i => {
+					if ((await i.sync(changed)).read > 0) await readUsage(i);
+				});
 		}
 		const query = state.ui.conversationFilter.trim();
 		const all = state.ui.conversationsAll;
