@@ -6,7 +6,7 @@ import {execa} from 'execa';
 import {stringify} from 'yaml';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import type {HostConfig} from '../../src/config/hosts.js';
-import {buildScenario, type DemoScenario} from '../../src/demo/scenario.js';
+import type {DemoScenario} from '../../src/demo/scenario.js';
 import {reapSandbox} from '../../src/demo/reaper.js';
 import {createSandbox, removeSandboxDirs, type Sandbox} from '../../src/demo/sandbox.js';
 import {PROJECTS} from '../../src/demo/sampleData.js';
@@ -54,6 +54,9 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		sandbox = createSandbox(process.env, process.pid + 70_000);
 		const world = createWorld({mux: 'tmux', tmuxSocket: sandbox.tmuxName, json: false, verbose: false}, sandbox.env);
 		try {
+			// From the build: its stand-ins find their script beside it (built from source, the
+			// stand-in's path does not exist and every demo pane would end at once).
+			const {buildScenario} = (await import(path.join(REPO, 'dist/src/demo/scenario.js'))) as typeof import('../../src/demo/scenario.js');
 			scenario = await buildScenario(sandbox, {processes: world.processes, ctx: {...world.adapterContext(), exec: sandbox.exec}});
 		} finally {
 			world.close();
@@ -106,9 +109,11 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 	it('--host runs stop there, with its live steps, and both sides keep an audit record', async () => {
 		const run = await cli(['--host', 'devbox', 'stop', 'claude-live', '--json', '--grace', '3', '--kill-wait', '2']);
 		expect(run.stderr).toBe('');
-		const body = JSON.parse(run.stdout) as {ok: boolean; steps: {step: string; state: string}[]};
+		const body = JSON.parse(run.stdout) as {ok: boolean; endedBy: string; captured: unknown[]; steps: {step: string; state: string}[]};
 		expect(body.ok).toBe(true);
 		expect(body.steps.length).toBeGreaterThan(0);
+		// A live agent there, ended by its exit input typed into its pane on the host.
+		expect(body).toMatchObject({endedBy: 'exit-input', captured: [expect.objectContaining({name: 'claude'})]});
 		const remote = Registry.open(scenario.registryPath);
 		try {
 			expect(remote.list().find(s => s.name === 'claude-live')?.status).toBe('stopped');
@@ -380,8 +385,8 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		const cwd = path.join(sandbox.work, PROJECTS.claude);
 		const id = scenario.ids.claudeLoose;
 		const tmuxThere = (args: readonly string[]) => execa('tmux', ['-L', sandbox.tmuxName, ...args], {env: sandbox.env, extendEnv: false});
-		// The host's claude: a stand-in that stays idle (the demo's cycles), from the build (the
-		// scenario built from source installs one whose script path does not exist), in a new pane.
+		// The host's claude from now on: a stand-in that stays idle (the demo's cycles idle, working,
+		// blocked), in a new pane.
 		installStandin({binDir: sandbox.bin, name: 'claude', script: path.join(REPO, 'dist/src/demo/standin.js'), options: {statusScreen: true, startState: 'idle', artifactHome: sandbox.home}});
 		const made = await tmuxThere(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', cwd, '--', 'claude', '--resume', id]);
 		const pane = made.stdout.trim();
