@@ -3,8 +3,8 @@ import path from 'node:path';
 import {optionalOption, secondsOption} from '../actions/cliSupport.js';
 import {formatBytes} from '../actions/format.js';
 import {worldActions, type ActionsFactory} from '../actions/fromWorld.js';
-import {parkSessions, type ParkResult, type ParkSelection, type ParkStep} from '../actions/park.js';
-import {wakeSessions, type WakeResult} from '../actions/wake.js';
+import type {ParkResult, ParkSelection, ParkStep} from '../actions/park.js';
+import type {WakeResult} from '../actions/wake.js';
 import {CliError, EXIT} from '../domain/exitCodes.js';
 import type {Command} from './commands.js';
 import {errOut, out, outJson} from './output.js';
@@ -67,10 +67,11 @@ export function createParkCommand(makeActions: ActionsFactory): Command {
 			const selection = parkSelection(values, positionals);
 			const soakMs = secondsOption(values, 'soak');
 			const graceMs = secondsOption(values, 'grace');
-			const {deps, dispose} = makeActions(world);
+			// Through the actions, not parkSessions: with --host they are that host's (its checks run there).
+			const {actions, dispose} = makeActions(world);
 			const onStep = pauseHook(world.env);
 			try {
-				const results = await parkSessions(deps, selection, {
+				const results = await actions.park(selection, {
 					...(onStep ? {onStep} : {}),
 					dryRun: values['dry-run'] === true,
 					...(soakMs !== undefined ? {soakSeconds: soakMs / 1000} : {}),
@@ -103,9 +104,9 @@ export function createWakeCommand(makeActions: ActionsFactory): Command {
 			if (all && positionals.length > 0) throw new CliError('wake: give session NAMEs or --all, not both', EXIT.usage);
 			if (!all && positionals.length === 0) throw new CliError('wake: which sessions? give NAMEs or --all', EXIT.usage);
 			if (cwd !== undefined && !all) throw new CliError('wake: --cwd goes with --all', EXIT.usage);
-			const {deps, dispose} = makeActions(world);
+			const {actions, dispose} = makeActions(world);
 			try {
-				const results = await wakeSessions(deps, all ? {all: true, ...(cwd !== undefined ? {cwd: path.resolve(cwd)} : {})} : {names: positionals});
+				const results = await actions.wake(all ? {all: true, ...(cwd !== undefined ? {cwd: path.resolve(cwd)} : {})} : {names: positionals});
 				if (world.options.json) outJson({version: 1, results});
 				else if (results.length === 0) out('nothing is parked');
 				else for (const r of results) (r.outcome === 'woken' ? out : errOut)(formatWakeResult(r));

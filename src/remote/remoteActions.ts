@@ -63,7 +63,7 @@ export function remoteActions(connection: HostConnection, audit: (entry: AuditEn
 		trashList: () => call('trash.list', {}, null),
 		trashEmptyOne: purgeId => call('trash.empty', {purgeId}, null),
 		async park(selection, options = {}) {
-			const result = await call<readonly ParkResult[]>('park', {selection, ...(options.dryRun ? {dryRun: true} : {}), ...(options.graceMs ? {graceMs: options.graceMs} : {})}, null);
+			const result = await call<readonly ParkResult[]>('park', {selection, ...(options.dryRun ? {dryRun: true} : {}), ...(options.graceMs ? {graceMs: options.graceMs} : {}), ...(options.soakSeconds !== undefined ? {soakSeconds: options.soakSeconds} : {})}, null);
 			if (result.ok) return result.value;
 			const who = 'names' in selection ? selection.names : [`${host}: sessions idle over ${selection.idleOverSeconds} s`];
 			return who.map(session => ({session, outcome: 'refused', check: 'host', why: result.error.message}) as const);

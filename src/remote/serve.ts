@@ -74,7 +74,9 @@ function parkSelectionOf(raw: unknown): ParkSelection {
 
 function parkOptionsOf(params: Record<string, unknown>): ParkOptions {
 	const graceMs = optionalMs(params, 'graceMs');
-	return {...(params['dryRun'] === true ? {dryRun: true} : {}), ...(graceMs ? {graceMs} : {})};
+	const soak = params['soakSeconds'];
+	if (soak !== undefined && (typeof soak !== 'number' || !Number.isFinite(soak) || soak < 0 || soak > 86_400)) throw new ParamError('soakSeconds must be seconds');
+	return {...(params['dryRun'] === true ? {dryRun: true} : {}), ...(graceMs ? {graceMs} : {}), ...(typeof soak === 'number' ? {soakSeconds: soak} : {})};
 }
 
 function wakeSelectionOf(raw: unknown): WakeSelection {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -5,9 +6,11 @@ import {execa} from 'execa';
 import {stringify} from 'yaml';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import type {HostConfig} from '../../src/config/hosts.js';
-import {buildScenario, type DemoScenario} from '../../src/demo/scenario.js';
+import type {DemoScenario} from '../../src/demo/scenario.js';
 import {reapSandbox} from '../../src/demo/reaper.js';
 import {createSandbox, removeSandboxDirs, type Sandbox} from '../../src/demo/sandbox.js';
+import {PROJECTS} from '../../src/demo/sampleData.js';
+import {installStandin} from '../../src/demo/installStandin.js';
 import {Registry} from '../../src/registry/registry.js';
 import {HostConnection} from '../../src/remote/client.js';
 import {sshChannel, type Channel} from '../../src/remote/channel.js';
@@ -16,7 +19,7 @@ import {createWorld} from '../../src/world/world.js';
 import {runCli} from '../helpers/cli.js';
 import {eventually} from '../helpers/poll.js';
 import {tempDir} from '../helpers/tmp.js';
-import {freePort, sshdAvailable, startSshd, type SshServer} from './support/sshd.js';
+import {freePort, REPO, sshdAvailable, startSshd, type SshServer} from './support/sshd.js';
 import {CLI, E2eTmux} from '../e2e/support/tmuxScreen.js';
 
 /**
@@ -51,6 +54,9 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		sandbox = createSandbox(process.env, process.pid + 70_000);
 		const world = createWorld({mux: 'tmux', tmuxSocket: sandbox.tmuxName, json: false, verbose: false}, sandbox.env);
 		try {
+			// From the build: its stand-ins find their script beside it (built from source, the
+			// stand-in's path does not exist and every demo pane would end at once).
+			const {buildScenario} = (await import(path.join(REPO, 'dist/src/demo/scenario.js'))) as typeof import('../../src/demo/scenario.js');
 			scenario = await buildScenario(sandbox, {processes: world.processes, ctx: {...world.adapterContext(), exec: sandbox.exec}});
 		} finally {
 			world.close();
@@ -103,9 +109,11 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 	it('--host runs stop there, with its live steps, and both sides keep an audit record', async () => {
 		const run = await cli(['--host', 'devbox', 'stop', 'claude-live', '--json', '--grace', '3', '--kill-wait', '2']);
 		expect(run.stderr).toBe('');
-		const body = JSON.parse(run.stdout) as {ok: boolean; steps: {step: string; state: string}[]};
+		const body = JSON.parse(run.stdout) as {ok: boolean; endedBy: string; captured: unknown[]; steps: {step: string; state: string}[]};
 		expect(body.ok).toBe(true);
 		expect(body.steps.length).toBeGreaterThan(0);
+		// A live agent there, ended by its exit input typed into its pane on the host.
+		expect(body).toMatchObject({endedBy: 'exit-input', captured: [expect.objectContaining({name: 'claude'})]});
 		const remote = Registry.open(scenario.registryPath);
 		try {
 			expect(remote.list().find(s => s.name === 'claude-live')?.status).toBe('stopped');
@@ -370,6 +378,67 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		} finally {
 			await tmux.kill();
 			writeConfig([entry(devbox)]);
+		}
+	});
+
+	it('park and wake on the host over the channel: the checks run there, and the session wakes there', async () => {
+		const cwd = path.join(sandbox.work, PROJECTS.claude);
+		const id = scenario.ids.claudeLoose;
+		const tmuxThere = (args: readonly string[]) => execa('tmux', ['-L', sandbox.tmuxName, ...args], {env: sandbox.env, extendEnv: false});
+		// The host's claude from now on: a stand-in that stays idle (the demo's cycles idle, working,
+		// blocked), in a new pane.
+		installStandin({binDir: sandbox.bin, name: 'claude', script: path.join(REPO, 'dist/src/demo/standin.js'), options: {statusScreen: true, startState: 'idle', artifactHome: sandbox.home}});
+		const made = await tmuxThere(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', cwd, '--', 'claude', '--resume', id]);
+		const pane = made.stdout.trim();
+		const remote = Registry.open(scenario.registryPath);
+		try {
+			remote.insert({name: 'claude-idle', agent: 'claude', cwd, mux: 'tmux', paneId: pane, agentSessionId: id, status: 'running', epoch: Date.now()});
+			// An agent at work is refused by the check the host runs on its own pane, and left as it was.
+			const busyPane = (await tmuxThere(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', cwd, '-e', `MAM_STANDIN_OPTIONS=${JSON.stringify({startState: 'working'})}`, '--', 'claude', '--resume', crypto.randomUUID()])).stdout.trim();
+			remote.insert({name: 'claude-busy', agent: 'claude', cwd, mux: 'tmux', paneId: busyPane, agentSessionId: crypto.randomUUID(), status: 'running', epoch: Date.now()});
+			const busy = await eventually(
+				'claude-busy refused as working',
+				async () => {
+					const run = await cli(['--host', 'devbox', 'park', 'claude-busy', '--json', '--soak', '1']);
+					const result = (JSON.parse(run.stdout) as {results: {outcome: string; check?: string; why?: string}[]}).results[0];
+					return result?.check === 'idle' ? {run, result} : undefined;
+				},
+				{timeoutMs: 20_000},
+			);
+			expect(busy.run.exitCode).toBe(1);
+			expect(busy.result).toMatchObject({outcome: 'refused', check: 'idle'});
+			expect(remote.list().find(r => r.name === 'claude-busy')?.status).toBe('running');
+			expect((await tmuxThere(['list-panes', '-a', '-F', '#{pane_id}'])).stdout.split('\n')).toContain(busyPane);
+			// The idle one parks there (retried while its first second of idle soaks).
+			const parked = await eventually(
+				'claude-idle parked on the host',
+				async () => {
+					const run = await cli(['--host', 'devbox', 'park', 'claude-idle', '--json', '--soak', '1', '--grace', '5']);
+					const result = (JSON.parse(run.stdout) as {results: {outcome: string; check?: string}[]}).results[0];
+					return result?.outcome === 'parked' ? result : result?.check === 'soak' || result?.check === 'idle' ? undefined : (() => { throw new Error(run.stdout); })();
+				},
+				{timeoutMs: 30_000},
+			);
+			expect(parked).toMatchObject({outcome: 'parked'});
+			expect(remote.list().find(r => r.name === 'claude-idle')?.status).toBe('parked');
+			expect(remote.auditLog('claude-idle').some(a => a.action === 'park' && a.outcome === 'ok')).toBe(true);
+			await eventually('the parked pane gone there', async () => (!(await tmuxThere(['list-panes', '-a', '-F', '#{pane_id}'])).stdout.split('\n').includes(pane) ? true : undefined));
+			const mine = Registry.open(path.join(localState, 'registry.db'));
+			try {
+				expect(mine.auditLog().filter(a => a.action === 'remote:park').map(a => a.outcome)).toEqual(expect.arrayContaining(['started', 'ok']));
+			} finally {
+				mine.close();
+			}
+			// Wake: a new pane on the host, on the same conversation.
+			const woke = await cli(['--host', 'devbox', 'wake', 'claude-idle', '--json'], 60_000);
+			const result = (JSON.parse(woke.stdout) as {results: {outcome: string; paneId?: string; argv?: string[]}[]}).results[0];
+			expect(result).toMatchObject({outcome: 'woken'});
+			expect(result?.argv).toEqual(expect.arrayContaining([id]));
+			const row = remote.list().find(r => r.name === 'claude-idle');
+			expect(row).toMatchObject({status: 'running', paneId: result?.paneId});
+			expect((await tmuxThere(['list-panes', '-a', '-F', '#{pane_id}'])).stdout.split('\n')).toContain(result?.paneId);
+		} finally {
+			remote.close();
 		}
 	});
 });
