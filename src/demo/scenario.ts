@@ -155,7 +155,7 @@ function sessionRows(work: string, ids: SampleIds, panes: Panes, stray: ProcessR
 		stopped('codex-old', 'codex', PROJECTS.codex, ids.codexOld, now - 27 * HOUR),
 		stopped('opencode-old', 'opencode', PROJECTS.opencode, ids.opencodeOld, now - 51 * HOUR),
 		stopped('hermes-done', 'hermes', PROJECTS.hermes, ids.hermesDone, now - 31 * HOUR),
-		// Three parks: the status bar sums them (3 parked · 2.1 GB freed).
+		// Three parks: the status bar sums them ("3 parked, 2.1 GB freed").
 		parked('claude-parked', 'claude', PROJECTS.claude, ids.claudeParked, 40 * 60_000, 812, 52),
 		parked('codex-parked', 'codex', PROJECTS.codex, ids.codexParked, 90 * 60_000, 731, 47),
 		parked('gemini-parked', 'gemini', PROJECTS.gemini, ids.geminiParked, 2 * HOUR, 611, 65),
