@@ -1,6 +1,6 @@
 import type {Actions} from '../actions/index.js';
 import type {HostConfig} from '../config/hosts.js';
-import type {AgentId, LiveStatus, ResumeState, SessionRecord, SessionStatus} from '../domain/types.js';
+import {SESSION_STATUSES, type AgentId, type LiveStatus, type ResumeState, type SessionRecord, type SessionStatus} from '../domain/types.js';
 import type {AuditEntry} from '../registry/registry.js';
 import type {Action} from '../store/reducer.js';
 import type {HostRow, RemoteRows, SessionLive} from '../store/state.js';
@@ -25,7 +25,6 @@ export interface HubDeps {
 	readonly open?: (host: HostConfig) => Channel;
 }
 
-const STATUSES: readonly SessionStatus[] = ['running', 'stopped', 'purged'];
 const LIVE: readonly LiveStatus[] = ['working', 'blocked', 'idle', 'done', 'unknown', 'exited', 'stopped'];
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
@@ -64,7 +63,7 @@ export function rowsOf(host: string, view: HostView, ids: Map<string, number>, n
 		}
 		const bare = text(s['name']);
 		const status = text(s['status']) as SessionStatus | null;
-		if (bare === null || status === null || !STATUSES.includes(status)) continue;
+		if (bare === null || status === null || !(SESSION_STATUSES as readonly string[]).includes(status)) continue;
 		const name = `${host}:${bare}`;
 		let id = ids.get(name);
 		if (id === undefined) ids.set(name, (id = nextId()));

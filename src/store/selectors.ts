@@ -81,9 +81,9 @@ export function countsByStatus(sessions: readonly SessionRecord[]): Record<Sessi
 	return counts;
 }
 
-/** What a parked row's park freed (bytes), for the list; undefined for any other row. */
+/** What a parked row's park freed (bytes), for the list; undefined for any other row, and for a host's (its record stays there). */
 export function parkedFreed(row: SessionRecord): number | undefined {
-	return row.status === 'parked' ? (parkedExtra.read(row.extra)?.freedBytes ?? 0) : undefined;
+	return row.status === 'parked' ? parkedExtra.read(row.extra)?.freedBytes : undefined;
 }
 
 /** The status bar's "3 parked · 2.1 GB freed": parked rows and the memory their parks freed. */

@@ -62,6 +62,18 @@ describe("a row's action goes to its machine", () => {
 });
 
 describe("a host's rows in the store", () => {
+	it('keep every status the host reports, parked included', () => {
+		const ids = new Map<string, number>();
+		let n = 0;
+		const sessions = (['running', 'stopped', 'parked'] as const).map(status => ({name: status, agent: 'codex', status, cwd: '/r', epoch: '2026-01-01T00:00:00.000Z'}));
+		const rows = rowsOf('devbox', {registry: '', sessions, panes: [], findings: [], conversations: [], attention: [], mux: {kind: 'tmux', ok: true, message: ''}}, ids, () => --n);
+		expect(rows.sessions.map(s => [s.name, s.status])).toEqual([
+			['devbox:running', 'running'],
+			['devbox:stopped', 'stopped'],
+			['devbox:parked', 'parked'],
+		]);
+	});
+
 	it('come after local rows, keep local live data, and go when the host is removed', () => {
 		const ids = new Map<string, number>();
 		let n = 0;
