@@ -6,6 +6,7 @@
  */
 import type {ComposerState} from '../adapters/types.js';
 import type {ProcessRef, SessionStatus, StatusDetection} from '../domain/types.js';
+import {SHELLS} from './stopCapture.js';
 
 /** The checks, in the order they are made (cheapest and most telling first). */
 export const PARK_CHECKS = ['registry', 'pane', 'focus', 'idle', 'soak', 'composer', 'work', 'pinned', 'resume'] as const;
@@ -95,7 +96,6 @@ export function judgePark(facts: ParkFacts): ParkRefusal | undefined {
 /** How close to the agent's own start a helper must start to count as resident (MCP servers start with it). */
 export const RESIDENT_START_TICKS = 15 * 100;
 
-const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
 
 export interface WorkRules {
 	/** The adapter's resident children (names or argv words: codex `app-server`, opencode `serve`). */

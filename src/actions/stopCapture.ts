@@ -9,7 +9,8 @@ import type {ActionDeps} from './types.js';
 // Step 0 of a stop (SPEC 6.2): capture the session's process tree with start times, and the
 // checks every later step makes against it (does the pane still hold that tree?).
 
-const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
+/** Shells a pane or a tool starts; their child is the work, not the shell. */
+export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
 /**
  * The agent in the captured tree: the adapter's process, else (under a shell) the shell's first
  * child, else a non-shell root. Undefined when the pane only holds a shell: nothing to stop there.

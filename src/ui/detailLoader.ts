@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import type {AgentAdapter, AdapterContext} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import type {ProcessRef, SessionRecord} from '../domain/types.js';
@@ -10,6 +9,7 @@ import type {AppState, DetailProcess, PlanView, SessionDetail} from '../store/st
 import type {Store} from '../store/store.js';
 import type {Logger} from '../system/logger.js';
 import {processTree, type ProcessTable} from '../system/processes.js';
+import {bootSeconds} from '../system/procTime.js';
 
 export interface DetailDeps {
 	readonly store: Store<AppState, Action>;
@@ -31,15 +31,6 @@ export const OUTPUT_REFRESH_MS = 2000;
 const TICKS_PER_SECOND = 100;
 
 /** When the machine booted (ms), from /proc/stat; undefined where there is none. */
-function bootTimeMs(): number | undefined {
-	try {
-		const line = /^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'));
-		return line?.[1] ? Number(line[1]) * 1000 : undefined;
-	} catch {
-		return undefined;
-	}
-}
-
 /** The pane's tree, root first, each with its depth and wall-clock start. */
 export function detailProcesses(tree: readonly ProcessRef[], bootMs: number | undefined): DetailProcess[] {
 	const depth = new Map<number, number>();
@@ -86,7 +77,7 @@ async function load(deps: DetailDeps, session: SessionRecord): Promise<SessionDe
 		}
 		detail.plan = await planFor(adapter, deps.context, session);
 		const pane = deps.store.getState().live[session.name]?.pane;
-		if (pane?.shellPid) detail.processes = detailProcesses(processTree(await deps.processes.list(), pane.shellPid), bootTimeMs());
+		if (pane?.shellPid) detail.processes = detailProcesses(processTree(await deps.processes.list(), pane.shellPid), bootMs());
 		if (pane && session.status === 'running') {
 			const mux = await deps.mux();
 			detail.output = await mux.readOutput(pane.id, OUTPUT_LINES);
@@ -155,4 +146,10 @@ export function startDetailLoader(deps: DetailDeps): () => void {
 		clearTimeout(timer);
 		clearInterval(outputTimer);
 	};
+}
+
+/** The boot time in milliseconds, for a process's start time (one meaning: procTime's). */
+function bootMs(): number | undefined {
+	const seconds = bootSeconds();
+	return seconds === null ? undefined : seconds * 1000;
 }
