@@ -21,7 +21,24 @@ const ioModules = [
 // lists: everything else under src/ is a layer above it (or beside it, where that would cycle).
 // cli, demo, ui and the composition roots sit on top: cli > actions > sync > world > mux/registry/
 // adapters/config > system/domain. drift and store are pure: no I/O module, no I/O layer.
-const SRC_FOLDERS = ['actions', 'adapters', 'cli', 'config', 'demo', 'domain', 'drift', 'mux', 'registry', 'remote', 'search', 'store', 'sync', 'system', 'ui', 'world'];
+const SRC_FOLDERS = [
+	'actions',
+	'adapters',
+	'cli',
+	'config',
+	'demo',
+	'domain',
+	'drift',
+	'mux',
+	'registry',
+	'remote',
+	'search',
+	'store',
+	'sync',
+	'system',
+	'ui',
+	'world',
+];
 const MAY_IMPORT = {
 	domain: [],
 	system: ['domain'],
@@ -61,11 +78,15 @@ const NAMED_EXPORTS = {selector: 'ExportDefaultDeclaration', message: 'Use named
 // Issue 27: no module-level mutable state in product code. A cache or a flag lives in the object
 // that owns its lifetime (the refresh, the drift memo, the store's memo, a listing, a connection);
 // a module-level Map or Set is a constant, declared ReadonlyMap/ReadonlySet so nothing writes it.
-const STATE_MESSAGE = 'No module-level mutable state: keep it in the object that owns its lifetime (the refresh, a memo, the store). Constants are ReadonlyMap/ReadonlySet.';
+const STATE_MESSAGE =
+	'No module-level mutable state: keep it in the object that owns its lifetime (the refresh, a memo, the store). Constants are ReadonlyMap/ReadonlySet.';
 const topLevel = ['Program > ', 'Program > ExportNamedDeclaration > '];
 const moduleState = topLevel.flatMap(at => [
 	{selector: `${at}VariableDeclaration[kind=/^(let|var)$/]`, message: STATE_MESSAGE},
-	{selector: `${at}VariableDeclaration > VariableDeclarator > NewExpression[callee.name=/^(WeakMap|WeakSet|WeakRef|AsyncLocalStorage)$/]`, message: STATE_MESSAGE},
+	{
+		selector: `${at}VariableDeclaration > VariableDeclarator > NewExpression[callee.name=/^(WeakMap|WeakSet|WeakRef|AsyncLocalStorage)$/]`,
+		message: STATE_MESSAGE,
+	},
 	{
 		selector: `${at}VariableDeclaration > VariableDeclarator:not([id.typeAnnotation.typeAnnotation.typeName.name=/^Readonly(Map|Set)$/]) > NewExpression.init[callee.name=/^(Map|Set)$/]`,
 		message: STATE_MESSAGE,
@@ -81,7 +102,9 @@ function upward(folder) {
 	const banned = SRC_FOLDERS.filter(f => f !== folder && !allowed.includes(f));
 	// A module a folder may import from a banned one (registry/extra for drift) is un-ignored.
 	const exceptions = allowed.filter(a => a.includes('/')).map(a => `!**/${a}.js`);
-	return banned.length === 0 ? [] : [{group: [...banned.map(f => `**/${f}/**`), ...exceptions], message: `src/${folder} sits below these layers (eslint.config.js MAY_IMPORT).`}];
+	return banned.length === 0
+		? []
+		: [{group: [...banned.map(f => `**/${f}/**`), ...exceptions], message: `src/${folder} sits below these layers (eslint.config.js MAY_IMPORT).`}];
 }
 
 function layerBlocks() {

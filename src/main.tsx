@@ -91,7 +91,8 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	const registry = world.registry();
 	let sessions = registry.list();
 	// A park whose mam-tui was killed is finished (or let go) before the first frame.
-	if ((await settleInterruptedParks({registry, processes: world.processes, now: world.now, logger: world.logger}, sessions)).length > 0) sessions = registry.list();
+	if ((await settleInterruptedParks({registry, processes: world.processes, now: world.now, logger: world.logger}, sessions)).length > 0)
+		sessions = registry.list();
 	// The first frame comes straight from the registry; live data streams in after it.
 	const store = createStore(reducer, initialState({sessions, lastRefresh: world.now()}));
 	const watch = startRegistryWatch(world, store);
@@ -106,7 +107,15 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		audit: entry => bound.deps.registry.audit(entry),
 		logger: world.logger,
 	});
-	const actions = world.config.hosts.length > 0 ? routedActions(bound.actions, hub, () => store.getState().sessions, () => world.config.hosts.map(h => h.name)) : bound.actions;
+	const actions =
+		world.config.hosts.length > 0
+			? routedActions(
+					bound.actions,
+					hub,
+					() => store.getState().sessions,
+					() => world.config.hosts.map(h => h.name),
+				)
+			: bound.actions;
 	// Panes, live status, resume state and findings stream in from the supervisor.
 	const live = superviseWhenReady(mux(), {
 		store,
@@ -158,7 +167,11 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	const searchContext = world.adapterContext();
 	const stopTextSearch = startTextSearch({
 		store,
-		startIndex: () => startIndexWorker({stateDir: world.stateDir, home: searchContext.home, ownHome: searchContext.ownHome, env: {...searchContext.env}, tmpDir: searchContext.tmpDir}, line => world.logger.debug(line)),
+		startIndex: () =>
+			startIndexWorker(
+				{stateDir: world.stateDir, home: searchContext.home, ownHome: searchContext.ownHome, env: {...searchContext.env}, tmpDir: searchContext.tmpDir},
+				line => world.logger.debug(line),
+			),
 		logger: world.logger,
 	});
 	// Before the first frame: Ink then draws on the alternate screen from its first line.

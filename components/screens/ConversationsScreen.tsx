@@ -48,7 +48,11 @@ export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.
 		return (
 			<Box flexDirection="column">
 				{top}
-				<Text>{search ? 'No conversation matches the search (/ then esc clears it).' : 'No conversations found on disk here yet. A switches folders; c or esc goes back.'}</Text>
+				<Text>
+					{search
+						? 'No conversation matches the search (/ then esc clears it).'
+						: 'No conversations found on disk here yet. A switches folders; c or esc goes back.'}
+				</Text>
 			</Box>
 		);
 	}

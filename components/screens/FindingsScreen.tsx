@@ -50,7 +50,10 @@ export function FindingsScreen({findings, cursor, height, width}: FindingsScreen
 						<Text key={i} dimColor wrap="truncate">{`  ${e}`}</Text>
 					))}
 					{selected.candidates ? <Text wrap="truncate">{`candidates: ${selected.candidates.join(', ')}`}</Text> : null}
-					<Text color={selected.fix ? 'green' : 'yellow'}>{describeFix(selected.fix)}{selected.offer ? ` · ${selected.offer}` : ''}</Text>
+					<Text color={selected.fix ? 'green' : 'yellow'}>
+						{describeFix(selected.fix)}
+						{selected.offer ? ` · ${selected.offer}` : ''}
+					</Text>
 				</Box>
 			) : null}
 		</Box>

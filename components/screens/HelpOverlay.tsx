@@ -19,7 +19,9 @@ export function HelpOverlay({keymap, width, height}: HelpOverlayProps): React.JS
 	const perColumn = Math.ceil(entries.length / columns);
 	const columnWidth = Math.floor((width - 4) / columns) - (columns > 1 ? 1 : 0);
 	const lines = Array.from({length: perColumn}, (_, i) =>
-		Array.from({length: columns}, (_, c) => fit(entries[c * perColumn + i] ?? '', columnWidth)).join(' ').trimEnd(),
+		Array.from({length: columns}, (_, c) => fit(entries[c * perColumn + i] ?? '', columnWidth))
+			.join(' ')
+			.trimEnd(),
 	);
 	return (
 		<Box flexDirection="column" borderStyle="round" paddingX={1}>

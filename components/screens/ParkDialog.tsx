@@ -17,11 +17,18 @@ export function ParkDialog({dialog, againKey, height}: ParkDialogProps): React.J
 	if (count > room) names[room - 1] = `  … and ${count - room + 1} more`;
 	return (
 		<Box flexDirection="column" borderStyle="round" borderColor="blue" paddingX={1}>
-			<Text bold color="blue">{count === 1 ? `Park ${dialog.names[0] ?? ''}?` : `Park ${count} sessions?`}</Text>
+			<Text bold color="blue">
+				{count === 1 ? `Park ${dialog.names[0] ?? ''}?` : `Park ${count} sessions?`}
+			</Text>
 			{names.map((line, i) => (
-				<Text key={i} wrap="truncate">{line}</Text>
+				<Text key={i} wrap="truncate">
+					{line}
+				</Text>
 			))}
-			<Text wrap="wrap">Each is checked again first (idle long enough, empty composer, no dialog, no tool running, not in front of you, its conversation on disk), then typed its exit command only: one that does not exit is left running. enter or r wakes a parked session where it was.</Text>
+			<Text wrap="wrap">
+				Each is checked again first (idle long enough, empty composer, no dialog, no tool running, not in front of you, its conversation on disk), then typed
+				its exit command only: one that does not exit is left running. enter or r wakes a parked session where it was.
+			</Text>
 			<Text>
 				<Text bold>y</Text>
 				{` or ${againKey} parks ${count === 1 ? 'it' : `all ${count}`} · `}

@@ -48,7 +48,10 @@ export function PurgeDialog({dialog, home, width, height}: PurgeDialogProps): Re
 	const below = lines.length - (scroll + room);
 	return (
 		<Box flexDirection="column" borderStyle="double" borderColor="red" paddingX={1}>
-			<Text bold color="red">{`Purge ${dialog.targets.length === 1 ? dialog.targets[0] : `${dialog.targets.length} sessions`}: delete the conversation data below`}</Text>
+			<Text
+				bold
+				color="red"
+			>{`Purge ${dialog.targets.length === 1 ? dialog.targets[0] : `${dialog.targets.length} sessions`}: delete the conversation data below`}</Text>
 			{dialog.loading ? <Text>Reading the purge plan…</Text> : null}
 			{dialog.refusal ? (
 				<>

@@ -31,9 +31,9 @@ function EmptyState({filtered, untracked}: {readonly filtered: boolean; readonly
 				</Text>
 			) : null}
 			<Text>mam-tui lists the agent sessions in its registry. To get started:</Text>
-			<Text>  • press n (or run `mam-tui new --agent claude --cwd DIR`) to start one in a new pane,</Text>
-			<Text>  • or `mam-tui adopt --agent codex --id ID` to register a conversation you already have,</Text>
-			<Text>  • or `mam-tui demo` to try every key in a private sandbox.</Text>
+			<Text> • press n (or run `mam-tui new --agent claude --cwd DIR`) to start one in a new pane,</Text>
+			<Text> • or `mam-tui adopt --agent codex --id ID` to register a conversation you already have,</Text>
+			<Text> • or `mam-tui demo` to try every key in a private sandbox.</Text>
 			<Text dimColor>Press ? for the keys, q to quit.</Text>
 		</Box>
 	);
@@ -65,7 +65,21 @@ export function SessionsScreen({state, height, width, home, now, detailScroll = 
 	const textWidth = detailTextWidth(layout);
 	// Rebuilt only when what the panel shows changes, never on a keystroke elsewhere.
 	const lines = useMemo(
-		() => (selected ? detailLines({session: selected.record, live: selected.live, detail: state.detail, findings: selectedFindings, home, usage: state.usage?.get(`${selected.record.agent}:${selected.record.agentSessionId ?? ''}`), ...(selected.away ? {away: selected.away} : {})}, textWidth) : []),
+		() =>
+			selected
+				? detailLines(
+						{
+							session: selected.record,
+							live: selected.live,
+							detail: state.detail,
+							findings: selectedFindings,
+							home,
+							usage: state.usage?.get(`${selected.record.agent}:${selected.record.agentSessionId ?? ''}`),
+							...(selected.away ? {away: selected.away} : {}),
+						},
+						textWidth,
+					)
+				: [],
 		[selected?.record, selected?.live, selected?.away, state.detail, selectedFindings, home, textWidth, state.usage], // eslint-disable-line react-hooks/exhaustive-deps
 	);
 	const filterLine = filtering ? (
@@ -85,7 +99,16 @@ export function SessionsScreen({state, height, width, home, now, detailScroll = 
 	const {side, listWidth} = layout;
 	const detail = selected ? <DetailPanel lines={lines} scroll={detailScroll} height={layout.detailHeight} /> : null;
 	const table = (
-		<SessionTable rows={rows} cursor={cursor} height={layout.listRows} width={listWidth} home={home} marked={state.ui.marked} now={now} hosts={state.showHosts === true} />
+		<SessionTable
+			rows={rows}
+			cursor={cursor}
+			height={layout.listRows}
+			width={listWidth}
+			home={home}
+			marked={state.ui.marked}
+			now={now}
+			hosts={state.showHosts === true}
+		/>
 	);
 	return (
 		<Box flexDirection="column">

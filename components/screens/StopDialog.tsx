@@ -27,14 +27,20 @@ export function StopDialog({dialog, againKey, width, height}: StopDialogProps): 
 	if (count > room) names[room - 1] = `  … and ${count - room + 1} more`;
 	return (
 		<Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1}>
-			<Text bold color="yellow">{count === 1 ? `Stop ${dialog.targets[0]?.name ?? ''}?` : `Stop ${count} sessions?`}</Text>
+			<Text bold color="yellow">
+				{count === 1 ? `Stop ${dialog.targets[0]?.name ?? ''}?` : `Stop ${count} sessions?`}
+			</Text>
 			{names.map((line, i) => (
-				<Text key={i} wrap="truncate">{line}</Text>
+				<Text key={i} wrap="truncate">
+					{line}
+				</Text>
 			))}
 			<Text>Each stop goes step by step, shown live, and ends at the first step that works:</Text>
-			{steps.flatMap(step => wrapLine(`  ${step}`, inner)).map((line, i) => (
-				<Text key={`s${i}`}>{line.text}</Text>
-			))}
+			{steps
+				.flatMap(step => wrapLine(`  ${step}`, inner))
+				.map((line, i) => (
+					<Text key={`s${i}`}>{line.text}</Text>
+				))}
 			<Text>
 				<Text bold>y</Text>
 				{` or ${againKey} stops ${count === 1 ? 'it' : `all ${count}`} · `}

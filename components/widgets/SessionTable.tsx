@@ -73,7 +73,14 @@ function statusOf(record: SessionRecord, live: SessionLive | undefined): {text: 
 
 /** Memoised on the column widths: a keystroke does not rebuild the header. */
 const Header = React.memo(function Header({cols}: {readonly cols: Columns}): React.JSX.Element {
-	const cells = [...(cols.host ? [fit('HOST', cols.host)] : []), fit('NAME', cols.name), fit('AGENT', cols.agent), fit('PANE', cols.pane), fit('STATUS', cols.status), fit('RESUME', cols.resume)];
+	const cells = [
+		...(cols.host ? [fit('HOST', cols.host)] : []),
+		fit('NAME', cols.name),
+		fit('AGENT', cols.agent),
+		fit('PANE', cols.pane),
+		fit('STATUS', cols.status),
+		fit('RESUME', cols.resume),
+	];
 	if (cols.pin) cells.push(fit('PIN', cols.pin));
 	cells.push(fit('AGE', cols.age), fit('CWD', cols.cwd));
 	return <Text bold>{`   ${cells.join(' ')}`}</Text>;
@@ -108,8 +115,8 @@ const Row = React.memo(function Row({record, live, findings, selected, marked, c
 			{marked ? '*' : ' '}
 			<Text color="red">{findings > 0 ? '!' : ' '}</Text>
 			{cols.host ? `${fit(record.host ?? 'local', cols.host)} ` : ''}
-			{fit(record.host === undefined ? record.name : record.name.slice(record.host.length + 1), cols.name)} {fit(record.agent, cols.agent)} {fit(freed !== undefined ? memory(freed) : (record.paneId ?? EMPTY_CELL), cols.pane)}{' '}
-			<Text color={status.color}>{fit(status.text, cols.status)}</Text>{' '}
+			{fit(record.host === undefined ? record.name : record.name.slice(record.host.length + 1), cols.name)} {fit(record.agent, cols.agent)}{' '}
+			{fit(freed !== undefined ? memory(freed) : (record.paneId ?? EMPTY_CELL), cols.pane)} <Text color={status.color}>{fit(status.text, cols.status)}</Text>{' '}
 			<Text color={resume ? RESUME_COLOR[resume.kind] : undefined}>{fit(resumeText(resume), cols.resume)}</Text>
 			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? EMPTY_CELL, cols.pin)}` : ''} {fit(ageText, cols.age)}{' '}
 			{fit(shortenPath(record.cwd, home), cols.cwd)}

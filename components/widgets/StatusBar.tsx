@@ -27,11 +27,29 @@ export interface StatusBarProps {
 
 /** The status bar's slice; compare with `sameStatusView` (a keystroke that moves the cursor leaves it alone). */
 export function selectStatusView(state: AppState): StatusView {
-	return {mux: state.mux, sessions: state.sessions, findings: state.findings, lastRefresh: state.lastRefresh, notices: state.notices, ui: {mode: state.ui.mode}, needYou: needYouCount(state.sessions, state.live) + untrackedSummary(state).needYou, hosts: state.hosts};
+	return {
+		mux: state.mux,
+		sessions: state.sessions,
+		findings: state.findings,
+		lastRefresh: state.lastRefresh,
+		notices: state.notices,
+		ui: {mode: state.ui.mode},
+		needYou: needYouCount(state.sessions, state.live) + untrackedSummary(state).needYou,
+		hosts: state.hosts,
+	};
 }
 
 export function sameStatusView(a: StatusView, b: StatusView): boolean {
-	return a.mux === b.mux && a.sessions === b.sessions && a.findings.length === b.findings.length && a.lastRefresh === b.lastRefresh && a.notices === b.notices && a.ui.mode === b.ui.mode && a.needYou === b.needYou && a.hosts === b.hosts;
+	return (
+		a.mux === b.mux &&
+		a.sessions === b.sessions &&
+		a.findings.length === b.findings.length &&
+		a.lastRefresh === b.lastRefresh &&
+		a.notices === b.notices &&
+		a.ui.mode === b.ui.mode &&
+		a.needYou === b.needYou &&
+		a.hosts === b.hosts
+	);
 }
 
 function clock(ms: number | null): string {
@@ -77,7 +95,9 @@ export function StatusBar({state, keymap}: StatusBarProps): React.JSX.Element {
 					{n.level === 'error' ? `✗ ${n.text} (esc dismisses)` : n.text}
 				</Text>
 			))}
-			<Text dimColor wrap="truncate">{DIALOG_HINTS[state.ui.mode] ?? hintsFor(state.ui.mode, keymap)}</Text>
+			<Text dimColor wrap="truncate">
+				{DIALOG_HINTS[state.ui.mode] ?? hintsFor(state.ui.mode, keymap)}
+			</Text>
 		</Box>
 	);
 }

@@ -65,7 +65,12 @@ function ownerOf(deps: ActionDeps, mux: Multiplexer, pane: Pane): SessionRecord 
  * evidence names it; else the one pane whose agent, keeping no such evidence, runs in the
  * conversation's folder and wrote `id` since it started (two such panes: neither).
  */
-async function paneRunning(deps: ActionDeps, adapter: AgentAdapter, panes: readonly Pane[], id: string): Promise<{pane: Pane; evidence: PaneEvidence} | undefined> {
+async function paneRunning(
+	deps: ActionDeps,
+	adapter: AgentAdapter,
+	panes: readonly Pane[],
+	id: string,
+): Promise<{pane: Pane; evidence: PaneEvidence} | undefined> {
 	const recent: {pane: Pane; evidence: PaneEvidence}[] = [];
 	const agents = knownAdapters(deps);
 	for (const pane of panes) {
@@ -85,7 +90,11 @@ async function paneRunning(deps: ActionDeps, adapter: AgentAdapter, panes: reado
 function linkRow(deps: ActionDeps, mux: Multiplexer, row: SessionRecord, pane: Pane): SessionRecord {
 	return deps.registry.transaction(() => {
 		const current = deps.registry.getById(row.id) ?? row;
-		return deps.registry.update(row.id, {status: 'running', paneId: pane.id, mux: mux.kind, extra: withPaneServer(current.extra, pane.server)}, current.version);
+		return deps.registry.update(
+			row.id,
+			{status: 'running', paneId: pane.id, mux: mux.kind, extra: withPaneServer(current.extra, pane.server)},
+			current.version,
+		);
 	});
 }
 
@@ -109,7 +118,12 @@ export async function adoptConversation(deps: ActionDeps, request: AdoptRequest)
 		const owner = ownerOf(deps, live.mux, running.pane);
 		if (owner) return refusal('in-use', `conversation ${id.value} runs in pane ${running.pane.id}, which is already ${owner.name}'s`);
 		const linked = linkRow(deps, live.mux, existing, running.pane);
-		audit(deps, {session: linked.name, action: 'adopt', outcome: 'ok', detail: {agent: adapter.value.id, id: id.value, paneId: running.pane.id, evidence: running.evidence.seen}});
+		audit(deps, {
+			session: linked.name,
+			action: 'adopt',
+			outcome: 'ok',
+			detail: {agent: adapter.value.id, id: id.value, paneId: running.pane.id, evidence: running.evidence.seen},
+		});
 		return {ok: true, value: {session: linked, created: false, paneId: running.pane.id, evidence: running.evidence.seen}};
 	}
 	const state = await adapter.value.verify(deps.context, id.value);
@@ -132,7 +146,13 @@ export async function adoptConversation(deps: ActionDeps, request: AdoptRequest)
 		cwd: conversation.cwd,
 		agentSessionId: id.value,
 		...(live && running
-			? {status: 'running' as const, mux: live.mux.kind, paneId: running.pane.id, epoch: running.evidence.startedAt ?? conversation.createdAt, extra: withPaneServer(adoptedByExtra.write({}, 'adopt'), running.pane.server)}
+			? {
+					status: 'running' as const,
+					mux: live.mux.kind,
+					paneId: running.pane.id,
+					epoch: running.evidence.startedAt ?? conversation.createdAt,
+					extra: withPaneServer(adoptedByExtra.write({}, 'adopt'), running.pane.server),
+				}
 			: {status: 'stopped' as const, epoch: conversation.createdAt}),
 	});
 	const where = running ? {paneId: running.pane.id, evidence: running.evidence.seen} : {};

@@ -125,7 +125,13 @@ function adoptPane(registry: FixRegistry, finding: Finding, fix: Extract<Fix, {t
 		outcome: 'ok',
 		detail: {kind: finding.kind, message: finding.message, old: null, new: created, evidence: finding.evidence},
 	});
-	return {finding, fix, status: 'applied', sessionName: name, message: `${name}: adopted pane ${fix.paneId} (${fix.agent} in ${fix.cwd}${fix.agentSessionId ? `, pinned ${fix.agentSessionId}` : ''})`};
+	return {
+		finding,
+		fix,
+		status: 'applied',
+		sessionName: name,
+		message: `${name}: adopted pane ${fix.paneId} (${fix.agent} in ${fix.cwd}${fix.agentSessionId ? `, pinned ${fix.agentSessionId}` : ''})`,
+	};
 }
 
 function auditSession(registry: FixRegistry, fix: Fix): string | null {
@@ -142,9 +148,7 @@ export function applyFix(registry: FixRegistry, finding: Finding, options: FixOp
 	if (!fix) return undefined;
 	const now = options.now ?? Date.now;
 	try {
-		return registry.transaction(() =>
-			fix.type === 'adopt-pane' ? adoptPane(registry, finding, fix, now) : applySessionFix(registry, finding, fix),
-		);
+		return registry.transaction(() => (fix.type === 'adopt-pane' ? adoptPane(registry, finding, fix, now) : applySessionFix(registry, finding, fix)));
 	} catch (error) {
 		const refused = error instanceof Refusal || error instanceof ConflictError;
 		const message = messageOf(error);

@@ -3,15 +3,7 @@ import {restorePurge, trashEmptyOne, trashList, type RestoreResult} from './tras
 import type {SessionRecord} from '../domain/types.js';
 import {adoptConversation, type AdoptOutcome, type AdoptRequest} from './adopt.js';
 import {newSession, type NewSessionRequest} from './newSession.js';
-import {
-	confirmPurge,
-	expectedConfirmation,
-	purgeConfirmed,
-	purgePlan,
-	type PurgeOptions,
-	type PurgePlanView,
-	type PurgeResult,
-} from './purge.js';
+import {confirmPurge, expectedConfirmation, purgeConfirmed, purgePlan, type PurgeOptions, type PurgePlanView, type PurgeResult} from './purge.js';
 import {resumeSession, type ResumeOutcome} from './resume.js';
 import {requireSession} from './session.js';
 import {stopSession, type StopOptions, type StopOutcome} from './stop.js';

@@ -66,7 +66,16 @@ export async function newSession(deps: ActionDeps, request: NewSessionRequest): 
 		return refusal('failed', `could not open a ${mux.kind} pane: ${messageOf(error)}`);
 	}
 	const server = await serverOfPane(mux, paneId);
-	const session = deps.registry.insert({name: name.value, agent: adapter.value.id, cwd: cwd.value, mux: mux.kind, paneId, status: 'running', epoch, extra: withPaneServer({}, server)});
+	const session = deps.registry.insert({
+		name: name.value,
+		agent: adapter.value.id,
+		cwd: cwd.value,
+		mux: mux.kind,
+		paneId,
+		status: 'running',
+		epoch,
+		extra: withPaneServer({}, server),
+	});
 	audit(deps, {session: session.name, action: 'new', outcome: 'ok', detail: {argv, cwd: cwd.value, paneId, mux: mux.kind}});
 	return {ok: true, value: session};
 }

@@ -111,14 +111,16 @@ async function claimPark(deps: ActionDeps, row: SessionRecord): Promise<{ok: tru
 	if (held && (await claimHeld(deps.processes, held, deps.now()))) {
 		return {ok: false, result: {session: row.name, outcome: 'refused', check: 'registry', why: `another mam-tui (pid ${held.pid}) is parking ${row.name}`}};
 	}
-	if (row.status !== 'running') return {ok: false, result: {session: row.name, outcome: 'refused', check: 'registry', why: `${row.name} is ${row.status}, not running`}};
+	if (row.status !== 'running')
+		return {ok: false, result: {session: row.name, outcome: 'refused', check: 'registry', why: `${row.name} is ${row.status}, not running`}};
 	const start = await ownStartTime(deps);
 	const claim: ParkClaim = {at: deps.now(), pid: process.pid, ...(start !== undefined ? {start} : {})};
 	try {
 		const claimed = deps.registry.update(row.id, {extra: parkingExtra.write(row.extra, claim)}, row.version);
 		return {ok: true, row: claimed};
 	} catch (error) {
-		if (error instanceof ConflictError) return {ok: false, result: {session: row.name, outcome: 'refused', check: 'changed', why: `${error.message}; nothing was done`}};
+		if (error instanceof ConflictError)
+			return {ok: false, result: {session: row.name, outcome: 'refused', check: 'changed', why: `${error.message}; nothing was done`}};
 		throw error;
 	}
 }
@@ -145,7 +147,10 @@ function writeParked(registry: Registry, id: number, record: ParkRecord): void {
 }
 
 /** What becomes of a claim its owner no longer holds (pure). */
-export function settlementOf(claim: ParkClaim, facts: {readonly held: boolean; readonly agentAlive: boolean; readonly now: number}): 'leave' | 'park' | 'release' {
+export function settlementOf(
+	claim: ParkClaim,
+	facts: {readonly held: boolean; readonly agentAlive: boolean; readonly now: number},
+): 'leave' | 'park' | 'release' {
 	if (facts.held) return 'leave';
 	// The exit input may have been typed: once that agent is gone the row is what the park meant.
 	if (claim.pending && !facts.agentAlive) return 'park';
@@ -159,7 +164,10 @@ export function settlementOf(claim: ParkClaim, facts: {readonly held: boolean; r
  * gone is parked when the agent the claim waited on is gone, else its claim is dropped once it
  * is stale. Rows without a claim cost nothing. Returns the names of the rows changed.
  */
-export async function settleInterruptedParks(deps: Pick<ActionDeps, 'registry' | 'processes' | 'now' | 'logger'>, rows: readonly SessionRecord[] = deps.registry.list()): Promise<string[]> {
+export async function settleInterruptedParks(
+	deps: Pick<ActionDeps, 'registry' | 'processes' | 'now' | 'logger'>,
+	rows: readonly SessionRecord[] = deps.registry.list(),
+): Promise<string[]> {
 	const changed: string[] = [];
 	for (const row of rows) {
 		const claim = row.status === 'running' ? parkingExtra.read(row.extra) : undefined;
@@ -177,7 +185,12 @@ export async function settleInterruptedParks(deps: Pick<ActionDeps, 'registry' |
 					if (deps.registry.getById(row.id)?.version !== row.version) throw new ConflictError(row.name);
 					writeParked(deps.registry, row.id, pending.record);
 				});
-				deps.registry.audit({session: row.name, action: 'park', outcome: 'ok', detail: {...pending.record, notes: [`finished after the mam-tui that parked it (pid ${claim.pid}) was interrupted`]}});
+				deps.registry.audit({
+					session: row.name,
+					action: 'park',
+					outcome: 'ok',
+					detail: {...pending.record, notes: [`finished after the mam-tui that parked it (pid ${claim.pid}) was interrupted`]},
+				});
 			} else {
 				deps.registry.update(row.id, {extra: parkingExtra.remove(row.extra)}, row.version);
 			}
@@ -262,7 +275,7 @@ async function look(deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer, r
 	const screen = await readScreen(mux, pane.id);
 	const detection = await detectionOf(deps, adapter, mux, pane, screen);
 	const read = adapter.exitInput.readScreen;
-	const composer = read && screen !== undefined ? read(screen) : read ? {kind: 'unknown' as const, reason: 'the pane\'s screen could not be read'} : undefined;
+	const composer = read && screen !== undefined ? read(screen) : read ? {kind: 'unknown' as const, reason: "the pane's screen could not be read"} : undefined;
 	const work = workingProcesses(agentTree, agent, {residentChildren: adapter.residentChildren, isAgent: p => adapter.matchesProcess(p)});
 	const pin = row.agentSessionId;
 	const validPin = pin === null ? undefined : validId(adapter, pin);
@@ -321,7 +334,8 @@ export async function parkSession(deps: ActionDeps, given: SessionRecord, option
 	await options.onStep?.('read');
 	const claimed = await claimPark(deps, read);
 	if (!claimed.ok) {
-		if (claimed.result.outcome === 'refused') audit(deps, {session: given.name, action: 'park', outcome: 'refused', detail: {check: claimed.result.check, message: claimed.result.why}});
+		if (claimed.result.outcome === 'refused')
+			audit(deps, {session: given.name, action: 'park', outcome: 'refused', detail: {check: claimed.result.check, message: claimed.result.why}});
 		return claimed.result;
 	}
 	const row = claimed.row;
@@ -376,15 +390,26 @@ async function parkClaimed(deps: ActionDeps, adapter: AgentAdapter, row: Session
 	const claim = parkingExtra.read(row.extra);
 	try {
 		if (!claim) throw new ConflictError(row.name);
-		deps.registry.update(row.id, {extra: parkingExtra.write(row.extra, {...claim, pending: {record, agent: {pid: agent.pid, startTime: agent.startTime}}})}, row.version);
+		deps.registry.update(
+			row.id,
+			{extra: parkingExtra.write(row.extra, {...claim, pending: {record, agent: {pid: agent.pid, startTime: agent.startTime}}})},
+			row.version,
+		);
 	} catch (error) {
-		if (error instanceof ConflictError) return refusedResult(deps, row, 'changed', `${row.name} changed in the registry while it was checked; nothing was typed`);
+		if (error instanceof ConflictError)
+			return refusedResult(deps, row, 'changed', `${row.name} changed in the registry while it was checked; nothing was typed`);
 		throw error;
 	}
 	await options.onStep?.('pending');
 	const steps = typedSteps(adapter.exitInput, deps.config.agents[adapter.id]?.exitInput);
 	const graceMs = options.graceMs ?? deps.config.stop.graceSeconds * 1000;
-	audit(deps, {session: row.name, action: 'park', step: 'exit-input', outcome: 'started', detail: {paneId: pane.id, pid: agent.pid, idleSeconds, memoryBytes: memory.bytes, memorySource: memory.source}});
+	audit(deps, {
+		session: row.name,
+		action: 'park',
+		step: 'exit-input',
+		outcome: 'started',
+		detail: {paneId: pane.id, pid: agent.pid, idleSeconds, memoryBytes: memory.bytes, memorySource: memory.source},
+	});
 	try {
 		await typeSteps(mux, pane.id, steps, sleep);
 	} catch (error) {
@@ -403,7 +428,8 @@ async function parkClaimed(deps: ActionDeps, adapter: AgentAdapter, row: Session
 	const left: ProcessRef[] = [];
 	for (const p of rest) if (await alive(deps.processes, p)) left.push(p);
 	const stillHeld = left.length > 0 ? treeMemory(left.map(p => p.pid)).bytes : 0;
-	const notes = left.length > 0 ? [`the agent exited but left ${left.map(p => `pid ${p.pid} (${p.name})`).join(', ')} running: not counted as freed, and not killed`] : [];
+	const notes =
+		left.length > 0 ? [`the agent exited but left ${left.map(p => `pid ${p.pid} (${p.name})`).join(', ')} running: not counted as freed, and not killed`] : [];
 	const parked: ParkRecord = {...record, at: deps.now(), freedBytes: Math.max(0, memory.bytes - stillHeld)};
 	writeParked(deps.registry, row.id, parked);
 	await options.onStep?.('recorded');
@@ -413,7 +439,8 @@ async function parkClaimed(deps: ActionDeps, adapter: AgentAdapter, row: Session
 }
 
 /** Which sessions a park names: by name, or every running one idle over `idleOverSeconds`. */
-export type ParkSelection = {readonly names: readonly string[]} | {readonly idleOverSeconds: number; readonly agents?: readonly string[]; readonly limit?: number};
+export type ParkSelection =
+	{readonly names: readonly string[]} | {readonly idleOverSeconds: number; readonly agents?: readonly string[]; readonly limit?: number};
 
 /**
  * Park sessions one after another (each one's checks run right before it acts). With
@@ -424,7 +451,9 @@ export async function parkSessions(deps: ActionDeps, selection: ParkSelection, o
 	if ('names' in selection) {
 		for (const name of selection.names) {
 			const row = deps.registry.get(name);
-			out.push(row ? await parkSession(deps, row, options) : {session: name, outcome: 'refused', check: 'not-found', why: `no session named ${JSON.stringify(name)}`});
+			out.push(
+				row ? await parkSession(deps, row, options) : {session: name, outcome: 'refused', check: 'not-found', why: `no session named ${JSON.stringify(name)}`},
+			);
 		}
 		return out;
 	}

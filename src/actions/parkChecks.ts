@@ -51,7 +51,7 @@ function refuse(check: ParkCheck, why: string): ParkRefusal {
 
 function composerRefusal(composer: ComposerState | undefined, muxBlocked: boolean): ParkRefusal | undefined {
 	if (muxBlocked) return refuse('composer', 'the mux reports the agent blocked on an approval');
-	if (!composer) return refuse('composer', 'nothing can read this agent\'s composer, so a draft or a dialog cannot be ruled out');
+	if (!composer) return refuse('composer', "nothing can read this agent's composer, so a draft or a dialog cannot be ruled out");
 	switch (composer.kind) {
 		case 'empty':
 			return undefined;
@@ -95,7 +95,6 @@ export function judgePark(facts: ParkFacts): ParkRefusal | undefined {
 
 /** How close to the agent's own start a helper must start to count as resident (MCP servers start with it). */
 export const RESIDENT_START_TICKS = 15 * 100;
-
 
 export interface WorkRules {
 	/** The adapter's resident children (names or argv words: codex `app-server`, opencode `serve`). */

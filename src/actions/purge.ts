@@ -88,7 +88,11 @@ async function checkNotInUse(deps: ActionDeps, adapter: AgentAdapter, id: string
 	if (running) {
 		// In use (exit 4), like any other user of the conversation: the pane and the pids say where.
 		const pids = holders.length > 0 ? ` (pid ${holders.map(h => h.pid).join(', ')})` : '';
-		return refusal('in-use', `session ${running.name} is running${running.paneId ? ` in pane ${running.paneId}` : ''}${pids}; stop it first (mam-tui stop ${running.name}); nothing was deleted`, holders);
+		return refusal(
+			'in-use',
+			`session ${running.name} is running${running.paneId ? ` in pane ${running.paneId}` : ''}${pids}; stop it first (mam-tui stop ${running.name}); nothing was deleted`,
+			holders,
+		);
 	}
 	if (holders.length > 0) return refusal('in-use', `conversation ${id} is in use by ${describeHolders(holders)}; nothing was deleted`, holders);
 	return {ok: true, value: true};
@@ -101,7 +105,12 @@ export async function purgePlan(deps: ActionDeps, ref: SessionRef): Promise<Acti
 	const {adapter, id, session} = target.value;
 	const free = await checkNotInUse(deps, adapter, id);
 	if (!free.ok) {
-		audit(deps, {session: session?.name ?? null, action: 'purge', outcome: 'refused', detail: {agent: adapter.id, id, kind: free.error.kind, message: free.error.message}});
+		audit(deps, {
+			session: session?.name ?? null,
+			action: 'purge',
+			outcome: 'refused',
+			detail: {agent: adapter.id, id, kind: free.error.kind, message: free.error.message},
+		});
 		return free;
 	}
 	const plan = await adapter.artifacts(deps.context, id);
@@ -120,7 +129,10 @@ async function recheck(deps: ActionDeps, view: PurgePlanView): Promise<ActionRes
 	if (!free.ok) return free;
 	const again = await adapter.value.artifacts(deps.context, view.id);
 	if (planFingerprint(again) !== view.fingerprint) {
-		return refusal('changed', `what ${view.label} resolves to changed since the plan was shown (${again.items.length} items now, ${view.plan.items.length} before); review the plan again. Nothing was deleted.`);
+		return refusal(
+			'changed',
+			`what ${view.label} resolves to changed since the plan was shown (${again.items.length} items now, ${view.plan.items.length} before); review the plan again. Nothing was deleted.`,
+		);
 	}
 	return adapter;
 }
@@ -176,7 +188,12 @@ async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlan
 	// and restore's next index sync reads the conversation again.
 	const indexWarning = forgetInIndex(deps, view);
 	const kept = trash ? finishTrash(trash, await selfWriter(deps)) : undefined;
-	report({label: view.label, step: 'delete', state: 'done', message: `removed ${outcome.removed.length} items${outcome.warnings.length > 0 ? `; ${outcome.warnings.length} warnings` : ''}`});
+	report({
+		label: view.label,
+		step: 'delete',
+		state: 'done',
+		message: `removed ${outcome.removed.length} items${outcome.warnings.length > 0 ? `; ${outcome.warnings.length} warnings` : ''}`,
+	});
 	report({label: view.label, step: 'residual', state: 'running', message: 'scanning for what is left'});
 	// A database the agent holds keeps the deleted text in freed pages until it checkpoints: its own residual line.
 	const residual = [...(outcome.held ?? []), ...(await adapter.residual(deps.context, view.id))];
@@ -198,9 +215,17 @@ async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlan
  * Every plan is re-checked (identity and use) before the first deletion, so a bulk purge either
  * starts with all of them still valid or deletes nothing.
  */
-export async function purgeConfirmed(deps: ActionDeps, views: readonly PurgePlanView[], typed: string, options: PurgeOptions = {}): Promise<ActionResult<readonly PurgeResult[]>> {
+export async function purgeConfirmed(
+	deps: ActionDeps,
+	views: readonly PurgePlanView[],
+	typed: string,
+	options: PurgeOptions = {},
+): Promise<ActionResult<readonly PurgeResult[]>> {
 	if (!confirmPurge(views, typed)) {
-		return refusal('not-confirmed', `purge cancelled: the confirmation did not match (type ${JSON.stringify(expectedConfirmation(views))}); nothing was deleted`);
+		return refusal(
+			'not-confirmed',
+			`purge cancelled: the confirmation did not match (type ${JSON.stringify(expectedConfirmation(views))}); nothing was deleted`,
+		);
 	}
 	const report = (p: PurgeProgress) => options.onProgress?.(p);
 	await expireTrash(deps);
@@ -210,7 +235,13 @@ export async function purgeConfirmed(deps: ActionDeps, views: readonly PurgePlan
 		const checked = await recheck(deps, view);
 		if (!checked.ok) {
 			report({label: view.label, step: 'recheck', state: 'failed', message: checked.error.message});
-			audit(deps, {session: view.session?.name ?? null, action: 'purge', step: 'recheck', outcome: 'refused', detail: {agent: view.agent, id: view.id, message: checked.error.message}});
+			audit(deps, {
+				session: view.session?.name ?? null,
+				action: 'purge',
+				step: 'recheck',
+				outcome: 'refused',
+				detail: {agent: view.agent, id: view.id, message: checked.error.message},
+			});
 			return checked;
 		}
 		report({label: view.label, step: 'recheck', state: 'done', message: 'unchanged and not in use'});
@@ -223,7 +254,12 @@ export async function purgeConfirmed(deps: ActionDeps, views: readonly PurgePlan
 		try {
 			results.push(await purgeOne(deps, adapter, view, report, options.hard === true));
 		} catch (error) {
-			audit(deps, {session: view.session?.name ?? null, action: 'purge', outcome: 'failed', detail: {agent: view.agent, id: view.id, message: messageOf(error)}});
+			audit(deps, {
+				session: view.session?.name ?? null,
+				action: 'purge',
+				outcome: 'failed',
+				detail: {agent: view.agent, id: view.id, message: messageOf(error)},
+			});
 			return refusal('failed', `purging ${view.label} failed: ${messageOf(error)}; run the purge again to finish it`);
 		}
 	}

@@ -49,7 +49,8 @@ async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Mult
 	// Each fact is found out only when the rule gets to it (verify and inUse read the agent's store).
 	for (;;) {
 		const verdict = resumability(facts);
-		if (!('missing' in verdict)) return 'block' in verdict ? refusalFor(verdict.block, verdict.state, session, facts, holders) : {ok: true, value: pin as string};
+		if (!('missing' in verdict))
+			return 'block' in verdict ? refusalFor(verdict.block, verdict.state, session, facts, holders) : {ok: true, value: pin as string};
 		const id = pin as string;
 		if (verdict.missing === 'cwdPresent') facts = {...facts, cwdPresent: folderExists(session.cwd)};
 		else if (verdict.missing === 'onDisk') facts = {...facts, onDisk: await adapter.verify(deps.context, id, session.cwd)};
@@ -61,7 +62,14 @@ async function checkResumable(deps: ActionDeps, adapter: AgentAdapter, mux: Mult
 }
 
 /** Another row pinned to the same conversation whose agent runs now. */
-function livePinElsewhere(deps: ActionDeps, panes: readonly Pane[], adapter: AgentAdapter, session: SessionRecord, muxKind: Multiplexer['kind'], pin: string): {session: string; pane: string} | undefined {
+function livePinElsewhere(
+	deps: ActionDeps,
+	panes: readonly Pane[],
+	adapter: AgentAdapter,
+	session: SessionRecord,
+	muxKind: Multiplexer['kind'],
+	pin: string,
+): {session: string; pane: string} | undefined {
 	for (const other of deps.registry.findByPin(adapter.id, pin)) {
 		if (other.id === session.id) continue;
 		const pane = liveAgentPane(panes, adapter, other, muxKind);
@@ -71,14 +79,23 @@ function livePinElsewhere(deps: ActionDeps, panes: readonly Pane[], adapter: Age
 }
 
 /** The CLI's words for a verdict the rule blocked. */
-function refusalFor(block: ResumeBlock, state: ResumeState, session: SessionRecord, facts: ResumeFacts, holders: readonly InUseHolder[]): {readonly ok: false; readonly error: Refusal} {
+function refusalFor(
+	block: ResumeBlock,
+	state: ResumeState,
+	session: SessionRecord,
+	facts: ResumeFacts,
+	holders: readonly InUseHolder[],
+): {readonly ok: false; readonly error: Refusal} {
 	const id = facts.pin ?? '';
 	const reason = state.kind === 'yes' ? '' : state.reason;
 	switch (block) {
 		case 'purged':
 			return refusal('purged', `session ${session.name} was purged; its conversation is gone`);
 		case 'unpinned':
-			return refusal('unpinned', `session ${session.name} has no conversation id pinned yet (run \`mam-tui drift --fix\` once the agent wrote one); nothing to resume`);
+			return refusal(
+				'unpinned',
+				`session ${session.name} has no conversation id pinned yet (run \`mam-tui drift --fix\` once the agent wrote one); nothing to resume`,
+			);
 		case 'live':
 			return refusal('live', `session ${session.name} is live in pane ${facts.livePane ?? '?'}; focus it instead of resuming`);
 		case 'live-elsewhere':
@@ -97,7 +114,11 @@ function refusalFor(block: ResumeBlock, state: ResumeState, session: SessionReco
 }
 
 /** Audit a refusal and hand it back; the row stays as it was. */
-function refused(deps: ActionDeps, session: SessionRecord, result: {readonly ok: false; readonly error: Refusal}): {readonly ok: false; readonly error: Refusal} {
+function refused(
+	deps: ActionDeps,
+	session: SessionRecord,
+	result: {readonly ok: false; readonly error: Refusal},
+): {readonly ok: false; readonly error: Refusal} {
 	audit(deps, {session: session.name, action: 'resume', outcome: 'refused', detail: {kind: result.error.kind, message: result.error.message}});
 	return result;
 }
@@ -121,7 +142,10 @@ function claimResume(deps: ActionDeps, adapter: AgentAdapter, session: SessionRe
 				const age = claim ? deps.now() - claim.at : Infinity;
 				if (age >= 0 && age < RESUME_CLAIM_MS) {
 					const where = claim?.paneId ? ` into pane ${claim.paneId}` : '';
-					return refusal('in-use', `conversation ${id} was resumed ${Math.round(age / 1000)} s ago by session ${row.name}${where} (pid ${claim?.pid ?? '?'}); its agent may still be starting`);
+					return refusal(
+						'in-use',
+						`conversation ${id} was resumed ${Math.round(age / 1000)} s ago by session ${row.name}${where} (pid ${claim?.pid ?? '?'}); its agent may still be starting`,
+					);
 				}
 			}
 			const claimed = deps.registry.update(session.id, {extra: resumeExtra.write(session.extra, {at: deps.now(), pid: process.pid})}, session.version);
@@ -174,7 +198,13 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord, opti
 	audit(deps, {session: session.name, action: 'resume', step: 'open-pane', outcome: 'started', detail: {argv, cwd: session.cwd, mux: mux.kind}});
 	let paneId: string;
 	try {
-		paneId = await mux.openPane({argv, cwd: session.cwd, ...(launch.env ? {env: launch.env} : {}), title: session.name, ...(options.placement ? {placement: options.placement} : {})});
+		paneId = await mux.openPane({
+			argv,
+			cwd: session.cwd,
+			...(launch.env ? {env: launch.env} : {}),
+			title: session.name,
+			...(options.placement ? {placement: options.placement} : {}),
+		});
 	} catch (error) {
 		// No agent started: the claim goes, so trying again right away is fine.
 		deps.registry.updateExtra(session.id, extra => resumeExtra.remove(extra));
@@ -185,7 +215,12 @@ export async function resumeSession(deps: ActionDeps, given: SessionRecord, opti
 	const updated = deps.registry.transaction(() => {
 		const current = deps.registry.getById(session.id) ?? claimed.value;
 		const claim = resumeExtra.read(current.extra);
-		return deps.registry.update(session.id, {status: 'running', paneId, mux: mux.kind, extra: claim ? resumeExtra.write(withPaneServer(current.extra, server), {...claim, paneId}) : withPaneServer(current.extra, server)});
+		return deps.registry.update(session.id, {
+			status: 'running',
+			paneId,
+			mux: mux.kind,
+			extra: claim ? resumeExtra.write(withPaneServer(current.extra, server), {...claim, paneId}) : withPaneServer(current.extra, server),
+		});
 	});
 	audit(deps, {session: session.name, action: 'resume', outcome: 'ok', detail: {paneId, argv, cwd: session.cwd}});
 	return {ok: true, value: {session: updated, paneId, argv, cwd: session.cwd}};

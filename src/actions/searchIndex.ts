@@ -8,7 +8,7 @@ function familyOf(conversations: readonly Conversation[], id: string): Conversat
 	const ids = new Set([id]);
 	const family: Conversation[] = [];
 	// Parents are listed in any order: go round until no new child joins.
-	for (let grew = true; grew; ) {
+	for (let grew = true; grew;) {
 		grew = false;
 		for (const c of conversations) {
 			if (family.includes(c) || !(ids.has(c.id) || (c.parentId !== undefined && ids.has(c.parentId)))) continue;

@@ -63,7 +63,12 @@ async function exitPlanFor(deps: ActionDeps, adapter: AgentAdapter, mux: Multipl
 		}
 	}
 	const configuredText = deps.config.agents[adapter.id]?.exitInput;
-	return planExit({exitInput: adapter.exitInput, muxStatus: pane.agentStatus, ...(configuredText === undefined ? {} : {configuredText}), ...(screen ? {screen} : {})});
+	return planExit({
+		exitInput: adapter.exitInput,
+		muxStatus: pane.agentStatus,
+		...(configuredText === undefined ? {} : {configuredText}),
+		...(screen ? {screen} : {}),
+	});
 }
 
 /** Send the steps in order, pausing where the sequence says. */
@@ -99,11 +104,16 @@ async function stepExitInput(run: StopRun, deps: ActionDeps, adapter: AgentAdapt
 		return false;
 	}
 	const typed = describeSteps(plan.steps);
-	run.report('exit-input', 'running', `typing ${typed} into pane ${pane.id} (${plan.why}), waiting up to ${Math.round(graceMs / 1000)} s for pid ${agent.pid} to exit`, {
-		paneId: pane.id,
-		steps: typed,
-		pid: agent.pid,
-	});
+	run.report(
+		'exit-input',
+		'running',
+		`typing ${typed} into pane ${pane.id} (${plan.why}), waiting up to ${Math.round(graceMs / 1000)} s for pid ${agent.pid} to exit`,
+		{
+			paneId: pane.id,
+			steps: typed,
+			pid: agent.pid,
+		},
+	);
 	const side = agentSide(cap);
 	await run.track(side, cap.protectedPids);
 	try {
@@ -112,14 +122,26 @@ async function stepExitInput(run: StopRun, deps: ActionDeps, adapter: AgentAdapt
 		run.report('exit-input', 'failed', `could not type into pane ${pane.id}: ${messageOf(error)}`);
 		return false;
 	}
-	const exited = await run.waitUntil('exit-input', graceMs, `waiting for pid ${agent.pid} to exit`, async () => !(await run.alive(agent)), () => run.track(side, cap.protectedPids));
+	const exited = await run.waitUntil(
+		'exit-input',
+		graceMs,
+		`waiting for pid ${agent.pid} to exit`,
+		async () => !(await run.alive(agent)),
+		() => run.track(side, cap.protectedPids),
+	);
 	if (exited) run.report('exit-input', 'done', `the agent (pid ${agent.pid}) exited`);
 	else run.report('exit-input', 'failed', `the agent (pid ${agent.pid}) is still running after ${Math.round(graceMs / 1000)} s`);
 	return exited;
 }
 
 /** Step 2: close the pane, wait for the captured tree to go. Returns whether the pane was closed and all is gone. */
-async function stepClosePane(run: StopRun, deps: ActionDeps, mux: Multiplexer, cap: Captured, killWaitMs: number): Promise<{closed: boolean; allGone: boolean}> {
+async function stepClosePane(
+	run: StopRun,
+	deps: ActionDeps,
+	mux: Multiplexer,
+	cap: Captured,
+	killWaitMs: number,
+): Promise<{closed: boolean; allGone: boolean}> {
 	const {pane, root} = cap;
 	if (!pane || !root) {
 		run.report('close-pane', 'skipped', 'no pane to close');
@@ -136,7 +158,9 @@ async function stepClosePane(run: StopRun, deps: ActionDeps, mux: Multiplexer, c
 		run.report('close-pane', 'skipped', `${why}; not closing it`);
 		return {closed: false, allGone: false};
 	}
-	run.report('close-pane', 'running', `closing pane ${pane.id} and sending SIGHUP to its processes, waiting up to ${Math.round(killWaitMs / 1000)} s`, {paneId: pane.id});
+	run.report('close-pane', 'running', `closing pane ${pane.id} and sending SIGHUP to its processes, waiting up to ${Math.round(killWaitMs / 1000)} s`, {
+		paneId: pane.id,
+	});
 	await run.track(agentSide(cap), cap.protectedPids);
 	try {
 		await mux.closePane(pane.id);
@@ -149,7 +173,12 @@ async function stepClosePane(run: StopRun, deps: ActionDeps, mux: Multiplexer, c
 	// that ignores SIGHUP (gemini's node wrapper: it waits for its child) then keeps the agent
 	// alive, so every process of the tree gets the hangup itself.
 	await signalEach(run, deps, targets(), cap.protectedPids, 'SIGHUP');
-	const allGone = await run.waitUntil('close-pane', killWaitMs, 'waiting for the pane\'s processes to exit', async () => (await run.aliveOf(targets())).length === 0);
+	const allGone = await run.waitUntil(
+		'close-pane',
+		killWaitMs,
+		"waiting for the pane's processes to exit",
+		async () => (await run.aliveOf(targets())).length === 0,
+	);
 	if (allGone) run.report('close-pane', 'done', `pane ${pane.id} closed; every process exited`);
 	else {
 		const left = await run.aliveOf(targets());
@@ -239,7 +268,14 @@ export async function stopSession(deps: ActionDeps, session: SessionRecord, opti
 }
 
 /** Run the steps in the order `nextStopStep` gives, each one's I/O here. */
-async function escalate(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, mux: Multiplexer | undefined, cap: Captured, options: StopOptions): Promise<StopOutcome> {
+async function escalate(
+	run: StopRun,
+	deps: ActionDeps,
+	adapter: AgentAdapter,
+	mux: Multiplexer | undefined,
+	cap: Captured,
+	options: StopOptions,
+): Promise<StopOutcome> {
 	const graceMs = options.graceMs ?? deps.config.stop.graceSeconds * 1000;
 	const killWaitMs = options.killWaitMs ?? deps.config.stop.killWaitSeconds * 1000;
 	const agentAlive = mux !== undefined && cap.pane !== undefined && cap.agent !== undefined && (await run.alive(cap.agent));
@@ -261,7 +297,7 @@ async function escalate(run: StopRun, deps: ActionDeps, adapter: AgentAdapter, m
 				// The pane's own shell is no leftover: the pane stays for the user (herdr keeps it).
 				const rest = (): ProcessRef[] => [...agentSide(cap), ...run.foundChildren()];
 				// An agent ends its helpers as it exits; give them a moment to follow before listing survivors.
-				await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, 'waiting for the agent\'s children to exit', async () => (await run.aliveOf(rest())).length === 0);
+				await run.waitUntil('exit-input', CHILDREN_SETTLE_MS, "waiting for the agent's children to exit", async () => (await run.aliveOf(rest())).length === 0);
 				paneClosed = cap.pane ? (await currentPane(mux, cap.pane.id)) === undefined : true;
 				left = await run.aliveOf(rest());
 				if (left.length > 0) run.note(`the agent exited at step 1 but left ${left.map(p => `pid ${p.pid} (${p.name})`).join(', ')} running; SIGKILLed`);

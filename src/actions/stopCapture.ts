@@ -86,4 +86,3 @@ export async function capture(deps: ActionDeps, adapter: AgentAdapter, session: 
 export function agentSide(cap: Captured): ProcessRef[] {
 	return cap.processes.filter(p => !(p.pid === cap.root?.pid && p.pid !== cap.agent?.pid));
 }
-

@@ -16,9 +16,7 @@ import type {AgentStatus} from '../domain/types.js';
 
 /** One step as it is sent: the command's text filled in. */
 export type TypedStep =
-	| {readonly kind: 'keys'; readonly keys: readonly string[]}
-	| {readonly kind: 'text'; readonly text: string}
-	| {readonly kind: 'pause'; readonly ms: number};
+	{readonly kind: 'keys'; readonly keys: readonly string[]} | {readonly kind: 'text'; readonly text: string} | {readonly kind: 'pause'; readonly ms: number};
 
 /** What the pane's screen read gave: its text, or why it could not be read. */
 export type ScreenRead = {readonly ok: true; readonly text: string} | {readonly ok: false; readonly error: string};
@@ -33,9 +31,7 @@ export interface ExitFacts {
 	readonly screen?: ScreenRead;
 }
 
-export type ExitPlan =
-	| {readonly type: true; readonly steps: readonly TypedStep[]; readonly why: string}
-	| {readonly type: false; readonly why: string};
+export type ExitPlan = {readonly type: true; readonly steps: readonly TypedStep[]; readonly why: string} | {readonly type: false; readonly why: string};
 
 /** The adapter's steps with the command text filled in (the config's text wins). */
 export function typedSteps(exitInput: ExitInput, configuredText?: string): TypedStep[] {
@@ -88,7 +84,7 @@ export function planExit(facts: ExitFacts): ExitPlan {
 	}
 	const read = facts.exitInput.readScreen;
 	if (!read) return {type: true, steps, why: facts.exitInput.evidence};
-	if (!facts.screen) return {type: false, why: 'the pane\'s screen was not read, so a draft cannot be ruled out; nothing is typed'};
+	if (!facts.screen) return {type: false, why: "the pane's screen was not read, so a draft cannot be ruled out; nothing is typed"};
 	if (!facts.screen.ok) return {type: false, why: `cannot read the pane's screen (${facts.screen.error}), so a draft cannot be ruled out; nothing is typed`};
 	const verdict = verdictOf(read(facts.screen.text), clearsLineFirst(steps));
 	return verdict.type ? {type: true, steps, why: verdict.why} : {type: false, why: verdict.why};

@@ -141,7 +141,17 @@ export async function captureToTrash(trashDir: string, subject: TrashSubject, wr
 	const purgeId = newPurgeId(subject.agent, now);
 	const dir = entryDir(trashDir, purgeId);
 	fs.mkdirSync(dir, {recursive: true, mode: 0o700});
-	const meta: TrashMeta = {purgeId, agent: subject.agent, conversation: subject.conversation, label: subject.label, session: subject.session, home: subject.home, createdAt: now, state: 'capturing', writer};
+	const meta: TrashMeta = {
+		purgeId,
+		agent: subject.agent,
+		conversation: subject.conversation,
+		label: subject.label,
+		session: subject.session,
+		home: subject.home,
+		createdAt: now,
+		state: 'capturing',
+		writer,
+	};
 	writeMeta(dir, meta);
 	const {dirs, files} = captureFiles(dir, subject.plan);
 	const edits = captureEdits(dir, subject.plan);

@@ -38,7 +38,8 @@ export async function expireTrash(deps: ActionDeps): Promise<string[]> {
 	const dir = trashDirOf(deps);
 	if (!dir) return [];
 	const removed = await emptyTrash(dir, deps.now(), await selfWriter(deps), writerAlive(deps), deps.config.purge.trashDays * DAY_MS);
-	if (removed.length > 0) audit(deps, {session: null, action: 'trash-empty', outcome: 'ok', detail: {reason: 'retention', days: deps.config.purge.trashDays, purges: removed}});
+	if (removed.length > 0)
+		audit(deps, {session: null, action: 'trash-empty', outcome: 'ok', detail: {reason: 'retention', days: deps.config.purge.trashDays, purges: removed}});
 	return removed;
 }
 
@@ -131,7 +132,12 @@ export async function restorePurge(deps: ActionDeps, purgeId: string): Promise<A
 	const resume: ResumeState = adapter ? await adapter.verify(context, value.conversation) : {kind: 'unknown', reason: `no adapter for ${value.agent}`};
 	const indexNote = adapter ? await indexAgain(deps, adapter, context, value.conversation) : undefined;
 	const notes = indexNote ? [...value.notes, indexNote] : value.notes;
-	audit(deps, {session: value.session, action: 'restore', outcome: 'ok', detail: {purgeId, agent: value.agent, id: value.conversation, files: value.files, rows: value.rows, edits: value.edits, resume, notes}});
+	audit(deps, {
+		session: value.session,
+		action: 'restore',
+		outcome: 'ok',
+		detail: {purgeId, agent: value.agent, id: value.conversation, files: value.files, rows: value.rows, edits: value.edits, resume, notes},
+	});
 	return {ok: true, value: {...value, notes, resume}};
 }
 

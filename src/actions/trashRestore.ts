@@ -5,7 +5,19 @@ import type {AgentId} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import type {WriterAlive} from './trash.js';
 import {checkRowsRestorable, restoreRows} from './trashRows.js';
-import {copySynced, entryDir, readManifest, readMeta, removeEntry, sha256File, sha256Text, writeMeta, type StoredEdit, type StoredFile, type TrashWriter} from './trashStore.js';
+import {
+	copySynced,
+	entryDir,
+	readManifest,
+	readMeta,
+	removeEntry,
+	sha256File,
+	sha256Text,
+	writeMeta,
+	type StoredEdit,
+	type StoredFile,
+	type TrashWriter,
+} from './trashStore.js';
 
 // `mam-tui restore ID`: put a purge back from the trash byte for byte (SPEC 6.3 step 5), never
 // over something that is there now; what cannot go back is said, not forced.
@@ -14,7 +26,8 @@ import {copySynced, entryDir, readManifest, readMeta, removeEntry, sha256File, s
 function fileProblem(file: StoredFile): string | undefined {
 	const st = fs.lstatSync(file.source, {throwIfNoEntry: false});
 	if (!st) return undefined;
-	if (file.kind === 'link') return st.isSymbolicLink() && fs.readlinkSync(file.source) === file.target ? undefined : `${file.source} exists; restoring would overwrite it`;
+	if (file.kind === 'link')
+		return st.isSymbolicLink() && fs.readlinkSync(file.source) === file.target ? undefined : `${file.source} exists; restoring would overwrite it`;
 	return st.isFile() && st.size === file.size && sha256File(file.source) === file.sha256 ? undefined : `${file.source} exists; restoring would overwrite it`;
 }
 
@@ -32,7 +45,12 @@ function editTarget(dir: string, edit: StoredEdit): {data?: Buffer; skip?: strin
 	if (sha === edit.beforeSha256) return {};
 	if (sha === edit.afterSha256) return {data: before};
 	// An append-only file the agent wrote to since: the old lines back, the new ones kept after them.
-	if (edit.kind === 'lines' && edit.afterSize !== undefined && current.length >= edit.afterSize && sha256Text(current.subarray(0, edit.afterSize)) === edit.afterSha256) {
+	if (
+		edit.kind === 'lines' &&
+		edit.afterSize !== undefined &&
+		current.length >= edit.afterSize &&
+		sha256Text(current.subarray(0, edit.afterSize)) === edit.afterSha256
+	) {
 		return {data: Buffer.concat([before, current.subarray(edit.afterSize)])};
 	}
 	if (edit.kind === 'key') return {skip: `${edit.source} changed since the purge; its lastSessionId was not put back (resume does not need it)`};
@@ -94,7 +112,12 @@ export interface RestoreOutcome {
  * rewritten files and rows go back, and the entry is removed. A crash half-way leaves the entry
  * in `restoring`; a rerun skips what is already back (same bytes, same rows) and finishes.
  */
-export async function restoreFromTrash(trashDir: string, purgeId: string, writer: TrashWriter, alive: WriterAlive): Promise<{ok: true; value: RestoreOutcome} | {ok: false; error: string}> {
+export async function restoreFromTrash(
+	trashDir: string,
+	purgeId: string,
+	writer: TrashWriter,
+	alive: WriterAlive,
+): Promise<{ok: true; value: RestoreOutcome} | {ok: false; error: string}> {
 	const dir = entryDir(trashDir, purgeId);
 	const meta = readMeta(dir);
 	const manifest = readManifest(dir);
@@ -105,7 +128,8 @@ export async function restoreFromTrash(trashDir: string, purgeId: string, writer
 	}
 	if (meta.state === 'emptying') return {ok: false, error: `purge ${purgeId} is being emptied from the trash`};
 	for (const file of manifest.files) {
-		if (file.kind === 'file' && sha256File(path.join(dir, file.stored)) !== file.sha256) return {ok: false, error: `the trash copy of ${file.source} is damaged (sha256 differs); nothing was restored`};
+		if (file.kind === 'file' && sha256File(path.join(dir, file.stored)) !== file.sha256)
+			return {ok: false, error: `the trash copy of ${file.source} is damaged (sha256 differs); nothing was restored`};
 	}
 	const problems = manifest.files.map(fileProblem).filter((p): p is string => p !== undefined);
 	const edits = manifest.edits.map(edit => ({edit, target: editTarget(dir, edit)}));
@@ -130,7 +154,18 @@ export async function restoreFromTrash(trashDir: string, purgeId: string, writer
 		removeEntry(dir, {...meta, state: 'restoring'}, writer);
 		return {
 			ok: true,
-			value: {purgeId, agent: meta.agent, conversation: meta.conversation, label: meta.label, session: meta.session, ...(meta.home ? {home: meta.home} : {}), files: manifest.files.length, rows, edits: edits.length, notes: [...manifest.notes, ...notes]},
+			value: {
+				purgeId,
+				agent: meta.agent,
+				conversation: meta.conversation,
+				label: meta.label,
+				session: meta.session,
+				...(meta.home ? {home: meta.home} : {}),
+				files: manifest.files.length,
+				rows,
+				edits: edits.length,
+				notes: [...manifest.notes, ...notes],
+			},
 		};
 	} catch (error) {
 		return {ok: false, error: `restoring ${purgeId} stopped: ${messageOf(error)}; run the restore again to finish it`};

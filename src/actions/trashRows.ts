@@ -33,7 +33,12 @@ function columnsOf(db: SqliteDb, table: string): string[] {
 /** Rowids of a table, or undefined for a WITHOUT ROWID table. */
 function rowids(db: SqliteDb, table: string): Set<number | bigint> | undefined {
 	try {
-		return new Set(db.prepare(`SELECT rowid FROM ${quoteIdent(table)}`).pluck().all() as (number | bigint)[]);
+		return new Set(
+			db
+				.prepare(`SELECT rowid FROM ${quoteIdent(table)}`)
+				.pluck()
+				.all() as (number | bigint)[],
+		);
 	} catch {
 		return undefined;
 	}
@@ -100,7 +105,8 @@ export function checkRowsRestorable(source: string, stored: string, tables: read
 		const kept = openDatabase(stored, {readonly: true, fileMustExist: true});
 		try {
 			for (const table of tables) {
-				if (schema.get(table.name) !== table.sql) return `${source} table ${table.name}: the agent's schema changed since the purge; refusing to insert rows of the old one`;
+				if (schema.get(table.name) !== table.sql)
+					return `${source} table ${table.name}: the agent's schema changed since the purge; refusing to insert rows of the old one`;
 				const conflict = firstConflict(cur, kept, table.name);
 				if (conflict !== undefined) return `${source} table ${table.name}: rowid ${conflict} is taken by another row now; restoring would overwrite it`;
 			}
@@ -116,7 +122,10 @@ function firstConflict(cur: SqliteDb, kept: SqliteDb, table: string): number | b
 	const columns = columnsOf(kept, table);
 	const list = columns.map(quoteIdent).join(', ');
 	const now = cur.prepare(`SELECT ${list} FROM ${quoteIdent(table)} WHERE rowid = ?`).raw();
-	for (const row of kept.prepare(`SELECT rowid, ${list} FROM ${quoteIdent(table)}`).raw().iterate() as IterableIterator<unknown[]>) {
+	for (const row of kept
+		.prepare(`SELECT rowid, ${list} FROM ${quoteIdent(table)}`)
+		.raw()
+		.iterate() as IterableIterator<unknown[]>) {
 		const [rowid, ...values] = row;
 		const there = now.get(rowid) as unknown[] | undefined;
 		if (there && JSON.stringify(there) !== JSON.stringify(values)) return rowid as number | bigint;
@@ -139,33 +148,38 @@ export function restoreRows(source: string, stored: string, tables: readonly Sto
 		cur.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
 		// Off explicitly (better-sqlite3 defaults it on): parents and children go back in any order.
 		cur.pragma('foreign_keys = OFF');
-		cur.transaction(() => {
-			// Rows the agent's insert triggers add while ours go back (codex's queue revisions) are
-			// not the original ones: when one stands in the way of a kept row, it gives way. Only
-			// rows born in this transaction are ever removed.
-			const before = new Map(tables.map(t => [t.name, rowids(cur, t.name) ?? new Set<number | bigint>()]));
-			const ours = new Map(tables.map(t => [t.name, new Set<unknown>()]));
-			for (const table of tables) {
-				const columns = columnsOf(kept, table.name);
-				const list = columns.map(quoteIdent).join(', ');
-				const exists = cur.prepare(`SELECT 1 FROM ${quoteIdent(table.name)} WHERE rowid = ?`).pluck();
-				const write = cur.prepare(`INSERT INTO ${quoteIdent(table.name)} (rowid, ${list}) VALUES (${['?', ...columns.map(() => '?')].join(', ')})`);
-				for (const row of kept.prepare(`SELECT rowid, ${list} FROM ${quoteIdent(table.name)}`).raw().all() as unknown[][]) {
-					if (exists.get(row[0]) !== undefined && before.get(table.name)?.has(row[0] as number)) continue;
-					try {
-						write.run(...row);
-					} catch (error) {
-						if (!String((error as {code?: unknown}).code ?? '').startsWith('SQLITE_CONSTRAINT')) throw error;
-						const born = [...(rowids(cur, table.name) ?? [])].filter(r => !before.get(table.name)?.has(r) && !ours.get(table.name)?.has(r));
-						if (born.length === 0) throw error;
-						for (const r of born) cur.prepare(`DELETE FROM ${quoteIdent(table.name)} WHERE rowid = ?`).run(r);
-						write.run(...row);
+		cur
+			.transaction(() => {
+				// Rows the agent's insert triggers add while ours go back (codex's queue revisions) are
+				// not the original ones: when one stands in the way of a kept row, it gives way. Only
+				// rows born in this transaction are ever removed.
+				const before = new Map(tables.map(t => [t.name, rowids(cur, t.name) ?? new Set<number | bigint>()]));
+				const ours = new Map(tables.map(t => [t.name, new Set<unknown>()]));
+				for (const table of tables) {
+					const columns = columnsOf(kept, table.name);
+					const list = columns.map(quoteIdent).join(', ');
+					const exists = cur.prepare(`SELECT 1 FROM ${quoteIdent(table.name)} WHERE rowid = ?`).pluck();
+					const write = cur.prepare(`INSERT INTO ${quoteIdent(table.name)} (rowid, ${list}) VALUES (${['?', ...columns.map(() => '?')].join(', ')})`);
+					for (const row of kept
+						.prepare(`SELECT rowid, ${list} FROM ${quoteIdent(table.name)}`)
+						.raw()
+						.all() as unknown[][]) {
+						if (exists.get(row[0]) !== undefined && before.get(table.name)?.has(row[0] as number)) continue;
+						try {
+							write.run(...row);
+						} catch (error) {
+							if (!String((error as {code?: unknown}).code ?? '').startsWith('SQLITE_CONSTRAINT')) throw error;
+							const born = [...(rowids(cur, table.name) ?? [])].filter(r => !before.get(table.name)?.has(r) && !ours.get(table.name)?.has(r));
+							if (born.length === 0) throw error;
+							for (const r of born) cur.prepare(`DELETE FROM ${quoteIdent(table.name)} WHERE rowid = ?`).run(r);
+							write.run(...row);
+						}
+						ours.get(table.name)?.add(row[0]);
+						inserted++;
 					}
-					ours.get(table.name)?.add(row[0]);
-					inserted++;
 				}
-			}
-		}).immediate();
+			})
+			.immediate();
 	} finally {
 		kept.close();
 		cur.close();

@@ -122,7 +122,11 @@ export async function wakeSessions(deps: ActionDeps, selection: WakeSelection, o
 			: deps.registry.list().filter(r => r.status === 'parked' && (selection.cwd === undefined || r.cwd === selection.cwd));
 	const out: WakeResult[] = [];
 	for (const row of rows) {
-		out.push(typeof row === 'string' ? {session: row, outcome: 'refused', kind: 'not-found', why: `no session named ${JSON.stringify(row)}`} : await wakeSession(deps, row, options));
+		out.push(
+			typeof row === 'string'
+				? {session: row, outcome: 'refused', kind: 'not-found', why: `no session named ${JSON.stringify(row)}`}
+				: await wakeSession(deps, row, options),
+		);
 	}
 	return out;
 }

@@ -13,7 +13,25 @@ import {runsProgram, subcommand} from './common/programs.js';
 import {scanResidual} from './common/residual.js';
 import {deleteRows} from './common/sqlitePurge.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter, type DiscoverQuery, type InUseHolder, type PlanItem} from './types.js';
-import {type AgyIndex, agyPaths, type AgyPaths, belongsTo, childCounts, conversationDb, conversationIds, conversationTimes, descendantsOf, ID_PATTERN, idsIn, indexIn, readIndex, recordedCwd, stepsState, SUMMARY_TABLE, transcriptFile} from './agy/store.js';
+import {
+	type AgyIndex,
+	agyPaths,
+	type AgyPaths,
+	belongsTo,
+	childCounts,
+	conversationDb,
+	conversationIds,
+	conversationTimes,
+	descendantsOf,
+	ID_PATTERN,
+	idsIn,
+	indexIn,
+	readIndex,
+	recordedCwd,
+	stepsState,
+	SUMMARY_TABLE,
+	transcriptFile,
+} from './agy/store.js';
 
 const CHILDREN = memoKind<ReturnType<typeof childCounts>>('agy:children');
 const WATCH = memoKind<string[]>('agy:watch');
@@ -75,7 +93,15 @@ function summaryRowItems(paths: AgyPaths, ids: readonly string[]): PlanItem[] {
 		return ids
 			.map(x => ({x, n: count.get(x)?.n ?? 0}))
 			.filter(({n}) => n > 0)
-			.map(({x, n}): PlanItem => ({kind: 'rows', path: paths.summariesDb, table: SUMMARY_TABLE, count: n, bytes: 0, sessionId: x, description: 'conversation summary row'}));
+			.map(({x, n}): PlanItem => ({
+				kind: 'rows',
+				path: paths.summariesDb,
+				table: SUMMARY_TABLE,
+				count: n,
+				bytes: 0,
+				sessionId: x,
+				description: 'conversation summary row',
+			}));
 	});
 }
 
@@ -201,7 +227,13 @@ export const agyAdapter: AgentAdapter = {
 			id,
 			descendants: descendantsOf(readIndex(paths), id),
 			roots: [paths.root],
-			indexFiles: [...listDir(cache).filter(e => e.isFile()).map(e => path.join(cache, e.name)), path.join(paths.root, 'history.jsonl'), path.join(paths.root, 'cli.log')],
+			indexFiles: [
+				...listDir(cache)
+					.filter(e => e.isFile())
+					.map(e => path.join(cache, e.name)),
+				path.join(paths.root, 'history.jsonl'),
+				path.join(paths.root, 'cli.log'),
+			],
 			databases,
 		});
 	},

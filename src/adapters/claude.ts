@@ -14,7 +14,18 @@ import {assertPlanOf, assertValidId, type AgentAdapter, type InUseHolder} from '
 import {CLAUDE_PROGRAMS, claudeLiveUses, isClaudeProcess, transcriptCwds} from './claude/live.js';
 import {claudeMessages} from './claude/messages.js';
 import {configFiles, configRoots, planFor} from './claude/plan.js';
-import {claudeRoot, legacyChildCounts, nestedSubAgentCount, projectDirs, readTranscript, resumeStateOf, roots, subAgentsIn, type Transcript, transcriptsIn} from './claude/transcripts.js';
+import {
+	claudeRoot,
+	legacyChildCounts,
+	nestedSubAgentCount,
+	projectDirs,
+	readTranscript,
+	resumeStateOf,
+	roots,
+	subAgentsIn,
+	type Transcript,
+	transcriptsIn,
+} from './claude/transcripts.js';
 
 export {projectSlug} from './claude/transcripts.js';
 export {type LiveRecord, liveRecordOf} from './claude/live.js';
@@ -88,7 +99,11 @@ export const claudeAdapter: AgentAdapter = {
 		const root = claudeRoot(ctx);
 		const dirs = projectDirs(ctx, root, cwd);
 		// A new transcript changes its folder's mtime; a new turn grows the transcript.
-		const transcripts = dirs.flatMap(dir => listDir(dir, ctx).filter(e => e.isFile() && e.name.endsWith('.jsonl')).map(e => path.join(dir, e.name)));
+		const transcripts = dirs.flatMap(dir =>
+			listDir(dir, ctx)
+				.filter(e => e.isFile() && e.name.endsWith('.jsonl'))
+				.map(e => path.join(dir, e.name)),
+		);
 		return [path.join(root, 'projects'), ...dirs, ...transcripts];
 	},
 
@@ -150,11 +165,7 @@ export const claudeAdapter: AgentAdapter = {
 			id,
 			descendants: subAgentsIn(ctx, root, id).map(a => a.id),
 			roots: roots(ctx),
-			indexFiles: [
-				path.join(root, 'history.jsonl'),
-				...configFiles(ctx),
-				...projectDirs(ctx, root).map(dir => path.join(dir, 'sessions-index.json')),
-			],
+			indexFiles: [path.join(root, 'history.jsonl'), ...configFiles(ctx), ...projectDirs(ctx, root).map(dir => path.join(dir, 'sessions-index.json'))],
 			databases: [],
 		});
 	},

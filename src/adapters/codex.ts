@@ -3,7 +3,18 @@ import {messageOf} from '../domain/result.js';
 import type {Conversation, ProcessRef} from '../domain/types.js';
 import {measuredExitInput, readCodexScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {agentProcessesOf, hasFlag, idsUse, liveUsesOnce, needsFolders, openFilesOf, projectUse, usersOf, wordAfter, type LiveUse} from './common/liveEvidence.js';
+import {
+	agentProcessesOf,
+	hasFlag,
+	idsUse,
+	liveUsesOnce,
+	needsFolders,
+	openFilesOf,
+	projectUse,
+	usersOf,
+	wordAfter,
+	type LiveUse,
+} from './common/liveEvidence.js';
 import {oneLine} from './common/jsonl.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
 import {canonicalCwd, realpathOrUndefined} from './common/paths.js';
@@ -15,7 +26,20 @@ import {programOf, runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {agentDelete, asksCodex, planFor, purgeRows} from './codex/plan.js';
 import {codexMessages} from './codex/messages.js';
-import {codexRoot, databases, readRollout, resumeStateOf, type Rollout, ROLLOUT_FILE, rollouts, rolloutsOf, roots, THREAD_ID, UUID, verifyRolloutsOf} from './codex/rollouts.js';
+import {
+	codexRoot,
+	databases,
+	readRollout,
+	resumeStateOf,
+	type Rollout,
+	ROLLOUT_FILE,
+	rollouts,
+	rolloutsOf,
+	roots,
+	THREAD_ID,
+	UUID,
+	verifyRolloutsOf,
+} from './codex/rollouts.js';
 import {descendantsOf, parentMap, readThreadIndex, threadsNamedByProcesses} from './codex/threads.js';
 
 const READ = memoKind<{problems: string[]; byId: Map<string, Rollout>; children: Map<string, number>}>('codex:read');
@@ -34,9 +58,14 @@ function isCodexService(argv: readonly string[]): boolean {
  * databases say nothing), else its project folder. The app-server daemon gets no entry.
  */
 async function codexLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
-	const mine = (await agentProcessesOf(ctx, codexAdapter.matchesProcess, procs, {root: codexRoot(ctx), rootOf: codexRoot})).filter(p => !isCodexService(p.argv));
+	const mine = (await agentProcessesOf(ctx, codexAdapter.matchesProcess, procs, {root: codexRoot(ctx), rootOf: codexRoot})).filter(
+		p => !isCodexService(p.argv),
+	);
 	if (mine.length === 0) return [];
-	const open = await openFilesOf(ctx, mine.map(p => p.pid));
+	const open = await openFilesOf(
+		ctx,
+		mine.map(p => p.pid),
+	);
 	return mine.map(proc => {
 		const named = hasFlag(proc.argv, ['--last']) ? undefined : wordAfter(proc.argv, ['resume', 'fork'], THREAD_ID);
 		if (named) return idsUse(proc, [named], `argv names ${named}`);
@@ -124,7 +153,15 @@ export const codexAdapter: AgentAdapter = {
 			// New rollouts change their date folder (any of them: local time); turns grow the rollout;
 			// titles and spawn edges live in the state databases and their WAL.
 			const days = rolloutPaths.map(f => path.dirname(f));
-			const folders = [...new Set([path.join(root, 'sessions'), path.join(root, 'archived_sessions'), ...days, ...days.map(d => path.dirname(d)), ...days.map(d => path.dirname(path.dirname(d)))])];
+			const folders = [
+				...new Set([
+					path.join(root, 'sessions'),
+					path.join(root, 'archived_sessions'),
+					...days,
+					...days.map(d => path.dirname(d)),
+					...days.map(d => path.dirname(path.dirname(d))),
+				]),
+			];
 			const state = databases(ctx).filter(f => path.basename(f).startsWith('state_'));
 			return [...folders, ...rolloutPaths, ...state.flatMap(db => [db, `${db}-wal`])];
 		});
@@ -204,7 +241,13 @@ export const codexAdapter: AgentAdapter = {
 		assertValidId(codexAdapter, id);
 		const uses = await liveUses(ctx);
 		// A TUI that keeps no evidence of its thread uses every thread of its folder (fail safe).
-		const vague = needsFolders(uses) ? usersOf(ctx, uses.filter(u => u.claim.kind !== 'ids'), {ids: [id], cwds: threadCwds(ctx, id)}) : [];
+		const vague = needsFolders(uses)
+			? usersOf(
+					ctx,
+					uses.filter(u => u.claim.kind !== 'ids'),
+					{ids: [id], cwds: threadCwds(ctx, id)},
+				)
+			: [];
 		const named = await threadsNamedByProcesses(ctx);
 		if (named && !named.has(id)) return uniqueHolders(vague);
 		const ids = [id, ...descendantsOf(id, parentMap(ctx, readThreadIndex(ctx)))];

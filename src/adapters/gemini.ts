@@ -14,8 +14,6 @@ import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} fro
 import {geminiRoot, ID_PATTERN, PROGRAMS, PROJECTS, projectsOf, type Session, sessionsWithId} from './gemini/chats.js';
 import {allSessions, descendantsOf, dropLogEntries, planFor, resumeStateOf, sessionsIn, stillNames, subAgentsBelow, toConversation} from './gemini/plan.js';
 
-
-
 // Gemini CLI (FORMATS 4 and 10): project folders under ~/.gemini/tmp, one chat file per session
 // named by time and the FIRST 8 characters of the id. Files are attributed by the full id inside
 // them, never by the name: two sessions may share a prefix, and one session may own several files.
@@ -179,7 +177,16 @@ export const geminiAdapter: AgentAdapter = {
 		assertValidId(geminiAdapter, id);
 		const root = geminiRoot(ctx);
 		const sessions = allSessions(ctx, root);
-		const descendants = [...new Set(projectsOf(ctx, root).flatMap(p => descendantsOf(sessions.filter(s => s.project.dir === p.dir), id).map(s => s.id)))];
+		const descendants = [
+			...new Set(
+				projectsOf(ctx, root).flatMap(p =>
+					descendantsOf(
+						sessions.filter(s => s.project.dir === p.dir),
+						id,
+					).map(s => s.id),
+				),
+			),
+		];
 		// Main chat files are named by an 8-character prefix: only the id inside them counts.
 		const chats = sessions
 			.filter(s => !s.parentId && (s.id === id || descendants.includes(s.id)))
@@ -188,7 +195,9 @@ export const geminiAdapter: AgentAdapter = {
 			id,
 			descendants,
 			roots: [path.join(root, 'tmp')],
-			indexFiles: projectsOf(ctx, root).map(p => path.join(p.dir, 'logs.json')).filter(f => lstatOrUndefined(f)),
+			indexFiles: projectsOf(ctx, root)
+				.map(p => path.join(p.dir, 'logs.json'))
+				.filter(f => lstatOrUndefined(f)),
 			databases: [],
 		});
 		return [...chats, ...names];

@@ -11,7 +11,18 @@ import {scanResidual} from './common/residual.js';
 import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, openFilesOf, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
 import type {ProcessRef} from '../domain/types.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
-import {buildConversation, buildDescendants, buildLinks, buildRoot, buildSessionOf, buildSessions, cliDb, ID_PATTERN, layoutOf, PROGRAMS} from './grok/build.js';
+import {
+	buildConversation,
+	buildDescendants,
+	buildLinks,
+	buildRoot,
+	buildSessionOf,
+	buildSessions,
+	cliDb,
+	ID_PATTERN,
+	layoutOf,
+	PROGRAMS,
+} from './grok/build.js';
 import {cliConversation, cliDbUsers, cliDelete, cliPlan, cliSessionOf, cliSessions, isService, verifyAgainst} from './grok/cli.js';
 import {buildPlan, promptHistories, purgeBuild, searchDb} from './grok/purge.js';
 
@@ -34,12 +45,17 @@ async function grokLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]):
 	const mine = (await agentProcessesOf(ctx, grokAdapter.matchesProcess, procs, {root, rootOf: buildRoot})).filter(p => !isService(p.argv));
 	if (mine.length === 0) return [];
 	const sessions = `${path.join(realpathOrUndefined(root) ?? root, 'sessions')}${path.sep}`;
-	const open = await openFilesOf(ctx, mine.map(p => p.pid));
+	const open = await openFilesOf(
+		ctx,
+		mine.map(p => p.pid),
+	);
 	return mine.map(proc => {
 		const named = flagValue(proc.argv, ['--resume', '-r', '--session-id', '-s', '--session'], ID_PATTERN);
 		if (named) return idsUse(proc, [named], `argv names ${named}`);
-		const held = (open.get(proc.pid) ?? []).flatMap(f => (f.startsWith(sessions) ? (f.slice(sessions.length).split(path.sep)[1] ?? []) : [])).filter(n => UUID.test(n));
-		if (held.length > 0) return idsUse(proc, [...new Set(held)], 'holds its session folder\'s files open');
+		const held = (open.get(proc.pid) ?? [])
+			.flatMap(f => (f.startsWith(sessions) ? (f.slice(sessions.length).split(path.sep)[1] ?? []) : []))
+			.filter(n => UUID.test(n));
+		if (held.length > 0) return idsUse(proc, [...new Set(held)], "holds its session folder's files open");
 		return projectUse(proc, 'grok');
 	});
 }
@@ -87,9 +103,15 @@ export const grokAdapter: AgentAdapter = {
 		const sessions = path.join(buildRoot(ctx), 'sessions');
 		// The same for every cwd: listed once per refresh.
 		return memo(ctx, WATCH.of(sessions), () => {
-			const groups = listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name));
+			const groups = listDir(sessions, ctx)
+				.filter(e => e.isDirectory())
+				.map(e => path.join(sessions, e.name));
 			// A session folder added or removed moves its group; a new turn grows updates.jsonl.
-			const updates = groups.flatMap(g => listDir(g, ctx).filter(e => e.isDirectory()).map(e => path.join(g, e.name, 'updates.jsonl')));
+			const updates = groups.flatMap(g =>
+				listDir(g, ctx)
+					.filter(e => e.isDirectory())
+					.map(e => path.join(g, e.name, 'updates.jsonl')),
+			);
 			return [sessions, ...groups, ...updates, cliDb(ctx), `${cliDb(ctx)}-wal`];
 		});
 	},
@@ -139,7 +161,12 @@ export const grokAdapter: AgentAdapter = {
 			id,
 			descendants: buildDescendants(buildSessions(ctx), id).map(s => s.id),
 			roots: [path.join(root, 'sessions'), logs],
-			indexFiles: [...promptHistories(ctx), ...listDir(logs).filter(e => e.isFile()).map(e => path.join(logs, e.name))],
+			indexFiles: [
+				...promptHistories(ctx),
+				...listDir(logs)
+					.filter(e => e.isFile())
+					.map(e => path.join(logs, e.name)),
+			],
 			databases: lstatOrUndefined(searchDb(ctx)) ? [searchDb(ctx)] : [],
 		});
 	},
@@ -154,14 +181,30 @@ export const grokAdapter: AgentAdapter = {
 		const family = [...sessions.filter(s => s.id === id), ...buildDescendants(sessions, id)];
 		const ids = [id, ...family.map(s => s.id)];
 		const files = family
-			.flatMap(s => listDir(s.dir, ctx).filter(e => e.isFile()).map(e => realpathOrUndefined(path.join(s.dir, e.name))))
+			.flatMap(s =>
+				listDir(s.dir, ctx)
+					.filter(e => e.isFile())
+					.map(e => realpathOrUndefined(path.join(s.dir, e.name))),
+			)
 			.filter((f): f is string => f !== undefined);
 		// A TUI that holds no session's files and names none in argv could be on any session of its
 		// folder (its welcome screen resumes one with a key): each of them is in use (fail safe).
 		const uses = await liveUses(ctx);
 		const cwd = buildSessionOf(ctx, id)?.cwd;
-		const vague = needsFolders(uses) && cwd ? usersOf(ctx, uses.filter(u => u.claim.kind !== 'ids'), {ids: [], cwds: [cwd]}) : [];
-		return uniqueHolders([...usersOf(ctx, uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files, h => isService(h.argv)))]);
+		const vague =
+			needsFolders(uses) && cwd
+				? usersOf(
+						ctx,
+						uses.filter(u => u.claim.kind !== 'ids'),
+						{ids: [], cwds: [cwd]},
+					)
+				: [];
+		return uniqueHolders([
+			...usersOf(ctx, uses, {ids, cwds: []}),
+			...vague,
+			...(await argvUsers(ctx, ids)),
+			...(await fileUsers(ctx, files, h => isService(h.argv))),
+		]);
 	},
 
 	liveUses,

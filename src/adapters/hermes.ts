@@ -168,7 +168,11 @@ export const hermesAdapter: AgentAdapter = {
 		const descendants = new Set<string>();
 		for (const store of data) for (const d of descendantsIn(viewOf(store), id)) descendants.add(d);
 		const stores = storesOf(ctx, root);
-		const crumbs = stores.flatMap(s => listDir(path.join(s.home, 'terminal-sessions')).filter(e => e.isFile()).map(e => path.join(s.home, 'terminal-sessions', e.name)));
+		const crumbs = stores.flatMap(s =>
+			listDir(path.join(s.home, 'terminal-sessions'))
+				.filter(e => e.isFile())
+				.map(e => path.join(s.home, 'terminal-sessions', e.name)),
+		);
 		return scanResidual({
 			id,
 			descendants: [...descendants],

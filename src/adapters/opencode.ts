@@ -13,7 +13,21 @@ import {eraseDatabases} from './common/sqlitePurge.js';
 import {runsProgram} from './common/programs.js';
 import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} from './types.js';
 import {agentDelete, deletePlannedRows, deletionFacts, legacyParents, planFor, removeTextLines} from './opencode/plan.js';
-import {dataDir, dbFiles, descendantsByQuery, descendantsOf, logFiles, queryDirectly, readStores, resumeStateOf, roots, sameDir, sessionByQuery, storedDescendants, withEveryDb} from './opencode/store.js';
+import {
+	dataDir,
+	dbFiles,
+	descendantsByQuery,
+	descendantsOf,
+	logFiles,
+	queryDirectly,
+	readStores,
+	resumeStateOf,
+	roots,
+	sameDir,
+	sessionByQuery,
+	storedDescendants,
+	withEveryDb,
+} from './opencode/store.js';
 
 const CHILDREN = memoKind<Map<string, number>>('opencode:children');
 
@@ -32,13 +46,21 @@ const SESSION_ARG = /^ses_[0-9A-Za-z]+$/;
  * session; the background service (`serve --service`) gets no entry.
  */
 async function opencodeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef[]): Promise<LiveUse[]> {
-	const mine = (await agentProcessesOf(ctx, opencodeAdapter.matchesProcess, procs, {root: dataDir(ctx), rootOf: dataDir})).filter(p => !isBackgroundService(p.argv));
+	const mine = (await agentProcessesOf(ctx, opencodeAdapter.matchesProcess, procs, {root: dataDir(ctx), rootOf: dataDir})).filter(
+		p => !isBackgroundService(p.argv),
+	);
 	return mine.map(proc => {
 		const named = flagValue(proc.argv, ['--session', '-s'], SESSION_ARG);
 		if (named) return idsUse(proc, [named], `argv names ${named}`);
 		const sub = subcommandOf(proc.argv);
 		if (sub === 'serve' || sub === 'web') {
-			return {pid: proc.pid, startTime: proc.startTime, command: proc.argv.join(' '), claim: {kind: 'any'}, reason: `an opencode ${sub} may act on any session`};
+			return {
+				pid: proc.pid,
+				startTime: proc.startTime,
+				command: proc.argv.join(' '),
+				claim: {kind: 'any'},
+				reason: `an opencode ${sub} may act on any session`,
+			};
 		}
 		return projectUse(proc, 'opencode');
 	});
@@ -47,7 +69,11 @@ async function opencodeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef
 /** The folder a session records, or '/' (every project) when the store cannot say: fail safe. */
 function sessionFolder(ctx: AdapterContext, id: string): string {
 	const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => sessionByQuery(open, id)) : undefined;
-	const session = direct ? direct.value : readStores(ctx).stores.map(s => s.sessions.get(id)).find(s => s !== undefined);
+	const session = direct
+		? direct.value
+		: readStores(ctx)
+				.stores.map(s => s.sessions.get(id))
+				.find(s => s !== undefined);
 	return session?.directory || '/';
 }
 

@@ -98,10 +98,7 @@ export interface LaunchSpec {
  * user's `agents.<a>.exitInput`); `pause` waits, because codex and gemini drop an Enter that
  * follows typed text at once (exit-input.md: 0 of 9 exits each without a pause).
  */
-export type ExitStep =
-	| {readonly kind: 'keys'; readonly keys: readonly string[]}
-	| {readonly kind: 'command'}
-	| {readonly kind: 'pause'; readonly ms: number};
+export type ExitStep = {readonly kind: 'keys'; readonly keys: readonly string[]} | {readonly kind: 'command'} | {readonly kind: 'pause'; readonly ms: number};
 
 /**
  * What the pane's screen says about typing into it, read from its plain text (no escapes).

@@ -3,8 +3,22 @@
 
 /** xterm's 16 colours, as a dark terminal theme draws them. */
 const PALETTE = [
-	'#1d1f21', '#cc6666', '#8fbf6a', '#e0b860', '#81a2be', '#b294bb', '#7fc1ca', '#c5c8c6',
-	'#666a6e', '#ff7b7b', '#b5e07a', '#f0d080', '#a3c4e6', '#d2b4dc', '#9fe0e8', '#ffffff',
+	'#1d1f21',
+	'#cc6666',
+	'#8fbf6a',
+	'#e0b860',
+	'#81a2be',
+	'#b294bb',
+	'#7fc1ca',
+	'#c5c8c6',
+	'#666a6e',
+	'#ff7b7b',
+	'#b5e07a',
+	'#f0d080',
+	'#a3c4e6',
+	'#d2b4dc',
+	'#9fe0e8',
+	'#ffffff',
 ];
 const FOREGROUND = '#d0d3d0';
 const BACKGROUND = '#1d1f21';
@@ -68,25 +82,28 @@ function css(style) {
 /** The capture as HTML spans, one `<div>` per terminal line, `columns` cells wide. */
 export function ansiToHtmlLines(capture, columns) {
 	let style = {};
-	return capture.replace(/\n$/, '').split('\n').map(line => {
-		let html = '';
-		let width = 0;
-		const parts = line.split(/(\u001B\[[0-9;]*m)/);
-		for (const part of parts) {
-			const sgr = /^\u001B\[([0-9;]*)m$/.exec(part);
-			if (sgr) {
-				style = applySgr(style, sgr[1] === '' ? [0] : sgr[1].split(';').map(Number));
-				continue;
+	return capture
+		.replace(/\n$/, '')
+		.split('\n')
+		.map(line => {
+			let html = '';
+			let width = 0;
+			const parts = line.split(/(\u001B\[[0-9;]*m)/);
+			for (const part of parts) {
+				const sgr = /^\u001B\[([0-9;]*)m$/.exec(part);
+				if (sgr) {
+					style = applySgr(style, sgr[1] === '' ? [0] : sgr[1].split(';').map(Number));
+					continue;
+				}
+				// Other escapes (none expected in a capture) are dropped, never shown.
+				const text = part.replace(/\u001B\[[0-9;?]*[A-Za-z]/g, '');
+				if (text === '') continue;
+				width += [...text].length;
+				html += `<span style="${css(style)}">${escapeHtml(text)}</span>`;
 			}
-			// Other escapes (none expected in a capture) are dropped, never shown.
-			const text = part.replace(/\u001B\[[0-9;?]*[A-Za-z]/g, '');
-			if (text === '') continue;
-			width += [...text].length;
-			html += `<span style="${css(style)}">${escapeHtml(text)}</span>`;
-		}
-		if (width < columns) html += ' '.repeat(columns - width);
-		return `<div>${html}</div>`;
-	});
+			if (width < columns) html += ' '.repeat(columns - width);
+			return `<div>${html}</div>`;
+		});
 }
 
 /** A whole page: the capture on a terminal-coloured background, `columns` × `rows` cells. */

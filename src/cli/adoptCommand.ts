@@ -8,7 +8,7 @@ import {errOut, out, outJson} from './output.js';
 export function createAdoptCommand(makeActions: ActionsFactory): Command {
 	return {
 		name: 'adopt',
-		summary: 'register a conversation (or the agent running in a pane), pinned from the agent\'s own evidence',
+		summary: "register a conversation (or the agent running in a pane), pinned from the agent's own evidence",
 		usage: 'mam-tui adopt --agent A --id ID [--name N] | --pane P [--agent A] [--id ID] [--name N]',
 		options: {agent: {type: 'string'}, id: {type: 'string'}, name: {type: 'string'}, pane: {type: 'string'}},
 		async run(world, values) {
@@ -31,11 +31,30 @@ export function createAdoptCommand(makeActions: ActionsFactory): Command {
 				}
 				const {session, created, paneId, evidence} = result.value;
 				if (world.options.json) {
-					outJson({ok: true, created, session: session.name, agent: session.agent, id: session.agentSessionId, cwd: session.cwd, status: session.status, paneId: session.paneId, epoch: new Date(session.epoch).toISOString(), evidence: evidence ?? []});
+					outJson({
+						ok: true,
+						created,
+						session: session.name,
+						agent: session.agent,
+						id: session.agentSessionId,
+						cwd: session.cwd,
+						status: session.status,
+						paneId: session.paneId,
+						epoch: new Date(session.epoch).toISOString(),
+						evidence: evidence ?? [],
+					});
 				} else {
 					const where = paneId ? `running in pane ${paneId}` : 'stopped';
-					const what = session.agentSessionId ? `${session.agent} conversation ${session.agentSessionId}` : `${session.agent} in pane ${paneId ?? '?'} (not pinned yet)`;
-					out(created ? `adopted ${what} as ${session.name} (${where}, in ${session.cwd})` : paneId ? `${session.name}: linked to pane ${paneId}, running` : `already registered as ${session.name}`);
+					const what = session.agentSessionId
+						? `${session.agent} conversation ${session.agentSessionId}`
+						: `${session.agent} in pane ${paneId ?? '?'} (not pinned yet)`;
+					out(
+						created
+							? `adopted ${what} as ${session.name} (${where}, in ${session.cwd})`
+							: paneId
+								? `${session.name}: linked to pane ${paneId}, running`
+								: `already registered as ${session.name}`,
+					);
 				}
 				return EXIT.ok;
 			} finally {

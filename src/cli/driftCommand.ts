@@ -74,9 +74,7 @@ function report(world: World, input: DriftInput, findings: readonly Finding[], o
 			mux: {kind: input.mux, reachable: input.panes !== null, ...(input.muxProblem ? {problem: input.muxProblem} : {})},
 			notes,
 			findings,
-			...(outcomes
-				? {applied: outcomes.map(o => ({status: o.status, session: o.sessionName ?? null, fix: o.fix, message: o.message}))}
-				: {}),
+			...(outcomes ? {applied: outcomes.map(o => ({status: o.status, session: o.sessionName ?? null, fix: o.fix, message: o.message}))} : {}),
 		};
 		outJson(body);
 		return;

@@ -187,7 +187,10 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
 	try {
 		world = createWorld(globalOptions(parsed.values), env);
 		if (chosenHost(world) && !HOST_COMMANDS.has(command.name)) {
-			throw new CliError(`${command.name} runs on this machine only; on ${world.options.host ?? '?'} run it there (HOST commands: ${[...HOST_COMMANDS].join(', ')})`, EXIT.usage);
+			throw new CliError(
+				`${command.name} runs on this machine only; on ${world.options.host ?? '?'} run it there (HOST commands: ${[...HOST_COMMANDS].join(', ')})`,
+				EXIT.usage,
+			);
 		}
 		return await command.run(world, parsed.values, parsed.positionals);
 	} catch (error) {

@@ -42,7 +42,8 @@ function planJson(view: PurgePlanView): Record<string, unknown> {
 export function createPurgeCommand(makeActions: ActionsFactory, io: ConfirmIo = terminalIo): Command {
 	return {
 		name: 'purge',
-		summary: "delete sessions' conversation data after a typed confirmation, keeping a copy in the trash for restore (--hard: no copy; --dry-run shows the plan only)",
+		summary:
+			"delete sessions' conversation data after a typed confirmation, keeping a copy in the trash for restore (--hard: no copy; --dry-run shows the plan only)",
 		usage: 'mam-tui purge NAME... | --agent A --id ID [--dry-run] [--hard] [--yes]',
 		options: {agent: {type: 'string'}, id: {type: 'string'}, 'dry-run': {type: 'boolean'}, yes: {type: 'boolean'}, hard: {type: 'boolean'}},
 		positionals: {min: 0, max: 1000},

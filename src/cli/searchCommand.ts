@@ -50,12 +50,15 @@ export const searchCommand: Command = {
 		const query = positionals.join(' ').trim();
 		if (query === '') throw new CliError('search needs a word to look for', EXIT.usage);
 		const agent = values['agent'];
-		if (agent !== undefined && (typeof agent !== 'string' || !isAgentId(agent))) throw new CliError(`--agent must be one of ${AGENT_IDS.join(', ')}`, EXIT.usage);
+		if (agent !== undefined && (typeof agent !== 'string' || !isAgentId(agent)))
+			throw new CliError(`--agent must be one of ${AGENT_IDS.join(', ')}`, EXIT.usage);
 		const cwdValue = values['cwd'];
-		if (cwdValue !== undefined && (typeof cwdValue !== 'string' || cwdValue === '' || cwdValue.includes('\0'))) throw new CliError('--cwd needs a folder', EXIT.usage);
+		if (cwdValue !== undefined && (typeof cwdValue !== 'string' || cwdValue === '' || cwdValue.includes('\0')))
+			throw new CliError('--cwd needs a folder', EXIT.usage);
 		const sinceValue = values['since'];
 		const since = typeof sinceValue === 'string' ? parseSince(sinceValue, world.now()) : undefined;
-		if (typeof sinceValue === 'string' && since === undefined) throw new CliError(`--since takes 30m, 12h, 7d, 2w or a date (got ${JSON.stringify(sinceValue)})`, EXIT.usage);
+		if (typeof sinceValue === 'string' && since === undefined)
+			throw new CliError(`--since takes 30m, 12h, 7d, 2w or a date (got ${JSON.stringify(sinceValue)})`, EXIT.usage);
 		const limitValue = values['limit'];
 		const limit = typeof limitValue === 'string' ? Number(limitValue) : 20;
 		if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit takes a number from 1 to 1000', EXIT.usage);
@@ -64,13 +67,17 @@ export const searchCommand: Command = {
 			if (store.rebuilt) errOut(`search index ${store.file} was not trusted (corrupt or foreign); rebuilt from the agents' files`);
 			let hits: SearchHit[];
 			try {
-				hits = await searchConversations({context: world.adapterContext(), adapters: Object.values(ADAPTERS), store, warn: line => world.logger.warn(line)}, query, {
-					...(typeof agent === 'string' ? {agent} : {}),
-					...(typeof cwdValue === 'string' ? {cwd: path.resolve(cwdValue)} : {}),
-					...(since !== undefined ? {since} : {}),
-					...(values['all'] === true ? {all: true} : {}),
-					limit,
-				});
+				hits = await searchConversations(
+					{context: world.adapterContext(), adapters: Object.values(ADAPTERS), store, warn: line => world.logger.warn(line)},
+					query,
+					{
+						...(typeof agent === 'string' ? {agent} : {}),
+						...(typeof cwdValue === 'string' ? {cwd: path.resolve(cwdValue)} : {}),
+						...(since !== undefined ? {since} : {}),
+						...(values['all'] === true ? {all: true} : {}),
+						limit,
+					},
+				);
 			} catch (error) {
 				throw new CliError(`search failed: ${messageOf(error)}`, EXIT.usage);
 			}
@@ -84,7 +91,14 @@ export const searchCommand: Command = {
 				return EXIT.ok;
 			}
 			const home = world.adapterContext().home;
-			const rows = hits.map(h => [h.agent, h.id, new Date(h.updatedAt).toISOString().slice(0, 16).replace('T', ' '), usageLine(h.usage), shortPath(h.cwd, home), h.title]);
+			const rows = hits.map(h => [
+				h.agent,
+				h.id,
+				new Date(h.updatedAt).toISOString().slice(0, 16).replace('T', ' '),
+				usageLine(h.usage),
+				shortPath(h.cwd, home),
+				h.title,
+			]);
 			const lines = table(['AGENT', 'ID', 'UPDATED', 'TOKENS', 'CWD', 'TITLE'], rows).split('\n');
 			const withSnippets = [lines[0] ?? '', ...hits.flatMap((h, i) => [lines[i + 1] ?? '', `    ${h.snippet}`])];
 			out(withSnippets.join('\n'));

@@ -94,7 +94,11 @@ function humanLines(world: World, body: StatusJson): string[] {
 			),
 		);
 	}
-	const untracked = body.panes.filter(p => (p as StatusPane & {host?: string}).host !== undefined ? (p as StatusPane & {host?: string}).host === LOCAL_HOST && body.untrackedPanes.includes(p.id) : body.untrackedPanes.includes(p.id));
+	const untracked = body.panes.filter(p =>
+		(p as StatusPane & {host?: string}).host !== undefined
+			? (p as StatusPane & {host?: string}).host === LOCAL_HOST && body.untrackedPanes.includes(p.id)
+			: body.untrackedPanes.includes(p.id),
+	);
 	if (untracked.length > 0) {
 		lines.push('', 'Panes running an agent outside any session:');
 		lines.push(
@@ -120,7 +124,8 @@ const withHost = <T extends object>(items: readonly T[], host: string): Item[] =
 
 /** This machine's status (unless `--host` names another) with every host's sessions, panes and attention merged in, local first. */
 function mergeHosts(local: StatusJson | undefined, gathered: readonly GatheredHost[], registry: string): StatusJson {
-	const remote = (pick: (view: NonNullable<GatheredHost['view']>) => readonly Item[]) => gathered.flatMap(g => (g.view ? withHost(pick(g.view), g.status.name) : []));
+	const remote = (pick: (view: NonNullable<GatheredHost['view']>) => readonly Item[]) =>
+		gathered.flatMap(g => (g.view ? withHost(pick(g.view), g.status.name) : []));
 	return {
 		version: 1,
 		registry: local?.registry ?? registry,
@@ -129,7 +134,13 @@ function mergeHosts(local: StatusJson | undefined, gathered: readonly GatheredHo
 		panes: [...withHost(local?.panes ?? [], LOCAL_HOST), ...remote(v => v.panes)] as unknown as StatusPane[],
 		untrackedPanes: local?.untrackedPanes ?? [],
 		attention: [...withHost(local?.attention ?? [], LOCAL_HOST), ...remote(v => v.attention)] as unknown as StatusAttention[],
-		hosts: gathered.map(g => ({name: g.status.name, state: g.status.state, rttMs: g.status.rttMs, message: g.status.message, since: new Date(g.status.since).toISOString()})),
+		hosts: gathered.map(g => ({
+			name: g.status.name,
+			state: g.status.state,
+			rttMs: g.status.rttMs,
+			message: g.status.message,
+			since: new Date(g.status.since).toISOString(),
+		})),
 	};
 }
 
@@ -148,7 +159,8 @@ export const statusCommand: Command = {
 		if (!only) {
 			let sessions = world.registry().list();
 			// A park whose mam-tui was killed is finished (or let go) before the rows are shown.
-			if ((await settleInterruptedParks({registry: world.registry(), processes: world.processes, now: world.now, logger: world.logger}, sessions)).length > 0) sessions = world.registry().list();
+			if ((await settleInterruptedParks({registry: world.registry(), processes: world.processes, now: world.now, logger: world.logger}, sessions)).length > 0)
+				sessions = world.registry().list();
 			local = {...statusJson(world, sessions, await snapshotFor(world, sessions)), hosts: []};
 		}
 		const body = mergeHosts(local, await gathering, world.registryPath);

@@ -59,7 +59,14 @@ export function createTrashCommand(makeActions: ActionsFactory, io: ConfirmIo = 
 					if (!listed.ok) throw new CliError(listed.error.message, EXIT.failed);
 					if (json) outJson({ok: true, purges: listed.value});
 					else if (listed.value.length === 0) out('the trash is empty');
-					else out([`${'PURGE ID'.padEnd(31)}  AGENT     AGE     SIZE  CONVERSATION`, ...listed.value.map(listingLine), 'restore one with: mam-tui restore PURGE_ID'].join('\n'));
+					else
+						out(
+							[
+								`${'PURGE ID'.padEnd(31)}  AGENT     AGE     SIZE  CONVERSATION`,
+								...listed.value.map(listingLine),
+								'restore one with: mam-tui restore PURGE_ID',
+							].join('\n'),
+						);
 					return EXIT.ok;
 				}
 				const olderThan = typeof values['older-than'] === 'string' ? parseDuration(values['older-than']) : undefined;
@@ -68,7 +75,9 @@ export function createTrashCommand(makeActions: ActionsFactory, io: ConfirmIo = 
 					const listed = await trashList(deps);
 					const n = listed.ok ? listed.value.filter(t => t.state === 'done' && (olderThan === undefined || t.ageMs >= olderThan)).length : 0;
 					const expected = `empty ${n}`;
-					const typed = await io.ask(`${n} purge(s) will be deleted for good and cannot be restored. Type ${JSON.stringify(expected)} to go on (anything else cancels): `);
+					const typed = await io.ask(
+						`${n} purge(s) will be deleted for good and cannot be restored. Type ${JSON.stringify(expected)} to go on (anything else cancels): `,
+					);
 					if (typed !== expected) {
 						errOut('trash empty cancelled; nothing was deleted');
 						return EXIT.failed;
@@ -108,7 +117,11 @@ export function createRestoreCommand(makeActions: ActionsFactory): Command {
 				else {
 					out(`${r.label}: restored ${r.files} file(s), ${r.rows} row(s), ${r.edits} rewritten file(s) from ${r.purgeId}`);
 					for (const note of r.notes) out(`  note: ${note}`);
-					out(resumable ? `  ${r.agent} can resume ${r.conversation} again` : `  warning: ${r.agent} may not resume it: ${r.resume.kind}${'reason' in r.resume ? ` (${r.resume.reason})` : ''}`);
+					out(
+						resumable
+							? `  ${r.agent} can resume ${r.conversation} again`
+							: `  warning: ${r.agent} may not resume it: ${r.resume.kind}${'reason' in r.resume ? ` (${r.resume.reason})` : ''}`,
+					);
 				}
 				return resumable ? EXIT.ok : EXIT.failed;
 			});

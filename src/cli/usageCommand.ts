@@ -25,21 +25,31 @@ export const usageCommand: Command = {
 	options: {cwd: {type: 'string'}},
 	async run(world, values) {
 		const cwdValue = values['cwd'];
-		if (cwdValue !== undefined && (typeof cwdValue !== 'string' || cwdValue === '' || cwdValue.includes('\0'))) throw new CliError('--cwd needs a folder', EXIT.usage);
+		if (cwdValue !== undefined && (typeof cwdValue !== 'string' || cwdValue === '' || cwdValue.includes('\0')))
+			throw new CliError('--cwd needs a folder', EXIT.usage);
 		const store = openSearchStore(world.stateDir);
 		try {
 			await syncIndex({context: world.adapterContext(), adapters: Object.values(ADAPTERS), store, warn: line => world.logger.warn(line)});
 			const want = typeof cwdValue === 'string' ? path.resolve(cwdValue) : undefined;
 			const folders = [...usageByFolder(store.all()).entries()]
 				.filter(([cwd]) => want === undefined || cwd === want || cwd.startsWith(`${want}/`))
-				.sort((a, b) => (b[1].usage?.input ?? 0) + (b[1].usage?.output ?? 0) - ((a[1].usage?.input ?? 0) + (a[1].usage?.output ?? 0)) || a[0].localeCompare(b[0]));
+				.sort(
+					(a, b) => (b[1].usage?.input ?? 0) + (b[1].usage?.output ?? 0) - ((a[1].usage?.input ?? 0) + (a[1].usage?.output ?? 0)) || a[0].localeCompare(b[0]),
+				);
 			if (world.options.json) {
 				const body: UsageJson = {folders: folders.map(([cwd, f]) => ({cwd, conversations: f.conversations, withUsage: f.known, usage: f.usage ?? null}))};
 				outJson(body);
 				return EXIT.ok;
 			}
 			const home = world.adapterContext().home;
-			const rows = folders.map(([cwd, f]) => [shortPath(cwd, home), `${f.known}/${f.conversations}`, tokens(f.usage?.input), tokens(f.usage?.output), tokens(f.usage?.cacheRead), tokens(f.usage?.cacheWrite)]);
+			const rows = folders.map(([cwd, f]) => [
+				shortPath(cwd, home),
+				`${f.known}/${f.conversations}`,
+				tokens(f.usage?.input),
+				tokens(f.usage?.output),
+				tokens(f.usage?.cacheRead),
+				tokens(f.usage?.cacheWrite),
+			]);
 			out(rows.length === 0 ? 'No conversations indexed yet.' : table(['CWD', 'WITH TOKENS', 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE WRITE'], rows));
 			return EXIT.ok;
 		} finally {

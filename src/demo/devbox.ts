@@ -79,7 +79,8 @@ export async function buildDevbox(devbox: Devbox, deps: {readonly processes: Pro
 	const exec = sandboxExec(devbox.env);
 	const tmuxArgs = ['-u', '-S', devbox.socket, '-f', '/dev/null', 'new-session', '-d', '-s', DEVBOX, '-n', 'shell', '-x', '160', '-y', '48', '-c', devbox.work];
 	const started = await exec('tmux', tmuxArgs);
-	if (started.failure || started.exitCode !== 0) throw new CliError(`could not start the demo's second tmux server: ${started.failure ?? started.stderr.trim()}`, EXIT.failed);
+	if (started.failure || started.exitCode !== 0)
+		throw new CliError(`could not start the demo's second tmux server: ${started.failure ?? started.stderr.trim()}`, EXIT.failed);
 	const mux = createTmuxMux({server: {socketPath: devbox.socket}, exec, processes: deps.processes, env: devbox.env, pollMs: 1000});
 	const cwd = (project: string) => path.join(devbox.work, project);
 	const resume = (agent: 'claude' | 'codex', id: string) => adapterFor(agent)?.resume(deps.ctx, id).argv ?? [agent];
@@ -95,8 +96,26 @@ export async function buildDevbox(devbox: Devbox, deps: {readonly processes: Pro
 	const now = Date.now();
 	const HOUR = 3_600_000;
 	const rows: NewSession[] = [
-		{name: 'api-fix', agent: 'claude', cwd: cwd(PROJECTS.claude), mux: 'tmux', paneId: panes.claude, agentSessionId: ids.claudeLive, status: 'running', epoch: now - HOUR},
-		{name: 'orders-pagination', agent: 'codex', cwd: cwd(PROJECTS.codex), mux: 'tmux', paneId: panes.codex, agentSessionId: ids.codexLive, status: 'running', epoch: now - HOUR},
+		{
+			name: 'api-fix',
+			agent: 'claude',
+			cwd: cwd(PROJECTS.claude),
+			mux: 'tmux',
+			paneId: panes.claude,
+			agentSessionId: ids.claudeLive,
+			status: 'running',
+			epoch: now - HOUR,
+		},
+		{
+			name: 'orders-pagination',
+			agent: 'codex',
+			cwd: cwd(PROJECTS.codex),
+			mux: 'tmux',
+			paneId: panes.codex,
+			agentSessionId: ids.codexLive,
+			status: 'running',
+			epoch: now - HOUR,
+		},
 		{name: 'changelog', agent: 'gemini', cwd: cwd(PROJECTS.gemini), mux: 'tmux', agentSessionId: ids.geminiShared, status: 'stopped', epoch: now - 5 * HOUR},
 	];
 	const registry = Registry.open(path.join(devbox.state, 'registry.db'));

@@ -74,8 +74,14 @@ function writeClaude(home: string, list: readonly SampleConversation[]): void {
 		const dir = path.join(root, 'projects', projectSlug(c.cwd));
 		writeFile(path.join(dir, `${c.id}.jsonl`), claudeTranscript(c.id, c.cwd, c.createdAt, c.title, [], 'cli'));
 		for (const [i, child] of (c.children ?? []).entries()) {
-			writeFile(path.join(dir, c.id, 'subagents', `${child}.jsonl`), claudeSubagentTranscript(c.id, child.slice('agent-'.length), c.cwd, c.createdAt + 300 + i));
-			writeFile(path.join(dir, c.id, 'subagents', `${child}.meta.json`), JSON.stringify({agentType: 'general-purpose', description: 'look around', spawnDepth: 1}));
+			writeFile(
+				path.join(dir, c.id, 'subagents', `${child}.jsonl`),
+				claudeSubagentTranscript(c.id, child.slice('agent-'.length), c.cwd, c.createdAt + 300 + i),
+			);
+			writeFile(
+				path.join(dir, c.id, 'subagents', `${child}.meta.json`),
+				JSON.stringify({agentType: 'general-purpose', description: 'look around', spawnDepth: 1}),
+			);
 		}
 		history.push(claudeHistoryLine(c.id, c.cwd, c.title, c.createdAt));
 		writeFile(path.join(root, 'todos', `${c.id}-agent-${c.id}.json`), '[]');
@@ -98,13 +104,25 @@ function writeCodex(home: string, list: readonly SampleConversation[]): void {
 		})),
 	]);
 	for (const t of threads) {
-		writeFile(t.rollout, codexRollout({id: t.id, cwd: t.cwd, createdAt: t.createdAt, prompt: t.prompt, ...(t.parent ? {parent: {id: t.parent, depth: 1}} : {interactive: t.interactive === true})}));
+		writeFile(
+			t.rollout,
+			codexRollout({
+				id: t.id,
+				cwd: t.cwd,
+				createdAt: t.createdAt,
+				prompt: t.prompt,
+				...(t.parent ? {parent: {id: t.parent, depth: 1}} : {interactive: t.interactive === true}),
+			}),
+		);
 	}
 	writeDb(path.join(root, 'state_5.sqlite'), CODEX_STATE_SCHEMA, db => fillCodexState(db, threads));
 	writeDb(path.join(root, 'thread_history_1.sqlite'), CODEX_THREAD_HISTORY_SCHEMA, db => fillCodexHistory(db, threads));
 	writeDb(path.join(root, 'logs_2.sqlite'), CODEX_LOGS_SCHEMA, db => fillCodexLogs(db, threads));
 	const parents = threads.filter(t => !t.parent);
-	writeFile(path.join(root, 'history.jsonl'), parents.map(t => `${JSON.stringify({session_id: t.id, ts: Math.floor(t.createdAt / 1000), text: t.prompt})}\n`).join(''));
+	writeFile(
+		path.join(root, 'history.jsonl'),
+		parents.map(t => `${JSON.stringify({session_id: t.id, ts: Math.floor(t.createdAt / 1000), text: t.prompt})}\n`).join(''),
+	);
 	writeFile(path.join(root, 'config.toml'), 'model = "demo-model"\n');
 }
 
@@ -125,7 +143,16 @@ function writeGemini(home: string, list: readonly SampleConversation[]): void {
 function writeHermes(home: string, list: readonly SampleConversation[]): void {
 	const root = path.join(home, '.hermes');
 	createHermesStore(root);
-	for (const c of list) insertHermesSession(root, {id: c.id, startedAt: c.createdAt, cwd: c.cwd, endedAt: c.createdAt + 20 * MINUTE, endReason: 'user_exit', title: c.title, turns: 2});
+	for (const c of list)
+		insertHermesSession(root, {
+			id: c.id,
+			startedAt: c.createdAt,
+			cwd: c.cwd,
+			endedAt: c.createdAt + 20 * MINUTE,
+			endReason: 'user_exit',
+			title: c.title,
+			turns: 2,
+		});
 }
 
 function writeAgy(home: string, list: readonly SampleConversation[]): void {
@@ -177,10 +204,24 @@ export function writeSampleData(home: string, work: string, now = Date.now()): S
 	};
 	const conversations: SampleConversation[] = [
 		{agent: 'claude', id: ids.claudeLive, cwd: cwd('claude'), createdAt: ago(25 * MINUTE), title: 'add a dark mode toggle'},
-		{agent: 'claude', id: ids.claudeOld, cwd: cwd('claude'), createdAt: ago(28 * HOUR), title: 'why is the login form slow?', children: [agentHex(), agentHex()]},
+		{
+			agent: 'claude',
+			id: ids.claudeOld,
+			cwd: cwd('claude'),
+			createdAt: ago(28 * HOUR),
+			title: 'why is the login form slow?',
+			children: [agentHex(), agentHex()],
+		},
 		{agent: 'claude', id: ids.claudeLoose, cwd: cwd('claude'), createdAt: ago(5 * HOUR), title: 'write tests for the cart'},
 		{agent: 'codex', id: ids.codexLive, cwd: cwd('codex'), createdAt: ago(20 * MINUTE), title: 'paginate GET /orders'},
-		{agent: 'codex', id: ids.codexOld, cwd: cwd('codex'), createdAt: ago(26 * HOUR), title: 'fix the flaky auth test', children: [uuidV7(ago(26 * HOUR - MINUTE))]},
+		{
+			agent: 'codex',
+			id: ids.codexOld,
+			cwd: cwd('codex'),
+			createdAt: ago(26 * HOUR),
+			title: 'fix the flaky auth test',
+			children: [uuidV7(ago(26 * HOUR - MINUTE))],
+		},
 		{agent: 'codex', id: ids.codexLoose, cwd: cwd('codex'), createdAt: ago(3 * HOUR), title: 'add request logging'},
 		{agent: 'opencode', id: ids.opencodeLive, cwd: cwd('opencode'), createdAt: ago(15 * MINUTE), title: 'add a --json flag'},
 		{agent: 'opencode', id: ids.opencodeOld, cwd: cwd('opencode'), createdAt: ago(50 * HOUR), title: 'port the parser to zod'},
@@ -195,9 +236,13 @@ export function writeSampleData(home: string, work: string, now = Date.now()): S
 		{agent: 'codex', id: ids.codexParked, cwd: cwd('codex'), createdAt: ago(4 * HOUR), title: 'retry the token refresh webhook'},
 		{agent: 'gemini', id: ids.geminiParked, cwd: cwd('gemini'), createdAt: ago(5 * HOUR), title: 'explain the token refresh flow'},
 	];
-	for (const key of Object.keys(PROJECTS) as (keyof typeof PROJECTS)[]) writeFile(path.join(cwd(key), 'README.md'), `# ${PROJECTS[key]}\n\nA sample project of the mam-tui demo.\n`);
+	for (const key of Object.keys(PROJECTS) as (keyof typeof PROJECTS)[])
+		writeFile(path.join(cwd(key), 'README.md'), `# ${PROJECTS[key]}\n\nA sample project of the mam-tui demo.\n`);
 	for (const agent of Object.keys(WRITERS) as AgentId[]) {
-		WRITERS[agent](home, conversations.filter(c => c.agent === agent));
+		WRITERS[agent](
+			home,
+			conversations.filter(c => c.agent === agent),
+		);
 	}
 	return {ids, conversations};
 }

@@ -37,7 +37,22 @@ export const SANDBOX_MARKER = 'MAM_DEMO_SANDBOX';
  * adapters, which follow such overrides for the caller's own home) at the user's real data, and
  * TMUX/HERDR_* would point the panes at the user's multiplexer.
  */
-const KEPT = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES', 'TERM', 'COLORTERM', 'NO_COLOR', 'USER', 'LOGNAME', 'TZ', 'TMUX_TMPDIR', 'TMPDIR'];
+const KEPT = [
+	'PATH',
+	'LANG',
+	'LANGUAGE',
+	'LC_ALL',
+	'LC_CTYPE',
+	'LC_MESSAGES',
+	'TERM',
+	'COLORTERM',
+	'NO_COLOR',
+	'USER',
+	'LOGNAME',
+	'TZ',
+	'TMUX_TMPDIR',
+	'TMPDIR',
+];
 
 /** The sandbox environment: a few harmless variables of the user's, then ours. */
 export function sandboxEnv(from: Readonly<Record<string, string | undefined>>, dirs: Pick<Sandbox, 'base' | 'home' | 'state' | 'bin'>): Record<string, string> {

@@ -50,8 +50,27 @@ export interface DemoScenario {
 }
 
 async function startServer(sandbox: Sandbox): Promise<void> {
-	const result = await sandbox.exec('tmux', ['-u', '-L', sandbox.tmuxName, '-f', '/dev/null', 'new-session', '-d', '-s', 'mam-demo', '-n', 'shell', '-x', '160', '-y', '48', '-c', sandbox.work]);
-	if (result.failure) throw new CliError(`the demo needs tmux: ${/ENOENT/.test(result.failure) ? 'tmux is not installed (or not on PATH)' : result.failure}`, EXIT.failed);
+	const result = await sandbox.exec('tmux', [
+		'-u',
+		'-L',
+		sandbox.tmuxName,
+		'-f',
+		'/dev/null',
+		'new-session',
+		'-d',
+		'-s',
+		'mam-demo',
+		'-n',
+		'shell',
+		'-x',
+		'160',
+		'-y',
+		'48',
+		'-c',
+		sandbox.work,
+	]);
+	if (result.failure)
+		throw new CliError(`the demo needs tmux: ${/ENOENT/.test(result.failure) ? 'tmux is not installed (or not on PATH)' : result.failure}`, EXIT.failed);
 	if (result.exitCode !== 0) throw new CliError(`could not start the demo's tmux server ${sandbox.tmuxName}: ${result.stderr.trim()}`, EXIT.failed);
 }
 

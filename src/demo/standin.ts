@@ -132,25 +132,79 @@ const RULE = '\u2500'.repeat(60);
 export function statusRows(agent: string, state: StandinState): string[] {
 	switch (agent) {
 		case 'claude':
-			if (state === 'blocked') return [' Bash command', '   echo hello > hello.txt', ' Do you want to proceed?', ' ❯ 1. Yes', '   2. No', ' Esc to cancel · Tab to amend'];
-			return [...(state === 'working' ? ['✶ Pondering…'] : []), RULE, '❯\u00a0', RULE, state === 'working' ? '  esc to interrupt · ← for agents' : '  ? for shortcuts · ← for agents'];
+			if (state === 'blocked')
+				return [' Bash command', '   echo hello > hello.txt', ' Do you want to proceed?', ' ❯ 1. Yes', '   2. No', ' Esc to cancel · Tab to amend'];
+			return [
+				...(state === 'working' ? ['✶ Pondering…'] : []),
+				RULE,
+				'❯\u00a0',
+				RULE,
+				state === 'working' ? '  esc to interrupt · ← for agents' : '  ? for shortcuts · ← for agents',
+			];
 		case 'codex':
-			if (state === 'blocked') return ['  Would you like to run the following command?', '  $ echo hello > hello.txt', '› 1. Yes, proceed (y)', '  2. No (esc)', '  Press enter to confirm or esc to cancel'];
-			return [...(state === 'working' ? ['• Working (3s • esc to interrupt)', ''] : []), '› Ask Codex to do anything', '', '  stand-in model', '  ← for agents · ? for shortcuts'];
+			if (state === 'blocked')
+				return [
+					'  Would you like to run the following command?',
+					'  $ echo hello > hello.txt',
+					'› 1. Yes, proceed (y)',
+					'  2. No (esc)',
+					'  Press enter to confirm or esc to cancel',
+				];
+			return [
+				...(state === 'working' ? ['• Working (3s • esc to interrupt)', ''] : []),
+				'› Ask Codex to do anything',
+				'',
+				'  stand-in model',
+				'  ← for agents · ? for shortcuts',
+			];
 		case 'opencode':
 			if (state === 'blocked') return ['  ┃  △ Permission required', '  ┃    ← Access external directory', '  ┃   Allow once   Allow always   Reject'];
-			return ['  ┃  Build · Stand-in', state === 'working' ? '   ■■⬝⬝⬝⬝⬝⬝  esc interrupt      tab agents  ctrl+p commands' : '   stand-in        ctrl+p commands'];
+			return [
+				'  ┃  Build · Stand-in',
+				state === 'working' ? '   ■■⬝⬝⬝⬝⬝⬝  esc interrupt      tab agents  ctrl+p commands' : '   stand-in        ctrl+p commands',
+			];
 		case 'gemini':
-			if (state === 'blocked') return ['│ ? Shell  echo hello > hello.txt', '│ Allow execution of [Shell]?', '│ ● 1. Allow once', '│   2. No, suggest changes (esc)'];
-			return [...(state === 'working' ? [' ⠹ Thinking... (esc to cancel, 2s)'] : []), ' >   Type your message or @path/to/file', ' workspace (/directory)     branch     sandbox     /model'];
+			if (state === 'blocked')
+				return ['│ ? Shell  echo hello > hello.txt', '│ Allow execution of [Shell]?', '│ ● 1. Allow once', '│   2. No, suggest changes (esc)'];
+			return [
+				...(state === 'working' ? [' ⠹ Thinking... (esc to cancel, 2s)'] : []),
+				' >   Type your message or @path/to/file',
+				' workspace (/directory)     branch     sandbox     /model',
+			];
 		case 'grok':
-			if (state === 'blocked') return ['  ┃  echo hello > hello.txt', '  ┃  2 (○) Yes, proceed', '  ┃  3 (○) No, reject (type to add feedback)', '', '  1/4:select  │  Tab:next option  │  Ctrl+c:cancel'];
-			return ['  ╭────╮', '  │ ❯  │', '  ╰─ stand-in ─╯', '', state === 'working' ? '  Shift+Tab:mode  │  Ctrl+c:cancel  │  Ctrl+x:shortcuts' : '  Shift+Tab:mode  │  Ctrl+x:shortcuts'];
+			if (state === 'blocked')
+				return [
+					'  ┃  echo hello > hello.txt',
+					'  ┃  2 (○) Yes, proceed',
+					'  ┃  3 (○) No, reject (type to add feedback)',
+					'',
+					'  1/4:select  │  Tab:next option  │  Ctrl+c:cancel',
+				];
+			return [
+				'  ╭────╮',
+				'  │ ❯  │',
+				'  ╰─ stand-in ─╯',
+				'',
+				state === 'working' ? '  Shift+Tab:mode  │  Ctrl+c:cancel  │  Ctrl+x:shortcuts' : '  Shift+Tab:mode  │  Ctrl+x:shortcuts',
+			];
 		case 'hermes': {
 			// hermes 0.19.0: status bar, rule, composer, rule; the icon before the prompt tells the state.
 			const bar = ` \u2695 stand-in \u2502 12/65.5K \u2502 [\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591\u2591] 0% \u2502 1m \u2502 ${state === 'idle' ? '\u23f2 4s \u2502 \u2713 0s' : '\u23f1 2s'}`;
-			const prompt = state === 'blocked' ? '\u26a0 \u276f' : state === 'working' ? '\u2695 \u276f msg=interrupt \u00b7 /queue \u00b7 /bg \u00b7 /steer \u00b7 Ctrl+C cancel' : '\u276f';
-			const dialog = state === 'blocked' ? ['\u2502 \u26a0\ufe0f  Dangerous Command \u2502', '\u2502 \u276f 1. Allow once      \u2502', '\u2502   4. Deny            \u2502', '  \u2191/\u2193 to select, Enter to confirm  (57s)'] : [];
+			const prompt =
+				state === 'blocked'
+					? '\u26a0 \u276f'
+					: state === 'working'
+						? '\u2695 \u276f msg=interrupt \u00b7 /queue \u00b7 /bg \u00b7 /steer \u00b7 Ctrl+C cancel'
+						: '\u276f';
+			const dialog =
+				state === 'blocked'
+					? [
+							'\u2502 \u26a0\ufe0f  Dangerous Command \u2502',
+							'\u2502 \u276f 1. Allow once      \u2502',
+							'\u2502   4. Deny            \u2502',
+							'  \u2191/\u2193 to select, Enter to confirm  (57s)',
+						]
+					: [];
 			return [...dialog, bar, RULE, prompt, RULE];
 		}
 		default:
@@ -219,7 +273,13 @@ function codexArtifact(home: string, env: NodeJS.ProcessEnv, id: string, cwd: st
 	const lines = [
 		...(existing
 			? []
-			: [{timestamp: at, type: 'session_meta', payload: {id, session_id: id, timestamp: at, cwd, originator: 'codex_cli_rs', cli_version: '0.171.0', source: 'cli'}}]),
+			: [
+					{
+						timestamp: at,
+						type: 'session_meta',
+						payload: {id, session_id: id, timestamp: at, cwd, originator: 'codex_cli_rs', cli_version: '0.171.0', source: 'cli'},
+					},
+				]),
 		{timestamp: at, type: 'response_item', payload: {type: 'message', role: 'user', content: [{type: 'input_text', text: 'hello from the stand-in'}]}},
 	];
 	fs.writeSync(fd, lines.map(line => `${JSON.stringify(line)}\n`).join(''));
@@ -426,7 +486,9 @@ export function runStandin(name: string, argv: readonly string[], baked: Partial
 
 	say(`${name} stand-in (pid ${process.pid}, mam-tui demo) in ${process.cwd()}\n`);
 	if (conversationId) say(`conversation ${conversationId}\n`);
-	say(`type ${options.exitInputs[0] ?? '/exit'} to quit${options.statusScreen ? '; a line works for a while, a line with "ask" then asks (y approves)' : ''}\n`);
+	say(
+		`type ${options.exitInputs[0] ?? '/exit'} to quit${options.statusScreen ? '; a line works for a while, a line with "ask" then asks (y approves)' : ''}\n`,
+	);
 	if (options.statusScreen) {
 		draw();
 		rl.prompt();

@@ -133,10 +133,7 @@ export interface PanePlacement {
 	readonly tab?: string;
 }
 
-export type ResumeState =
-	| {readonly kind: 'yes'}
-	| {readonly kind: 'no'; readonly reason: string}
-	| {readonly kind: 'unknown'; readonly reason: string};
+export type ResumeState = {readonly kind: 'yes'} | {readonly kind: 'no'; readonly reason: string} | {readonly kind: 'unknown'; readonly reason: string};
 
 export function formatResumeState(state: ResumeState): string {
 	return state.kind === 'yes' ? 'yes' : `${state.kind}: ${state.reason}`;

@@ -14,7 +14,6 @@ export interface TokenUsage {
 	readonly cacheWrite?: number;
 }
 
-
 /** `a + b` field by field; a field neither knows stays absent. */
 export function addTokenUsage(a: TokenUsage | undefined, b: TokenUsage): TokenUsage {
 	const sum: {input?: number; output?: number; cacheRead?: number; cacheWrite?: number} = {};
@@ -50,7 +49,11 @@ export function usageCell(u: TokenUsage | undefined): string {
 }
 
 /** The tokens of `cwd`'s conversations in `conversations` summed: how many had figures, of how many. */
-export function folderUsage(conversations: readonly {readonly agent: string; readonly id: string; readonly cwd: string}[], usage: ReadonlyMap<string, TokenUsage>, cwd: string): {usage?: TokenUsage; counted: number; total: number} {
+export function folderUsage(
+	conversations: readonly {readonly agent: string; readonly id: string; readonly cwd: string}[],
+	usage: ReadonlyMap<string, TokenUsage>,
+	cwd: string,
+): {usage?: TokenUsage; counted: number; total: number} {
 	let sum: TokenUsage | undefined;
 	let counted = 0;
 	let total = 0;

@@ -2,18 +2,7 @@ import type {AgentId, Finding, Pane, SessionRecord} from '../domain/types.js';
 import {paneAgent, reportedId} from '../domain/paneAgent.js';
 import type {PaneEvidence} from './input.js';
 import {muxName, rowRef} from './rowFindings.js';
-import {
-	activePinsOf,
-	carriedIds,
-	describePane,
-	describeRow,
-	isActive,
-	listSome,
-	paneAgentCwd,
-	rowPane,
-	validId,
-	type DriftWorld,
-} from './world.js';
+import {activePinsOf, carriedIds, describePane, describeRow, isActive, listSome, paneAgentCwd, rowPane, validId, type DriftWorld} from './world.js';
 
 // The findings about panes and pins rather than one row (SPEC 5): duplicate-pin, untracked-pane
 // and status-disagrees. They depend on the rows, panes and evidence only, so the live view keeps
@@ -62,7 +51,11 @@ function untrackedPane(world: DriftWorld, pane: Pane): Finding | undefined {
 		kind: 'untracked-pane',
 		paneId: pane.id,
 		message: `${muxName(world)} pane ${pane.id} runs ${label}, but no session row references it`,
-		evidence: [describePane(world, pane), ...(own?.seen ?? []).map(line => `${agent} evidence: ${line}`), ...(cwd ? [] : ['no cwd known for the pane: cannot adopt it'])],
+		evidence: [
+			describePane(world, pane),
+			...(own?.seen ?? []).map(line => `${agent} evidence: ${line}`),
+			...(cwd ? [] : ['no cwd known for the pane: cannot adopt it']),
+		],
 	};
 	if (cwd === undefined) return base;
 	const pick = adoptedPin(world, agent, reported, own);

@@ -27,10 +27,7 @@ export type Contested = ReadonlyMap<string, readonly string[]>;
 
 /** Where a running row's pane stands. `unknown`: not ours to judge (mux unreachable, another mux, our own pane). */
 export type PaneState =
-	| {readonly kind: 'unknown'}
-	| {readonly kind: 'gone'}
-	| {readonly kind: 'exited'; readonly pane: Pane}
-	| {readonly kind: 'live'; readonly pane: Pane};
+	{readonly kind: 'unknown'} | {readonly kind: 'gone'} | {readonly kind: 'exited'; readonly pane: Pane} | {readonly kind: 'live'; readonly pane: Pane};
 
 export function paneState(world: DriftWorld, row: SessionRecord, agent: AgentId): PaneState {
 	if (world.panes === null || !sameMux(world, row)) return {kind: 'unknown'};
@@ -65,7 +62,11 @@ function paneGone(world: DriftWorld, row: SessionRecord, agent: AgentId): Findin
 			row.paneId === null
 				? `${row.name} is marked running but has no pane recorded`
 				: `${row.name} is marked running, but its pane ${row.paneId} no longer exists`,
-		evidence: [describeRow(row), `${mux}: ${row.paneId === null ? 'no pane to look for' : `no pane ${row.paneId}`} among ${world.panes?.size ?? 0} panes`, ...elsewhere],
+		evidence: [
+			describeRow(row),
+			`${mux}: ${row.paneId === null ? 'no pane to look for' : `no pane ${row.paneId}`} among ${world.panes?.size ?? 0} panes`,
+			...elsewhere,
+		],
 		fix: {type: 'mark-stopped', sessionId: row.id, clearPane: true},
 	};
 }
@@ -153,7 +154,13 @@ function stoppedFindings(world: DriftWorld, row: SessionRecord, agent: AgentId):
 				paneId: pane.id,
 				message: `${row.name} is marked ${row.status}, but ${world.agents[agent].label} runs in pane ${pane.id}`,
 				evidence: [describeRow(row), describePane(world, pane)],
-				fix: {type: 'mark-running', sessionId: row.id, paneId: pane.id, ...(world.input.mux ? {mux: world.input.mux} : {}), ...(pane.server ? {server: pane.server} : {})},
+				fix: {
+					type: 'mark-running',
+					sessionId: row.id,
+					paneId: pane.id,
+					...(world.input.mux ? {mux: world.input.mux} : {}),
+					...(pane.server ? {server: pane.server} : {}),
+				},
 			},
 		];
 	}
@@ -181,4 +188,3 @@ export function rowFindings(world: DriftWorld, row: SessionRecord, agent: AgentI
 	if (row.status === 'stopped' || row.status === 'parked') return stoppedFindings(world, row, agent);
 	return [];
 }
-

@@ -51,7 +51,5 @@ export function staleProcesses(world: DriftWorld, row: SessionRecord, agent: Age
 	for (const proc of pin === null ? [] : (index.byArg.get(pin) ?? [])) {
 		if (!found.has(proc) && world.agents[agent].matchesProcess(proc)) found.set(proc, `a ${agent} process whose argv names ${pin}`);
 	}
-	return [...found]
-		.map(([proc, why]) => ({proc, why}))
-		.sort((a, b) => a.proc.pid - b.proc.pid || a.proc.startTime - b.proc.startTime);
+	return [...found].map(([proc, why]) => ({proc, why})).sort((a, b) => a.proc.pid - b.proc.pid || a.proc.startTime - b.proc.startTime);
 }

@@ -26,7 +26,8 @@ function claimedElsewhere(world: DriftWorld, row: SessionRecord): Map<string, st
 /** Why a conversation is not a candidate, before looking at other rows' pins (or undefined). */
 function exclusion(world: DriftWorld, row: SessionRecord, agent: AgentId, conv: Conversation, realCwd?: string): string | undefined {
 	if (!samePath(conv.cwd, row.cwd) && !(realCwd !== undefined && samePath(conv.cwd, realCwd))) return `${conv.id}: in ${conv.cwd}, not ${row.cwd}`;
-	if (conv.createdAt < row.epoch) return `${conv.id}: created ${new Date(conv.createdAt).toISOString()}, before the session started (${new Date(row.epoch).toISOString()})`;
+	if (conv.createdAt < row.epoch)
+		return `${conv.id}: created ${new Date(conv.createdAt).toISOString()}, before the session started (${new Date(row.epoch).toISOString()})`;
 	if (conv.parentId !== undefined) return `${conv.id}: a child of ${conv.parentId}, not a conversation of its own`;
 	if (!validId(world, agent, conv.id)) return `${JSON.stringify(conv.id)}: not a valid ${agent} id`;
 	return undefined;
@@ -149,11 +150,7 @@ export function unpinnedFinding(
 	if (verdict.kind === 'unknown') {
 		return {...base(row, pane), message: `${row.name} has no pinned conversation, and its candidates are unknown: ${verdict.reason}`, evidence: [head]};
 	}
-	const evidence = [
-		head,
-		...verdict.excluded.map(line => `not a candidate: ${line}`),
-		...verdict.problems.map(p => `could not read: ${p}`),
-	];
+	const evidence = [head, ...verdict.excluded.map(line => `not a candidate: ${line}`), ...verdict.problems.map(p => `could not read: ${p}`)];
 	const rivals = verdict.ids.flatMap(id => (contested.get(`${row.agent}\0${id}`) ?? []).filter(name => name !== row.name));
 	if (verdict.ids.length === 0) {
 		return {...base(row, pane), level: 'info', message: `${row.name}: no conversation yet in ${row.cwd} since it started`, evidence};

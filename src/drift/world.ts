@@ -127,7 +127,9 @@ export function carriedIds(world: DriftWorld, pane: Pane, agent: AgentId): Reado
 		// The agent's own evidence (its live record, a file it holds open) names a conversation as surely as argv.
 		const evidence = world.input.paneEvidence?.get(pane.id);
 		const evident = evidence?.agent === agent ? evidence.ids : [];
-		ids = runsAgent(pane, agent, world.agents) ? new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv), ...evident]) : null;
+		ids = runsAgent(pane, agent, world.agents)
+			? new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv), ...evident])
+			: null;
 		perAgent.set(agent, ids);
 	}
 	return ids;

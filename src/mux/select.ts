@@ -93,9 +93,7 @@ function brokenHerdr(message: string): Multiplexer {
  */
 export async function selectMux(deps: MuxDeps): Promise<Multiplexer> {
 	const herdr = herdrSocketFor(deps.env);
-	const useHerdr =
-		deps.choice === 'herdr' ||
-		(deps.choice === 'auto' && 'socketPath' in herdr && (await herdrAnswers(herdr.socketPath, deps.probeTimeoutMs)));
+	const useHerdr = deps.choice === 'herdr' || (deps.choice === 'auto' && 'socketPath' in herdr && (await herdrAnswers(herdr.socketPath, deps.probeTimeoutMs)));
 	if (useHerdr) {
 		if ('error' in herdr) return brokenHerdr(herdr.error);
 		return createHerdrMux({
@@ -125,10 +123,7 @@ export async function selectMux(deps: MuxDeps): Promise<Multiplexer> {
  * saves the herdr shells it learns; only `status` (`readShellCache`, which changes nothing) reads
  * them back, so a stop or a purge always asks herdr itself which process a pane runs.
  */
-export function selectMuxFor(
-	world: MuxWorld,
-	options: {readonly readShellCache?: boolean} = {},
-): Promise<Multiplexer> {
+export function selectMuxFor(world: MuxWorld, options: {readonly readShellCache?: boolean} = {}): Promise<Multiplexer> {
 	const {tmuxSocket, tmuxPath} = world.options;
 	return selectMux({
 		choice: world.options.mux ?? 'auto',

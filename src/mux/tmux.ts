@@ -8,18 +8,7 @@ import type {Exec, ExecResult} from '../system/exec.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {lineage} from './detect.js';
-import {
-	controlCapable,
-	escapeTmuxArg,
-	firstLine,
-	FORMAT,
-	isNoServer,
-	parsePaneRows,
-	SEP,
-	TMUX_TIMEOUT_MS,
-	toPane,
-	type PaneRow,
-} from './tmuxArgs.js';
+import {controlCapable, escapeTmuxArg, firstLine, FORMAT, isNoServer, parsePaneRows, SEP, TMUX_TIMEOUT_MS, toPane, type PaneRow} from './tmuxArgs.js';
 import {TmuxControl, tmuxVersion} from './tmuxControl.js';
 import {checkTmuxPaneId, TmuxCommands} from './tmuxCommands.js';
 import {TmuxScreens} from './tmuxScreens.js';

@@ -57,7 +57,20 @@ export function parsePaneRows(stdout: string): PaneRow[] {
 	for (const line of stdout.split('\n')) {
 		if (line.length === 0) continue;
 		const cells = line.split(SEP);
-		const [id = '', pid = '', dead = '', command = '', cwd = '', session = '', sessionId = '', windowIndex = '', windowName = '', socketPath = '', serverPid = '', serverStart = ''] = cells;
+		const [
+			id = '',
+			pid = '',
+			dead = '',
+			command = '',
+			cwd = '',
+			session = '',
+			sessionId = '',
+			windowIndex = '',
+			windowName = '',
+			socketPath = '',
+			serverPid = '',
+			serverStart = '',
+		] = cells;
 		if (!/^%\d+$/.test(id)) continue;
 		rows.push({
 			id,

@@ -51,7 +51,9 @@ export function decodeOutput(data: Buffer): Buffer {
 export function tmuxVersion(bin: string, timeoutMs: number): Promise<string | undefined> {
 	return new Promise(resolve => {
 		execFile(bin, ['-V'], {timeout: timeoutMs}, (error, stdout) => {
-			const version = String(stdout).trim().replace(/^tmux\s+/, '');
+			const version = String(stdout)
+				.trim()
+				.replace(/^tmux\s+/, '');
 			resolve(error || !version ? undefined : version);
 		});
 	});
@@ -86,7 +88,16 @@ interface Pending {
 }
 
 /** Notifications after which the pane list may differ. */
-const LAYOUT_NOTICES: ReadonlySet<string> = new Set(['%window-add', '%window-close', '%unlinked-window-add', '%unlinked-window-close', '%layout-change', '%sessions-changed', '%session-changed', '%window-pane-changed']);
+const LAYOUT_NOTICES: ReadonlySet<string> = new Set([
+	'%window-add',
+	'%window-close',
+	'%unlinked-window-add',
+	'%unlinked-window-close',
+	'%layout-change',
+	'%sessions-changed',
+	'%session-changed',
+	'%window-pane-changed',
+]);
 
 /** A connected control-mode client; `connect` resolves once tmux has answered its attach. */
 export class TmuxControl {

@@ -81,7 +81,11 @@ export class TmuxScreens {
 	 * The visible screens, read again (by `capture`) only for panes that printed since the last
 	 * read, or that the control client does not watch; all reads go out at once.
 	 */
-	async read(paneIds: readonly string[], watching: boolean, capture: (paneId: string) => Promise<string | undefined>): Promise<{screens: ReadonlyMap<string, PaneScreen>; reads: number}> {
+	async read(
+		paneIds: readonly string[],
+		watching: boolean,
+		capture: (paneId: string) => Promise<string | undefined>,
+	): Promise<{screens: ReadonlyMap<string, PaneScreen>; reads: number}> {
 		const stale = paneIds.filter(id => !watching || !this.watched.has(id) || this.printed.has(id) || !this.screens.has(id));
 		// Cleared before reading: output that arrives meanwhile marks the pane again.
 		for (const id of stale) this.printed.delete(id);

@@ -1,4 +1,13 @@
-import {isMuxKind, MUX_KINDS, type AgentId, type AuditOutcome, type AuditRecord, type MuxKind, type SessionRecord, type SessionStatus} from '../domain/types.js';
+import {
+	isMuxKind,
+	MUX_KINDS,
+	type AgentId,
+	type AuditOutcome,
+	type AuditRecord,
+	type MuxKind,
+	type SessionRecord,
+	type SessionStatus,
+} from '../domain/types.js';
 import {openRegistryDb, type RegistryDb} from './db.js';
 
 interface SessionRow {
@@ -58,9 +67,7 @@ export interface NewSession {
 }
 
 /** The fields an update may change; absent keys are left as they are. */
-export type SessionPatch = Partial<
-	Pick<SessionRecord, 'mux' | 'paneId' | 'agentSessionId' | 'status' | 'cwd' | 'extra'>
->;
+export type SessionPatch = Partial<Pick<SessionRecord, 'mux' | 'paneId' | 'agentSessionId' | 'status' | 'cwd' | 'extra'>>;
 
 export interface AuditEntry {
 	readonly session: string | null;
@@ -221,16 +228,7 @@ export class Registry {
 					`UPDATE sessions SET mux = ?, pane_id = ?, agent_session_id = ?, status = ?, cwd = ?, extra = ?,
 					 updated_at = ?, version = version + 1 WHERE id = ?`,
 				)
-				.run(
-					checkMux(next.mux),
-					next.paneId,
-					next.agentSessionId,
-					next.status,
-					next.cwd,
-					JSON.stringify(next.extra),
-					this.now(),
-					id,
-				);
+				.run(checkMux(next.mux), next.paneId, next.agentSessionId, next.status, next.cwd, JSON.stringify(next.extra), this.now(), id);
 			const updated = this.getById(id);
 			if (!updated) throw new Error(`session #${id} vanished during update`);
 			return updated;
@@ -268,9 +266,7 @@ export class Registry {
 		const rows =
 			session === undefined
 				? this.db.prepare<[number], AuditRow>('SELECT * FROM audit ORDER BY id DESC LIMIT ?').all(limit)
-				: this.db
-						.prepare<[string, number], AuditRow>('SELECT * FROM audit WHERE session = ? ORDER BY id DESC LIMIT ?')
-						.all(session, limit);
+				: this.db.prepare<[string, number], AuditRow>('SELECT * FROM audit WHERE session = ? ORDER BY id DESC LIMIT ?').all(session, limit);
 		return rows.reverse().map(row => ({
 			id: row.id,
 			at: row.at,

@@ -18,10 +18,12 @@ export interface Channel {
 
 /** ssh's own words (stderr) and exit code -> why the host is down, in the user's words. */
 export function explainExit(stderr: string, code: number | null): string {
-	if (/REMOTE HOST IDENTIFICATION HAS CHANGED/i.test(stderr)) return 'host key changed: ssh refused to connect (check the host, then fix ~/.ssh/known_hosts yourself)';
+	if (/REMOTE HOST IDENTIFICATION HAS CHANGED/i.test(stderr))
+		return 'host key changed: ssh refused to connect (check the host, then fix ~/.ssh/known_hosts yourself)';
 	if (/Host key verification failed/i.test(stderr)) return 'host key not trusted: unknown or changed (connect once with ssh yourself to check it)';
 	if (/Permission denied/i.test(stderr)) return 'permission denied: ssh could not log in without a prompt (use a key or an ssh agent)';
-	if (code === 127 || /command not found|: not found|No such file or directory/i.test(stderr)) return 'mam-tui not found on the host (install it there, or set command: for this host)';
+	if (code === 127 || /command not found|: not found|No such file or directory/i.test(stderr))
+		return 'mam-tui not found on the host (install it there, or set command: for this host)';
 	if (code === 126) return 'mam-tui on the host cannot be run (permission denied on the program)';
 	if (/Connection refused/i.test(stderr)) return 'connection refused';
 	if (/Could not resolve hostname/i.test(stderr)) return 'host name not resolved';

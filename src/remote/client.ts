@@ -265,7 +265,10 @@ export class HostConnection {
 		// rows show (on a slow link, the round trip is most of it). The serve answers lines in
 		// order, so the hello has agreed a protocol by then; a serve that shares none refuses the
 		// subscribe, and the hello's answer says why the host cannot be used.
-		const subscribed = this.options.subscribe !== false ? this.send<{seq: number; view: HostView; at: number}>(channel, 'subscribe', {whole: this.options.wholeFirst !== false}) : undefined;
+		const subscribed =
+			this.options.subscribe !== false
+				? this.send<{seq: number; view: HostView; at: number}>(channel, 'subscribe', {whole: this.options.wholeFirst !== false})
+				: undefined;
 		subscribed?.catch(() => undefined);
 		const hello = await greeting;
 		const rtt = monotonicMs() - started;
@@ -328,7 +331,8 @@ export class HostConnection {
 		if (!call || typeof id !== 'number') return;
 		this.pending.delete(id);
 		const error = message['error'] as {code?: unknown; message?: unknown} | undefined;
-		if (error) call.reject(new RemoteError(typeof error.code === 'number' ? error.code : -32603, typeof error.message === 'string' ? error.message : 'remote error'));
+		if (error)
+			call.reject(new RemoteError(typeof error.code === 'number' ? error.code : -32603, typeof error.message === 'string' ? error.message : 'remote error'));
 		else call.resolve(message['result']);
 	}
 

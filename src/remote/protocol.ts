@@ -116,7 +116,11 @@ export function itemKey(collection: CollectionName, item: Record<string, unknown
 }
 
 /** What changed from `before` to `after`, or undefined when nothing did. */
-export function diffCollection(collection: CollectionName, before: readonly Record<string, unknown>[], after: readonly Record<string, unknown>[]): CollectionChange | undefined {
+export function diffCollection(
+	collection: CollectionName,
+	before: readonly Record<string, unknown>[],
+	after: readonly Record<string, unknown>[],
+): CollectionChange | undefined {
 	const old = new Map(before.map(item => [itemKey(collection, item), JSON.stringify(item)]));
 	const upsert: Record<string, unknown>[] = [];
 	const seen = new Set<string>();

@@ -23,13 +23,29 @@ export function remoteActions(connection: HostConnection, audit: (entry: AuditEn
 			return refusal('failed', `${host} is ${state.state} since ${since} (${state.message}); nothing was sent, try again when it is back`);
 		}
 		if (needs !== undefined && !connection.capabilities().includes(needs)) {
-			return refusal('unsupported', `${host} cannot ${needs}: its mam-tui ${connection.remoteVersion() ?? '?'} does not offer it (update it there); nothing was done`);
+			return refusal(
+				'unsupported',
+				`${host} cannot ${needs}: its mam-tui ${connection.remoteVersion() ?? '?'} does not offer it (update it there); nothing was done`,
+			);
 		}
-		const destructive = method === 'stop' || method === 'park' || method === 'wake' || method === 'purge.confirm' || method === 'trash.empty' || method === 'restore' || method === 'resume';
+		const destructive =
+			method === 'stop' ||
+			method === 'park' ||
+			method === 'wake' ||
+			method === 'purge.confirm' ||
+			method === 'trash.empty' ||
+			method === 'restore' ||
+			method === 'resume';
 		if (destructive) audit({session, action: `remote:${method}`, outcome: 'started', detail: {host, params}});
 		try {
 			const result = await connection.call<ActionResult<T>>(method, params, onProgress);
-			if (destructive) audit({session, action: `remote:${method}`, outcome: result.ok ? 'ok' : 'refused', detail: {host, ...(result.ok ? {} : {message: result.error.message})}});
+			if (destructive)
+				audit({
+					session,
+					action: `remote:${method}`,
+					outcome: result.ok ? 'ok' : 'refused',
+					detail: {host, ...(result.ok ? {} : {message: result.error.message})},
+				});
 			return result;
 		} catch (error) {
 			if (error instanceof ChannelLost) {
@@ -47,15 +63,26 @@ export function remoteActions(connection: HostConnection, audit: (entry: AuditEn
 	return {
 		resume: ref => call('resume', {ref}, nameOf(ref)),
 		stop: (ref, options = {}) =>
-			call('stop', {ref, ...(options.graceMs ? {graceMs: options.graceMs} : {}), ...(options.killWaitMs ? {killWaitMs: options.killWaitMs} : {})}, nameOf(ref), progress => options.onProgress?.(progress as StopProgress)),
+			call(
+				'stop',
+				{ref, ...(options.graceMs ? {graceMs: options.graceMs} : {}), ...(options.killWaitMs ? {killWaitMs: options.killWaitMs} : {})},
+				nameOf(ref),
+				progress => options.onProgress?.(progress as StopProgress),
+			),
 		purgePlan: ref => call<PurgePlanView>('purge.plan', {ref}, nameOf(ref)),
 		expectedConfirmation,
 		confirmPurge,
 		async purge(plans, typed, options = {}) {
 			// Checked here too, so a mistyped confirmation never leaves this machine.
-			if (!confirmPurge(plans, typed)) return refusal('not-confirmed', `purge cancelled: the confirmation did not match (type ${JSON.stringify(expectedConfirmation(plans))}); nothing was deleted`);
+			if (!confirmPurge(plans, typed))
+				return refusal(
+					'not-confirmed',
+					`purge cancelled: the confirmation did not match (type ${JSON.stringify(expectedConfirmation(plans))}); nothing was deleted`,
+				);
 			const wire = plans.map(p => ({agent: p.agent, id: p.id, fingerprint: p.fingerprint}));
-			return call('purge.confirm', {plans: wire, typed, hard: options.hard === true}, plans[0]?.session?.name ?? null, progress => options.onProgress?.(progress as PurgeProgress));
+			return call('purge.confirm', {plans: wire, typed, hard: options.hard === true}, plans[0]?.session?.name ?? null, progress =>
+				options.onProgress?.(progress as PurgeProgress),
+			);
 		},
 		newSession: async () => refusal('unsupported', `new sessions start on this machine only; run \`mam-tui new\` on ${host}`),
 		adopt: request => call('adopt', {request}, request.name ?? null),
@@ -63,7 +90,16 @@ export function remoteActions(connection: HostConnection, audit: (entry: AuditEn
 		trashList: () => call('trash.list', {}, null),
 		trashEmptyOne: purgeId => call('trash.empty', {purgeId}, null),
 		async park(selection, options = {}) {
-			const result = await call<readonly ParkResult[]>('park', {selection, ...(options.dryRun ? {dryRun: true} : {}), ...(options.graceMs ? {graceMs: options.graceMs} : {}), ...(options.soakSeconds !== undefined ? {soakSeconds: options.soakSeconds} : {})}, null);
+			const result = await call<readonly ParkResult[]>(
+				'park',
+				{
+					selection,
+					...(options.dryRun ? {dryRun: true} : {}),
+					...(options.graceMs ? {graceMs: options.graceMs} : {}),
+					...(options.soakSeconds !== undefined ? {soakSeconds: options.soakSeconds} : {}),
+				},
+				null,
+			);
 			if (result.ok) return result.value;
 			const who = 'names' in selection ? selection.names : [`${host}: sessions idle over ${selection.idleOverSeconds} s`];
 			return who.map(session => ({session, outcome: 'refused', check: 'host', why: result.error.message}) as const);

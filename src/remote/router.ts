@@ -25,7 +25,8 @@ export function routedActions(local: Actions, hub: HostsHub, rows: () => readonl
 		if (row?.host === undefined) return {kind: 'local'};
 		return {kind: 'host', host: row.host, name: row.name.slice(row.host.length + 1)};
 	};
-	const ambiguous = (ref: SessionRef) => refusal('bad-input', `more than one row is named ${JSON.stringify('name' in ref ? ref.name : ref.id)}; act on it from its own machine`);
+	const ambiguous = (ref: SessionRef) =>
+		refusal('bad-input', `more than one row is named ${JSON.stringify('name' in ref ? ref.name : ref.id)}; act on it from its own machine`);
 	const hostActions = (host: string) => hub.actionsFor(host);
 	// The trash view lists every machine's purges; a restore or an empty goes where the purge is.
 	const trashHost = new Map<string, string>();
@@ -43,14 +44,20 @@ export function routedActions(local: Actions, hub: HostsHub, rows: () => readonl
 		}
 		return {local, remote, refused};
 	};
-	const relabel = <T extends {readonly session: string}>(host: string, results: readonly T[]): T[] => results.map(r => ({...r, session: `${host}:${r.session}`}));
+	const relabel = <T extends {readonly session: string}>(host: string, results: readonly T[]): T[] =>
+		results.map(r => ({...r, session: `${host}:${r.session}`}));
 
 	return {
 		...local,
 		async park(selection, options) {
 			if (!('names' in selection)) return local.park(selection, options);
 			const {local: here, remote, refused} = byMachine(selection.names);
-			const out: ParkResult[] = refused.map(session => ({session, outcome: 'refused', check: 'host', why: `more than one row is named ${JSON.stringify(session)}`}));
+			const out: ParkResult[] = refused.map(session => ({
+				session,
+				outcome: 'refused',
+				check: 'host',
+				why: `more than one row is named ${JSON.stringify(session)}`,
+			}));
 			if (here.length > 0) out.push(...(await local.park({names: here}, options)));
 			for (const [host, names] of remote) {
 				const remoteActions = hostActions(host);
@@ -62,7 +69,12 @@ export function routedActions(local: Actions, hub: HostsHub, rows: () => readonl
 		async wake(selection, options) {
 			if (!('names' in selection)) return local.wake(selection, options);
 			const {local: here, remote, refused} = byMachine(selection.names);
-			const out: WakeResult[] = refused.map(session => ({session, outcome: 'refused', kind: 'host', why: `more than one row is named ${JSON.stringify(session)}`}));
+			const out: WakeResult[] = refused.map(session => ({
+				session,
+				outcome: 'refused',
+				kind: 'host',
+				why: `more than one row is named ${JSON.stringify(session)}`,
+			}));
 			if (here.length > 0) out.push(...(await local.wake({names: here}, options)));
 			for (const [host, names] of remote) {
 				const remoteActions = hostActions(host);
@@ -131,7 +143,11 @@ export function routedActions(local: Actions, hub: HostsHub, rows: () => readonl
 			const hosts = new Set(from.map(f => f?.host));
 			const host = from[0]?.host;
 			if (hosts.size !== 1 || host === undefined) return refusal('bad-input', 'purge the sessions of one machine at a time');
-			if (!confirmPurge(plans, typed)) return refusal('not-confirmed', `purge cancelled: the confirmation did not match (type ${JSON.stringify(expectedConfirmation(plans))}); nothing was deleted`);
+			if (!confirmPurge(plans, typed))
+				return refusal(
+					'not-confirmed',
+					`purge cancelled: the confirmation did not match (type ${JSON.stringify(expectedConfirmation(plans))}); nothing was deleted`,
+				);
 			const remote = hostActions(host);
 			if (!remote) return refusal('not-found', `no host ${host}`);
 			const theirs = from.flatMap(f => (f ? [f.plan] : []));

@@ -5,7 +5,19 @@ import {refusal} from '../actions/types.js';
 import type {AdoptRequest} from '../actions/adopt.js';
 import {messageOf} from '../domain/result.js';
 import type {Logger} from '../system/logger.js';
-import {CAPABILITIES, COLLECTIONS, diffCollection, METHOD_CAPABILITY, PROTOCOLS, RPC_ERROR, type Capability, type Changes, type Hello, type HostView, type RpcRequest} from './protocol.js';
+import {
+	CAPABILITIES,
+	COLLECTIONS,
+	diffCollection,
+	METHOD_CAPABILITY,
+	PROTOCOLS,
+	RPC_ERROR,
+	type Capability,
+	type Changes,
+	type Hello,
+	type HostView,
+	type RpcRequest,
+} from './protocol.js';
 
 /** Where the serve's view comes from: the same supervisor and store the dashboard runs. */
 export interface ServeSource {
@@ -75,7 +87,8 @@ function parkSelectionOf(raw: unknown): ParkSelection {
 function parkOptionsOf(params: Record<string, unknown>): ParkOptions {
 	const graceMs = optionalMs(params, 'graceMs');
 	const soak = params['soakSeconds'];
-	if (soak !== undefined && (typeof soak !== 'number' || !Number.isFinite(soak) || soak < 0 || soak > 86_400)) throw new ParamError('soakSeconds must be seconds');
+	if (soak !== undefined && (typeof soak !== 'number' || !Number.isFinite(soak) || soak < 0 || soak > 86_400))
+		throw new ParamError('soakSeconds must be seconds');
 	return {...(params['dryRun'] === true ? {dryRun: true} : {}), ...(graceMs ? {graceMs} : {}), ...(typeof soak === 'number' ? {soakSeconds: soak} : {})};
 }
 
@@ -176,7 +189,8 @@ export async function serve(deps: ServeDeps): Promise<void> {
 			});
 		},
 		'purge.plan': async params => deps.actions.purgePlan(refOf(params['ref'])),
-		'purge.confirm': async (params, id) => purgeConfirm(deps.actions, params, progress => send({jsonrpc: '2.0', method: 'progress', params: {call: id, progress}})),
+		'purge.confirm': async (params, id) =>
+			purgeConfirm(deps.actions, params, progress => send({jsonrpc: '2.0', method: 'progress', params: {call: id, progress}})),
 		'trash.list': async () => deps.actions.trashList(),
 		'trash.empty': async params => deps.actions.trashEmptyOne(str(params, 'purgeId')),
 		restore: async params => deps.actions.restore(str(params, 'purgeId')),
@@ -192,7 +206,10 @@ export async function serve(deps: ServeDeps): Promise<void> {
 			if (id !== undefined) send({jsonrpc: '2.0', id, ...body});
 		};
 		if (request.method === 'hello') {
-			const theirs = isObject(request.params) && Array.isArray(request.params['protocols']) ? request.params['protocols'].filter((p): p is number => typeof p === 'number') : [];
+			const theirs =
+				isObject(request.params) && Array.isArray(request.params['protocols'])
+					? request.params['protocols'].filter((p): p is number => typeof p === 'number')
+					: [];
 			const common = protocols.filter(p => theirs.includes(p));
 			agreed = common.length > 0 ? Math.max(...common) : null;
 			const hello: Hello = {program: 'mam-tui', version: deps.version, protocols, protocol: agreed, capabilities};
@@ -238,7 +255,12 @@ export async function serve(deps: ServeDeps): Promise<void> {
 			send({jsonrpc: '2.0', id: null, error: {code: RPC_ERROR.parse, message: 'not JSON'}});
 			return;
 		}
-		if (!isObject(request) || request['jsonrpc'] !== '2.0' || typeof request['method'] !== 'string' || (request['id'] !== undefined && typeof request['id'] !== 'number' && typeof request['id'] !== 'string')) {
+		if (
+			!isObject(request) ||
+			request['jsonrpc'] !== '2.0' ||
+			typeof request['method'] !== 'string' ||
+			(request['id'] !== undefined && typeof request['id'] !== 'number' && typeof request['id'] !== 'string')
+		) {
 			send({jsonrpc: '2.0', id: null, error: {code: RPC_ERROR.invalidRequest, message: 'not a JSON-RPC 2.0 request'}});
 			return;
 		}

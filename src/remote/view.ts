@@ -7,13 +7,31 @@ import type {HostView} from './protocol.js';
 export type ViewInputs = Pick<AppState, 'sessions' | 'live' | 'panes' | 'findings' | 'conversations' | 'mux'>;
 
 export function sameInputs(a: ViewInputs | undefined, b: ViewInputs): boolean {
-	return a !== undefined && a.sessions === b.sessions && a.live === b.live && a.panes === b.panes && a.findings === b.findings && a.conversations === b.conversations && a.mux === b.mux;
+	return (
+		a !== undefined &&
+		a.sessions === b.sessions &&
+		a.live === b.live &&
+		a.panes === b.panes &&
+		a.findings === b.findings &&
+		a.conversations === b.conversations &&
+		a.mux === b.mux
+	);
 }
 
 function findingJson(f: Finding): Record<string, unknown> {
 	// A finding has no id of its own: its kind, row, pane and message name it.
 	const key = [f.kind, f.sessionName ?? '', f.paneId ?? '', f.message].join('\u0000');
-	return {key, kind: f.kind, session: f.sessionName ?? null, paneId: f.paneId ?? null, message: f.message, evidence: f.evidence, ...(f.level ? {level: f.level} : {}), ...(f.offer ? {offer: f.offer} : {}), fixable: f.fix !== undefined};
+	return {
+		key,
+		kind: f.kind,
+		session: f.sessionName ?? null,
+		paneId: f.paneId ?? null,
+		message: f.message,
+		evidence: f.evidence,
+		...(f.level ? {level: f.level} : {}),
+		...(f.offer ? {offer: f.offer} : {}),
+		fixable: f.fix !== undefined,
+	};
 }
 
 function conversationJson(c: Conversation): Record<string, unknown> {

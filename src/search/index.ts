@@ -2,7 +2,19 @@ import path from 'node:path';
 import {SearchStore} from './store.js';
 
 export {SearchStore, type IndexedConversation, type RawHit} from './store.js';
-export {makeSnippet, matchExpression, parseSince, queryWords, searchConversations, syncIndex, usageByFolder, type SearchDeps, type SearchHit, type SearchOptions, type SyncStats} from './search.js';
+export {
+	makeSnippet,
+	matchExpression,
+	parseSince,
+	queryWords,
+	searchConversations,
+	syncIndex,
+	usageByFolder,
+	type SearchDeps,
+	type SearchHit,
+	type SearchOptions,
+	type SyncStats,
+} from './search.js';
 
 /** The index file in mam-tui's state folder (`$MAM_HOME/search.db`). */
 export function searchIndexPath(stateDir: string): string {

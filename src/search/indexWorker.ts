@@ -15,7 +15,15 @@ import type {SearchStore} from './store.js';
 import type {WorkerReply, WorkerRequest, WorkerSetup} from './worker.js';
 
 function serve(setup: WorkerSetup, port: NonNullable<typeof parentPort>): void {
-	const context: AdapterContext = {home: setup.home, ownHome: setup.ownHome, env: setup.env, exec: realExec, processes: createProcessTable(), now: Date.now, tmpDir: setup.tmpDir};
+	const context: AdapterContext = {
+		home: setup.home,
+		ownHome: setup.ownHome,
+		env: setup.env,
+		exec: realExec,
+		processes: createProcessTable(),
+		now: Date.now,
+		tmpDir: setup.tmpDir,
+	};
 	let store: SearchStore | undefined;
 	const post = (reply: WorkerReply) => port.postMessage(reply);
 	const deps = (s: SearchStore) => ({context, adapters: Object.values(ADAPTERS), store: s, warn: (line: string) => post({kind: 'warn', line})});
@@ -30,7 +38,12 @@ function serve(setup: WorkerSetup, port: NonNullable<typeof parentPort>): void {
 					port.close();
 					return;
 				}
-				const value = request.kind === 'usage' ? store.usages() : request.kind === 'sync' ? await syncIndex(deps(store), request.only) : await searchConversations(deps(store), request.query, request.options);
+				const value =
+					request.kind === 'usage'
+						? store.usages()
+						: request.kind === 'sync'
+							? await syncIndex(deps(store), request.only)
+							: await searchConversations(deps(store), request.query, request.options);
 				post({kind: 'done', id: request.id, value});
 			} catch (error) {
 				post({kind: 'failed', id: request.id, message: messageOf(error)});

@@ -62,7 +62,11 @@ const CHUNK = 200;
 const yieldToLoop = () => new Promise<void>(resolve => setImmediate(resolve));
 
 /** Every conversation of `adapter`, children included; undefined when part of its store could not be read. */
-async function listed(adapter: AgentAdapter, ctx: AdapterContext, warn: (line: string) => void): Promise<{conversations: readonly Conversation[]; complete: boolean}> {
+async function listed(
+	adapter: AgentAdapter,
+	ctx: AdapterContext,
+	warn: (line: string) => void,
+): Promise<{conversations: readonly Conversation[]; complete: boolean}> {
 	try {
 		const found = await adapter.discover(ctx, {includeChildren: true});
 		for (const p of found.problems) warn(`${adapter.id}: ${p}`);
@@ -122,10 +126,13 @@ async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promis
 	const rows = only ? only.map(c => deps.store.get(c.agent, c.id)).filter((c): c is IndexedConversation => c !== undefined) : deps.store.all();
 	const known = new Map(rows.map(c => [`${c.agent}\u0000${c.id}`, c]));
 	const lists = new Map<AgentAdapter, {conversations: readonly Conversation[]; complete: boolean}>();
-	for (const adapter of deps.adapters) lists.set(adapter, only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn));
+	for (const adapter of deps.adapters)
+		lists.set(adapter, only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn));
 	// Oldest first, every agent together: rowids then grow with time, which is what lets a query
 	// rank the newest matches first (SearchStore.query).
-	const changed = [...lists].flatMap(([adapter, list]) => list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt).map(conv => ({adapter, conv})));
+	const changed = [...lists].flatMap(([adapter, list]) =>
+		list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt).map(conv => ({adapter, conv})),
+	);
 	changed.sort((a, b) => a.conv.updatedAt - b.conv.updatedAt);
 	let read = 0;
 	let messages = 0;

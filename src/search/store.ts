@@ -243,7 +243,10 @@ export class SearchStore {
 
 	/** Every conversation's recorded tokens, by `agent:id` (those whose agent records none are absent). */
 	usages(): [string, TokenUsage][] {
-		return (this.stmt('SELECT agent, id, usage FROM conv WHERE usage IS NOT NULL').all() as {agent: string; id: string; usage: string}[]).map(r => [`${r.agent}:${r.id}`, JSON.parse(r.usage) as TokenUsage]);
+		return (this.stmt('SELECT agent, id, usage FROM conv WHERE usage IS NOT NULL').all() as {agent: string; id: string; usage: string}[]).map(r => [
+			`${r.agent}:${r.id}`,
+			JSON.parse(r.usage) as TokenUsage,
+		]);
 	}
 
 	/**
@@ -253,13 +256,30 @@ export class SearchStore {
 	put(conv: IndexedConversation, messages: readonly ConversationMessage[], restart: boolean): void {
 		const existing = this.stmt('SELECT key FROM conv WHERE agent = ? AND id = ?').get(conv.agent, conv.id) as {key: number} | undefined;
 		if (existing && restart) this.dropMessages(existing.key);
-		const values = [conv.parent ?? null, conv.cwd, conv.title ?? null, conv.createdAt, conv.updatedAt, conv.stamp, conv.cursor, conv.usage ? JSON.stringify(conv.usage) : null, conv.headless ? 1 : 0];
+		const values = [
+			conv.parent ?? null,
+			conv.cwd,
+			conv.title ?? null,
+			conv.createdAt,
+			conv.updatedAt,
+			conv.stamp,
+			conv.cursor,
+			conv.usage ? JSON.stringify(conv.usage) : null,
+			conv.headless ? 1 : 0,
+		];
 		let key: number;
 		if (existing) {
-			this.stmt('UPDATE conv SET parent = ?, cwd = ?, title = ?, created = ?, updated = ?, stamp = ?, cursor = ?, usage = ?, headless = ? WHERE key = ?').run(...values, existing.key);
+			this.stmt('UPDATE conv SET parent = ?, cwd = ?, title = ?, created = ?, updated = ?, stamp = ?, cursor = ?, usage = ?, headless = ? WHERE key = ?').run(
+				...values,
+				existing.key,
+			);
 			key = existing.key;
 		} else {
-			key = Number(this.stmt('INSERT INTO conv (agent, id, parent, cwd, title, created, updated, stamp, cursor, usage, headless) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(conv.agent, conv.id, ...values).lastInsertRowid);
+			key = Number(
+				this.stmt(
+					'INSERT INTO conv (agent, id, parent, cwd, title, created, updated, stamp, cursor, usage, headless) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+				).run(conv.agent, conv.id, ...values).lastInsertRowid,
+			);
 		}
 		const insert = this.stmt('INSERT INTO msg (conv, role, at, text) VALUES (?, ?, ?, ?)');
 		const index = this.stmt('INSERT INTO fts (rowid, text) VALUES (?, ?)');

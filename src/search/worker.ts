@@ -53,7 +53,10 @@ function spawnThread(setup: WorkerSetup): Worker {
 	// A worker ignores the parent's loader hooks: it registers tsx itself, then loads the source.
 	const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api')).href;
 	const entry = new URL('./indexWorker.ts', here).href;
-	return new Worker(`import(${JSON.stringify(tsx)}).then(t => (t.register ?? t.default.register)()).then(() => import(${JSON.stringify(entry)}))`, {...options, eval: true});
+	return new Worker(`import(${JSON.stringify(tsx)}).then(t => (t.register ?? t.default.register)()).then(() => import(${JSON.stringify(entry)}))`, {
+		...options,
+		eval: true,
+	});
 }
 
 /** Start the index thread; `warn` gets its problem lines. */

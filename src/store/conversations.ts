@@ -1,7 +1,9 @@
 import type {Conversation} from '../domain/types.js';
 import type {AppState} from './state.js';
 
-type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations' | 'memo'> & {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter' | 'conversationsAll'>};
+type ConversationsSlice = Pick<AppState, 'conversations' | 'allConversations' | 'memo'> & {readonly textHits?: AppState['textHits']} & {
+	readonly ui: Pick<AppState['ui'], 'conversationScope' | 'conversationFilter' | 'conversationsAll'>;
+};
 
 const key = (c: Conversation) => `${c.agent}:${c.id}`;
 
@@ -18,7 +20,9 @@ function allFolders(state: ConversationsSlice): readonly Conversation[] {
 	return [...merged, ...state.conversations.filter(c => !seen.has(key(c)))];
 }
 
-type HitsSlice = {readonly textHits?: AppState['textHits']} & {readonly ui: Pick<AppState['ui'], 'conversationFilter'> & Partial<Pick<AppState['ui'], 'conversationsAll'>>};
+type HitsSlice = {readonly textHits?: AppState['textHits']} & {
+	readonly ui: Pick<AppState['ui'], 'conversationFilter'> & Partial<Pick<AppState['ui'], 'conversationsAll'>>;
+};
 
 /** The index's answer when it is for the current search text and the current `H` (a late answer counts for nothing). */
 export function currentTextHits(state: HitsSlice): AppState['textHits'] | undefined {
@@ -46,7 +50,8 @@ export function visibleConversations(state: ConversationsSlice): readonly Conver
 	const {conversationScope: scope, conversationFilter: filter} = state.ui;
 	const hit = state.memo?.conversations.get(state.conversations);
 	const hidden = state.ui.conversationsAll;
-	if (hit && hit.all === state.allConversations && hit.hits === state.textHits && hit.scope === scope && hit.filter === filter && hit.hidden === hidden) return hit.rows;
+	if (hit && hit.all === state.allConversations && hit.hits === state.textHits && hit.scope === scope && hit.filter === filter && hit.hidden === hidden)
+		return hit.rows;
 	const base = scope === 'all' ? allFolders(state) : state.conversations;
 	const needle = filter.trim().toLowerCase();
 	const found = currentTextHits(state);

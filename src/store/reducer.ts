@@ -3,7 +3,25 @@ import type {Conversation, Finding, MuxHealth, Pane, SessionRecord} from '../dom
 import {assertNever} from '../domain/result.js';
 import {visibleConversations} from './conversations.js';
 import {selectedSession, visibleSessions} from './selectors.js';
-import {MAX_ERRORS, NOTICE_TTL_MS, type AppState, type ListMode, type Mode, type NewDialog, type Notice, type OperationView, type PlanView, type RemoteRows, type HostRow, type SessionDetail, type SessionLive, type StepView, type StopDialog, type ParkDialog, type TrashRow} from './state.js';
+import {
+	MAX_ERRORS,
+	NOTICE_TTL_MS,
+	type AppState,
+	type ListMode,
+	type Mode,
+	type NewDialog,
+	type Notice,
+	type OperationView,
+	type PlanView,
+	type RemoteRows,
+	type HostRow,
+	type SessionDetail,
+	type SessionLive,
+	type StepView,
+	type StopDialog,
+	type ParkDialog,
+	type TrashRow,
+} from './state.js';
 
 export type Action =
 	| {readonly type: 'registry/loaded'; readonly sessions: readonly SessionRecord[]; readonly at: number}
@@ -34,7 +52,13 @@ export type Action =
 	| {readonly type: 'detail/scroll'; readonly delta: number}
 	| {readonly type: 'conversations/scope'}
 	| {readonly type: 'conversations/all'; readonly conversations: readonly Conversation[]}
-	| {readonly type: 'conversations/textHits'; readonly query: string; readonly snippets: ReadonlyMap<string, string>; readonly all?: boolean; readonly hidden?: readonly Conversation[]}
+	| {
+			readonly type: 'conversations/textHits';
+			readonly query: string;
+			readonly snippets: ReadonlyMap<string, string>;
+			readonly all?: boolean;
+			readonly hidden?: readonly Conversation[];
+	  }
 	| {readonly type: 'conversations/toggleAll'}
 	| {readonly type: 'conversations/usage'; readonly usage: ReadonlyMap<string, TokenUsage>}
 	| {readonly type: 'stop/open'; readonly dialog: StopDialog}
@@ -164,7 +188,7 @@ function withRemoteRows(local: readonly SessionRecord[], remote: AppState['remot
 
 function withRemoteLive(local: AppState['live'], remote: AppState['remote']): AppState['live'] {
 	const hosts = Object.values(remote);
-	return hosts.length === 0 ? local : Object.assign({}, local, ...hosts.map(r => r.live)) as AppState['live'];
+	return hosts.length === 0 ? local : (Object.assign({}, local, ...hosts.map(r => r.live)) as AppState['live']);
 }
 
 function remoteUpdated(state: AppState, action: Extract<Action, {type: 'remote/updated'}>): AppState {
@@ -199,14 +223,17 @@ function reduce(state: AppState, action: Action): AppState {
 		case 'remote/updated':
 			return remoteUpdated(state, action);
 		case 'live/updated':
-			return clampAll({
-				...state,
-				panes: action.panes ?? state.panes,
-				live: action.live ? withRemoteLive(action.live, state.remote) : state.live,
-				conversations: action.conversations ?? state.conversations,
-				findings: action.findings ?? state.findings,
-				mux: action.mux === undefined ? state.mux : action.mux,
-			}, state);
+			return clampAll(
+				{
+					...state,
+					panes: action.panes ?? state.panes,
+					live: action.live ? withRemoteLive(action.live, state.remote) : state.live,
+					conversations: action.conversations ?? state.conversations,
+					findings: action.findings ?? state.findings,
+					mux: action.mux === undefined ? state.mux : action.mux,
+				},
+				state,
+			);
 		case 'cursor/move':
 			return withCursor(state, currentCursor(state) + action.delta);
 		case 'cursor/top':
@@ -240,7 +267,10 @@ function reduce(state: AppState, action: Action): AppState {
 		case 'conversations/all':
 			return clampAll({...state, allConversations: action.conversations}, state);
 		case 'conversations/textHits':
-			return clampAll({...state, textHits: {query: action.query, snippets: action.snippets, ...(action.all ? {all: true, hidden: action.hidden ?? []} : {})}}, state);
+			return clampAll(
+				{...state, textHits: {query: action.query, snippets: action.snippets, ...(action.all ? {all: true, hidden: action.hidden ?? []} : {})}},
+				state,
+			);
 		case 'conversations/usage':
 			return {...state, conversationUsage: action.usage};
 		case 'conversations/toggleAll':

@@ -157,7 +157,18 @@ export interface SessionsView {
 /** The sessions screen's slice (a new object each call: compare with `sameSessionsView`). */
 export function selectSessionsView(state: AppState): SessionsView {
 	const {mode, filter, cursor, marked} = state.ui;
-	return {sessions: state.sessions, live: state.live, findings: state.findings, detail: state.detail, usage: state.conversationUsage, ui: {mode, filter, cursor, marked}, untracked: untrackedSummary(state), showHosts: state.hosts.length > 0, hosts: state.hosts, memo: state.memo};
+	return {
+		sessions: state.sessions,
+		live: state.live,
+		findings: state.findings,
+		detail: state.detail,
+		usage: state.conversationUsage,
+		ui: {mode, filter, cursor, marked},
+		untracked: untrackedSummary(state),
+		showHosts: state.hosts.length > 0,
+		hosts: state.hosts,
+		memo: state.memo,
+	};
 }
 
 /** True when the sessions screen would render the same: every field it reads is the same by identity. */

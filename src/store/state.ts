@@ -232,10 +232,20 @@ export interface AppState {
  * the answers are pure functions of the state they are asked of.
  */
 export interface ViewMemo {
-	readonly sorted: WeakMap<readonly SessionRecord[], {readonly filter: string; live: AppState['live'] | undefined; readonly ranks: readonly number[]; readonly rows: SessionRecord[]}>;
+	readonly sorted: WeakMap<
+		readonly SessionRecord[],
+		{readonly filter: string; live: AppState['live'] | undefined; readonly ranks: readonly number[]; readonly rows: SessionRecord[]}
+	>;
 	readonly conversations: WeakMap<
 		readonly Conversation[],
-		{readonly all: readonly Conversation[] | null; readonly hits: AppState['textHits'] | undefined; readonly scope: string; readonly filter: string; readonly hidden: boolean; readonly rows: readonly Conversation[]}
+		{
+			readonly all: readonly Conversation[] | null;
+			readonly hits: AppState['textHits'] | undefined;
+			readonly scope: string;
+			readonly filter: string;
+			readonly hidden: boolean;
+			readonly rows: readonly Conversation[];
+		}
 	>;
 }
 

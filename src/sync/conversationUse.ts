@@ -161,7 +161,11 @@ export interface UseMemo {
 	readonly named: Named;
 }
 
-async function usesFor(ctx: AdapterContext, agents: readonly AgentId[], adapters: Readonly<Record<AgentId, AgentAdapter>>): Promise<ReadonlyMap<AgentId, readonly LiveUse[]>> {
+async function usesFor(
+	ctx: AdapterContext,
+	agents: readonly AgentId[],
+	adapters: Readonly<Record<AgentId, AgentAdapter>>,
+): Promise<ReadonlyMap<AgentId, readonly LiveUse[]>> {
 	const usesOf = new Map<AgentId, readonly LiveUse[]>();
 	for (const agent of agents) usesOf.set(agent, (await adapters[agent].liveUses?.(ctx)) ?? []);
 	return usesOf;
@@ -199,7 +203,11 @@ export async function withUseEach(
 	const agents = [...listed.agents.keys()].sort();
 	const usesOf = await usesFor(ctx, agents, adapters);
 	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed.ids)]));
-	const key = JSON.stringify([[...usesOf].map(([agent, uses]) => [agent, uses.map(u => [u.pid, u.startTime, u.claim])]), [...named.ids].sort(), agents.map(a => nets.get(a)?.unlisted)]);
+	const key = JSON.stringify([
+		[...usesOf].map(([agent, uses]) => [agent, uses.map(u => [u.pid, u.startTime, u.claim])]),
+		[...named.ids].sort(),
+		agents.map(a => nets.get(a)?.unlisted),
+	]);
 	const same = memo?.key === key;
 	const answers = same ? memo.answers : new WeakMap<Conversation, Conversation>();
 	const answeredLists = same ? memo.lists : new WeakMap<List, List>();

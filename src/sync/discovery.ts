@@ -342,7 +342,12 @@ export class DiscoveryCache {
 	}
 
 	/** The keep-or-re-read step: every ask kept or read again (a few at a time), in ask order. */
-	private async step<T>(ctx: AdapterContext, known: ReadonlyMap<string, Entry<T>>, asks: ReadonlyMap<string, Ask<T>>, look: Look): Promise<Map<string, Entry<T>>> {
+	private async step<T>(
+		ctx: AdapterContext,
+		known: ReadonlyMap<string, Entry<T>>,
+		asks: ReadonlyMap<string, Ask<T>>,
+		look: Look,
+	): Promise<Map<string, Entry<T>>> {
 		const next = new Map<string, Entry<T>>();
 		const todo: {ask: Ask<T>; signature: string | undefined}[] = [];
 		for (const [key, ask] of asks) {
@@ -363,10 +368,12 @@ export class DiscoveryCache {
 		});
 		// In ask order, however the entries were read: conversations of equal age then list the
 		// same way every refresh, and an unchanged cwd keeps its place for the in-place merge.
-		return new Map([...asks.keys()].flatMap(key => {
-			const entry = next.get(key);
-			return entry ? [[key, entry] as const] : [];
-		}));
+		return new Map(
+			[...asks.keys()].flatMap(key => {
+				const entry = next.get(key);
+				return entry ? [[key, entry] as const] : [];
+			}),
+		);
 	}
 
 	/** One ask per (agent, cwd) of the rows: its conversations. */
@@ -432,10 +439,18 @@ export class DiscoveryCache {
 			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.step(ctx, before.byCwd, this.cwdAsks(rows), look);
 			const verified = await this.step(ctx, before.verified, this.pinAsks(checked), look);
 			const use = await this.refreshUse(ctx, checked, verified, listing.key, options.rescan);
-			const conversations = await this.list.update(ctx, [...byCwd.values()].map(e => e.value));
+			const conversations = await this.list.update(
+				ctx,
+				[...byCwd.values()].map(e => e.value),
+			);
 			const reread = new Set([...byCwd].filter(([key, entry]) => before.byCwd.get(key)?.value !== entry.value).map(([key]) => key));
 			// Keys never read keep last time's entries (a status-only refresh reads no cwds).
-			this.answers = {byCwd: options.conversations === false ? before.byCwd : byCwd, verified, ...use, reread: options.conversations === false ? before.reread : reread};
+			this.answers = {
+				byCwd: options.conversations === false ? before.byCwd : byCwd,
+				verified,
+				...use,
+				reread: options.conversations === false ? before.reread : reread,
+			};
 			const paneEvidence = options.panes === undefined ? undefined : await this.evidence.update(ctx, rows, options.panes ?? [], this.evidenceLook(look));
 			return {byCwd, verified, used: use.used, conversations, paneEvidence};
 		};

@@ -119,7 +119,14 @@ export function mergeChanged(last: Merge, facts: readonly CwdFacts[]): Merge | u
 		const after = conversationsOf(facts[i]);
 		const was = new Set(before);
 		const is = new Set(after);
-		return {i, dropped: before.filter(c => !is.has(c)), added: after.filter(c => !was.has(c)), keptBefore: before.filter(c => is.has(c)), keptAfter: after.filter(c => was.has(c)), after};
+		return {
+			i,
+			dropped: before.filter(c => !is.has(c)),
+			added: after.filter(c => !was.has(c)),
+			keptBefore: before.filter(c => is.has(c)),
+			keptAfter: after.filter(c => was.has(c)),
+			after,
+		};
 	});
 	if (diffs.some(d => d.keptBefore.some((c, k) => d.keptAfter[k] !== c))) return undefined;
 	// Updated in place: `last` is replaced by the result (or by a full merge when this gives up).
@@ -198,6 +205,12 @@ export function keepUnchanged(old: CwdFacts | undefined, fresh: CwdFacts): CwdFa
 		return kept as Conversation;
 	});
 	const problemsSame = old.problems.length === fresh.problems.length && old.problems.every((p, i) => p === fresh.problems[i]);
-	if (problemsSame && reused === old.conversations.length && conversations.length === old.conversations.length && conversations.every((c, i) => c === old.conversations[i])) return old;
+	if (
+		problemsSame &&
+		reused === old.conversations.length &&
+		conversations.length === old.conversations.length &&
+		conversations.every((c, i) => c === old.conversations[i])
+	)
+		return old;
 	return {ok: true, conversations, problems: problemsSame ? old.problems : fresh.problems};
 }

@@ -8,8 +8,7 @@ import type {PaneEvidence} from '../drift/input.js';
 
 /** What one `discover(cwd)` found (parents only, every age), or why it failed. */
 export type CwdFacts =
-	| {readonly ok: true; readonly conversations: readonly Conversation[]; readonly problems: readonly string[]}
-	| {readonly ok: false; readonly error: string};
+	{readonly ok: true; readonly conversations: readonly Conversation[]; readonly problems: readonly string[]} | {readonly ok: false; readonly error: string};
 
 /** Who uses a conversation, or why that could not be told. */
 export type UseFacts = {readonly ok: true; readonly holders: readonly InUseHolder[]} | {readonly ok: false; readonly error: string};

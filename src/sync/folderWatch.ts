@@ -71,7 +71,11 @@ export class FolderWatch {
 				);
 			},
 			listingUnchangedSince: (dir, since) =>
-				!this.closed && since >= this.floor && this.watchers.has(dir) && (this.listingChanged.get(dir) ?? 0) <= since && (this.fileChanged.get(dir) ?? 0) <= since,
+				!this.closed &&
+				since >= this.floor &&
+				this.watchers.has(dir) &&
+				(this.listingChanged.get(dir) ?? 0) <= since &&
+				(this.fileChanged.get(dir) ?? 0) <= since,
 		};
 	}
 

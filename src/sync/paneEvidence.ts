@@ -46,7 +46,12 @@ export async function paneEvidence(pane: Pane, adapters: Adapters, ctx: AdapterC
 		const listed = await discoverCwd(adapter, ctx, cwd);
 		// Written since the process started: a conversation it created, or one it resumed and wrote to.
 		const recent = listed.conversations.filter(c => c.updatedAt >= startedAt && c.parentId === undefined).map(c => c.id);
-		return {...base, ids: [], recent: recent.sort(), seen: [...seen, `${recent.length} ${adapter.label} conversation(s) in ${cwd} written since the process started`]};
+		return {
+			...base,
+			ids: [],
+			recent: recent.sort(),
+			seen: [...seen, `${recent.length} ${adapter.label} conversation(s) in ${cwd} written since the process started`],
+		};
 	} catch (error) {
 		return {...base, ids: [], seen: [...seen, `${adapter.label} discovery failed: ${messageOf(error)}`]};
 	}

@@ -111,10 +111,10 @@ function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean,
 	return reachable ? 'exited' : 'unknown';
 }
 
-
 /** SPEC 6.1 by the one rule (domain/resumability.ts), from what this refresh found out. */
 function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | undefined, runs: boolean): ResumeState {
-	if (row.status !== 'purged' && !agentOf(inputs.adapters ?? ADAPTERS, row.agent)) return {kind: 'unknown', reason: `unknown agent ${JSON.stringify(row.agent)}`};
+	if (row.status !== 'purged' && !agentOf(inputs.adapters ?? ADAPTERS, row.agent))
+		return {kind: 'unknown', reason: `unknown agent ${JSON.stringify(row.agent)}`};
 	const pin = row.agentSessionId;
 	return resumability({
 		purged: row.status === 'purged',
@@ -161,7 +161,12 @@ export function conversationResumeState(c: Pick<Conversation, 'id' | 'cwd' | 're
 }
 
 /** Registry ids of rows whose agent runs in their pane (resume state "live in pane"); the join decides the same way. */
-export function liveRowIds(sessions: readonly SessionRecord[], panes: readonly Pane[] | null, muxKind: MuxKind | null, adapters: Adapters = ADAPTERS): Set<number> {
+export function liveRowIds(
+	sessions: readonly SessionRecord[],
+	panes: readonly Pane[] | null,
+	muxKind: MuxKind | null,
+	adapters: Adapters = ADAPTERS,
+): Set<number> {
 	const index = indexPanes(panes);
 	const live = new Set<number>();
 	for (const row of sessions) {
@@ -240,4 +245,3 @@ function sameResume(a: ResumeState, b: ResumeState): boolean {
 function sameLive(a: SessionLive, b: SessionLive): boolean {
 	return a.liveStatus === b.liveStatus && a.pane === b.pane && sameResume(a.resumeState, b.resumeState);
 }
-

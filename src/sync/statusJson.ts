@@ -115,7 +115,7 @@ export interface StatusPane {
 	/** The session living in this pane, if any. */
 	readonly session: string | null;
 	/** The agent's status as the detectors read it, with its evidence; null for panes without a known agent. */
-	readonly liveStatus: {readonly status: StatusDetection['status']} & StatusEvidenceJson | null;
+	readonly liveStatus: ({readonly status: StatusDetection['status']} & StatusEvidenceJson) | null;
 }
 
 function evidenceJson(d: StatusDetection): StatusEvidenceJson {

@@ -238,11 +238,14 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 		soon();
 	});
 	let ticks = 0;
-	const tick = setInterval(() => {
-		ticks += 1;
-		const job = tickRefresh(ticks, pipeline.wantsTick());
-		if (job) void refresh(job);
-	}, Math.max(1, deps.discoverySeconds) * 1000);
+	const tick = setInterval(
+		() => {
+			ticks += 1;
+			const job = tickRefresh(ticks, pipeline.wantsTick());
+			if (job) void refresh(job);
+		},
+		Math.max(1, deps.discoverySeconds) * 1000,
+	);
 	tick.unref();
 	void refresh({rescan: true});
 

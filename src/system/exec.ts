@@ -1,4 +1,3 @@
-
 export interface ExecResult {
 	readonly exitCode: number | undefined;
 	readonly stdout: string;

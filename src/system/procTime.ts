@@ -12,7 +12,10 @@ const TICKS_PER_SECOND = 100;
  */
 export function bootSeconds(): number | null {
 	try {
-		const line = fs.readFileSync('/proc/stat', 'utf8').split('\n').find(l => l.startsWith('btime '));
+		const line = fs
+			.readFileSync('/proc/stat', 'utf8')
+			.split('\n')
+			.find(l => l.startsWith('btime '));
 		const value = Number(line?.slice(6));
 		return Number.isFinite(value) && value > 0 ? value : null;
 	} catch {

@@ -39,9 +39,7 @@ export interface Holder {
 }
 
 /** Parse /proc/<pid>/stat: the comm field may contain spaces and parentheses. */
-export function parseStat(
-	text: string,
-): {name: string; state: string; ppid: number; pgid: number; sid: number; startTime: number} | undefined {
+export function parseStat(text: string): {name: string; state: string; ppid: number; pgid: number; sid: number; startTime: number} | undefined {
 	const open = text.indexOf('(');
 	const close = text.lastIndexOf(')');
 	if (open < 0 || close < open) return undefined;
@@ -49,7 +47,7 @@ export function parseStat(
 	// fields[0] is field 3 (state); field N is fields[N - 3]. Only the first twenty are cut out: a
 	// table parses hundreds of these, and splitting all fifty-odd fields was most of that.
 	const fields: string[] = [];
-	for (let at = close + 2; fields.length < 20 && at <= text.length; ) {
+	for (let at = close + 2; fields.length < 20 && at <= text.length;) {
 		const space = text.indexOf(' ', at);
 		const end = space < 0 ? text.length : space;
 		fields.push(text.slice(at, end));

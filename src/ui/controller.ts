@@ -92,8 +92,7 @@ export function createUiController(deps: ControllerDeps): UiActions {
 	/** The trash entries of this dashboard's last purge: what `u` restores. */
 	let lastPurge: readonly string[] = [];
 
-	const notice = (level: 'info' | 'ok' | 'error', text: string) =>
-		store.dispatch({type: 'notice/set', notice: {level, text, at: deps.now()}});
+	const notice = (level: 'info' | 'ok' | 'error', text: string) => store.dispatch({type: 'notice/set', notice: {level, text, at: deps.now()}});
 
 	/** Run `work` detached; a thrown error becomes a notice and a log line, never a crash. */
 	const background = (what: string, work: () => Promise<void>) => {
@@ -232,7 +231,13 @@ export function createUiController(deps: ControllerDeps): UiActions {
 				notice(result.outcome === 'woken' ? 'ok' : 'error', wakeLine(result));
 				deps.refresh();
 			}),
-		openPurge: names => background('purge plan', () => openPurgeFor(names.map(name => ({name})), names)),
+		openPurge: names =>
+			background('purge plan', () =>
+				openPurgeFor(
+					names.map(name => ({name})),
+					names,
+				),
+			),
 		openPurgeConversation: ref => background('purge plan', () => openPurgeFor([ref], [ref.id])),
 		confirmPurge: typed =>
 			background('purge', async () => {
@@ -246,7 +251,10 @@ export function createUiController(deps: ControllerDeps): UiActions {
 				const residual = result.value.flatMap(r => r.residual);
 				lastPurge = result.value.flatMap(r => (r.trashId ? [r.trashId] : []));
 				const undo = lastPurge.length > 0 ? ' — u to undo' : '';
-				notice(residual.length ? 'error' : 'ok', residual.length ? `purge left ${residual.length} artifact(s): ${residual.slice(0, 2).join('; ')}${undo}` : `purged ${label}${undo}`);
+				notice(
+					residual.length ? 'error' : 'ok',
+					residual.length ? `purge left ${residual.length} artifact(s): ${residual.slice(0, 2).join('; ')}${undo}` : `purged ${label}${undo}`,
+				);
 				deps.refresh();
 			}),
 		applyFix: index =>
@@ -261,7 +269,10 @@ export function createUiController(deps: ControllerDeps): UiActions {
 		newSession: (agent, cwd) =>
 			background('new session', async () => {
 				const result = await actions.newSession({agent, cwd});
-				notice(result.ok ? 'ok' : 'error', result.ok ? `started ${result.value.name} in ${result.value.paneId ?? 'a new pane'}` : `new session: ${result.error.message}`);
+				notice(
+					result.ok ? 'ok' : 'error',
+					result.ok ? `started ${result.value.name} in ${result.value.paneId ?? 'a new pane'}` : `new session: ${result.error.message}`,
+				);
 				deps.refresh();
 			}),
 		adopt: ref =>

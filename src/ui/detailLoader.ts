@@ -54,7 +54,14 @@ async function planFor(adapter: AgentAdapter, ctx: AdapterContext, session: Sess
 		agent: plan.agent,
 		id: plan.id,
 		descendants: plan.descendants,
-		lines: plan.items.map(i => ({description: i.description, path: i.path, ...(i.table ? {table: i.table} : {}), ...(i.count === undefined ? {} : {count: i.count}), bytes: i.bytes, sessionId: i.sessionId})),
+		lines: plan.items.map(i => ({
+			description: i.description,
+			path: i.path,
+			...(i.table ? {table: i.table} : {}),
+			...(i.count === undefined ? {} : {count: i.count}),
+			bytes: i.bytes,
+			sessionId: i.sessionId,
+		})),
 		totalBytes: plan.totalBytes,
 	};
 }

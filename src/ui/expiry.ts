@@ -27,11 +27,14 @@ export function startExpiry(store: Store<AppState, Action>, now: () => number): 
 		clearTimeout(timer);
 		armedFor = at;
 		if (at === undefined) return;
-		timer = setTimeout(() => {
-			armedFor = undefined;
-			store.dispatch({type: 'clock/expire', now: now()});
-			arm();
-		}, Math.max(0, at - now()));
+		timer = setTimeout(
+			() => {
+				armedFor = undefined;
+				store.dispatch({type: 'clock/expire', now: now()});
+				arm();
+			},
+			Math.max(0, at - now()),
+		);
 		timer.unref();
 	};
 	const unsubscribe = store.subscribe(arm);

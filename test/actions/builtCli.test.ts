@@ -25,7 +25,11 @@ describe('the built mam-tui stops a stand-in that ignores everything', {timeout:
 		dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-built-')));
 		for (const sub of ['bin', 'project', 'home']) fs.mkdirSync(path.join(dir, sub));
 		const {installStandin} = (await import(DIST_INSTALL)) as typeof import('../../src/demo/installStandin.js');
-		installStandin({binDir: path.join(dir, 'bin'), name: 'claude', options: {ignoreExit: true, ignoreSignals: true, orphan: true, children: 1, recordFile: path.join(dir, 'records')}});
+		installStandin({
+			binDir: path.join(dir, 'bin'),
+			name: 'claude',
+			options: {ignoreExit: true, ignoreSignals: true, orphan: true, children: 1, recordFile: path.join(dir, 'records')},
+		});
 		// tmux gives new panes the PATH of the mam-tui client, so the stand-in `claude` must be on it.
 		env = {PATH: `${path.join(dir, 'bin')}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, HOME: path.join(dir, 'home'), MAM_HOME: path.join(dir, 'state')};
 		server = await startTmuxServer(env);

@@ -43,7 +43,13 @@ function worldArgs(w: TestWorld): string[] {
 
 /** `mam-tui <args>` through the runner (same commands, fixture adapter), without a terminal. */
 function runner(w: TestWorld, args: readonly string[], extra: Record<string, string> = {}) {
-	return execa('node', ['--import', 'tsx', RUNNER, ...args, ...worldArgs(w)], {cwd: ROOT, env: runnerEnv(w, extra), extendEnv: false, reject: false, stdin: 'ignore'});
+	return execa('node', ['--import', 'tsx', RUNNER, ...args, ...worldArgs(w)], {
+		cwd: ROOT,
+		env: runnerEnv(w, extra),
+		extendEnv: false,
+		reject: false,
+		stdin: 'ignore',
+	});
 }
 
 interface Scene {
@@ -68,7 +74,10 @@ function scene(w: TestWorld, options: {deleteFails?: boolean; childCount?: numbe
 /** The other sessions' files, byte for byte (the shared index by its lines). */
 function othersOf(w: TestWorld, ids: readonly string[]): Record<string, string> {
 	const tree = snapshotTree(fixtureRoot(w.home));
-	const index = fs.readFileSync(path.join(fixtureRoot(w.home), 'index.jsonl'), 'utf8').split('\n').filter(l => ids.some(id => l.includes(id)));
+	const index = fs
+		.readFileSync(path.join(fixtureRoot(w.home), 'index.jsonl'), 'utf8')
+		.split('\n')
+		.filter(l => ids.some(id => l.includes(id)));
 	return {...Object.fromEntries(Object.entries(tree).filter(([file]) => ids.some(id => file.includes(id)))), index: index.join('\n')};
 }
 
@@ -79,7 +88,14 @@ describe('purge from the command line', {timeout: 60_000}, () => {
 		const before = snapshotTree(world.home);
 		const result = await runner(world, ['purge', 'alpha', '--dry-run']);
 		expect(result.exitCode).toBe(0);
-		for (const item of [`convs/${s.a}.jsonl`, `convs/${s.a}`, `store/${s.a}.row`, 'index.jsonl: 1 lines', `[child session ${s.children[0]}]`, `child sessions: ${s.children[0]}`]) {
+		for (const item of [
+			`convs/${s.a}.jsonl`,
+			`convs/${s.a}`,
+			`store/${s.a}.row`,
+			'index.jsonl: 1 lines',
+			`[child session ${s.children[0]}]`,
+			`child sessions: ${s.children[0]}`,
+		]) {
 			expect(result.stdout).toContain(item);
 		}
 		expect(result.stdout).toContain('registry row alpha: marked purged');
@@ -183,14 +199,39 @@ describe('typed confirmation in a terminal', {timeout: 60_000}, () => {
 	/** Run the purge in a pane (a real terminal), type `text`, and return the exit status and screen. */
 	async function purgeTyping(w: TestWorld, text: string): Promise<{status: number; screen: string}> {
 		const env = Object.entries(runnerEnv(w, {MAM_RUNNER_SHOW_EXIT: '1'})).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-		const paneId = (await server.run(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', ROOT, ...env, '--', process.execPath, '--import', 'tsx', RUNNER, 'purge', 'alpha', ...worldArgs(w)])).trim();
-		await eventually('the confirmation prompt', async () => (await server.run(['capture-pane', '-p', '-t', paneId])).includes('to delete all of the above'), {timeoutMs: 20_000});
+		const paneId = (
+			await server.run([
+				'new-window',
+				'-d',
+				'-P',
+				'-F',
+				'#{pane_id}',
+				'-c',
+				ROOT,
+				...env,
+				'--',
+				process.execPath,
+				'--import',
+				'tsx',
+				RUNNER,
+				'purge',
+				'alpha',
+				...worldArgs(w),
+			])
+		).trim();
+		await eventually('the confirmation prompt', async () => (await server.run(['capture-pane', '-p', '-t', paneId])).includes('to delete all of the above'), {
+			timeoutMs: 20_000,
+		});
 		await server.run(['send-keys', '-t', paneId, '-l', text]);
 		await server.run(['send-keys', '-t', paneId, 'Enter']);
-		const screen = await eventually('the purge to finish', async () => {
-			const text = await server.run(['capture-pane', '-p', '-t', paneId, '-S', '-100']);
-			return /\[exit \d+\]/.test(text) ? text : undefined;
-		}, {timeoutMs: 20_000});
+		const screen = await eventually(
+			'the purge to finish',
+			async () => {
+				const text = await server.run(['capture-pane', '-p', '-t', paneId, '-S', '-100']);
+				return /\[exit \d+\]/.test(text) ? text : undefined;
+			},
+			{timeoutMs: 20_000},
+		);
 		const status = Number(/\[exit (\d+)\]/.exec(screen)?.[1]);
 		await server.run(['kill-pane', '-t', paneId]);
 		return {status, screen};
@@ -275,7 +316,19 @@ describe('stop, new, adopt and resume from the command line', {timeout: 60_000},
 		world = createTestWorld('mam-cli-');
 		const install = installTestStandin(world.binDir, 'claude');
 		const before = Date.now();
-		const result = await runner(world, ['new', '--agent', 'claude', '--cwd', world.project, '--name', 'fresh', '--mux', 'tmux', '--tmux-socket', server.socket]);
+		const result = await runner(world, [
+			'new',
+			'--agent',
+			'claude',
+			'--cwd',
+			world.project,
+			'--name',
+			'fresh',
+			'--mux',
+			'tmux',
+			'--tmux-socket',
+			server.socket,
+		]);
 		expect(result.exitCode, result.stderr).toBe(0);
 		const row = world.registry.get('fresh');
 		expect(row).toMatchObject({status: 'running', agentSessionId: null, mux: 'tmux', cwd: world.project});
@@ -285,8 +338,12 @@ describe('stop, new, adopt and resume from the command line', {timeout: 60_000},
 		expect(record.argv).toEqual(['claude']);
 		expect(record.cwd).toBe(world.project);
 		expect((await server.panes()).map(p => p.id)).toContain(row?.paneId);
-		expect((await runner(world, ['new', '--agent', 'claude', '--cwd', world.project, '--name', 'fresh', '--mux', 'tmux', '--tmux-socket', server.socket])).exitCode).toBe(2);
-		expect((await runner(world, ['new', '--agent', 'claude', '--cwd', path.join(world.dir, 'nope'), '--mux', 'tmux', '--tmux-socket', server.socket])).exitCode).toBe(2);
+		expect(
+			(await runner(world, ['new', '--agent', 'claude', '--cwd', world.project, '--name', 'fresh', '--mux', 'tmux', '--tmux-socket', server.socket])).exitCode,
+		).toBe(2);
+		expect(
+			(await runner(world, ['new', '--agent', 'claude', '--cwd', path.join(world.dir, 'nope'), '--mux', 'tmux', '--tmux-socket', server.socket])).exitCode,
+		).toBe(2);
 		expect((await runner(world, ['new', '--agent', 'nosuch', '--cwd', world.project])).exitCode).toBe(2);
 	});
 });

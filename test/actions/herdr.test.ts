@@ -41,13 +41,17 @@ afterAll(async () => {
 	await mux.dispose();
 	await fake.stop();
 	killLeftovers(cleanup);
-	killLeftovers(readStandinRecords(resumeStandin.recordFile).flatMap(r => [r.pid, ...r.childPids]).flatMap(pid => {
-		try {
-			return [{pid, startTime: startTimeOf(pid)}];
-		} catch {
-			return [];
-		}
-	}));
+	killLeftovers(
+		readStandinRecords(resumeStandin.recordFile)
+			.flatMap(r => [r.pid, ...r.childPids])
+			.flatMap(pid => {
+				try {
+					return [{pid, startTime: startTimeOf(pid)}];
+				} catch {
+					return [];
+				}
+			}),
+	);
 	fs.rmSync(dir, {recursive: true, force: true});
 	disposeStandinScript();
 });

@@ -75,7 +75,16 @@ async function agentInOwnWorkspace(name: string) {
 	await eventually('its empty composer', async () => (await mux.readOutput(paneId, 30)).includes('? for shortcuts'));
 	fake.setAgentStatus(paneId, 'idle');
 	const pane = await eventually('herdr sees the agent idle', async () => (await mux.listPanes()).find(p => p.id === paneId && p.agentStatus === 'idle'));
-	world.registry.insert({name, agent: 'claude', cwd: world.project, mux: 'herdr', paneId, agentSessionId: record.conversationId ?? null, status: 'running', epoch: Date.now()});
+	world.registry.insert({
+		name,
+		agent: 'claude',
+		cwd: world.project,
+		mux: 'herdr',
+		paneId,
+		agentSessionId: record.conversationId ?? null,
+		status: 'running',
+		epoch: Date.now(),
+	});
 	return {paneId, record, placement: pane.placement};
 }
 

@@ -40,7 +40,15 @@ class Pane1 {
 }
 
 function muxOf(tui: Pane1, focused: string[] = []): Multiplexer & {kills: number} {
-	const pane = (): Pane => ({id: '%1', mux: 'tmux', agentStatus: 'unknown', shellPid: 100, processes: tui.live(), isSelf: false, placement: {session: 'work', window: '2'}});
+	const pane = (): Pane => ({
+		id: '%1',
+		mux: 'tmux',
+		agentStatus: 'unknown',
+		shellPid: 100,
+		processes: tui.live(),
+		isSelf: false,
+		placement: {session: 'work', window: '2'},
+	});
 	const mux = {
 		kind: 'tmux' as const,
 		can: tmuxCan(false),
@@ -85,7 +93,10 @@ function adapterWith(idleFor: () => number): AgentAdapter {
 	return {
 		...claudeAdapter,
 		matchesProcess: p => p.name === 'claude',
-		discover: async () => ({conversations: [{agent: 'claude', id: ID, cwd: '/p', createdAt: 0, updatedAt: Date.now() - idleFor(), childCount: 0, resumeState: {kind: 'yes'}}], problems: []}),
+		discover: async () => ({
+			conversations: [{agent: 'claude', id: ID, cwd: '/p', createdAt: 0, updatedAt: Date.now() - idleFor(), childCount: 0, resumeState: {kind: 'yes'}}],
+			problems: [],
+		}),
 		verify: async () => ({kind: 'yes'}),
 	};
 }
@@ -130,7 +141,12 @@ describe('park action', () => {
 		const row = registry.get('api');
 		expect(row?.status).toBe('parked');
 		expect(row?.paneId).toBeNull();
-		expect(parkedExtra.read(row?.extra ?? {})).toMatchObject({argv: ['claude', '--resume', ID], cwd: '/p', paneId: '%1', placement: {session: 'work', window: '2'}});
+		expect(parkedExtra.read(row?.extra ?? {})).toMatchObject({
+			argv: ['claude', '--resume', ID],
+			cwd: '/p',
+			paneId: '%1',
+			placement: {session: 'work', window: '2'},
+		});
 		expect(parkingExtra.read(row?.extra ?? {})).toBeUndefined();
 		expect(registry.auditLog('api').some(a => a.action === 'park' && a.outcome === 'ok')).toBe(true);
 	});
@@ -138,14 +154,18 @@ describe('park action', () => {
 	it('types nothing when the screen changed between the check and the typing', async () => {
 		const tui = new Pane1();
 		const mux = muxOf(tui);
-		const [result] = await parkSessions(depsOf(tui, mux), {names: ['api']}, {
-			...fast,
-			onStep: async step => {
-				if (step !== 'looked') return;
-				// The user starts typing a new prompt meanwhile, the same screen otherwise.
-				tui.screen = tui.screen.replace('\u276f\u00a0', '\u276f\u00a0x');
+		const [result] = await parkSessions(
+			depsOf(tui, mux),
+			{names: ['api']},
+			{
+				...fast,
+				onStep: async step => {
+					if (step !== 'looked') return;
+					// The user starts typing a new prompt meanwhile, the same screen otherwise.
+					tui.screen = tui.screen.replace('\u276f\u00a0', '\u276f\u00a0x');
+				},
 			},
-		});
+		);
 		expect(result).toMatchObject({outcome: 'refused', check: 'composer'});
 		expect(tui.typed).toEqual([]);
 		expect(registry.get('api')?.status).toBe('running');
@@ -154,13 +174,17 @@ describe('park action', () => {
 	it('a screen changed in a way the checks pass still types nothing', async () => {
 		const tui = new Pane1();
 		const mux = muxOf(tui);
-		const [result] = await parkSessions(depsOf(tui, mux), {names: ['api']}, {
-			...fast,
-			onStep: async step => {
-				if (step !== 'looked') return;
-				tui.screen = `new output line\n${tui.screen}`;
+		const [result] = await parkSessions(
+			depsOf(tui, mux),
+			{names: ['api']},
+			{
+				...fast,
+				onStep: async step => {
+					if (step !== 'looked') return;
+					tui.screen = `new output line\n${tui.screen}`;
+				},
 			},
-		});
+		);
 		expect(result).toMatchObject({outcome: 'refused', check: 'composer'});
 		expect(result && 'why' in result ? result.why : '').toMatch(/changed since it was checked/);
 		expect(tui.typed).toEqual([]);
@@ -190,7 +214,7 @@ describe('park action', () => {
 		expect({...after, version: 0, updatedAt: 0}).toEqual({...before, version: 0, updatedAt: 0});
 	});
 
-	it('a live owner\'s claim refuses; a dead owner\'s or a stale one does not', async () => {
+	it("a live owner's claim refuses; a dead owner's or a stale one does not", async () => {
 		const tui = new Pane1();
 		const row = registry.get('api');
 		if (!row) throw new Error('no row');
@@ -211,7 +235,9 @@ describe('park action', () => {
 	it('two parks at once: exactly one types the exit input', async () => {
 		const tui = new Pane1();
 		const mux = muxOf(tui);
-		const results: ParkResult[] = (await Promise.all([parkSessions(depsOf(tui, mux), {names: ['api']}, fast), parkSessions(depsOf(tui, mux), {names: ['api']}, fast)])).flat();
+		const results: ParkResult[] = (
+			await Promise.all([parkSessions(depsOf(tui, mux), {names: ['api']}, fast), parkSessions(depsOf(tui, mux), {names: ['api']}, fast)])
+		).flat();
 		expect(results.filter(r => r.outcome === 'parked')).toHaveLength(1);
 		expect(tui.typed.filter(t => t === '/exit')).toHaveLength(1);
 	});
@@ -226,7 +252,11 @@ describe('park action', () => {
 
 	it('--idle-over is the soak: an agent idle for less is refused by the soak check', async () => {
 		const tui = new Pane1();
-		const [result] = await parkSessions(depsOf(tui, muxOf(tui), () => 20 * 60_000), {idleOverSeconds: 45 * 60}, fast);
+		const [result] = await parkSessions(
+			depsOf(tui, muxOf(tui), () => 20 * 60_000),
+			{idleOverSeconds: 45 * 60},
+			fast,
+		);
 		expect(result).toMatchObject({outcome: 'refused', check: 'soak'});
 		expect(tui.typed).toEqual([]);
 	});

@@ -63,12 +63,21 @@ describe('work in the process tree', () => {
 	const rules = {residentChildren: ['app-server'], isAgent: (p: ProcessRef) => p.name === 'claude' || p.name === 'gemini'};
 
 	it('counts a tool, a background shell and a sub-agent started after the agent', () => {
-		const tree = [agent, proc(50, 42, 'bash', 1000 + RESIDENT_START_TICKS + 100, ['bash', '-c', 'npm test']), proc(51, 50, 'node', 1000 + RESIDENT_START_TICKS + 101)];
+		const tree = [
+			agent,
+			proc(50, 42, 'bash', 1000 + RESIDENT_START_TICKS + 100, ['bash', '-c', 'npm test']),
+			proc(51, 50, 'node', 1000 + RESIDENT_START_TICKS + 101),
+		];
 		expect(workingProcesses(tree, agent, rules).map(p => p.pid)).toEqual([50]);
 	});
 
 	it('does not count resident helpers: an MCP server started with the agent, and what it runs; a named resident', () => {
-		const tree = [agent, proc(60, 42, 'node', 1100, ['node', 'mcp-server.js']), proc(61, 60, 'python3', 900_000), proc(70, 42, 'codex', 900_000, ['codex', 'app-server'])];
+		const tree = [
+			agent,
+			proc(60, 42, 'node', 1100, ['node', 'mcp-server.js']),
+			proc(61, 60, 'python3', 900_000),
+			proc(70, 42, 'codex', 900_000, ['codex', 'app-server']),
+		];
 		expect(workingProcesses(tree, agent, rules)).toEqual([]);
 	});
 

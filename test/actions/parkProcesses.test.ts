@@ -79,7 +79,16 @@ async function idleAgent(): Promise<{name: string; agent: StandinRecord & {start
 	const name = `api-${counter}`;
 	const registry = Registry.open(path.join(dir, 'state', 'registry.db'));
 	try {
-		registry.insert({name, agent: 'claude', cwd: path.join(dir, 'project'), mux: 'tmux', paneId, agentSessionId: record.conversationId ?? null, status: 'running', epoch: Date.now()});
+		registry.insert({
+			name,
+			agent: 'claude',
+			cwd: path.join(dir, 'project'),
+			mux: 'tmux',
+			paneId,
+			agentSessionId: record.conversationId ?? null,
+			status: 'running',
+			epoch: Date.now(),
+		});
 	} finally {
 		registry.close();
 	}
@@ -180,7 +189,10 @@ describe('park across real processes', {timeout: 60_000}, () => {
 		fs.writeFileSync(path.join(release, 'checked'), '');
 		const runs = await Promise.all([a, b]);
 		const results = runs.map(r => (JSON.parse(String(r.stdout)) as ParkJson).results[0]);
-		expect(results.filter(r => r?.outcome === 'parked'), JSON.stringify(results)).toHaveLength(1);
+		expect(
+			results.filter(r => r?.outcome === 'parked'),
+			JSON.stringify(results),
+		).toHaveLength(1);
 		expect(results.find(r => r?.outcome !== 'parked')).toMatchObject({outcome: 'refused', check: 'changed'});
 		const registry = Registry.open(path.join(dir, 'state', 'registry.db'));
 		try {

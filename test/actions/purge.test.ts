@@ -47,7 +47,10 @@ function scene(w: TestWorld, deleteFails = false): Scene {
 function otherFiles(w: TestWorld, ids: readonly string[]): Record<string, string> {
 	const tree = snapshotTree(fixtureRoot(w.home));
 	const keep = Object.entries(tree).filter(([file]) => ids.some(id => file.includes(id)));
-	const index = fs.readFileSync(path.join(fixtureRoot(w.home), 'index.jsonl'), 'utf8').split('\n').filter(l => ids.some(id => l.includes(id)));
+	const index = fs
+		.readFileSync(path.join(fixtureRoot(w.home), 'index.jsonl'), 'utf8')
+		.split('\n')
+		.filter(l => ids.some(id => l.includes(id)));
 	return {...Object.fromEntries(keep), index: index.join('\n')};
 }
 
@@ -225,7 +228,10 @@ describe('purge and the search index', () => {
 		world = createTestWorld('mam-purge-');
 		const s = scene(world);
 		const forgotten: {agent: string; ids: readonly string[]}[] = [];
-		const actions = createActions({...world.deps(undefined), searchIndex: {forget: (agent, ids) => void forgotten.push({agent, ids}), indexAgain: async () => {}}});
+		const actions = createActions({
+			...world.deps(undefined),
+			searchIndex: {forget: (agent, ids) => void forgotten.push({agent, ids}), indexAgain: async () => {}},
+		});
 		const plan = await actions.purgePlan({name: 'alpha'});
 		if (!plan.ok) throw new Error(plan.error.message);
 		const result = await actions.purge([plan.value], 'alpha');

@@ -36,7 +36,10 @@ describe('gemini resume stub', () => {
 		if (!real) throw new Error('fixture has no main chat for the target');
 		// What gemini -r writes in a later minute: a header (and no message).
 		const stub = path.join(path.dirname(real), `session-2099-01-01T00-00-${id.slice(0, 8)}.jsonl`);
-		fs.writeFileSync(stub, `${JSON.stringify({sessionId: id, projectHash: 'x', startTime: '2099-01-01T00:00:00.000Z', lastUpdated: '2099-01-01T00:00:00.000Z', kind: 'main'})}\n`);
+		fs.writeFileSync(
+			stub,
+			`${JSON.stringify({sessionId: id, projectHash: 'x', startTime: '2099-01-01T00:00:00.000Z', lastUpdated: '2099-01-01T00:00:00.000Z', kind: 'main'})}\n`,
+		);
 		expect(geminiStubs(fx.ctx, id).sort()).toEqual([...fixtureStubs, stub].sort());
 		expect([...((await geminiAdapter.guardConversation?.(fx.ctx, id)) ?? [])].sort()).toEqual([...fixtureStubs, stub].sort());
 		expect(fs.existsSync(stub)).toBe(false);
@@ -50,7 +53,10 @@ describe('gemini resume stub', () => {
 		const id = fx.ids.sibling;
 		const [real] = mainChats(fx.home, id);
 		if (!real) throw new Error('fixture has no main chat for the sibling');
-		fs.writeFileSync(real, `${JSON.stringify({sessionId: id, projectHash: 'x', startTime: '2099-01-01T00:00:00.000Z', lastUpdated: '2099-01-01T00:00:00.000Z', kind: 'main'})}\n`);
+		fs.writeFileSync(
+			real,
+			`${JSON.stringify({sessionId: id, projectHash: 'x', startTime: '2099-01-01T00:00:00.000Z', lastUpdated: '2099-01-01T00:00:00.000Z', kind: 'main'})}\n`,
+		);
 		expect(geminiStubs(fx.ctx, id)).toEqual([]);
 		expect(removeGeminiStubs(fx.ctx, id)).toEqual([]);
 		expect(fs.existsSync(real)).toBe(true);

@@ -82,9 +82,15 @@ describe('which conversation a purge is about', () => {
 		expect(await a.purgePlan({agent: 'vim', id: ID})).toEqual({ok: false, error: {kind: 'unknown-agent', message: 'unknown agent "vim"'}});
 		expect(await a.purgePlan({agent: 'claude', id: '../x'})).toMatchObject({ok: false, error: {kind: 'bad-input'}});
 		world.registry.insert({name: 'loose', agent: 'claude', cwd: '/w', status: 'stopped', epoch: 0});
-		expect(await a.purgePlan({name: 'loose'})).toEqual({ok: false, error: {kind: 'unpinned', message: 'session loose has no conversation id pinned: there is nothing of it on disk to purge'}});
+		expect(await a.purgePlan({name: 'loose'})).toEqual({
+			ok: false,
+			error: {kind: 'unpinned', message: 'session loose has no conversation id pinned: there is nothing of it on disk to purge'},
+		});
 		const noPurge = scripted({capabilities: {resume: true, purge: false}, label: 'Nopurge'});
-		expect(await actions(noPurge).purgePlan({agent: 'claude', id: ID})).toEqual({ok: false, error: {kind: 'unsupported', message: 'purging Nopurge conversations is not supported yet'}});
+		expect(await actions(noPurge).purgePlan({agent: 'claude', id: ID})).toEqual({
+			ok: false,
+			error: {kind: 'unsupported', message: 'purging Nopurge conversations is not supported yet'},
+		});
 		expect(calls).toBe(0);
 	});
 
@@ -113,22 +119,39 @@ describe('refused while in use', () => {
 	it('a process using it: in-use, naming it, and the refusal is audited', async () => {
 		script.holders = [holder];
 		const plan = await actions().purgePlan({agent: 'claude', id: ID});
-		expect(plan).toEqual({ok: false, error: {kind: 'in-use', message: `conversation ${ID} is in use by pid 77 (claude --resume x): argv names x; nothing was deleted`, holders: [holder]}});
+		expect(plan).toEqual({
+			ok: false,
+			error: {kind: 'in-use', message: `conversation ${ID} is in use by pid 77 (claude --resume x): argv names x; nothing was deleted`, holders: [holder]},
+		});
 		expect(world.registry.auditLog()).toEqual([
-			expect.objectContaining({session: null, action: 'purge', outcome: 'refused', detail: {agent: 'claude', id: ID, kind: 'in-use', message: expect.stringContaining('is in use by pid 77')}}),
+			expect.objectContaining({
+				session: null,
+				action: 'purge',
+				outcome: 'refused',
+				detail: {agent: 'claude', id: ID, kind: 'in-use', message: expect.stringContaining('is in use by pid 77')},
+			}),
 		]);
 		expect(calls).toBe(0);
 	});
 
 	it('a running row: in-use, with its pane and the pids, and how to stop it', async () => {
 		world.registry.insert({name: 'live', agent: 'claude', cwd: '/w', agentSessionId: ID, mux: 'tmux', paneId: '%4', status: 'running', epoch: 0});
-		expect(await actions().purgePlan({name: 'live'})).toEqual({ok: false, error: {kind: 'in-use', message: 'session live is running in pane %4; stop it first (mam-tui stop live); nothing was deleted', holders: []}});
+		expect(await actions().purgePlan({name: 'live'})).toEqual({
+			ok: false,
+			error: {kind: 'in-use', message: 'session live is running in pane %4; stop it first (mam-tui stop live); nothing was deleted', holders: []},
+		});
 		expect(world.registry.auditLog('live')).toEqual([expect.objectContaining({session: 'live', action: 'purge', outcome: 'refused'})]);
 		script.holders = [holder, {...holder, pid: 78}];
-		expect(await actions().purgePlan({name: 'live'})).toMatchObject({ok: false, error: {message: 'session live is running in pane %4 (pid 77, 78); stop it first (mam-tui stop live); nothing was deleted'}});
+		expect(await actions().purgePlan({name: 'live'})).toMatchObject({
+			ok: false,
+			error: {message: 'session live is running in pane %4 (pid 77, 78); stop it first (mam-tui stop live); nothing was deleted'},
+		});
 		world.registry.insert({name: 'paneless', agent: 'claude', cwd: '/w', agentSessionId: OTHER, status: 'running', epoch: 0});
 		script.holders = [];
-		expect(await actions().purgePlan({name: 'paneless'})).toMatchObject({ok: false, error: {message: 'session paneless is running; stop it first (mam-tui stop paneless); nothing was deleted'}});
+		expect(await actions().purgePlan({name: 'paneless'})).toMatchObject({
+			ok: false,
+			error: {message: 'session paneless is running; stop it first (mam-tui stop paneless); nothing was deleted'},
+		});
 		// A stopped row of the same conversation is no obstacle.
 		world.registry.insert({name: 'old', agent: 'claude', cwd: '/w', agentSessionId: '0123abcd-0000-4000-8000-00000000000c', status: 'stopped', epoch: 0});
 		expect((await actions().purgePlan({name: 'old'})).ok).toBe(true);
@@ -145,7 +168,10 @@ describe('confirming', () => {
 		expect(confirmPurge([one, one], 'purge 2')).toBe(true);
 		expect(confirmPurge([one, one], ID)).toBe(false);
 		expect(confirmPurge([], 'purge 0')).toBe(false);
-		expect(await actions().purge([one], 'yes')).toEqual({ok: false, error: {kind: 'not-confirmed', message: `purge cancelled: the confirmation did not match (type ${JSON.stringify(ID)}); nothing was deleted`}});
+		expect(await actions().purge([one], 'yes')).toEqual({
+			ok: false,
+			error: {kind: 'not-confirmed', message: `purge cancelled: the confirmation did not match (type ${JSON.stringify(ID)}); nothing was deleted`},
+		});
 		expect(script.purged).toEqual([]);
 	});
 
@@ -155,7 +181,9 @@ describe('confirming', () => {
 		expect(planFingerprint({...base, items: [{...item('/r/b'), bytes: 99, count: 3}, item('/r/a')], descendants: ['a', 'b'], totalBytes: 1})).toBe(same);
 		expect(planFingerprint({...base, items: [...base.items, item('/r/c')]})).not.toBe(same);
 		expect(planFingerprint({...base, items: [{...item('/r/a'), table: 'messages', kind: 'rows'}, item('/r/b')]})).not.toBe(same);
-		expect(planFingerprint({...base, items: [{...item('/r/a'), table: 'parts', kind: 'rows'}, item('/r/b')]})).not.toBe(planFingerprint({...base, items: [{...item('/r/a'), table: 'messages', kind: 'rows'}, item('/r/b')]}));
+		expect(planFingerprint({...base, items: [{...item('/r/a'), table: 'parts', kind: 'rows'}, item('/r/b')]})).not.toBe(
+			planFingerprint({...base, items: [{...item('/r/a'), table: 'messages', kind: 'rows'}, item('/r/b')]}),
+		);
 		expect(planFingerprint({...base, items: [item('/r/a', 'x'), item('/r/b')]})).not.toBe(same);
 		expect(planFingerprint({...base, descendants: ['a']})).not.toBe(same);
 		expect(planFingerprint({...base, id: OTHER})).not.toBe(same);
@@ -183,13 +211,24 @@ describe('re-checked before the first deletion', () => {
 		script.itemsLater = [...script.items, item('/r/new')];
 		const events: PurgeProgress[] = [];
 		const done = await actions().purge([view], ID, {onProgress: e => events.push(e), hard: true});
-		expect(done).toEqual({ok: false, error: {kind: 'changed', message: `what ${ID} resolves to changed since the plan was shown (3 items now, 2 before); review the plan again. Nothing was deleted.`}});
+		expect(done).toEqual({
+			ok: false,
+			error: {
+				kind: 'changed',
+				message: `what ${ID} resolves to changed since the plan was shown (3 items now, 2 before); review the plan again. Nothing was deleted.`,
+			},
+		});
 		expect(script.purged).toEqual([]);
 		expect(events).toEqual([
 			{label: ID, step: 'recheck', state: 'running', message: 'checking identity and use again'},
 			{label: ID, step: 'recheck', state: 'failed', message: done.ok ? '' : done.error.message},
 		]);
-		expect(world.registry.auditLog().at(-1)).toMatchObject({action: 'purge', step: 'recheck', outcome: 'refused', detail: {agent: 'claude', id: ID, message: expect.stringContaining('changed since the plan')}});
+		expect(world.registry.auditLog().at(-1)).toMatchObject({
+			action: 'purge',
+			step: 'recheck',
+			outcome: 'refused',
+			detail: {agent: 'claude', id: ID, message: expect.stringContaining('changed since the plan')},
+		});
 	});
 
 	it('a conversation that came into use after the plan is refused, and nothing of a bulk purge is deleted', async () => {
@@ -272,7 +311,11 @@ describe('a purge that runs', () => {
 		const events: PurgeProgress[] = [];
 		const done = await actions().purge([view], 'alpha', {onProgress: e => events.push(e), hard: true});
 		expect(done.ok && done.value[0]?.residual).toEqual(['/r/db: held open', '/r/a']);
-		expect(events.slice(-3).map(e => `${e.step} ${e.state}: ${e.message}`)).toEqual(['delete done: removed 0 items', 'residual running: scanning for what is left', 'residual failed: 2 left']);
+		expect(events.slice(-3).map(e => `${e.step} ${e.state}: ${e.message}`)).toEqual([
+			'delete done: removed 0 items',
+			'residual running: scanning for what is left',
+			'residual failed: 2 left',
+		]);
 		expect(world.registry.getById(row.id)?.extra).toEqual({purge: {state: 'residual', at: 4242, residual: ['/r/db: held open', '/r/a']}});
 		expect(world.registry.auditLog('alpha').at(-1)).toMatchObject({outcome: 'failed', detail: {residual: ['/r/db: held open', '/r/a']}});
 	});
@@ -280,8 +323,16 @@ describe('a purge that runs', () => {
 	it('a delete that throws is a failed purge, audited, and says to run it again', async () => {
 		const view = await planOf({agent: 'claude', id: ID});
 		script.purgeThrows = 'disk on fire';
-		expect(await actions().purge([view], ID, {hard: true})).toEqual({ok: false, error: {kind: 'failed', message: `purging ${ID} failed: disk on fire; run the purge again to finish it`}});
-		expect(world.registry.auditLog().at(-1)).toMatchObject({session: null, action: 'purge', outcome: 'failed', detail: {agent: 'claude', id: ID, message: 'disk on fire'}});
+		expect(await actions().purge([view], ID, {hard: true})).toEqual({
+			ok: false,
+			error: {kind: 'failed', message: `purging ${ID} failed: disk on fire; run the purge again to finish it`},
+		});
+		expect(world.registry.auditLog().at(-1)).toMatchObject({
+			session: null,
+			action: 'purge',
+			outcome: 'failed',
+			detail: {agent: 'claude', id: ID, message: 'disk on fire'},
+		});
 	});
 
 	it('a bulk purge deletes each plan in order and gives one result each', async () => {

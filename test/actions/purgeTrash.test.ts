@@ -210,7 +210,19 @@ describe('dashboard: u undoes the last purge', () => {
 		cleanups.push(() => fx.cleanup());
 		const deps = depsFor(fx, claudeAdapter);
 		const store = createStore(reducer, initialState());
-		const controller = createUiController({store, actions: createActions(deps), registry: deps.registry, mux: deps.mux, logger: silentLogger, now: Date.now, refresh: () => {}, quit: () => {}, config: DEFAULT_CONFIG, adapterFor: () => undefined, discoverAll: async () => []});
+		const controller = createUiController({
+			store,
+			actions: createActions(deps),
+			registry: deps.registry,
+			mux: deps.mux,
+			logger: silentLogger,
+			now: Date.now,
+			refresh: () => {},
+			quit: () => {},
+			config: DEFAULT_CONFIG,
+			adapterFor: () => undefined,
+			discoverAll: async () => [],
+		});
 		const until = async (ok: (s: AppState) => boolean) => {
 			while (!ok(store.getState())) await new Promise(resolve => setTimeout(resolve, 20));
 		};
@@ -234,7 +246,19 @@ describe('dashboard: the trash view', () => {
 		cleanups.push(() => fx.cleanup());
 		const deps = depsFor(fx, claudeAdapter);
 		const store = createStore(reducer, initialState());
-		const controller = createUiController({store, actions: createActions(deps), registry: deps.registry, mux: deps.mux, logger: silentLogger, now: Date.now, refresh: () => {}, quit: () => {}, config: DEFAULT_CONFIG, adapterFor: () => undefined, discoverAll: async () => []});
+		const controller = createUiController({
+			store,
+			actions: createActions(deps),
+			registry: deps.registry,
+			mux: deps.mux,
+			logger: silentLogger,
+			now: Date.now,
+			refresh: () => {},
+			quit: () => {},
+			config: DEFAULT_CONFIG,
+			adapterFor: () => undefined,
+			discoverAll: async () => [],
+		});
 		const until = async (ok: (s: AppState) => boolean) => {
 			while (!ok(store.getState())) await new Promise(resolve => setTimeout(resolve, 20));
 		};

@@ -35,13 +35,17 @@ beforeAll(async () => {
 afterAll(async () => {
 	await mux.dispose();
 	await server.kill();
-	killLeftovers(readStandinRecords(standin.recordFile).flatMap(r => [r.pid, ...r.childPids]).flatMap(pid => {
-		try {
-			return [{pid, startTime: startTimeOf(pid)}];
-		} catch {
-			return [];
-		}
-	}));
+	killLeftovers(
+		readStandinRecords(standin.recordFile)
+			.flatMap(r => [r.pid, ...r.childPids])
+			.flatMap(pid => {
+				try {
+					return [{pid, startTime: startTimeOf(pid)}];
+				} catch {
+					return [];
+				}
+			}),
+	);
 	fs.rmSync(binRoot, {recursive: true, force: true});
 	disposeStandinScript();
 	vi.unstubAllEnvs();
@@ -55,7 +59,15 @@ afterEach(() => {
 const uuid = () => crypto.randomUUID();
 
 function stoppedRow(w: TestWorld, id: string | null, extra: Partial<Pick<SessionRecord, 'cwd' | 'status' | 'paneId' | 'mux'>> = {}): SessionRecord {
-	return w.registry.insert({name: `s-${crypto.randomBytes(3).toString('hex')}`, agent: 'claude', cwd: w.project, agentSessionId: id, status: 'stopped', epoch: 0, ...extra});
+	return w.registry.insert({
+		name: `s-${crypto.randomBytes(3).toString('hex')}`,
+		agent: 'claude',
+		cwd: w.project,
+		agentSessionId: id,
+		status: 'stopped',
+		epoch: 0,
+		...extra,
+	});
 }
 
 async function paneIds(): Promise<string[]> {

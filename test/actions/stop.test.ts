@@ -115,19 +115,35 @@ describe('stop escalation over a real tmux server', {timeout: 30_000}, () => {
 		const startTime = startTimeOf(pid);
 		cleanup.push({pid, startTime});
 		const signalled: number[] = [];
-		const deps = w.deps(mux, {kill: (target, signal) => {
-			signalled.push(target);
-			process.kill(target, signal);
-		}});
+		const deps = w.deps(mux, {
+			kill: (target, signal) => {
+				signalled.push(target);
+				process.kill(target, signal);
+			},
+		});
 		// A stopped row whose recorded process "is" the bystander's pid, but from another start.
-		const row = w.registry.insert({name: 'reused', agent: 'claude', cwd: w.project, status: 'stopped', epoch: 0, extra: {stop: {processes: [{pid, ppid: 1, startTime: startTime + 1, name: 'claude', argv: []}]}}});
+		const row = w.registry.insert({
+			name: 'reused',
+			agent: 'claude',
+			cwd: w.project,
+			status: 'stopped',
+			epoch: 0,
+			extra: {stop: {processes: [{pid, ppid: 1, startTime: startTime + 1, name: 'claude', argv: []}]}},
+		});
 		const result = await stopSession(deps, row, FAST);
 		expect(result.ok && result.value.endedBy).toBe('nothing-running');
 		expect(signalled).not.toContain(pid);
 		expect(aliveWithStart(pid, startTime)).toBe(true);
 
 		// Control: with its real start time the same leftover is ended at step 3.
-		const same = w.registry.insert({name: 'leftover', agent: 'claude', cwd: w.project, status: 'stopped', epoch: 0, extra: {stop: {processes: [{pid, ppid: 1, startTime, name: 'sleep', argv: ['sleep']}]}}});
+		const same = w.registry.insert({
+			name: 'leftover',
+			agent: 'claude',
+			cwd: w.project,
+			status: 'stopped',
+			epoch: 0,
+			extra: {stop: {processes: [{pid, ppid: 1, startTime, name: 'sleep', argv: ['sleep']}]}},
+		});
 		const killed = await stopSession(deps, same, FAST);
 		expect(killed.ok && killed.value.endedBy).toBe('sigkill');
 		expect(signalled).toContain(pid);

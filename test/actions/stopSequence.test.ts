@@ -66,7 +66,7 @@ describe('reading the composer from real screens', () => {
 		expect(adapter('codex').exitInput.readScreen?.(screen('codex', 'first-frame'))).toEqual({kind: 'empty'});
 	});
 
-	it('never mistakes another agent\'s composer for its own', () => {
+	it("never mistakes another agent's composer for its own", () => {
 		for (const agent of MEASURED) {
 			for (const other of MEASURED.filter(a => a !== agent)) {
 				expect(adapter(agent).exitInput.readScreen?.(screen(other, 'idle-after-turn')).kind, `${agent} reading ${other}`).toBe('unknown');
@@ -88,7 +88,7 @@ describe('the exit sequence', () => {
 		expect(paused).toBeGreaterThanOrEqual(300);
 	});
 
-	it('types each agent\'s measured command, or the configured one', () => {
+	it("types each agent's measured command, or the configured one", () => {
 		expect(MEASURED.map(a => describeSteps(typedSteps(adapter(a).exitInput)))).toEqual([
 			'Ctrl+U, 300 ms, /exit, 500 ms, Enter',
 			'Ctrl+U, 300 ms, /quit, 500 ms, Enter',
@@ -129,7 +129,8 @@ describe('deciding step 1', () => {
 	});
 
 	it.each(MEASURED)('%s: types nothing into an approval dialog', agent => {
-		for (const state of ['blocked', 'blocked-2']) expect(planExit(facts(agent, state))).toEqual({type: false, why: expect.stringMatching(/waits on an approval/)});
+		for (const state of ['blocked', 'blocked-2'])
+			expect(planExit(facts(agent, state))).toEqual({type: false, why: expect.stringMatching(/waits on an approval/)});
 	});
 
 	it.each(MEASURED)('%s: types nothing when herdr says blocked, whatever the screen shows', agent => {
@@ -138,13 +139,19 @@ describe('deciding step 1', () => {
 
 	it('types nothing into a screen it does not recognise or cannot read', () => {
 		expect(planExit(facts('claude', 'exited'))).toEqual({type: false, why: expect.stringMatching(/no Claude Code composer on screen/)});
-		expect(planExit(facts('gemini', 'idle-fresh', {screen: {ok: false, error: 'capture-pane failed'}}))).toEqual({type: false, why: expect.stringMatching(/cannot read the pane's screen \(capture-pane failed\)/)});
+		expect(planExit(facts('gemini', 'idle-fresh', {screen: {ok: false, error: 'capture-pane failed'}}))).toEqual({
+			type: false,
+			why: expect.stringMatching(/cannot read the pane's screen \(capture-pane failed\)/),
+		});
 		expect(planExit(facts('codex', 'idle-fresh', {screen: undefined})).type).toBe(false);
 	});
 
 	it('does not call a one-line draft safe when the sequence does not clear the line first', () => {
 		const input = {...adapter('claude').exitInput, steps: adapter('claude').exitInput.steps.slice(2)};
-		expect(planExit({...facts('claude', 'draft'), exitInput: input})).toEqual({type: false, why: expect.stringMatching(/does not clear; typing would send it/)});
+		expect(planExit({...facts('claude', 'draft'), exitInput: input})).toEqual({
+			type: false,
+			why: expect.stringMatching(/does not clear; typing would send it/),
+		});
 	});
 
 	it('a herdr-blocked agent without screen facts gets nothing typed either', () => {
@@ -154,7 +161,10 @@ describe('deciding step 1', () => {
 
 describe('step 1 on a made-up agent: every rule by itself', () => {
 	/** An exit input whose screen reader answers `state` whatever the screen holds. */
-	const input = (state: ComposerState, steps: ExitInput['steps'] = [{kind: 'keys', keys: ['ctrl+u']}, {kind: 'command'}, {kind: 'pause', ms: 50}, {kind: 'keys', keys: ['Enter']}]): ExitInput => ({
+	const input = (
+		state: ComposerState,
+		steps: ExitInput['steps'] = [{kind: 'keys', keys: ['ctrl+u']}, {kind: 'command'}, {kind: 'pause', ms: 50}, {kind: 'keys', keys: ['Enter']}],
+	): ExitInput => ({
 		text: '/bye',
 		steps,
 		readScreen: () => state,
@@ -163,11 +173,16 @@ describe('step 1 on a made-up agent: every rule by itself', () => {
 	const plan = (exitInput: ExitInput, over: Partial<ExitFacts> = {}) => planExit({exitInput, muxStatus: 'idle', screen: {ok: true, text: 'any'}, ...over});
 	const draft1: ComposerState = {kind: 'draft', lines: 1};
 
-	it('an empty composer: the steps, with the configured command in place of the adapter\'s', () => {
+	it("an empty composer: the steps, with the configured command in place of the adapter's", () => {
 		expect(plan(input({kind: 'empty'}), {configuredText: '/quit'})).toEqual({
 			type: true,
 			why: 'the composer is empty',
-			steps: [{kind: 'keys', keys: ['ctrl+u']}, {kind: 'text', text: '/quit'}, {kind: 'pause', ms: 50}, {kind: 'keys', keys: ['Enter']}],
+			steps: [
+				{kind: 'keys', keys: ['ctrl+u']},
+				{kind: 'text', text: '/quit'},
+				{kind: 'pause', ms: 50},
+				{kind: 'keys', keys: ['Enter']},
+			],
 		});
 	});
 
@@ -177,13 +192,34 @@ describe('step 1 on a made-up agent: every rule by itself', () => {
 	});
 
 	it('says exactly why nothing is typed', () => {
-		expect(plan(input({kind: 'empty'}), {muxStatus: 'blocked'})).toEqual({type: false, why: 'the mux reports the agent blocked on an approval; typed keys would answer the dialog, so nothing is typed'});
-		expect(plan(input({kind: 'blocked', prompt: 'Allow rm?'}))).toEqual({type: false, why: 'the agent waits on an approval ("Allow rm?"); typed keys would answer it, so nothing is typed'});
-		expect(plan(input({kind: 'unknown', reason: 'no composer on screen'}))).toEqual({type: false, why: 'no composer on screen, so a draft or a dialog cannot be ruled out; nothing is typed'});
-		expect(plan(input({kind: 'empty'}), {screen: undefined})).toEqual({type: false, why: "the pane's screen was not read, so a draft cannot be ruled out; nothing is typed"});
-		expect(plan(input({kind: 'empty'}), {screen: {ok: false, error: 'gone'}})).toEqual({type: false, why: "cannot read the pane's screen (gone), so a draft cannot be ruled out; nothing is typed"});
-		expect(plan(input({kind: 'draft', lines: 3}))).toEqual({type: false, why: 'the composer holds a 3-line draft; Ctrl+U clears one line only, so typing could send the rest as a prompt; nothing is typed'});
-		expect(plan(input(draft1, [{kind: 'command'}]))).toEqual({type: false, why: 'the composer holds a draft this sequence does not clear; typing would send it as a prompt, so nothing is typed'});
+		expect(plan(input({kind: 'empty'}), {muxStatus: 'blocked'})).toEqual({
+			type: false,
+			why: 'the mux reports the agent blocked on an approval; typed keys would answer the dialog, so nothing is typed',
+		});
+		expect(plan(input({kind: 'blocked', prompt: 'Allow rm?'}))).toEqual({
+			type: false,
+			why: 'the agent waits on an approval ("Allow rm?"); typed keys would answer it, so nothing is typed',
+		});
+		expect(plan(input({kind: 'unknown', reason: 'no composer on screen'}))).toEqual({
+			type: false,
+			why: 'no composer on screen, so a draft or a dialog cannot be ruled out; nothing is typed',
+		});
+		expect(plan(input({kind: 'empty'}), {screen: undefined})).toEqual({
+			type: false,
+			why: "the pane's screen was not read, so a draft cannot be ruled out; nothing is typed",
+		});
+		expect(plan(input({kind: 'empty'}), {screen: {ok: false, error: 'gone'}})).toEqual({
+			type: false,
+			why: "cannot read the pane's screen (gone), so a draft cannot be ruled out; nothing is typed",
+		});
+		expect(plan(input({kind: 'draft', lines: 3}))).toEqual({
+			type: false,
+			why: 'the composer holds a 3-line draft; Ctrl+U clears one line only, so typing could send the rest as a prompt; nothing is typed',
+		});
+		expect(plan(input(draft1, [{kind: 'command'}]))).toEqual({
+			type: false,
+			why: 'the composer holds a draft this sequence does not clear; typing would send it as a prompt, so nothing is typed',
+		});
 	});
 
 	it('a one-line draft is typed over only when the very first step is Ctrl+U alone', () => {
@@ -201,7 +237,13 @@ describe('step 1 on a made-up agent: every rule by itself', () => {
 	});
 
 	it('describes keys as a user reads them', () => {
-		expect(describeSteps([{kind: 'keys', keys: ['ctrl+c', 'Enter']}, {kind: 'pause', ms: 20}, {kind: 'text', text: '/x'}])).toBe('Ctrl+C Enter, 20 ms, /x');
+		expect(
+			describeSteps([
+				{kind: 'keys', keys: ['ctrl+c', 'Enter']},
+				{kind: 'pause', ms: 20},
+				{kind: 'text', text: '/x'},
+			]),
+		).toBe('Ctrl+C Enter, 20 ms, /x');
 		expect(describeSteps([{kind: 'keys', keys: ['ctrl+cc', 'xctrl+c']}])).toBe('ctrl+cc xctrl+c');
 		expect(describeSteps([])).toBe('');
 	});

@@ -5,7 +5,7 @@ import {nextStopStep, type StopMove, type StopSeen} from '../../src/actions/stop
 const TABLE: ReadonlyArray<[string, StopSeen, StopMove]> = [
 	['an agent runs: type the exit input', {after: 'capture', agentAlive: true, leftovers: 0}, {run: 'exit-input'}],
 	['an agent runs beside leftovers: still the exit input first', {after: 'capture', agentAlive: true, leftovers: 2}, {run: 'exit-input'}],
-	['only an earlier stop\'s leftovers: straight to SIGKILL', {after: 'capture', agentAlive: false, leftovers: 1}, {run: 'sigkill'}],
+	["only an earlier stop's leftovers: straight to SIGKILL", {after: 'capture', agentAlive: false, leftovers: 1}, {run: 'sigkill'}],
 	['nothing alive at all', {after: 'capture', agentAlive: false, leftovers: 0}, {end: 'nothing-running'}],
 	['the agent obeyed and took its helpers along', {after: 'exit-input', exited: true, left: 0}, {end: 'exit-input'}],
 	['the agent obeyed but left a helper', {after: 'exit-input', exited: true, left: 1}, {run: 'sigkill'}],

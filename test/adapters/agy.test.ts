@@ -182,7 +182,10 @@ describe('agy purge', () => {
 		const keptLines = before.split('\n').filter(line => !line.includes(w.ids.target));
 		expect(after.split('\n')).toEqual(keptLines);
 		const db = new Database(agySummariesPath(w.home), {readonly: true});
-		const ids = db.prepare<[], {conversation_id: string}>('SELECT conversation_id FROM conversation_summaries').all().map(r => r.conversation_id);
+		const ids = db
+			.prepare<[], {conversation_id: string}>('SELECT conversation_id FROM conversation_summaries')
+			.all()
+			.map(r => r.conversation_id);
 		db.close();
 		expect(ids.sort()).toEqual([w.ids.sibling, w.ids.old, w.ids.foreign].sort());
 	});

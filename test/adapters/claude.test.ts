@@ -213,9 +213,12 @@ describe('claude in-use signals', {timeout: 30_000}, () => {
 		writeFile(record, JSON.stringify({pid: proc.pid, sessionId: w.ids.target, procStart: String((ref?.startTime ?? 0) + 1)}));
 		expect(await claudeAdapter.inUse(w.ctx, w.ids.target)).toEqual([]);
 		const plan = await claudeAdapter.artifacts(w.ctx, w.ids.target);
-		expect(plan.items.filter(i => i.description === 'stale live-session record').map(i => path.basename(i.path)).sort()).toEqual(
-			[`${process.pid}.json`, `${proc.pid}.json`].sort(),
-		);
+		expect(
+			plan.items
+				.filter(i => i.description === 'stale live-session record')
+				.map(i => path.basename(i.path))
+				.sort(),
+		).toEqual([`${process.pid}.json`, `${proc.pid}.json`].sort());
 	});
 
 	it('a live record is never planned for deletion', async () => {
@@ -295,7 +298,10 @@ describe('claude purge details', () => {
 		const l = layout();
 		const id = crypto.randomUUID();
 		const file = path.join(l.home, '.claude', 'projects', projectSlug(l.cwds[0]), `${id}.jsonl`);
-		writeFile(file, `${JSON.stringify({type: 'queue-operation', operation: 'enqueue', timestamp: new Date().toISOString(), sessionId: id, cwd: l.cwds[0]})}\n{"torn`);
+		writeFile(
+			file,
+			`${JSON.stringify({type: 'queue-operation', operation: 'enqueue', timestamp: new Date().toISOString(), sessionId: id, cwd: l.cwds[0]})}\n{"torn`,
+		);
 		const {conversations} = await claudeAdapter.discover(fixtureContext(l));
 		expect(conversations.map(c => [c.id, c.resumeState])).toEqual([[id, {kind: 'no', reason: 'no messages yet'}]]);
 	});

@@ -53,10 +53,12 @@ describe('codex against the real samples (Codex CLI 0.171.0, rows in the WAL)', 
 		const plan = await codexAdapter.artifacts(ctx, '01a22b1d-954c-7a13-a81b-788104a74bde');
 		expect(plan.descendants).toEqual(['01a22b1d-95c2-7e62-9d85-e8ed2a286c2c']);
 		// The spawn edge and both threads rows live only in the WAL of state_5.sqlite.
-		expect(plan.items.filter(i => i.table === 'threads').map(i => i.sessionId).sort()).toEqual([
-			'01a22b1d-954c-7a13-a81b-788104a74bde',
-			'01a22b1d-95c2-7e62-9d85-e8ed2a286c2c',
-		]);
+		expect(
+			plan.items
+				.filter(i => i.table === 'threads')
+				.map(i => i.sessionId)
+				.sort(),
+		).toEqual(['01a22b1d-954c-7a13-a81b-788104a74bde', '01a22b1d-95c2-7e62-9d85-e8ed2a286c2c']);
 		expect(listing(root)).toEqual(before);
 	});
 });
@@ -88,15 +90,17 @@ describe('codex discovery rules', () => {
 		const l = layout();
 		const id = uuidV7(Date.now());
 		writeDb(path.join(l.home, '.codex', 'state_5.sqlite'), CODEX_STATE_SCHEMA, db => {
-			db.prepare("INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, '', 'ro', 'never')").run(
-				id,
-				l.cwds[0],
-			);
+			db.prepare(
+				"INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, '', 'ro', 'never')",
+			).run(id, l.cwds[0]);
 		});
 		const ctx = fixtureContext(l);
 		expect(await codexAdapter.discover(ctx)).toEqual({conversations: [], problems: []});
 		expect(await codexAdapter.verify(ctx, id)).toMatchObject({kind: 'no'});
-		expect(await codexAdapter.verify(ctx, uuidV7(Date.now()))).toEqual({kind: 'no', reason: 'no conversation yet (codex writes the rollout at the first prompt)'});
+		expect(await codexAdapter.verify(ctx, uuidV7(Date.now()))).toEqual({
+			kind: 'no',
+			reason: 'no conversation yet (codex writes the rollout at the first prompt)',
+		});
 	});
 
 	it('a rollout with no real message yet is listed as not resumable', async () => {
@@ -127,7 +131,10 @@ describe('codex discovery rules', () => {
 			{id: uuidV7(late - 3_600_000), folder: ['2026', '11', '29']},
 		];
 		for (const c of cases) {
-			writeFile(path.join(root, 'sessions', ...c.folder, `rollout-2026-11-29T23-30-00-${c.id}.jsonl`), codexRollout({id: c.id, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}));
+			writeFile(
+				path.join(root, 'sessions', ...c.folder, `rollout-2026-11-29T23-30-00-${c.id}.jsonl`),
+				codexRollout({id: c.id, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}),
+			);
 		}
 		const ctx = {...fixtureContext(l), refresh: createRefresh()};
 		for (const c of cases) expect(await codexAdapter.verify(ctx, c.id, l.cwds[0])).toEqual({kind: 'yes'});
@@ -135,7 +142,10 @@ describe('codex discovery rules', () => {
 		expect(memoHas(ctx, ROLLOUTS.of(root))).toBe(false);
 		// Filed far from its date (moved by hand): found by the glob.
 		const moved = uuidV7(late);
-		writeFile(path.join(root, 'sessions', '2020', '01', '01', `rollout-2020-01-01T00-00-00-${moved}.jsonl`), codexRollout({id: moved, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}));
+		writeFile(
+			path.join(root, 'sessions', '2020', '01', '01', `rollout-2020-01-01T00-00-00-${moved}.jsonl`),
+			codexRollout({id: moved, cwd: l.cwds[0], createdAt: late, prompt: 'hi'}),
+		);
 		expect(await codexAdapter.verify(ctx, moved, l.cwds[0])).toEqual({kind: 'yes'});
 		expect(memoHas(ctx, ROLLOUTS.of(root))).toBe(true);
 	});
@@ -181,14 +191,12 @@ describe('codex purge details', () => {
 		const w = world();
 		const old = path.join(w.roots[0] ?? '', 'state_3.sqlite');
 		writeDb(old, CODEX_STATE_SCHEMA, db => {
-			db.prepare("INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, 'old gen', 'ro', 'never')").run(
-				w.ids.target,
-				w.cwds[0],
-			);
-			db.prepare("INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, 'old gen', 'ro', 'never')").run(
-				w.ids.sibling,
-				w.cwds[0],
-			);
+			db.prepare(
+				"INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, 'old gen', 'ro', 'never')",
+			).run(w.ids.target, w.cwds[0]);
+			db.prepare(
+				"INSERT INTO threads (id, rollout_path, created_at, updated_at, source, model_provider, cwd, title, sandbox_policy, approval_mode) VALUES (?, '', 1, 1, 'cli', 'x', ?, 'old gen', 'ro', 'never')",
+			).run(w.ids.sibling, w.cwds[0]);
 		});
 		const plan = await codexAdapter.artifacts(w.ctx, w.ids.target);
 		expect(plan.items.some(i => i.path === old && i.table === 'threads')).toBe(true);
@@ -205,7 +213,11 @@ describe('codex purge details', () => {
 		const plan = await codexAdapter.artifacts(w.ctx, w.ids.target);
 		expect(plan.changed?.[0]).toEqual({path: logs, reason: "changed by codex's own delete: its log database"});
 		const planned = new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path));
-		const unplanned = fs.readdirSync(w.roots[0] ?? '').filter(n => /_\d+\.sqlite$/.test(n) && n !== 'logs_2.sqlite').map(n => path.join(w.roots[0] ?? '', n)).filter(db => !planned.has(db));
+		const unplanned = fs
+			.readdirSync(w.roots[0] ?? '')
+			.filter(n => /_\d+\.sqlite$/.test(n) && n !== 'logs_2.sqlite')
+			.map(n => path.join(w.roots[0] ?? '', n))
+			.filter(db => !planned.has(db));
 		const staging = path.join(w.roots[0] ?? '', '.tmp');
 		expect(plan.changed?.slice(1).map(c => c.path)).toEqual([...unplanned.sort().flatMap(db => [`${db}-wal`, `${db}-shm`]), staging]);
 		expect(plan.changed?.at(-1)?.reason).toMatch(/its staging folder/);

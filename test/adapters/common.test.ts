@@ -110,7 +110,9 @@ describe('residual scan', () => {
 	it('an unreadable database is named as unchecked, not skipped', () => {
 		const db = path.join(root, 'broken.sqlite');
 		fs.writeFileSync(db, 'garbage'.repeat(100));
-		expect(scanResidual({id: 'a', descendants: [], roots: [], indexFiles: [], databases: [db]})).toEqual([expect.stringMatching(/broken\.sqlite: not a sqlite database .*could not check/)]);
+		expect(scanResidual({id: 'a', descendants: [], roots: [], indexFiles: [], databases: [db]})).toEqual([
+			expect.stringMatching(/broken\.sqlite: not a sqlite database .*could not check/),
+		]);
 	});
 });
 
@@ -118,7 +120,9 @@ describe('deleting rows', () => {
 	it('deletes children explicitly in one transaction, even without foreign keys in the schema', () => {
 		const db = path.join(root, 'x.db');
 		const handle = new Database(db);
-		handle.exec("CREATE TABLE s (id TEXT PRIMARY KEY); CREATE TABLE m (session_id TEXT); INSERT INTO s VALUES ('a'), ('b'); INSERT INTO m VALUES ('a'), ('a'), ('b');");
+		handle.exec(
+			"CREATE TABLE s (id TEXT PRIMARY KEY); CREATE TABLE m (session_id TEXT); INSERT INTO s VALUES ('a'), ('b'); INSERT INTO m VALUES ('a'), ('a'), ('b');",
+		);
 		handle.close();
 		const counts = deleteRows(db, [
 			{table: 'm', column: 'session_id', ids: ['a']},

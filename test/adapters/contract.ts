@@ -14,18 +14,7 @@ import {planNaming, purgeNow} from '../helpers/purge.js';
 const SLOW = {timeout: 30_000};
 
 /** Ids every adapter must refuse before any I/O (SPEC 7). */
-export const BAD_IDS: readonly string[] = [
-	'../x',
-	'a/b',
-	'a;rm -rf ~',
-	'',
-	'.',
-	'..',
-	'-rf',
-	'ünïcödé-😀',
-	'a'.repeat(10 * 1024),
-	'x\0y',
-];
+export const BAD_IDS: readonly string[] = ['../x', 'a/b', 'a;rm -rf ~', '', '.', '..', '-rf', 'ünïcödé-😀', 'a'.repeat(10 * 1024), 'x\0y'];
 
 /** Parents in `cwd` created at or after `since`, newest first: what discover must return. */
 export function expectedParents(world: FixtureWorld, cwd: string, since?: number): string[] {
@@ -254,7 +243,10 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 				}
 			}
 			for (const descendant of world.ids.targetDescendants) {
-				expect(plan.items.some(i => i.sessionId === descendant), descendant).toBe(true);
+				expect(
+					plan.items.some(i => i.sessionId === descendant),
+					descendant,
+				).toBe(true);
 			}
 		});
 
@@ -358,7 +350,8 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			// Asked in another order than alone, so an index built for the first id serves the next.
 			for (const id of [world.ids.sibling, world.ids.target, world.ids.foreign]) expect(await pids(refresh, id)).toEqual(await pids(world.ctx, id));
 			expect(await pids(refresh, world.ids.target)).toEqual(expect.arrayContaining([byChild.pid, byFile.pid]));
-			for (const id of [world.ids.old, world.ids.target, world.ids.foreign]) expect(await adapter.verify(refresh, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
+			for (const id of [world.ids.old, world.ids.target, world.ids.foreign])
+				expect(await adapter.verify(refresh, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
 			// In a status run's order: every row verified, then the same ids asked about use.
 			const status: AdapterContext = {...world.ctx, refresh: createRefresh(), processes: snapshotTable(world.ctx.processes)};
 			const ids = [world.ids.target, world.ids.sibling, world.ids.old, world.ids.foreign];

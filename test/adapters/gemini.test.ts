@@ -60,7 +60,7 @@ describe('gemini short ids', () => {
 		expect((await geminiAdapter.discover(ctx, {cwd: l.cwds[0]})).conversations.map(c => c.id)).toEqual([b]);
 	});
 
-	it('a file named with the prefix whose header cannot be read is nobody\'s: never planned, never deleted', async () => {
+	it("a file named with the prefix whose header cannot be read is nobody's: never planned, never deleted", async () => {
 		const l = layout();
 		const ctx = fixtureContext(l);
 		const {a, dir, at} = twins(l);
@@ -83,7 +83,12 @@ describe('gemini short ids', () => {
 		const {conversations} = await geminiAdapter.discover(ctx);
 		expect(conversations.map(c => [c.id, c.createdAt])).toEqual([[id, at]]);
 		const plan = await geminiAdapter.artifacts(ctx, id);
-		expect(plan.items.filter(i => i.kind === 'file').map(i => i.path).sort()).toEqual([...files].sort());
+		expect(
+			plan.items
+				.filter(i => i.kind === 'file')
+				.map(i => i.path)
+				.sort(),
+		).toEqual([...files].sort());
 		await purgeNow(geminiAdapter, ctx, id);
 		for (const f of files) expect(fs.existsSync(f)).toBe(false);
 	});
@@ -106,10 +111,19 @@ describe('gemini on the real 0.61 samples', () => {
 		const {conversations, problems} = await geminiAdapter.discover(ctx);
 		expect(problems).toEqual([]);
 		const byId = new Map(conversations.map(c => [c.id, c]));
-		expect([...byId.keys()].sort()).toEqual(['3f804c32-9ce2-4aeb-a210-ec8ffbe7908e', '9972c2ef-3d8f-4199-bc4b-b11d632372be', 'f8cc108d-e46d-43da-b169-730a5ad6e2a6']);
+		expect([...byId.keys()].sort()).toEqual([
+			'3f804c32-9ce2-4aeb-a210-ec8ffbe7908e',
+			'9972c2ef-3d8f-4199-bc4b-b11d632372be',
+			'f8cc108d-e46d-43da-b169-730a5ad6e2a6',
+		]);
 		expect(byId.get('3f804c32-9ce2-4aeb-a210-ec8ffbe7908e')?.cwd).toBe('/tmp/mam-samples/run/projects/beta');
 		const resumed = byId.get('9972c2ef-3d8f-4199-bc4b-b11d632372be');
-		expect(resumed).toMatchObject({cwd: '/tmp/mam-samples/run/projects/alpha', createdAt: Date.parse('2026-11-30T06:22:04.290Z'), title: 'hello alpha', resumeState: {kind: 'yes'}});
+		expect(resumed).toMatchObject({
+			cwd: '/tmp/mam-samples/run/projects/alpha',
+			createdAt: Date.parse('2026-11-30T06:22:04.290Z'),
+			title: 'hello alpha',
+			resumeState: {kind: 'yes'},
+		});
 		expect(resumed?.updatedAt).toBe(Date.parse('2026-11-30T06:22:12.930Z'));
 		expect(byId.get('f8cc108d-e46d-43da-b169-730a5ad6e2a6')?.childCount).toBe(1);
 		const withChildren = await geminiAdapter.discover(ctx, {includeChildren: true});
@@ -144,7 +158,7 @@ describe('gemini on the real 0.61 samples', () => {
 });
 
 describe('gemini files', () => {
-	it('logs.json loses only the purged sessions\' entries and keeps its layout', async () => {
+	it("logs.json loses only the purged sessions' entries and keeps its layout", async () => {
 		const l = layout();
 		const ctx = fixtureContext(l);
 		const {a, b, dir} = twins(l);
@@ -167,7 +181,10 @@ describe('gemini files', () => {
 		const id = crypto.randomUUID();
 		const file = path.join(dir, 'chats', `session-2026-01-02T03-04-${id.slice(0, 8)}.json`);
 		const messages = [{id: 'm1', timestamp: '2026-01-02T03:04:10.000Z', type: 'user', content: [{text: 'legacy hello'}]}];
-		writeFile(file, JSON.stringify({sessionId: id, projectHash: 'x', startTime: '2026-01-02T03:04:05.000Z', lastUpdated: '2026-01-02T03:04:10.000Z', messages}, null, 2));
+		writeFile(
+			file,
+			JSON.stringify({sessionId: id, projectHash: 'x', startTime: '2026-01-02T03:04:05.000Z', lastUpdated: '2026-01-02T03:04:10.000Z', messages}, null, 2),
+		);
 		const {conversations} = await geminiAdapter.discover(ctx, {cwd: alpha});
 		expect(conversations).toMatchObject([{id, title: 'legacy hello', createdAt: Date.parse('2026-01-02T03:04:05.000Z'), resumeState: {kind: 'yes'}}]);
 		await purgeNow(geminiAdapter, ctx, id);
@@ -202,7 +219,7 @@ describe('gemini files', () => {
 	});
 });
 
-describe('gemini lookups inside a refresh (indexes shared by the refresh\'s calls)', () => {
+describe("gemini lookups inside a refresh (indexes shared by the refresh's calls)", () => {
 	it('verify and inUse answer as they do alone: twins sharing 8 characters, a session in two projects, a sub-agent', async () => {
 		const l = layout();
 		const [alpha = '', beta = ''] = l.cwds;
@@ -259,7 +276,7 @@ describe('gemini ids and homes', () => {
 		for (const good of ['my_session-1', crypto.randomUUID(), 'chats2']) assertValidId(geminiAdapter, good);
 	});
 
-	it('GEMINI_CLI_HOME replaces the home only for the caller\'s own home', async () => {
+	it("GEMINI_CLI_HOME replaces the home only for the caller's own home", async () => {
 		const l = layout();
 		const other = path.join(l.base, 'other-home');
 		const dir = writeGeminiProject(other, 'alpha', l.cwds[0]);

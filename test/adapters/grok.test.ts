@@ -50,7 +50,10 @@ async function held<T extends HeldProcess>(p: Promise<T>): Promise<T> {
 async function grokIn(cwd: string, files: readonly string[], args: readonly string[] = []): Promise<HeldProcess> {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-grok-bin-'));
 	const script = path.join(dir, 'grok');
-	fs.writeFileSync(script, `const fs = require('node:fs'); const fds = ${JSON.stringify(files)}.map(f => fs.openSync(f, 'r')); console.log('ready'); setInterval(() => fds.length, 1e6);`);
+	fs.writeFileSync(
+		script,
+		`const fs = require('node:fs'); const fds = ${JSON.stringify(files)}.map(f => fs.openSync(f, 'r')); console.log('ready'); setInterval(() => fds.length, 1e6);`,
+	);
 	const child = spawn(process.execPath, [script, ...args], {cwd, stdio: ['ignore', 'pipe', 'ignore']});
 	await new Promise<void>((resolve, reject) => {
 		child.stdout.once('data', () => resolve());
@@ -119,7 +122,14 @@ describe('grok-cli purge', () => {
 		const before = others();
 		const foreignBefore = grokCliRowCounts(w.home, w.ids.foreign);
 		const plan = await grokAdapter.artifacts(w.ctx, id);
-		expect(plan.items.map(i => `${i.table} ${i.count}`).sort()).toEqual(['compactions 1', 'messages 2', 'sessions 1', 'tool_calls 1', 'tool_results 1', 'usage_events 1']);
+		expect(plan.items.map(i => `${i.table} ${i.count}`).sort()).toEqual([
+			'compactions 1',
+			'messages 2',
+			'sessions 1',
+			'tool_calls 1',
+			'tool_results 1',
+			'usage_events 1',
+		]);
 		expect(plan.descendants).toEqual([]);
 		const outcome = await purgeNow(grokAdapter, w.ctx, id);
 		expect(outcome).toEqual({removed: plan.items, warnings: []});
@@ -154,7 +164,11 @@ describe('grok-cli reads leave no trace beside grok.db (SPEC 4.3)', () => {
 			residual: (await grokAdapter.residual(w.ctx, w.ids.sibling)).length,
 		};
 	};
-	const listing = (dir: string) => fs.readdirSync(dir).sort().map(name => (name.endsWith('-shm') ? name : `${name} ${fs.lstatSync(path.join(dir, name)).mtimeMs}`));
+	const listing = (dir: string) =>
+		fs
+			.readdirSync(dir)
+			.sort()
+			.map(name => (name.endsWith('-shm') ? name : `${name} ${fs.lstatSync(path.join(dir, name)).mtimeMs}`));
 	const states: [string, (w: FixtureWorld) => Promise<void>][] = [
 		['clean', async () => {}],
 		['leftover -wal and -shm, rows only in the WAL', async w => (await spawnWalWriter([grokCliDbPath(w.home)])).crash()],
@@ -182,7 +196,7 @@ describe('grok-cli reads leave no trace beside grok.db (SPEC 4.3)', () => {
 });
 
 describe('grok-cli in use', () => {
-	it('argv naming the session, or a grok holding grok.db in the session\'s workspace; not one in another workspace, not the daemon', async () => {
+	it("argv naming the session, or a grok holding grok.db in the session's workspace; not one in another workspace, not the daemon", async () => {
 		const w = world();
 		const db = grokCliDbPath(w.home);
 		const elsewhere = await grokIn(w.cwds[1], [db]);

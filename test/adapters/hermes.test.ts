@@ -69,7 +69,14 @@ function fakeHermes(exitCode = 0): {env: Record<string, string>; calls: () => {a
 	);
 	return {
 		env: {PATH: `${dir}:${process.env['PATH'] ?? '/usr/bin:/bin'}`},
-		calls: () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').map(l => JSON.parse(l) as {argv: string[]; home: string}) : []),
+		calls: () =>
+			fs.existsSync(log)
+				? fs
+						.readFileSync(log, 'utf8')
+						.trim()
+						.split('\n')
+						.map(l => JSON.parse(l) as {argv: string[]; home: string})
+				: [],
 	};
 }
 
@@ -141,7 +148,9 @@ describe('hermes sessions delete', () => {
 			{argv: ['sessions', 'delete', w.ids.target, '--yes'], home: rootOf(w)},
 		]);
 		expect(outcome.warnings).toEqual([]);
-		expect(new Set(outcome.removed.map(i => `${i.kind} ${i.path} ${i.table ?? ''}`))).toEqual(new Set(plan.items.map(i => `${i.kind} ${i.path} ${i.table ?? ''}`)));
+		expect(new Set(outcome.removed.map(i => `${i.kind} ${i.path} ${i.table ?? ''}`))).toEqual(
+			new Set(plan.items.map(i => `${i.kind} ${i.path} ${i.table ?? ''}`)),
+		);
 		expect(await hermesAdapter.residual(ctx, w.ids.target)).toEqual([]);
 	});
 
@@ -181,7 +190,9 @@ describe('hermes stores', () => {
 		const db = new Database(path.join(home, 'state.db'));
 		try {
 			expect(() => db.prepare("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')").run()).not.toThrow();
-			const hits = db.prepare("SELECT m.session_id AS id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH 'hello'").all() as {id: string}[];
+			const hits = db.prepare("SELECT m.session_id AS id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH 'hello'").all() as {
+				id: string;
+			}[];
 			expect(new Set(hits.map(h => h.id))).toEqual(new Set([b]));
 		} finally {
 			db.close();
@@ -199,7 +210,8 @@ describe('hermes stores', () => {
 		insertHermesSession(home, {id: a, startedAt: w.epoch + 6_000, cwd: w.cwds[0], turns: 2});
 		insertHermesSession(home, {id: b, startedAt: w.epoch + 6_100, cwd: w.cwds[0]});
 		// One prompt both typed (`/help`-like repeats are common): it names neither session.
-		for (const id of [a, b]) hermesSql(home, "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'run the tests zebraword', 1)", id);
+		for (const id of [a, b])
+			hermesSql(home, "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'run the tests zebraword', 1)", id);
 		fs.appendFileSync(path.join(home, '.hermes_history'), '\n# 2026-12-03 12:00:00.000000\n+run the tests zebraword\n');
 		fs.appendFileSync(path.join(home, 'logs', 'errors.log'), `2026-12-03 12:00:00,000 WARNING [${a}] tools.registry: something\nunrelated line\n`);
 		hermesSql(home, "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'assistant', 'quokkaword only in a', 2)", a);
@@ -226,7 +238,7 @@ describe('hermes stores', () => {
 		expect(fs.readFileSync(path.join(home, 'state.db')).includes('zebraword')).toBe(true);
 	});
 
-	it('HERMES_HOME and HERMES_DATA_DIR_SUFFIX apply only to the caller\'s own home; a profile home means its root', () => {
+	it("HERMES_HOME and HERMES_DATA_DIR_SUFFIX apply only to the caller's own home; a profile home means its root", () => {
 		const w = world();
 		const env = {HERMES_HOME: '/srv/hermes'};
 		expect(hermesRootFor({...w.ctx, env})).toBe(path.join(w.home, '.hermes'));
@@ -257,7 +269,14 @@ describe('hermes in use', () => {
 		const w = world();
 		const proc = await held(spawnArgvHolder(['hermes-worker']));
 		const now = Date.now() / 1000;
-		hermesSql(rootOf(w), 'INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)', w.ids.sibling, `pid=${proc.pid};host=x`, now, now + 600);
+		hermesSql(
+			rootOf(w),
+			'INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)',
+			w.ids.sibling,
+			`pid=${proc.pid};host=x`,
+			now,
+			now + 600,
+		);
 		expect((await hermesAdapter.inUse(w.ctx, w.ids.sibling)).map(h => [h.pid, h.reason])).toEqual([[proc.pid, `holds the lease of ${w.ids.sibling}`]]);
 		hermesSql(rootOf(w), 'UPDATE compression_locks SET expires_at = ? WHERE session_id = ?', now - 1, w.ids.sibling);
 		expect(await hermesAdapter.inUse(w.ctx, w.ids.sibling)).toEqual([]);
@@ -276,7 +295,15 @@ describe('hermes targeted lookups', () => {
 		const w = world();
 		const root = rootOf(w);
 		const base = w.epoch + 5_000;
-		const ids = {empty: hermesId(base), noCwd: hermesId(base + 10), branch: hermesId(base + 20), gone: hermesId(base + 30), orphan: hermesId(base + 40), reset: hermesId(base + 50), resetChild: hermesId(base + 60)};
+		const ids = {
+			empty: hermesId(base),
+			noCwd: hermesId(base + 10),
+			branch: hermesId(base + 20),
+			gone: hermesId(base + 30),
+			orphan: hermesId(base + 40),
+			reset: hermesId(base + 50),
+			resetChild: hermesId(base + 60),
+		};
 		// A session with no messages; a delegate with no cwd of its own (its parent's counts); a
 		// /branch child (a conversation of its own); a child whose parent row is gone; a reset.
 		insertHermesSession(root, {id: ids.empty, startedAt: base, cwd: w.cwds[0], turns: 0});
@@ -286,7 +313,15 @@ describe('hermes targeted lookups', () => {
 		insertHermesSession(root, {id: ids.orphan, startedAt: base + 40, parentId: ids.gone});
 		hermesSql(root, 'DELETE FROM messages WHERE session_id = ?', ids.gone);
 		hermesSql(root, 'DELETE FROM sessions WHERE id = ?', ids.gone);
-		insertHermesSession(root, {id: ids.reset, startedAt: base + 50, cwd: w.cwds[0], endedAt: base + 55, endReason: 'session_reset', sessionKey: 'k1', turns: 0});
+		insertHermesSession(root, {
+			id: ids.reset,
+			startedAt: base + 50,
+			cwd: w.cwds[0],
+			endedAt: base + 55,
+			endReason: 'session_reset',
+			sessionKey: 'k1',
+			turns: 0,
+		});
 		insertHermesSession(root, {id: ids.resetChild, startedAt: base + 60, cwd: w.cwds[0], parentId: ids.reset, sessionKey: 'k1'});
 		await held(spawnArgvHolder([w.ids.targetDescendants[2] ?? w.ids.target]));
 		await held(spawnFileHolder(w.holdPaths(w.ids.target)));

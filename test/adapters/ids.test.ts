@@ -50,10 +50,13 @@ describe.each(Object.values(ADAPTERS).filter(a => FIXTURE_BUILDERS[a.id]))('$id:
 		try {
 			const before = world.snapshotOthers([]);
 			const calls: string[] = [];
-			const ctx = {...world.ctx, exec: async (file: string) => {
-				calls.push(file);
-				return {exitCode: 0, stdout: '', stderr: ''};
-			}};
+			const ctx = {
+				...world.ctx,
+				exec: async (file: string) => {
+					calls.push(file);
+					return {exitCode: 0, stdout: '', stderr: ''};
+				},
+			};
 			await expect(adapter.verify(ctx, id)).rejects.toThrow(InvalidIdError);
 			await expect(adapter.artifacts(ctx, id)).rejects.toThrow(InvalidIdError);
 			await expect(adapter.purge(ctx, planNaming(adapter, id))).rejects.toThrow(InvalidIdError);

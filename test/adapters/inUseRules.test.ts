@@ -42,7 +42,14 @@ function scratch(): string {
 	return t.dir;
 }
 
-const proc = (pid: number, argv: readonly string[], over: Partial<ProcessRef> = {}): ProcessRef => ({pid, ppid: 1, startTime: pid * 10, name: argv[0] ?? 'x', argv, ...over});
+const proc = (pid: number, argv: readonly string[], over: Partial<ProcessRef> = {}): ProcessRef => ({
+	pid,
+	ppid: 1,
+	startTime: pid * 10,
+	name: argv[0] ?? 'x',
+	argv,
+	...over,
+});
 
 function ctxOf(rows: readonly ProcessRef[], holders: readonly Holder[] = [], openFiles?: readonly OpenFile[]): AdapterContext {
 	const table: ProcessTable = {list: async () => rows, get: async pid => rows.find(r => r.pid === pid), holders: async () => holders};
@@ -53,7 +60,12 @@ function ctxOf(rows: readonly ProcessRef[], holders: readonly Holder[] = [], ope
 const use = (pid: number, claim: LiveUse['claim']): LiveUse => ({pid, startTime: pid * 10, command: `agent ${pid}`, claim, reason: `why ${pid}`});
 
 describe('usersOf: the rule', () => {
-	const uses = [use(1, {kind: 'ids', ids: ['a', 'b']}), use(2, {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}), use(3, {kind: 'any'}), use(4, {kind: 'ids', ids: ['z']})];
+	const uses = [
+		use(1, {kind: 'ids', ids: ['a', 'b']}),
+		use(2, {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}),
+		use(3, {kind: 'any'}),
+		use(4, {kind: 'ids', ids: ['z']}),
+	];
 
 	it('an ids claim naming the conversation or a descendant, a project claim on its folder, and any claim', () => {
 		expect(usersOf({}, uses, {ids: ['b'], cwds: ['/w/p']}).map(h => h.pid)).toEqual([1, 2, 3]);
@@ -145,15 +157,39 @@ describe('argv evidence', () => {
 	});
 
 	it('a process with no evidence claims its folder, or everything when its folder is hidden', () => {
-		expect(projectUse(proc(5, ['codex'], {cwd: '/w/p'}), 'codex')).toEqual({pid: 5, startTime: 50, command: 'codex', claim: {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}, reason: 'a codex process in /w/p keeps no record of which conversation it is on'});
-		expect(projectUse(proc(6, ['codex']), 'codex')).toEqual({pid: 6, startTime: 60, command: 'codex', claim: {kind: 'any'}, reason: 'a codex process whose folder cannot be read could be on any conversation'});
-		expect(idsUse(proc(7, ['c', '-r', 'x']), ['x'], 'argv -r x')).toEqual({pid: 7, startTime: 70, command: 'c -r x', claim: {kind: 'ids', ids: ['x']}, reason: 'argv -r x'});
+		expect(projectUse(proc(5, ['codex'], {cwd: '/w/p'}), 'codex')).toEqual({
+			pid: 5,
+			startTime: 50,
+			command: 'codex',
+			claim: {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')},
+			reason: 'a codex process in /w/p keeps no record of which conversation it is on',
+		});
+		expect(projectUse(proc(6, ['codex']), 'codex')).toEqual({
+			pid: 6,
+			startTime: 60,
+			command: 'codex',
+			claim: {kind: 'any'},
+			reason: 'a codex process whose folder cannot be read could be on any conversation',
+		});
+		expect(idsUse(proc(7, ['c', '-r', 'x']), ['x'], 'argv -r x')).toEqual({
+			pid: 7,
+			startTime: 70,
+			command: 'c -r x',
+			claim: {kind: 'ids', ids: ['x']},
+			reason: 'argv -r x',
+		});
 	});
 });
 
 describe('argvUsers and fileUsers', () => {
 	it('names every process whose argv holds one of the ids, not ourselves', async () => {
-		const rows = [proc(11, ['vim', 'notes-ab12.md']), proc(12, ['sleep', '5']), proc(process.pid, ['node', 'ab12']), proc(13, [], {name: 'cd34'}), proc(14, ['x', 'cd34'])];
+		const rows = [
+			proc(11, ['vim', 'notes-ab12.md']),
+			proc(12, ['sleep', '5']),
+			proc(process.pid, ['node', 'ab12']),
+			proc(13, [], {name: 'cd34'}),
+			proc(14, ['x', 'cd34']),
+		];
 		expect(await argvUsers(ctxOf(rows), ['ab12', 'cd34'])).toEqual([
 			{pid: 11, startTime: 110, command: 'vim notes-ab12.md', reason: 'argv names ab12'},
 			{pid: 14, startTime: 140, command: 'x cd34', reason: 'argv names cd34'},
@@ -169,7 +205,9 @@ describe('argvUsers and fileUsers', () => {
 	});
 
 	it('the first id named is the reason', async () => {
-		expect(await argvUsers(ctxOf([proc(11, ['x', 'cd34', 'ab12'])]), ['ab12', 'cd34'])).toEqual([{pid: 11, startTime: 110, command: 'x cd34 ab12', reason: 'argv names ab12'}]);
+		expect(await argvUsers(ctxOf([proc(11, ['x', 'cd34', 'ab12'])]), ['ab12', 'cd34'])).toEqual([
+			{pid: 11, startTime: 110, command: 'x cd34 ab12', reason: 'argv names ab12'},
+		]);
 	});
 
 	it('skips the wrappers that started us with our own arguments, not an ancestor that runs something else', async () => {
@@ -212,7 +250,7 @@ describe('argvUsers and fileUsers', () => {
 });
 
 describe('whose processes', () => {
-	it('environOf reads a live process\'s environment, and nothing of a gone one', async () => {
+	it("environOf reads a live process's environment, and nothing of a gone one", async () => {
 		const held: HeldProcess = await spawnFileHolder([], 'holder', [], undefined, {PATH: '/usr/bin:/bin', HOME: '/home/who', EMPTY: '', 'A=B': 'x'});
 		cleanups.push(() => held.stop());
 		const env = environOf(held.pid);
@@ -222,24 +260,31 @@ describe('whose processes', () => {
 		expect(environOf(2 ** 22 + 7)).toBeUndefined();
 	});
 
-	it('rootForEnv runs the root rule on the process\'s HOME and variables; no HOME, no answer', () => {
-		const rootOf = (c: {home: string; ownHome: boolean; env: Readonly<Record<string, string | undefined>>}) => c.env['OVERRIDE'] ?? `${c.home}/.agent${c.ownHome ? '' : '-not-own'}`;
+	it("rootForEnv runs the root rule on the process's HOME and variables; no HOME, no answer", () => {
+		const rootOf = (c: {home: string; ownHome: boolean; env: Readonly<Record<string, string | undefined>>}) =>
+			c.env['OVERRIDE'] ?? `${c.home}/.agent${c.ownHome ? '' : '-not-own'}`;
 		expect(rootForEnv({HOME: '/h'}, rootOf)).toBe('/h/.agent');
 		expect(rootForEnv({HOME: '/h', OVERRIDE: '/o'}, rootOf)).toBe('/o');
 		expect(rootForEnv({}, rootOf)).toBeUndefined();
 		expect(rootForEnv({HOME: ''}, rootOf)).toBeUndefined();
 	});
 
-	it('agentProcessesOf: the agent\'s processes of this store, the named ones, and those whose env is hidden; never us', async () => {
+	it("agentProcessesOf: the agent's processes of this store, the named ones, and those whose env is hidden; never us", async () => {
 		const dir = scratch();
 		const root = path.join(dir, 'home', '.agent');
 		fs.mkdirSync(root, {recursive: true});
 		const mine = await spawnFileHolder([], 'agent', [], undefined, {PATH: '/usr/bin:/bin', HOME: path.join(dir, 'home')});
 		const theirs = await spawnFileHolder([], 'agent', [], undefined, {PATH: '/usr/bin:/bin', HOME: path.join(dir, 'other')});
 		const named = await spawnFileHolder([], 'named', [], undefined, {PATH: '/usr/bin:/bin', HOME: path.join(dir, 'other')});
-		cleanups.push(() => mine.stop(), () => theirs.stop(), () => named.stop());
+		cleanups.push(
+			() => mine.stop(),
+			() => theirs.stop(),
+			() => named.stop(),
+		);
 		const hidden = 2 ** 22 + 11;
-		const rows = [mine, theirs, named].map(h => proc(h.pid, ['node', `/x/${h === named ? 'named' : 'agent'}`])).concat([proc(hidden, ['node', '/x/agent']), proc(process.pid, ['node', '/x/agent'])]);
+		const rows = [mine, theirs, named]
+			.map(h => proc(h.pid, ['node', `/x/${h === named ? 'named' : 'agent'}`]))
+			.concat([proc(hidden, ['node', '/x/agent']), proc(process.pid, ['node', '/x/agent'])]);
 		const store = {root, rootOf: (c: {home: string}) => `${c.home}/.agent`};
 		const isAgent = (p: ProcessRef) => p.argv[1] === '/x/agent';
 		const found = await agentProcessesOf(ctxOf([]), isAgent, rows, store, p => p.pid === named.pid);
@@ -262,7 +307,11 @@ describe('whose processes', () => {
 	});
 
 	it('openFilesOf: from one pass when the table has it, else from /proc; nothing asked, nothing read', async () => {
-		const files: OpenFile[] = [{pid: 1, path: '/a'}, {pid: 2, path: '/b'}, {pid: 1, path: '/c'}];
+		const files: OpenFile[] = [
+			{pid: 1, path: '/a'},
+			{pid: 2, path: '/b'},
+			{pid: 1, path: '/c'},
+		];
 		const ctx = ctxOf([], [], files);
 		expect(await openFilesOf(ctx, [])).toEqual(new Map());
 		expect(await openFilesOf(ctx, [1])).toEqual(new Map([[1, ['/a', '/c']]]));

@@ -37,7 +37,8 @@ async function hold(p: Promise<HeldProcess>): Promise<HeldProcess> {
 	return held;
 }
 
-const pids = async (agent: keyof typeof ADAPTERS, ctx: AdapterContext, id: string) => (await ADAPTERS[agent].inUse(ctx, id)).map(h => h.pid).sort((a, b) => a - b);
+const pids = async (agent: keyof typeof ADAPTERS, ctx: AdapterContext, id: string) =>
+	(await ADAPTERS[agent].inUse(ctx, id)).map(h => h.pid).sort((a, b) => a - b);
 
 function startTimeOf(pid: number): number {
 	return parseStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))?.startTime ?? 0;
@@ -51,7 +52,9 @@ describe.each(['claude', 'codex', 'opencode', 'gemini'] as const)('in use by pro
 		expect(await pids(agent, w.ctx, w.ids.foreign)).toEqual([tui.pid]);
 		expect(await pids(agent, w.ctx, w.ids.target)).toEqual([]);
 		// A TUI of another user's store (another HOME) in the same folder keeps its conversations elsewhere.
-		const stranger = await hold(spawnFileHolder([], agent, [], alpha, {PATH: process.env['PATH'] ?? '/usr/bin', HOME: path.join(w.home, '..', 'someone-else')}));
+		const stranger = await hold(
+			spawnFileHolder([], agent, [], alpha, {PATH: process.env['PATH'] ?? '/usr/bin', HOME: path.join(w.home, '..', 'someone-else')}),
+		);
 		expect(await pids(agent, w.ctx, w.ids.target)).not.toContain(stranger.pid);
 		const inAlpha = await hold(spawnFileHolder([], agent, [], alpha, asUserOf(w)));
 		for (const id of [w.ids.target, w.ids.sibling]) expect(await pids(agent, w.ctx, id)).toEqual([inAlpha.pid]);
@@ -62,14 +65,17 @@ describe.each(['claude', 'codex', 'opencode', 'gemini'] as const)('in use by pro
 });
 
 describe('exact evidence narrows it to one conversation', () => {
-	it("claude: the live record names the conversation (pid and start time must match); a record of a reused pid does not count", {timeout: 30_000}, async () => {
+	it('claude: the live record names the conversation (pid and start time must match); a record of a reused pid does not count', {timeout: 30_000}, async () => {
 		const w = world('claude');
 		const [alpha] = w.cwds as [string, string];
 		const tui = await hold(spawnFileHolder([], 'claude', [], alpha, asUserOf(w)));
 		const sessions = path.join(w.home, '.claude', 'sessions');
 		fs.mkdirSync(sessions, {recursive: true});
 		const record = path.join(sessions, `${tui.pid}.json`);
-		fs.writeFileSync(record, JSON.stringify({pid: tui.pid, sessionId: w.ids.target, cwd: alpha, procStart: String(startTimeOf(tui.pid)), kind: 'interactive', status: 'idle'}));
+		fs.writeFileSync(
+			record,
+			JSON.stringify({pid: tui.pid, sessionId: w.ids.target, cwd: alpha, procStart: String(startTimeOf(tui.pid)), kind: 'interactive', status: 'idle'}),
+		);
 		expect(await pids('claude', w.ctx, w.ids.target)).toEqual([tui.pid]);
 		expect(await pids('claude', w.ctx, w.ids.sibling)).toEqual([]);
 		const uses = (await ADAPTERS.claude.liveUses?.(w.ctx)) ?? [];
@@ -93,7 +99,7 @@ describe('exact evidence narrows it to one conversation', () => {
 		expect(await pids('gemini', w.ctx, w.ids.sibling)).toEqual([latest.pid]);
 	});
 
-	it("codex: the app-server daemon is on no conversation; `resume ID` is on that one", {timeout: 30_000}, async () => {
+	it('codex: the app-server daemon is on no conversation; `resume ID` is on that one', {timeout: 30_000}, async () => {
 		const w = world('codex');
 		const [alpha] = w.cwds as [string, string];
 		await hold(spawnFileHolder([], 'codex', ['app-server', '--listen', 'unix://'], alpha, asUserOf(w)));

@@ -118,7 +118,15 @@ describe('opencode database generations', () => {
 		const chain = [opencodeId(), opencodeId(), opencodeId(), opencodeId()];
 		const other = opencodeId();
 		const sessions: OcSession[] = [
-			...chain.map((id, i) => ({id, projectId: 'global', directory: l.cwds[0], createdAt: now + i, title: `level ${i}`, gen: 'v2' as const, ...(i > 0 ? {parentId: chain[i - 1]} : {})})),
+			...chain.map((id, i) => ({
+				id,
+				projectId: 'global',
+				directory: l.cwds[0],
+				createdAt: now + i,
+				title: `level ${i}`,
+				gen: 'v2' as const,
+				...(i > 0 ? {parentId: chain[i - 1]} : {}),
+			})),
 			{id: other, projectId: 'global', directory: l.cwds[0], createdAt: now - 10, title: 'other', gen: 'v2'},
 		];
 		writeOpencodeDb(db, 'v2', sessions, [{id: 'global', worktree: '/'}]);
@@ -136,7 +144,12 @@ describe('opencode database generations', () => {
 		const l = layout();
 		const db = path.join(l.home, '.local', 'share', 'opencode', 'opencode.db');
 		const id = opencodeId();
-		writeOpencodeDb(db, 'v1', [{id, projectId: 'global', directory: l.cwds[0], createdAt: Date.now(), title: 'New session', gen: 'v1', empty: true}], [{id: 'global', worktree: '/'}]);
+		writeOpencodeDb(
+			db,
+			'v1',
+			[{id, projectId: 'global', directory: l.cwds[0], createdAt: Date.now(), title: 'New session', gen: 'v1', empty: true}],
+			[{id: 'global', worktree: '/'}],
+		);
 		expect(await opencodeAdapter.verify(fixtureContext(l), id)).toEqual({kind: 'no', reason: 'no messages yet'});
 	});
 
@@ -144,7 +157,12 @@ describe('opencode database generations', () => {
 		const l = layout();
 		const xdg = path.join(l.base, 'xdg');
 		const id = opencodeId();
-		writeOpencodeDb(path.join(xdg, 'opencode', 'opencode.db'), 'v1', [{id, projectId: 'global', directory: l.cwds[0], createdAt: Date.now(), title: 't', gen: 'v1'}], [{id: 'global', worktree: '/'}]);
+		writeOpencodeDb(
+			path.join(xdg, 'opencode', 'opencode.db'),
+			'v1',
+			[{id, projectId: 'global', directory: l.cwds[0], createdAt: Date.now(), title: 't', gen: 'v1'}],
+			[{id: 'global', worktree: '/'}],
+		);
 		const env = {XDG_DATA_HOME: xdg};
 		expect((await opencodeAdapter.discover(fixtureContext(l, {ownHome: true, env}))).conversations.map(c => c.id)).toEqual([id]);
 		expect((await opencodeAdapter.discover(fixtureContext(l, {ownHome: false, env}))).conversations).toEqual([]);

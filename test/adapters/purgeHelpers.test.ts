@@ -46,7 +46,13 @@ describe('plan items', () => {
 		expect(fileItem(link, 's1', 't')?.bytes).toBe(fs.lstatSync(link).size);
 		const folderLink = path.join(dir, 'folder-link');
 		fs.symlinkSync(path.dirname(target), folderLink);
-		expect(dirItem(folderLink, 's1', 'sub-agents')).toEqual({kind: 'file', path: folderLink, bytes: fs.lstatSync(folderLink).size, sessionId: 's1', description: 'sub-agents (link)'});
+		expect(dirItem(folderLink, 's1', 'sub-agents')).toEqual({
+			kind: 'file',
+			path: folderLink,
+			bytes: fs.lstatSync(folderLink).size,
+			sessionId: 's1',
+			description: 'sub-agents (link)',
+		});
 	});
 
 	it('a folder item counts what is not planned on its own, and never below zero', () => {
@@ -102,7 +108,10 @@ describe('removePaths', () => {
 		const outside = write(path.join(dir, 'keep'), 'y');
 		const item = (kind: PlanItem['kind'], p: string): PlanItem => ({kind, path: p, bytes: 0, sessionId: 's', description: p});
 		// Folders listed shallow first, the file last: the order comes from removePaths.
-		const {removed, warnings} = removePaths([item('dir', path.join(root, 'a')), item('dir', deep), item('rows', outside), item('file', file), item('file', outside)], [root]);
+		const {removed, warnings} = removePaths(
+			[item('dir', path.join(root, 'a')), item('dir', deep), item('rows', outside), item('file', file), item('file', outside)],
+			[root],
+		);
 		expect(removed.map(i => i.path)).toEqual([file, deep, path.join(root, 'a')]);
 		expect(warnings).toEqual([`${outside}: refused, not inside the agent's folder`]);
 		expect(fs.existsSync(path.join(root, 'a'))).toBe(false);
@@ -150,7 +159,10 @@ describe('writeSynced and fsyncDir', () => {
 });
 
 describe('writeReplacing', () => {
-	const drop = (word: string) => (text: string): Rewritten | undefined => (text.includes(word) ? {text: text.split(word).join(''), removed: text.split(word).length - 1} : undefined);
+	const drop =
+		(word: string) =>
+		(text: string): Rewritten | undefined =>
+			text.includes(word) ? {text: text.split(word).join(''), removed: text.split(word).length - 1} : undefined;
 	const tempOf = (file: string) => `${file}.tmp`;
 
 	it('replaces the file by a new one (a rename), keeping its mode, and says how many went', () => {

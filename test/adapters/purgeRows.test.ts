@@ -76,7 +76,7 @@ describe('deleteRows', () => {
 		expect(count(file, 'SELECT count(*) AS n FROM messages')).toBe(2);
 	});
 
-	it('zeroes what it deletes: the text is gone from the file\'s bytes, not merely unlinked', () => {
+	it("zeroes what it deletes: the text is gone from the file's bytes, not merely unlinked", () => {
 		const file = store(scratch());
 		expect(bytesHold(file, SECRET)).toBe(true);
 		deleteRows(file, [{table: 'messages', column: 'session_id', ids: ['s0']}]);
@@ -194,7 +194,7 @@ describe('eraseFreed and eraseDatabases', () => {
 		db.close();
 	}
 
-	it('overwrites the freed pages and the WAL an agent\'s own delete left', () => {
+	it("overwrites the freed pages and the WAL an agent's own delete left", () => {
 		const file = store(scratch(), {wal: true});
 		agentDeletes(file);
 		expect(bytesHold(file, SECRET)).toBe(true);

@@ -34,7 +34,11 @@ function store(dir: string, name = 'store.db', rows = 2): string {
 
 const count = (file: string) => withReadOnlyDb(file, db => (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n);
 const beside = (file: string) => fs.readdirSync(path.dirname(file)).sort();
-const privateCopies = () => fs.readdirSync(os.tmpdir()).filter(e => e.startsWith('mam-ro-')).sort();
+const privateCopies = () =>
+	fs
+		.readdirSync(os.tmpdir())
+		.filter(e => e.startsWith('mam-ro-'))
+		.sort();
 
 function thrown(fn: () => unknown): unknown {
 	try {
@@ -142,23 +146,39 @@ describe('what cannot be read', () => {
 		expect(e).toBeInstanceOf(StoreReadError);
 		expect((e as Error).message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*no such column: nope`));
 		const own = new RangeError('mine');
-		expect(thrown(() => withReadOnlyDb(file, () => {
-			throw own;
-		}))).toBe(own);
+		expect(
+			thrown(() =>
+				withReadOnlyDb(file, () => {
+					throw own;
+				}),
+			),
+		).toBe(own);
 		// Only SQLite's own errors become StoreReadError: a file error of the reader, or a thrown
 		// value that is not an Error whatever its code, stays what it was.
 		const enoent = Object.assign(new Error('no such file'), {code: 'ENOENT'});
-		expect(thrown(() => withReadOnlyDb(file, () => {
-			throw enoent;
-		}))).toBe(enoent);
+		expect(
+			thrown(() =>
+				withReadOnlyDb(file, () => {
+					throw enoent;
+				}),
+			),
+		).toBe(enoent);
 		const notAnError = {code: 'SQLITE_ERROR', message: 'an object'};
-		expect(thrown(() => withReadOnlyDb(file, () => {
-			throw notAnError;
-		}))).toBe(notAnError);
+		expect(
+			thrown(() =>
+				withReadOnlyDb(file, () => {
+					throw notAnError;
+				}),
+			),
+		).toBe(notAnError);
 		const already = new StoreReadError('x: already', 'x');
-		expect(thrown(() => withReadOnlyDb(file, () => {
-			throw already;
-		}))).toBe(already);
+		expect(
+			thrown(() =>
+				withReadOnlyDb(file, () => {
+					throw already;
+				}),
+			),
+		).toBe(already);
 	});
 
 	it('leaves no file open after a read that failed on the header', () => {
@@ -205,8 +225,8 @@ describe('what cannot be read', () => {
 describe('a live connection, from /proc/locks', () => {
 	const line = (file: string) => `1: POSIX  ADVISORY  READ 29834 ${file} 128 128`;
 	it.each([
-		['the file\'s major:minor:inode field', line('fe:00:2188869'), 2188869, true],
-		['a waiter\'s line (`->`)', ` 1: -> POSIX  ADVISORY  WRITE 4100 08:01:55 128 128`, 55, true],
+		["the file's major:minor:inode field", line('fe:00:2188869'), 2188869, true],
+		["a waiter's line (`->`)", ` 1: -> POSIX  ADVISORY  WRITE 4100 08:01:55 128 128`, 55, true],
 		['one line among others', [line('fe:00:1'), line('fe:00:2188869'), ''].join('\n'), 2188869, true],
 		['another inode ending in the same digits', line('fe:00:2188869'), 188869, false],
 		['another inode that starts the same', line('fe:00:2188869'), 21888, false],

@@ -81,7 +81,8 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 		listingsSeen = listings;
 	};
 	// A refresh that fails is logged, not thrown: the bench says so rather than timing out in silence.
-	const say = (level: string) => (message: string, detail?: unknown) => process.stderr.write(`[bench live ${level}] ${message}${detail === undefined ? '' : ` ${String(detail)}`}\n`);
+	const say = (level: string) => (message: string, detail?: unknown) =>
+		process.stderr.write(`[bench live ${level}] ${message}${detail === undefined ? '' : ` ${String(detail)}`}\n`);
 	const logger: Logger = {debug: () => undefined, info: () => undefined, warn: say('warn'), error: say('error')};
 	const supervisor = startSupervisor({store, mux, ctx, processes, discoverySeconds: 5, coalesceMs: 0, onSnapshot, logger});
 	await waitFor('the first complete refresh', () => (snapshots > 0 ? true : undefined), 600_000, 20);
@@ -324,10 +325,13 @@ export interface TerminalSize {
 export async function measureKeys(store: Store<AppState, Action>, home: string, presses: number, size: TerminalSize, gapMs = 60): Promise<Summary> {
 	const stdout = new FakeStdout(size);
 	const stdin = new FakeStdin();
-	const instance = render(
-		React.createElement(AppProvider, {store, actions: NO_ACTIONS, children: React.createElement(App, {home})}),
-		{stdout: stdout as unknown as NodeJS.WriteStream, stdin: stdin as unknown as NodeJS.ReadStream, stderr: stdout as unknown as NodeJS.WriteStream, exitOnCtrlC: false, patchConsole: false},
-	);
+	const instance = render(React.createElement(AppProvider, {store, actions: NO_ACTIONS, children: React.createElement(App, {home})}), {
+		stdout: stdout as unknown as NodeJS.WriteStream,
+		stdin: stdin as unknown as NodeJS.ReadStream,
+		stderr: stdout as unknown as NodeJS.WriteStream,
+		exitOnCtrlC: false,
+		patchConsole: false,
+	});
 	try {
 		await sleep(500);
 		const latencies: number[] = [];
@@ -342,12 +346,7 @@ export async function measureKeys(store: Store<AppState, Action>, home: string, 
 			const from = stdout.writes.length;
 			const t0 = performance.now();
 			stdin.press(key);
-			const frame = await waitFor(
-				`the cursor on ${name}`,
-				() => stdout.writes.slice(from).find(w => showsSelected(w.text, name)),
-				5_000,
-				0,
-			);
+			const frame = await waitFor(`the cursor on ${name}`, () => stdout.writes.slice(from).find(w => showsSelected(w.text, name)), 5_000, 0);
 			latencies.push(frame.at - t0);
 			await sleep(gapMs);
 		}

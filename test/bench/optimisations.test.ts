@@ -61,7 +61,15 @@ describe('the merged conversation list', () => {
 		const cwds = ['a', 'b', 'c', 'd', 'e', 'f'].map(name => path.join(dir, name));
 		for (const cwd of cwds) fs.mkdirSync(cwd);
 		const rows = cwds.map((cwd, i) => row({name: `r${i}`, cwd}));
-		const conv = (id: number, createdAt: number, cwd: string): Conversation => ({agent: 'claude', id: UUID(id), cwd, createdAt, updatedAt: createdAt, childCount: 0, resumeState: {kind: 'yes'}});
+		const conv = (id: number, createdAt: number, cwd: string): Conversation => ({
+			agent: 'claude',
+			id: UUID(id),
+			cwd,
+			createdAt,
+			updatedAt: createdAt,
+			childCount: 0,
+			resumeState: {kind: 'yes'},
+		});
 		const list = fc.array(fc.record({id: fc.integer({min: 1, max: 40}), at: fc.integer({min: 1, max: 6})}), {maxLength: 8});
 		const step = fc.record({cwd: fc.integer({min: 0, max: cwds.length - 1}), list, also: fc.option(fc.integer({min: 0, max: cwds.length - 1}))});
 		await fc.assert(
@@ -156,14 +164,32 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 		dRow(6, {agent: 'codex', paneId: 'w1:p9', agentSessionId: ID.d}),
 		dRow(7, {status: 'stopped', paneId: null, agentSessionId: ID.d}),
 	];
-	const panes = [dPane('w1:p1', {agentArgv: claude()}), dPane('w1:p2', {agentArgv: claude()}), dPane('w1:p3', {agentArgv: claude(ID.a)}), dPane('w1:p5', {agentArgv: claude(ID.c)}), dPane('w1:p6', {agentArgv: claude()})];
+	const panes = [
+		dPane('w1:p1', {agentArgv: claude()}),
+		dPane('w1:p2', {agentArgv: claude()}),
+		dPane('w1:p3', {agentArgv: claude(ID.a)}),
+		dPane('w1:p5', {agentArgv: claude(ID.c)}),
+		dPane('w1:p6', {agentArgv: claude()}),
+	];
 	// Free ids (e, f) are candidates two unpinned rows may contest; the others are claimed, too old or a child.
 	const FREE = ['55555555-5555-4555-8555-555555555555', '66666666-6666-4666-8666-666666666666'] as const;
 	const pool = [dConv(ID.a), dConv(ID.b), dConv(ID.c, {createdAt: EPOCH - 60_000}), dConv(ID.d), dConv(ID.d, {parentId: ID.a}), dConv(FREE[0]), dConv(FREE[1])];
-	const verifyArb = fc.constantFrom<ResumeState | undefined>(undefined, {kind: 'yes'}, {kind: 'no', reason: 'no transcript on disk'}, {kind: 'no', reason: 'no messages yet'}, {kind: 'unknown', reason: 'locked'});
+	const verifyArb = fc.constantFrom<ResumeState | undefined>(
+		undefined,
+		{kind: 'yes'},
+		{kind: 'no', reason: 'no transcript on disk'},
+		{kind: 'no', reason: 'no messages yet'},
+		{kind: 'unknown', reason: 'locked'},
+	);
 	const candidatesArb = fc.oneof(fc.constant('same' as const), fc.constant('error' as const), fc.subarray(pool));
 	// What the agents' evidence says of pane p1 (row 1's) and the untracked p6: ids named, or recent ones.
-	const evidenceOf = (ids: readonly string[], recent?: readonly string[], seen = 'pid 1: a record'): PaneEvidence => ({agent: 'claude', startedAt: EPOCH - 1000, ids, ...(recent ? {recent} : {}), seen: [seen]});
+	const evidenceOf = (ids: readonly string[], recent?: readonly string[], seen = 'pid 1: a record'): PaneEvidence => ({
+		agent: 'claude',
+		startedAt: EPOCH - 1000,
+		ids,
+		...(recent ? {recent} : {}),
+		seen: [seen],
+	});
 	const evidenceArb = fc.constantFrom<PaneEvidence | undefined>(
 		undefined,
 		evidenceOf([]),
@@ -175,7 +201,10 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 		{...evidenceOf([FREE[0]]), agent: 'codex'},
 	);
 	const stepArb = fc.record({
-		facts: fc.array(fc.record({verify: verifyArb, candidates: candidatesArb, realCwd: fc.option(fc.constant('/real/api'), {nil: undefined})}), {minLength: sessions.length, maxLength: sessions.length}),
+		facts: fc.array(fc.record({verify: verifyArb, candidates: candidatesArb, realCwd: fc.option(fc.constant('/real/api'), {nil: undefined})}), {
+			minLength: sessions.length,
+			maxLength: sessions.length,
+		}),
 		listing: fc.constantFrom('same', 'same', 'new', 'changed'),
 		evidence: fc.option(fc.tuple(evidenceArb, evidenceArb), {nil: undefined}),
 	});
@@ -184,7 +213,10 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 		fc.assert(
 			fc.property(fc.array(stepArb, {minLength: 1, maxLength: 8}), steps => {
 				const memo = createDriftMemo();
-				let listing = {panes: panes as readonly Pane[], processes: [...panes.flatMap(p => p.processes), dProc(501, claude(ID.b), {startTime: 5010})] as readonly ProcessRef[]};
+				let listing = {
+					panes: panes as readonly Pane[],
+					processes: [...panes.flatMap(p => p.processes), dProc(501, claude(ID.b), {startTime: 5010})] as readonly ProcessRef[],
+				};
 				const lists = new Map<number, SessionFacts['candidates']>();
 				let evidence: ReadonlyMap<string, PaneEvidence> | undefined;
 				for (const step of steps) {
@@ -193,7 +225,8 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 					const facts = new Map<number, SessionFacts>();
 					step.facts.forEach((f, i) => {
 						const id = sessions[i]?.id ?? 0;
-						const candidates = f.candidates === 'same' ? (lists.get(id) ?? dCandidates([])) : f.candidates === 'error' ? err('store locked') : dCandidates(f.candidates);
+						const candidates =
+							f.candidates === 'same' ? (lists.get(id) ?? dCandidates([])) : f.candidates === 'error' ? err('store locked') : dCandidates(f.candidates);
 						lists.set(id, candidates);
 						facts.set(id, {...(f.verify ? {verify: f.verify} : {}), candidates, ...(f.realCwd ? {realCwd: f.realCwd} : {})});
 					});
@@ -202,7 +235,14 @@ describe('drift detection with a memo (the live view detects on every refresh)',
 						const [p1, p6] = step.evidence;
 						evidence = new Map([...(p1 ? [['w1:p1', p1] as const] : []), ...(p6 ? [['w1:p6', p6] as const] : [])]);
 					}
-					const input: DriftInput = {sessions, mux: 'herdr', panes: listing.panes, facts, processes: listing.processes, ...(evidence ? {paneEvidence: evidence} : {})};
+					const input: DriftInput = {
+						sessions,
+						mux: 'herdr',
+						panes: listing.panes,
+						facts,
+						processes: listing.processes,
+						...(evidence ? {paneEvidence: evidence} : {}),
+					};
 					expect(detectDrift(input, ADAPTERS, memo)).toEqual(detectDrift(input));
 				}
 			}),
@@ -327,7 +367,8 @@ describe('the folder watch', () => {
 describe('the parse cache', () => {
 	// Kept across refreshes by its owner (the discovery cache), each refresh a new object.
 	const kept = new ParseCache();
-	const parseCached = <T>(kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T => createRefresh({parses: kept}).parse(kind, file, also, parse, keep);
+	const parseCached = <T>(kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T =>
+		createRefresh({parses: kept}).parse(kind, file, also, parse, keep);
 
 	it('parses again when the file changes (same size, new mtime), keeps the answer otherwise', () => {
 		const file = path.join(dir, 'f.jsonl');
@@ -375,7 +416,7 @@ describe('reads vouched for by the folder watch', () => {
 			// One refresh per read, each with the watch's vouch of that moment and one long-lived cache.
 			const cache = new ParseCache();
 			const inRefresh = (vouch: Vouch) => ({refresh: createRefresh({parses: cache, vouch})});
-			const read = (f: string) => inRefresh(watch.vouch()).refresh.parse('vouch-test', f, '', () => (parses += 1, fs.readFileSync(f, 'utf8')));
+			const read = (f: string) => inRefresh(watch.vouch()).refresh.parse('vouch-test', f, '', () => ((parses += 1), fs.readFileSync(f, 'utf8')));
 			expect(read(file)).toBe('one');
 			expect(read(file)).toBe('one');
 			expect(parses).toBe(1);
@@ -388,7 +429,10 @@ describe('reads vouched for by the folder watch', () => {
 			fs.writeFileSync(other, 'three');
 			expect(read(other)).toBe('three');
 			// A listing is reused until something is created in the folder.
-			const names = () => listDir(watched, inRefresh(watch.vouch())).map(e => e.name).sort();
+			const names = () =>
+				listDir(watched, inRefresh(watch.vouch()))
+					.map(e => e.name)
+					.sort();
 			expect(names()).toEqual(['t.jsonl']);
 			watch.take();
 			fs.writeFileSync(path.join(watched, 'new.jsonl'), '');
@@ -412,20 +456,24 @@ describe('the per-refresh process table', () => {
 		fs.writeFileSync(file, '{}\n');
 		holder = spawn(process.execPath, ['-e', `require('fs').openSync(${JSON.stringify(file)}, 'r'); setInterval(() => {}, 1000)`], {stdio: 'ignore'});
 		const real = createProcessTable();
-		await until('the holder holds the file', () => fs.readdirSync(`/proc/${holder?.pid}/fd`).some(fd => {
-			try {
-				return fs.readlinkSync(`/proc/${holder?.pid}/fd/${fd}`) === file;
-			} catch {
-				return false;
-			}
-		}));
+		await until('the holder holds the file', () =>
+			fs.readdirSync(`/proc/${holder?.pid}/fd`).some(fd => {
+				try {
+					return fs.readlinkSync(`/proc/${holder?.pid}/fd/${fd}`) === file;
+				} catch {
+					return false;
+				}
+			}),
+		);
 		const direct = await real.holders([file, path.join(dir, 'nobody-holds-this')]);
 		const snapshot = await snapshotTable(real).holders([file, path.join(dir, 'nobody-holds-this')]);
 		expect(direct.map(h => h.pid)).toContain(holder.pid);
-		expect(snapshot.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid)).toEqual(direct.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid));
+		expect(snapshot.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid)).toEqual(
+			direct.map(h => ({pid: h.pid, path: h.path})).sort((a, b) => a.pid - b.pid),
+		);
 	});
 
-	it('keeps a listing\'s indexes with the listing; other rows are indexed afresh', async () => {
+	it("keeps a listing's indexes with the listing; other rows are indexed afresh", async () => {
 		const rows = await createProcessTable().list();
 		expect(pidIndex(rows)).toBe(pidIndex(rows));
 		const copy = [...rows];
@@ -446,7 +494,7 @@ describe('the per-refresh process table', () => {
 });
 
 describe('the visible rows', () => {
-	it('are remembered per rows array and filter (in the store\'s memo), and match a fresh sort', () => {
+	it("are remembered per rows array and filter (in the store's memo), and match a fresh sort", () => {
 		const sessions = ['beta', 'alpha', 'gamma'].map((name, i) => row({name, status: i === 1 ? 'stopped' : 'running'}));
 		const state = initialState({sessions});
 		const first = visibleSessions(state);

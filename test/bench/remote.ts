@@ -52,7 +52,16 @@ export async function measureRemote(log: (line: string) => void, idleSeconds = 3
 			fs.mkdirSync(home, {recursive: true});
 			fs.mkdirSync(state, {recursive: true});
 			const registry = Registry.open(path.join(state, 'registry.db'));
-			for (let i = 0; i < SESSIONS; i++) registry.insert({name: `s${h}-${String(i).padStart(3, '0')}`, agent: 'claude', cwd: home, mux: 'tmux', agentSessionId: null, status: 'stopped', epoch: Date.now()});
+			for (let i = 0; i < SESSIONS; i++)
+				registry.insert({
+					name: `s${h}-${String(i).padStart(3, '0')}`,
+					agent: 'claude',
+					cwd: home,
+					mux: 'tmux',
+					agentSessionId: null,
+					status: 'stopped',
+					epoch: Date.now(),
+				});
 			registry.close();
 			const server = await startSshd({HOME: home, MAM_HOME: state, PATH: process.env['PATH'] ?? '/usr/bin:/bin', TMUX_TMPDIR: base.dir, [MARKER]: base.dir});
 			servers.push(server);
@@ -72,7 +81,13 @@ export async function measureRemote(log: (line: string) => void, idleSeconds = 3
 			}),
 		);
 		const rows = summarize(appear);
-		lines.push({metric: `a host's rows appear after start (${HOSTS} hosts × ${SESSIONS} sessions, loopback ssh)`, value: `max ${rows.max.toFixed(0)} ms`, target: '≤ 1500 ms', pass: rows.max <= 1500, detail: `per host: ${appear.map(a => a.toFixed(0)).join(', ')} ms`});
+		lines.push({
+			metric: `a host's rows appear after start (${HOSTS} hosts × ${SESSIONS} sessions, loopback ssh)`,
+			value: `max ${rows.max.toFixed(0)} ms`,
+			target: '≤ 1500 ms',
+			pass: rows.max <= 1500,
+			detail: `per host: ${appear.map(a => a.toFixed(0)).join(', ')} ms`,
+		});
 		log(`remote: rows appear max ${rows.max.toFixed(0)} ms`);
 		// A change the host saw (its serve pushed it, stamped with its clock) → here, in the rows.
 		const first = connections[0];
@@ -94,7 +109,13 @@ export async function measureRemote(log: (line: string) => void, idleSeconds = 3
 			latencies.push(await seen);
 		}
 		const change = summarize(latencies);
-		lines.push({metric: 'a change on a host → here (serve pushes it → rows updated locally)', value: `p50 ${change.median.toFixed(1)} ms, max ${change.max.toFixed(1)} ms`, target: '≤ 100 ms', pass: change.max <= 100, detail: `n=${change.n}`});
+		lines.push({
+			metric: 'a change on a host → here (serve pushes it → rows updated locally)',
+			value: `p50 ${change.median.toFixed(1)} ms, max ${change.max.toFixed(1)} ms`,
+			target: '≤ 100 ms',
+			pass: change.max <= 100,
+			detail: `n=${change.n}`,
+		});
 		log(`remote: change latency p50 ${change.median.toFixed(1)} ms`);
 		for (const c of connections) c.close();
 		// Idle: the dashboard with three hosts in a private tmux window, and each host's serve.
@@ -102,20 +123,52 @@ export async function measureRemote(log: (line: string) => void, idleSeconds = 3
 		fs.mkdirSync(path.join(localHome, '.config', 'mam'), {recursive: true});
 		fs.writeFileSync(path.join(localHome, '.config', 'mam', 'config.yaml'), stringify({hosts: hosts.map(h => ({...h, command: [...h.command]}))}));
 		await tmux.run(['new-session', '-d', '-s', 'bench', '-x', '120', '-y', '36']);
-		const made = await tmux.run(['new-window', '-d', '-P', '-F', '#{pane_pid}', '-t', 'bench:', '-e', `HOME=${localHome}`, '-e', `MAM_HOME=${path.join(localHome, 'state')}`, '-e', 'NODE_ENV=production', '--', process.execPath, BUILT_CLI, '--mux', 'tmux', '--tmux-socket', tmux.name]);
+		const made = await tmux.run([
+			'new-window',
+			'-d',
+			'-P',
+			'-F',
+			'#{pane_pid}',
+			'-t',
+			'bench:',
+			'-e',
+			`HOME=${localHome}`,
+			'-e',
+			`MAM_HOME=${path.join(localHome, 'state')}`,
+			'-e',
+			'NODE_ENV=production',
+			'--',
+			process.execPath,
+			BUILT_CLI,
+			'--mux',
+			'tmux',
+			'--tmux-socket',
+			tmux.name,
+		]);
 		const dashboard = Number(made.stdout.trim());
 		// Past start-up (first refreshes, the first GC; the serves of the connections above have ended), then a quiet window.
 		await sleep(15_000);
-		const serves = await waitFor('three serves', () => {
-			const pids = servePids(base.dir);
-			return pids.length === HOSTS ? pids : undefined;
-		}, 20_000, 100);
+		const serves = await waitFor(
+			'three serves',
+			() => {
+				const pids = servePids(base.dir);
+				return pids.length === HOSTS ? pids : undefined;
+			},
+			20_000,
+			100,
+		);
 		const before = {dashboard: cpuSeconds(dashboard), serves: serves.map(cpuSeconds)};
 		await sleep(idleSeconds * 1000);
 		const dash = ((cpuSeconds(dashboard) - before.dashboard) / idleSeconds) * 100;
 		const each = serves.map((pid, i) => ((cpuSeconds(pid) - (before.serves[i] ?? 0)) / idleSeconds) * 100);
 		lines.push({metric: `idle CPU over ${idleSeconds} s, dashboard with ${HOSTS} hosts`, value: `${dash.toFixed(2)} %`, target: '≤ 1 %', pass: dash <= 1});
-		lines.push({metric: `idle CPU over ${idleSeconds} s, each remote serve`, value: `max ${Math.max(...each).toFixed(2)} %`, target: '≤ 1 %', pass: Math.max(...each) <= 1, detail: each.map(e => `${e.toFixed(2)} %`).join(', ')});
+		lines.push({
+			metric: `idle CPU over ${idleSeconds} s, each remote serve`,
+			value: `max ${Math.max(...each).toFixed(2)} %`,
+			target: '≤ 1 %',
+			pass: Math.max(...each) <= 1,
+			detail: each.map(e => `${e.toFixed(2)} %`).join(', '),
+		});
 		const screen = await tmux.run(['capture-pane', '-p', '-t', 'bench:1']);
 		fs.writeFileSync(path.join(process.cwd(), 'bench-remote-screen.txt'), screen.stdout);
 		log(`remote: idle dashboard ${dash.toFixed(2)} %, serves ${each.map(e => e.toFixed(2)).join(', ')} %`);
@@ -129,5 +182,6 @@ export async function measureRemote(log: (line: string) => void, idleSeconds = 3
 
 if (import.meta.url === `file://${process.argv[1]}`) {
 	const lines = await measureRemote(line => process.stderr.write(`${line}\n`), Number(process.env['IDLE_SECONDS'] ?? 30));
-	for (const l of lines) process.stdout.write(`${l.metric}  ${l.value}  ${l.target}  ${l.pass === null ? 'info' : l.pass ? 'PASS' : 'MISS'}${l.detail ? `  (${l.detail})` : ''}\n`);
+	for (const l of lines)
+		process.stdout.write(`${l.metric}  ${l.value}  ${l.target}  ${l.pass === null ? 'info' : l.pass ? 'PASS' : 'MISS'}${l.detail ? `  (${l.detail})` : ''}\n`);
 }

@@ -81,7 +81,10 @@ export async function measureTmuxRefresh(world: BenchWorld, tmux: PrivateTmux, s
  */
 export async function writeTmuxRegistry(world: BenchWorld, tmux: PrivateTmux, file: string): Promise<number> {
 	const listed = await tmux.run(['list-panes', '-a', '-F', '#{pane_id} #{pane_current_command} #{pane_start_command}']);
-	const panes = listed.stdout.trim().split('\n').map(line => line.split(' '));
+	const panes = listed.stdout
+		.trim()
+		.split('\n')
+		.map(line => line.split(' '));
 	const pins = new Map(AGENT_IDS.map(agent => [agent, world.sessions.filter(s => s.agent === agent && s.agentSessionId !== null).map(s => s.agentSessionId)]));
 	const registry = Registry.open(file);
 	let count = 0;
@@ -90,7 +93,16 @@ export async function writeTmuxRegistry(world: BenchWorld, tmux: PrivateTmux, fi
 			for (const [id = '', , ...command] of panes) {
 				const agent = AGENT_IDS.find(a => new RegExp(`/bin/${a}\\b`).test(command.join(' ')));
 				if (!agent) continue;
-				registry.insert({name: `tmux-${agent}-${id.slice(1)}`, agent, cwd: world.cwds[count % world.cwds.length] ?? world.base, status: 'running', epoch: 0, agentSessionId: pins.get(agent)?.shift() ?? null, mux: 'tmux', paneId: id});
+				registry.insert({
+					name: `tmux-${agent}-${id.slice(1)}`,
+					agent,
+					cwd: world.cwds[count % world.cwds.length] ?? world.base,
+					status: 'running',
+					epoch: 0,
+					agentSessionId: pins.get(agent)?.shift() ?? null,
+					mux: 'tmux',
+					paneId: id,
+				});
 				count += 1;
 			}
 		});

@@ -82,7 +82,14 @@ const ANCHOR = Date.UTC(2026, 3, 1, 12, 0, 0);
 const SPAN_MS = 180 * 86_400_000;
 /** One parent in this many gets sub-agent children. */
 const CHILD_EVERY = 8;
-const PROMPTS = ['fix the flaky test', 'refactor the parser', 'add a --json flag', 'explain this stack trace', 'write the README section', 'speed up the build'];
+const PROMPTS = [
+	'fix the flaky test',
+	'refactor the parser',
+	'add a --json flag',
+	'explain this stack trace',
+	'write the README section',
+	'speed up the build',
+];
 
 /** Project folder names: a few dozen, like a developer's checkouts. */
 function cwdNames(count: number, rng: Rng): string[] {
@@ -106,7 +113,11 @@ function childCountFor(rng: Rng): number {
 }
 
 /** Plan every conversation (parents and children) before writing any. */
-function planConversations(rng: Rng, total: number, cwds: readonly string[]): {agent: AgentId; cwd: string; createdAt: number; children: number; grokCli: boolean}[] {
+function planConversations(
+	rng: Rng,
+	total: number,
+	cwds: readonly string[],
+): {agent: AgentId; cwd: string; createdAt: number; children: number; grokCli: boolean}[] {
 	const plans: {agent: AgentId; cwd: string; createdAt: number; children: number; grokCli: boolean}[] = [];
 	let count = 0;
 	while (count < total) {
@@ -178,7 +189,20 @@ function codexWriter({home, rng, out, finish}: Writers) {
 			for (const t of threads) {
 				const source = t.parent ? JSON.stringify({subagent: {thread_spawn: {parent_thread_id: t.parent, depth: 1}}}) : 'exec';
 				const secs = Math.floor(t.createdAt / 1000);
-				insert.run(t.id, t.rollout, secs, secs + 1, source, t.cwd, t.prompt, t.prompt, t.createdAt, t.createdAt + 1000, t.parent ? 'subagent' : 'user', t.prompt);
+				insert.run(
+					t.id,
+					t.rollout,
+					secs,
+					secs + 1,
+					source,
+					t.cwd,
+					t.prompt,
+					t.prompt,
+					t.createdAt,
+					t.createdAt + 1000,
+					t.parent ? 'subagent' : 'user',
+					t.prompt,
+				);
 				if (t.parent) edge.run(t.parent, t.id);
 			}
 		}),
@@ -200,7 +224,12 @@ function opencodeWriter({home, rng, out, finish}: Writers) {
 	finish.push(() => {
 		if (sessions.length === 0) return;
 		const file = path.join(home, '.local', 'share', 'opencode', 'opencode.db');
-		writeOpencodeDb(file, 'v2', sessions, [...projects].map(([worktree, id]) => ({id, worktree})));
+		writeOpencodeDb(
+			file,
+			'v2',
+			sessions,
+			[...projects].map(([worktree, id]) => ({id, worktree})),
+		);
 	});
 	return (cwd: string, createdAt: number, children: number) => {
 		const id = opencodeId();
@@ -208,7 +237,15 @@ function opencodeWriter({home, rng, out, finish}: Writers) {
 		out.push({agent: 'opencode', id, cwd, createdAt});
 		for (let i = 0; i < children; i++) {
 			const child = opencodeId();
-			sessions.push({id: child, projectId: projectOf(cwd), directory: cwd, createdAt: createdAt + 300 + i, title: 'subtask (@general subagent)', gen: 'v2', parentId: id});
+			sessions.push({
+				id: child,
+				projectId: projectOf(cwd),
+				directory: cwd,
+				createdAt: createdAt + 300 + i,
+				title: 'subtask (@general subagent)',
+				gen: 'v2',
+				parentId: id,
+			});
 			out.push({agent: 'opencode', id: child, cwd, createdAt: createdAt + 300 + i, parentId: id});
 		}
 	};
@@ -256,12 +293,28 @@ function hermesWriter({home, rng, out}: Writers) {
 		const prompt = rng.pick(PROMPTS);
 		const seen = titles.get(prompt) ?? 0;
 		titles.set(prompt, seen + 1);
-		insertHermesSession(root, {id, startedAt: createdAt, cwd, endedAt: createdAt + 60_000, endReason: 'user_exit', title: seen === 0 ? prompt : `${prompt} #${seen + 1}`});
+		insertHermesSession(root, {
+			id,
+			startedAt: createdAt,
+			cwd,
+			endedAt: createdAt + 60_000,
+			endReason: 'user_exit',
+			title: seen === 0 ? prompt : `${prompt} #${seen + 1}`,
+		});
 		out.push({agent: 'hermes', id, cwd, createdAt});
 		for (let i = 0; i < children; i++) {
 			const at = createdAt + 1000 + i * 1000;
 			const child = freshId(at);
-			insertHermesSession(root, {id: child, startedAt: at, cwd, source: 'subagent', parentId: id, modelConfig: {_delegate_from: id}, endedAt: at + 500, endReason: 'delegate_done'});
+			insertHermesSession(root, {
+				id: child,
+				startedAt: at,
+				cwd,
+				source: 'subagent',
+				parentId: id,
+				modelConfig: {_delegate_from: id},
+				endedAt: at + 500,
+				endReason: 'delegate_done',
+			});
 			out.push({agent: 'hermes', id: child, cwd, createdAt: at, parentId: id});
 		}
 	};
@@ -317,14 +370,22 @@ function planSessions(rng: Rng, count: number, cwds: readonly string[], conversa
 		const pin = rng.int(10) === 0 || free.length === 0 ? undefined : rng.pick(free);
 		if (pin) pinned.add(pin.id);
 		const status = rng.int(10) === 0 ? 'stopped' : 'running';
-		sessions.push({name: `${agent}-${path.basename(cwd)}-${i}`, agent, cwd, agentSessionId: pin?.id ?? null, status, epoch: pin ? pin.createdAt - 60_000 : ANCHOR});
+		sessions.push({
+			name: `${agent}-${path.basename(cwd)}-${i}`,
+			agent,
+			cwd,
+			agentSessionId: pin?.id ?? null,
+			status,
+			epoch: pin ? pin.createdAt - 60_000 : ANCHOR,
+		});
 	}
 	return sessions;
 }
 
 /** The environment of a child mam-tui: the world's HOME and state, nothing of the user's mux or agents. */
 function worldEnv(home: string, stateDir: string, binDir: string, extra: Readonly<Record<string, string>>): Record<string, string> {
-	const drop = /^(TMUX|TMUX_PANE|HERDR_.*|ENV|BASH_ENV|CLAUDE_CONFIG_DIR|CODEX_HOME|CODEX_SQLITE_HOME|OPENCODE_DB|HERMES_HOME|HERMES_DATA_DIR_SUFFIX|GEMINI_CLI_HOME|HOME_DIR|XDG_.*|MAM_.*|NODE_ENV)$/;
+	const drop =
+		/^(TMUX|TMUX_PANE|HERDR_.*|ENV|BASH_ENV|CLAUDE_CONFIG_DIR|CODEX_HOME|CODEX_SQLITE_HOME|OPENCODE_DB|HERMES_HOME|HERMES_DATA_DIR_SUFFIX|GEMINI_CLI_HOME|HOME_DIR|XDG_.*|MAM_.*|NODE_ENV)$/;
 	const env: Record<string, string> = {};
 	for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !drop.test(key)) env[key] = value;
 	return {...env, HOME: home, MAM_HOME: stateDir, PATH: `${binDir}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, ...extra};
@@ -404,7 +465,17 @@ export function buildWorld(options: WorldOptions = {}): BenchWorld {
 			const common = {userType: 'external', cwd: conversation.cwd, sessionId: conversation.id, version: '2.1.197'};
 			fs.appendFileSync(
 				conversation.file,
-				jsonl([{parentUuid: null, isSidechain: false, type: 'user', message: {role: 'user', content: 'one more thing'}, uuid: rng.uuid(), timestamp: new Date(at).toISOString(), ...common}]),
+				jsonl([
+					{
+						parentUuid: null,
+						isSidechain: false,
+						type: 'user',
+						message: {role: 'user', content: 'one more thing'},
+						uuid: rng.uuid(),
+						timestamp: new Date(at).toISOString(),
+						...common,
+					},
+				]),
 			);
 		},
 		cleanup: () => fs.rmSync(base, {recursive: true, force: true}),

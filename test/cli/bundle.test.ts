@@ -42,7 +42,11 @@ Module._load = function (request, ...rest) {
 `,
 		);
 		const env = {...process.env, HOME: path.join(dir, 'home'), MAM_HOME: path.join(dir, 'state')};
-		const run = spawnSync(process.execPath, ['--require', hook, path.join(BIN, 'cli.js'), 'status', '--json', '--mux', 'tmux', '--tmux-socket', `mam-none-${process.pid}`], {env, encoding: 'utf8', timeout: 20_000});
+		const run = spawnSync(
+			process.execPath,
+			['--require', hook, path.join(BIN, 'cli.js'), 'status', '--json', '--mux', 'tmux', '--tmux-socket', `mam-none-${process.pid}`],
+			{env, encoding: 'utf8', timeout: 20_000},
+		);
 		expect(run.stderr).toBe('');
 		expect(JSON.parse(run.stdout)).toMatchObject({version: 1, sessions: []});
 		const loaded = fs.readFileSync(log, 'utf8').trim().split('\n');

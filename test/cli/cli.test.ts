@@ -49,7 +49,7 @@ describe('mam-tui CLI', () => {
 		expect(body).toMatchObject({version: 1, registry: path.join(tmp.dir, 'state', 'registry.db'), sessions: []});
 	});
 
-	it('a reader that closes early (`status --json | head`) ends the output quietly, with the command\'s exit code', async () => {
+	it("a reader that closes early (`status --json | head`) ends the output quietly, with the command's exit code", async () => {
 		const child = spawn('node', [CLI, 'status', '--json'], {env: {PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env}, stdio: ['ignore', 'pipe', 'pipe']});
 		// Our end of the pipe closes before the CLI writes: its write gets EPIPE.
 		child.stdout.destroy();
@@ -63,7 +63,14 @@ describe('mam-tui CLI', () => {
 	it('status lists registry rows, as a table and as JSON', async () => {
 		const file = path.join(tmp.dir, 'custom.db');
 		const registry = Registry.open(file);
-		registry.insert({name: 'fix-login', agent: 'codex', cwd: path.join(tmp.dir, 'src', 'app'), status: 'stopped', epoch: 1, agentSessionId: '01a22b1d-8e49-79f2-a157-8e33808531cf'});
+		registry.insert({
+			name: 'fix-login',
+			agent: 'codex',
+			cwd: path.join(tmp.dir, 'src', 'app'),
+			status: 'stopped',
+			epoch: 1,
+			agentSessionId: '01a22b1d-8e49-79f2-a157-8e33808531cf',
+		});
 		registry.close();
 		const human = await runCli(['status', '--registry', file], env);
 		expect(human.exitCode).toBe(0);
@@ -80,10 +87,20 @@ describe('mam-tui CLI', () => {
 		const file = path.join(tmp.dir, 'many.db');
 		const registry = Registry.open(file);
 		for (let i = 0; i < 3000; i++) {
-			registry.insert({name: `session-${i}-${'x'.repeat(60)}`, agent: 'codex', cwd: path.join(tmp.dir, 'src', `app-${i}`), status: 'stopped', epoch: 1, agentSessionId: null});
+			registry.insert({
+				name: `session-${i}-${'x'.repeat(60)}`,
+				agent: 'codex',
+				cwd: path.join(tmp.dir, 'src', `app-${i}`),
+				status: 'stopped',
+				epoch: 1,
+				agentSessionId: null,
+			});
 		}
 		registry.close();
-		const child = spawn('node', [CLI, 'status', '--json', '--registry', file], {env: {PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env}, stdio: ['ignore', 'pipe', 'pipe']});
+		const child = spawn('node', [CLI, 'status', '--json', '--registry', file], {
+			env: {PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env},
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		// Nothing is read until the CLI has filled the pipe and waits on it.
 		child.stdout.pause();
 		await new Promise(resolve => setTimeout(resolve, 1500));

@@ -58,7 +58,10 @@ describe('mam-tui conversations', {timeout: CLI_TIMEOUT_MS}, () => {
 		expect(body.agents.every(a => a.state === 'ok')).toBe(true);
 		for (const w of worlds) {
 			const listed = body.conversations.filter(c => c.agent === w.agent);
-			expect(listed.map(c => c.id), w.agent).toEqual(expected(w));
+			expect(
+				listed.map(c => c.id),
+				w.agent,
+			).toEqual(expected(w));
 			for (const c of listed) {
 				const session = w.sessions.find(s => s.id === c.id);
 				expect(c.cwd).toBe(session?.cwd);

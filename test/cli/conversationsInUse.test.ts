@@ -42,7 +42,8 @@ describe('conversations and the in-use rule', {timeout: 60_000}, () => {
 		const tui = await spawnFileHolder([], 'gemini', [], alpha, asUserOf(w));
 		held.push(tui);
 		const now = await states();
-		for (const id of [w.ids.target, w.ids.sibling]) expect(now.get(id)).toMatch(new RegExp(`^no: in use by pid ${tui.pid} \\(.*keeps no record of which conversation`));
+		for (const id of [w.ids.target, w.ids.sibling])
+			expect(now.get(id)).toMatch(new RegExp(`^no: in use by pid ${tui.pid} \\(.*keeps no record of which conversation`));
 		expect(now.get(w.ids.foreign)).toBe('yes');
 	});
 });

@@ -48,7 +48,7 @@ describe('the bin launcher', () => {
 		expect(bin.stdout).toBe(direct.stdout);
 	});
 
-	it('gives the processes it starts the user\'s NODE_EXTRA_CA_CERTS back, and nothing of its own', async () => {
+	it("gives the processes it starts the user's NODE_EXTRA_CA_CERTS back, and nothing of its own", async () => {
 		const probe = envProbe();
 		const env = {...base, PATH: probe.path, NODE_EXTRA_CA_CERTS: '/etc/corp ca/bundle.pem'};
 		await runBin(['status', '--json', '--mux', 'tmux', '--tmux-socket', 'mam-launcher-probe'], env);
@@ -71,7 +71,7 @@ describe('the bin launcher', () => {
 		expect(run.stdout).toMatch(/^\d+\.\d+\.\d+$/);
 	});
 
-	it('passes arguments through unchanged and returns the command\'s exit code', async () => {
+	it("passes arguments through unchanged and returns the command's exit code", async () => {
 		const registry = path.join(tmp.dir, 'a dir $HOME "q" \'s\'', 'registry.db');
 		const ok = await runBin(['status', '--json', '--mux', 'tmux', '--tmux-socket', 'mam-launcher-none', '--registry', registry], base);
 		expect((JSON.parse(ok.stdout) as {registry: string}).registry).toBe(registry);

@@ -15,7 +15,18 @@ beforeEach(() => {
 	env = cliEnv(path.join(dir, 'home'), path.join(dir, 'state'));
 	const registry = Registry.open(path.join(dir, 'state', 'registry.db'));
 	registry.insert({name: 'api', agent: 'claude', cwd: dir, status: 'stopped', epoch: 0});
-	registry.insert({name: 'old', agent: 'claude', cwd: dir, status: 'parked', agentSessionId: '69e68769-2dbb-4664-996b-bc39e1d62900', epoch: 0, extra: parkedExtra.write({}, {at: Date.parse('2026-12-03T10:00:00Z'), freedBytes: 300 * 1048576, idleSeconds: 3000, argv: ['claude', '--resume', 'x'], cwd: dir})});
+	registry.insert({
+		name: 'old',
+		agent: 'claude',
+		cwd: dir,
+		status: 'parked',
+		agentSessionId: '69e68769-2dbb-4664-996b-bc39e1d62900',
+		epoch: 0,
+		extra: parkedExtra.write(
+			{},
+			{at: Date.parse('2026-12-03T10:00:00Z'), freedBytes: 300 * 1048576, idleSeconds: 3000, argv: ['claude', '--resume', 'x'], cwd: dir},
+		),
+	});
 	registry.close();
 });
 afterEach(() => fs.rmSync(dir, {recursive: true, force: true}));

@@ -28,7 +28,16 @@ function setup(): {env: Record<string, string>; cwd: string; id: string; file: s
 		file,
 		[
 			{type: 'user', message: {role: 'user', content: 'where does the quillwort config live'}, ...common},
-			{type: 'assistant', message: {id: 'msg_1', role: 'assistant', content: [{type: 'text', text: 'in the settings file'}], usage: {input_tokens: 12, output_tokens: 8, cache_read_input_tokens: 100, cache_creation_input_tokens: 0}}, ...common},
+			{
+				type: 'assistant',
+				message: {
+					id: 'msg_1',
+					role: 'assistant',
+					content: [{type: 'text', text: 'in the settings file'}],
+					usage: {input_tokens: 12, output_tokens: 8, cache_read_input_tokens: 100, cache_creation_input_tokens: 0},
+				},
+				...common,
+			},
 		]
 			.map(r => JSON.stringify(r))
 			.join('\n') + '\n',

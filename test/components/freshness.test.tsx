@@ -42,7 +42,14 @@ describe('a memoised screen still shows every change', () => {
 	it('a new finding marks its row and shows in the detail panel of the selected row', async () => {
 		const {r, store} = setup();
 		await waitForFrame(r, f => f.includes('alpha'));
-		const finding: Finding = {kind: 'unpinned', sessionId: rows[0]!.id, sessionName: 'alpha', level: 'info', message: 'alpha: no conversation yet', evidence: []} as unknown as Finding;
+		const finding: Finding = {
+			kind: 'unpinned',
+			sessionId: rows[0]!.id,
+			sessionName: 'alpha',
+			level: 'info',
+			message: 'alpha: no conversation yet',
+			evidence: [],
+		} as unknown as Finding;
 		store.dispatch({type: 'live/updated', findings: [finding]});
 		const frame = await waitForFrame(r, f => f.includes('! unpinned: alpha: no conversation yet'));
 		expect(lineOf(frame, 'alpha')).toMatch(/^> !alpha/);

@@ -209,7 +209,10 @@ describe('the detail panel', () => {
 		expect(top).toContain('$ codex resume 01a22b1d');
 		// the long path is wrapped over lines, every character of it on screen (one J brings it all in)
 		const withPath = await press(r, 'J');
-		const joined = withPath.split('\n').map(l => l.replace(/^│\s*/, '').replace(/\s*│$/, '')).join('');
+		const joined = withPath
+			.split('\n')
+			.map(l => l.replace(/^│\s*/, '').replace(/\s*│$/, ''))
+			.join('');
 		expect(joined.replace(/\s+/g, '')).toContain(longPath.replace('/home/u', '~'));
 		expect(top).not.toContain('output line 20');
 
@@ -338,7 +341,12 @@ describe('the terminal size', () => {
 });
 
 describe('the purge dialog shows the whole plan before it confirms', () => {
-	const lines = Array.from({length: 30}, (_, i) => ({description: `sub-agent transcript ${i + 1}`, path: `/home/u/.claude/projects/p/agent-${i + 1}.jsonl`, bytes: 100, sessionId: 'x'}));
+	const lines = Array.from({length: 30}, (_, i) => ({
+		description: `sub-agent transcript ${i + 1}`,
+		path: `/home/u/.claude/projects/p/agent-${i + 1}.jsonl`,
+		bytes: 100,
+		sessionId: 'x',
+	}));
 	const bigPlan = {target: 'docs', agent: 'claude' as const, id: '69e68769', descendants: [], lines, totalBytes: 3000};
 
 	it('a plan taller than the dialog: the right name and enter wait until PgDn brought its end on screen', async () => {

@@ -19,12 +19,36 @@ const rows = [
 ];
 
 const conversations: Conversation[] = [
-	{agent: 'claude', id: '69e68769-2dbb-4664-996b-bc39e1d62900', cwd: '/home/u/src/app', createdAt: 1, updatedAt: 2, childCount: 0, resumeState: {kind: 'yes'}, title: 'fix login'},
-	{agent: 'codex', id: '01a22b1d-90ae-71a0-9666-6253868f587f', cwd: '/home/u/src/app', createdAt: 1, updatedAt: 2, childCount: 1, resumeState: {kind: 'no', reason: 'cwd is gone'}},
+	{
+		agent: 'claude',
+		id: '69e68769-2dbb-4664-996b-bc39e1d62900',
+		cwd: '/home/u/src/app',
+		createdAt: 1,
+		updatedAt: 2,
+		childCount: 0,
+		resumeState: {kind: 'yes'},
+		title: 'fix login',
+	},
+	{
+		agent: 'codex',
+		id: '01a22b1d-90ae-71a0-9666-6253868f587f',
+		cwd: '/home/u/src/app',
+		createdAt: 1,
+		updatedAt: 2,
+		childCount: 1,
+		resumeState: {kind: 'no', reason: 'cwd is gone'},
+	},
 ];
 
 const findings: Finding[] = [
-	{kind: 'pane-gone', sessionId: rows[0]?.id, sessionName: 'api', message: 'api is running but pane %1 is gone', evidence: ['tmux list-panes has no %1'], fix: {type: 'mark-stopped', sessionId: rows[0]?.id ?? 0}},
+	{
+		kind: 'pane-gone',
+		sessionId: rows[0]?.id,
+		sessionName: 'api',
+		message: 'api is running but pane %1 is gone',
+		evidence: ['tmux list-panes has no %1'],
+		fix: {type: 'mark-stopped', sessionId: rows[0]?.id ?? 0},
+	},
 	{kind: 'duplicate-pin', sessionName: 'web', message: 'two rows pin one id', evidence: []},
 ];
 
@@ -250,7 +274,11 @@ describe('stop progress', () => {
 	it('renders the three steps live and which step ended it', async () => {
 		const {r, store} = await ready();
 		store.dispatch({type: 'operation/started', operation: {kind: 'stop', session: 'api', startedAt: Date.now(), steps: []}});
-		store.dispatch({type: 'operation/step', session: 'api', step: {id: 'exit-input', label: '1 exit input', state: 'done', startedAt: Date.now() - 10_000, endedAt: Date.now()}});
+		store.dispatch({
+			type: 'operation/step',
+			session: 'api',
+			step: {id: 'exit-input', label: '1 exit input', state: 'done', startedAt: Date.now() - 10_000, endedAt: Date.now()},
+		});
 		store.dispatch({type: 'operation/step', session: 'api', step: {id: 'close-pane', label: '2 close pane', state: 'running', startedAt: Date.now()}});
 		const running = await waitForFrame(r, f => f.includes('2 close pane'));
 		expect(running).toMatch(/stop api .*✓ 1 exit input 10\.\ds → [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] 2 close pane/);

@@ -10,7 +10,13 @@ import {fakeActions} from './fakeActions.js';
 import {session} from './fixtures.js';
 
 const sessions = [
-	session({name: 'refactor-payment-service-v2', agent: 'codex', cwd: '/home/u/src/very/long/path/to/the/payments/service', agentSessionId: '01a22b1d-8e49-79f2-a157-8e33808531cf', createdAt: 0}),
+	session({
+		name: 'refactor-payment-service-v2',
+		agent: 'codex',
+		cwd: '/home/u/src/very/long/path/to/the/payments/service',
+		agentSessionId: '01a22b1d-8e49-79f2-a157-8e33808531cf',
+		createdAt: 0,
+	}),
 	session({name: 'docs', agent: 'claude', status: 'stopped', paneId: null, createdAt: 0}),
 ];
 const state = initialState({
@@ -48,7 +54,9 @@ describe('session list layout', () => {
 		for (const line of frame.split('\n')) expect(line.length).toBeLessThanOrEqual(140);
 		const [header, first] = frame.split('\n');
 		expect(header).toMatch(/RESUME\s+PIN\s+AGE\s+CWD/);
-		expect(first).toMatch(/refactor-payment-service-v2\s+codex\s+%\d+\s+working\s+no: session is live\s+01a22b1d\s+1h\s+~\/src\/very\/long\/path\/to\/the\/payments\/ser~$/);
+		expect(first).toMatch(
+			/refactor-payment-service-v2\s+codex\s+%\d+\s+working\s+no: session is live\s+01a22b1d\s+1h\s+~\/src\/very\/long\/path\/to\/the\/payments\/ser~$/,
+		);
 	});
 
 	it('puts the detail panel beside the list from 170 columns', () => {

@@ -14,7 +14,13 @@ afterEach(() => cleanup());
 
 const GB = 1024 ** 3;
 const parked = (name: string, freedBytes: number) =>
-	session({name, status: 'parked', paneId: null, agentSessionId: '69e68769-2dbb-4664-996b-bc39e1d62900', extra: parkedExtra.write({}, {at: 1, freedBytes, idleSeconds: 3000, argv: ['claude', '--resume', 'x'], cwd: '/home/u/src/app'})});
+	session({
+		name,
+		status: 'parked',
+		paneId: null,
+		agentSessionId: '69e68769-2dbb-4664-996b-bc39e1d62900',
+		extra: parkedExtra.write({}, {at: 1, freedBytes, idleSeconds: 3000, argv: ['claude', '--resume', 'x'], cwd: '/home/u/src/app'}),
+	});
 
 function setup() {
 	const rows = [session({name: 'api', agent: 'codex'}), session({name: 'web', agent: 'opencode'}), parked('zz-old', 1.5 * GB), parked('zz-older', 0.6 * GB)];

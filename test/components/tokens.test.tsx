@@ -8,7 +8,16 @@ import type {Conversation} from '../../src/domain/types.js';
 import {folderUsage, usageLine} from '../../src/domain/usage.js';
 import {session} from './fixtures.js';
 
-const conv = (id: string, agent: Conversation['agent'], cwd: string): Conversation => ({agent, id, cwd, createdAt: 1, updatedAt: 1, title: `title ${id}`, childCount: 0, resumeState: {kind: 'yes'}});
+const conv = (id: string, agent: Conversation['agent'], cwd: string): Conversation => ({
+	agent,
+	id,
+	cwd,
+	createdAt: 1,
+	updatedAt: 1,
+	title: `title ${id}`,
+	childCount: 0,
+	resumeState: {kind: 'yes'},
+});
 
 describe('tokens in the dashboard', () => {
 	const a = conv('aaaa', 'claude', '/home/u/p');
@@ -30,7 +39,21 @@ describe('tokens in the dashboard', () => {
 
 	it('shows each row’s tokens in a column, — for an agent that records none, and the folder line', () => {
 		const r = render(
-			<ConversationsScreen conversations={[a, b, c]} sessions={[]} scope="registry" search="" searching={false} loadingAll={false} cursor={0} height={12} width={160} home="/home/u" now={2} usage={usage} folderLine="/home/u/p: in 2.0k out 100 cache 50.0k (tokens of 2 of its 3 conversations here)" />,
+			<ConversationsScreen
+				conversations={[a, b, c]}
+				sessions={[]}
+				scope="registry"
+				search=""
+				searching={false}
+				loadingAll={false}
+				cursor={0}
+				height={12}
+				width={160}
+				home="/home/u"
+				now={2}
+				usage={usage}
+				folderLine="/home/u/p: in 2.0k out 100 cache 50.0k (tokens of 2 of its 3 conversations here)"
+			/>,
 		);
 		const frame = r.lastFrame() ?? '';
 		r.unmount();

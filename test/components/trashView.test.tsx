@@ -15,8 +15,26 @@ import {session} from './fixtures.js';
 afterEach(() => cleanup());
 
 const entries: TrashRow[] = [
-	{purgeId: '20261201-120000-claude-aaaa', agent: 'claude', conversation: 'c0ffee00-0000-4000-8000-000000000001', label: 'docs', state: 'done', ageMs: 3 * 3600_000, bytes: 2048, items: 3},
-	{purgeId: '20261201-110000-codex-bbbb', agent: 'codex', conversation: '019a0000-0000-7000-8000-000000000002', label: 'codex:019a0000', state: 'done', ageMs: 2 * 86_400_000, bytes: 10, items: 1},
+	{
+		purgeId: '20261201-120000-claude-aaaa',
+		agent: 'claude',
+		conversation: 'c0ffee00-0000-4000-8000-000000000001',
+		label: 'docs',
+		state: 'done',
+		ageMs: 3 * 3600_000,
+		bytes: 2048,
+		items: 3,
+	},
+	{
+		purgeId: '20261201-110000-codex-bbbb',
+		agent: 'codex',
+		conversation: '019a0000-0000-7000-8000-000000000002',
+		label: 'codex:019a0000',
+		state: 'done',
+		ageMs: 2 * 86_400_000,
+		bytes: 10,
+		items: 1,
+	},
 ];
 
 async function inTrash() {

@@ -9,10 +9,7 @@ describe('config', () => {
 	});
 
 	it('reads per-agent overrides, stop timeouts and refresh intervals', () => {
-		const config = parseConfig(
-			{agents: {codex: {exitInput: '/exit', extraArgs: ['-m', 'o3']}}, stop: {graceSeconds: 4}, refresh: {pollMs: 500}},
-			FILE,
-		);
+		const config = parseConfig({agents: {codex: {exitInput: '/exit', extraArgs: ['-m', 'o3']}}, stop: {graceSeconds: 4}, refresh: {pollMs: 500}}, FILE);
 		expect(config.agents.codex).toEqual({exitInput: '/exit', extraArgs: ['-m', 'o3']});
 		expect(config.stop).toEqual({graceSeconds: 4, killWaitSeconds: 3});
 		expect(config.refresh.pollMs).toBe(500);

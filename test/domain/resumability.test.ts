@@ -12,12 +12,28 @@ const TABLE: ReadonlyArray<[string, Partial<ResumeFacts>, ResumeVerdict]> = [
 	['purged wins over everything', {purged: true, pin: null, cwdPresent: false}, {state: {kind: 'no', reason: 'purged'}, block: 'purged'}],
 	['nothing pinned yet', {pin: null}, {state: {kind: 'no', reason: 'no conversation pinned yet'}, block: 'unpinned'}],
 	['live in its own pane', {livePane: '%3', use: {ok: true, holders: [holder]}}, {state: {kind: 'no', reason: 'live in pane %3'}, block: 'live'}],
-	['live in another session', {liveElsewhere: {session: 'web', pane: '%4'}}, {state: {kind: 'no', reason: 'live in session web (pane %4)'}, block: 'live-elsewhere'}],
+	[
+		'live in another session',
+		{liveElsewhere: {session: 'web', pane: '%4'}},
+		{state: {kind: 'no', reason: 'live in session web (pane %4)'}, block: 'live-elsewhere'},
+	],
 	// The folder comes before the adapter's verdict: resume runs only there, whatever the disk says.
-	['folder gone, whatever the disk says', {cwdPresent: false, onDisk: {kind: 'no', reason: 'no transcript'}}, {state: {kind: 'no', reason: 'its folder /w/api no longer exists'}, block: 'cwd-missing'}],
+	[
+		'folder gone, whatever the disk says',
+		{cwdPresent: false, onDisk: {kind: 'no', reason: 'no transcript'}},
+		{state: {kind: 'no', reason: 'its folder /w/api no longer exists'}, block: 'cwd-missing'},
+	],
 	['the adapter says no', {onDisk: {kind: 'no', reason: 'holds no message'}}, {state: {kind: 'no', reason: 'holds no message'}, block: 'not-on-disk'}],
-	['the adapter cannot tell', {onDisk: {kind: 'unknown', reason: 'database is locked'}}, {state: {kind: 'unknown', reason: 'database is locked'}, block: 'not-on-disk'}],
-	['somebody uses it', {use: {ok: true, holders: [holder, holder]}}, {state: {kind: 'no', reason: 'in use by pid 77 (claude --resume x: argv names the id) and 1 more'}, block: 'in-use'}],
+	[
+		'the adapter cannot tell',
+		{onDisk: {kind: 'unknown', reason: 'database is locked'}},
+		{state: {kind: 'unknown', reason: 'database is locked'}, block: 'not-on-disk'},
+	],
+	[
+		'somebody uses it',
+		{use: {ok: true, holders: [holder, holder]}},
+		{state: {kind: 'no', reason: 'in use by pid 77 (claude --resume x: argv names the id) and 1 more'}, block: 'in-use'},
+	],
 	['who uses it is unknown', {use: {ok: false, error: 'cannot read /proc'}}, {state: {kind: 'unknown', reason: 'cannot read /proc'}, block: 'use-unknown'}],
 	['folder not checked yet', {cwdPresent: undefined, onDisk: undefined}, {state: {kind: 'unknown', reason: 'folder not checked yet'}, missing: 'cwdPresent'}],
 	['disk not checked yet', {onDisk: undefined, use: undefined}, {state: {kind: 'unknown', reason: 'not checked yet'}, missing: 'onDisk'}],

@@ -125,10 +125,12 @@ export function spyExec(spy: Spy): Exec {
 
 /** A multiplexer whose only allowed method is listPanes; everything that acts records a call. */
 export function spyMux(panes: () => readonly Pane[] | Error, spy: Spy, kind: 'herdr' | 'tmux' = 'herdr'): Multiplexer {
-	const acts = (name: string) => async (...args: unknown[]) => {
-		spy.calls.push(`mux.${name} ${JSON.stringify(args)}`);
-		throw new Error(`spy mux: ${name} is not allowed in drift`);
-	};
+	const acts =
+		(name: string) =>
+		async (...args: unknown[]) => {
+			spy.calls.push(`mux.${name} ${JSON.stringify(args)}`);
+			throw new Error(`spy mux: ${name} is not allowed in drift`);
+		};
 	return {
 		kind,
 		can: kind === 'herdr' ? HERDR_CAN : tmuxCan(false),

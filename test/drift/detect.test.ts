@@ -28,8 +28,14 @@ const TABLE: ReadonlyArray<{kind: FindingKind; raises: Case; not: readonly Case[
 		kind: 'agent-exited',
 		raises: {name: 'pane holds only its shell', input: world({sessions: [row(1)], panes: [pane('w1:p1')]})},
 		not: [
-			{name: 'the agent process is in the pane tree', input: world({sessions: [row(1)], panes: [pane('w1:p1', {agentArgv: ['/usr/bin/claude', '--resume', ID.a]})]})},
-			{name: 'herdr reports the agent (no tree)', input: world({sessions: [row(1)], panes: [pane('w1:p1', {agent: 'claude', agentStatus: 'working', processes: []})]})},
+			{
+				name: 'the agent process is in the pane tree',
+				input: world({sessions: [row(1)], panes: [pane('w1:p1', {agentArgv: ['/usr/bin/claude', '--resume', ID.a]})]}),
+			},
+			{
+				name: 'herdr reports the agent (no tree)',
+				input: world({sessions: [row(1)], panes: [pane('w1:p1', {agent: 'claude', agentStatus: 'working', processes: []})]}),
+			},
 			{name: 'the pane is mam-tui itself', input: world({sessions: [row(1)], panes: [pane('w1:p1', {isSelf: true})]})},
 		],
 	},
@@ -40,7 +46,10 @@ const TABLE: ReadonlyArray<{kind: FindingKind; raises: Case; not: readonly Case[
 			input: world({sessions: [row(1)], panes: [pane('w1:p1', {agentArgv: ['claude']})], facts: {1: {candidates: candidates([conv(ID.a)])}}}),
 		},
 		not: [
-			{name: 'the row is pinned', input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agentArgv: ['claude']})], facts: {1: {verify: {kind: 'yes'}}}})},
+			{
+				name: 'the row is pinned',
+				input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agentArgv: ['claude']})], facts: {1: {verify: {kind: 'yes'}}}}),
+			},
 			{name: 'the row is stopped', input: world({sessions: [row(1, {status: 'stopped', paneId: null})], facts: {1: {candidates: candidates([conv(ID.a)])}}})},
 		],
 	},
@@ -51,18 +60,34 @@ const TABLE: ReadonlyArray<{kind: FindingKind; raises: Case; not: readonly Case[
 			input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'no', reason: 'no transcript'}}}}),
 		},
 		not: [
-			{name: 'verify cannot tell', input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'unknown', reason: 'locked'}}}})},
-			{name: 'verify says yes', input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'yes'}}}})},
-			{name: 'the row is purged', input: world({sessions: [row(1, {status: 'purged', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'no', reason: 'gone'}}}})},
+			{
+				name: 'verify cannot tell',
+				input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'unknown', reason: 'locked'}}}}),
+			},
+			{
+				name: 'verify says yes',
+				input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'yes'}}}}),
+			},
+			{
+				name: 'the row is purged',
+				input: world({sessions: [row(1, {status: 'purged', paneId: null, agentSessionId: ID.a})], facts: {1: {verify: {kind: 'no', reason: 'gone'}}}}),
+			},
 			{
 				name: 'the agent is live in its pane (it may not have written a message yet)',
-				input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agentArgv: ['claude']})], facts: {1: {verify: {kind: 'no', reason: 'no transcript yet'}}}}),
+				input: world({
+					sessions: [row(1, {agentSessionId: ID.a})],
+					panes: [pane('w1:p1', {agentArgv: ['claude']})],
+					facts: {1: {verify: {kind: 'no', reason: 'no transcript yet'}}},
+				}),
 			},
 		],
 	},
 	{
 		kind: 'untracked-pane',
-		raises: {name: 'a pane runs codex and no row knows it', input: world({panes: [pane('w1:p4', {agent: 'codex', agentArgv: ['codex'], agentSessionId: ID.b})]})},
+		raises: {
+			name: 'a pane runs codex and no row knows it',
+			input: world({panes: [pane('w1:p4', {agent: 'codex', agentArgv: ['codex'], agentSessionId: ID.b})]}),
+		},
 		not: [
 			{name: 'a row references the pane', input: world({sessions: [row(4, {agent: 'codex'})], panes: [pane('w1:p4', {agent: 'codex', agentArgv: ['codex']})]})},
 			{name: 'the pane is mam-tui itself', input: world({panes: [pane('w1:p4', {agentArgv: ['claude'], isSelf: true})]})},
@@ -75,29 +100,68 @@ const TABLE: ReadonlyArray<{kind: FindingKind; raises: Case; not: readonly Case[
 		kind: 'duplicate-pin',
 		raises: {
 			name: 'two rows pinned to one claude id',
-			input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a}), row(2, {status: 'stopped', paneId: null, agentSessionId: ID.a})]}),
+			input: world({
+				sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a}), row(2, {status: 'stopped', paneId: null, agentSessionId: ID.a})],
+			}),
 		},
 		not: [
-			{name: 'same id string, different agents', input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a}), row(2, {agent: 'codex', status: 'stopped', paneId: null, agentSessionId: ID.a})]})},
-			{name: 'one of them is purged', input: world({sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a}), row(2, {status: 'purged', paneId: null, agentSessionId: ID.a})]})},
+			{
+				name: 'same id string, different agents',
+				input: world({
+					sessions: [
+						row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a}),
+						row(2, {agent: 'codex', status: 'stopped', paneId: null, agentSessionId: ID.a}),
+					],
+				}),
+			},
+			{
+				name: 'one of them is purged',
+				input: world({
+					sessions: [row(1, {status: 'stopped', paneId: null, agentSessionId: ID.a}), row(2, {status: 'purged', paneId: null, agentSessionId: ID.a})],
+				}),
+			},
 		],
 	},
 	{
 		kind: 'pin-changed',
-		raises: {name: 'herdr reports another id in the pane', input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.b})]})},
+		raises: {
+			name: 'herdr reports another id in the pane',
+			input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.b})]}),
+		},
 		not: [
-			{name: 'herdr reports the pinned id', input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.a})]})},
-			{name: 'herdr reports no id', input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude']})]})},
-			{name: "the id is another agent's", input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'codex', agentArgv: ['claude'], agentSessionId: ID.b})]})},
+			{
+				name: 'herdr reports the pinned id',
+				input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.a})]}),
+			},
+			{
+				name: 'herdr reports no id',
+				input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude']})]}),
+			},
+			{
+				name: "the id is another agent's",
+				input: world({sessions: [row(1, {agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'codex', agentArgv: ['claude'], agentSessionId: ID.b})]}),
+			},
 		],
 	},
 	{
 		kind: 'stopped-but-live',
-		raises: {name: 'stopped row, its pane runs the agent', input: world({sessions: [row(1, {status: 'stopped'})], panes: [pane('w1:p1', {agentArgv: ['claude']})]})},
+		raises: {
+			name: 'stopped row, its pane runs the agent',
+			input: world({sessions: [row(1, {status: 'stopped'})], panes: [pane('w1:p1', {agentArgv: ['claude']})]}),
+		},
 		not: [
 			{name: 'its pane holds only a shell', input: world({sessions: [row(1, {status: 'stopped'})], panes: [pane('w1:p1')]})},
-			{name: 'the pane runs another conversation', input: world({sessions: [row(1, {status: 'stopped', agentSessionId: ID.a})], panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.b})]})},
-			{name: 'the pane is mam-tui itself', input: world({sessions: [row(1, {status: 'stopped'})], panes: [pane('w1:p1', {agentArgv: ['claude'], isSelf: true})]})},
+			{
+				name: 'the pane runs another conversation',
+				input: world({
+					sessions: [row(1, {status: 'stopped', agentSessionId: ID.a})],
+					panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.b})],
+				}),
+			},
+			{
+				name: 'the pane is mam-tui itself',
+				input: world({sessions: [row(1, {status: 'stopped'})], panes: [pane('w1:p1', {agentArgv: ['claude'], isSelf: true})]}),
+			},
 			{name: 'the mux is unreachable', input: world({sessions: [row(1, {status: 'stopped'})], panes: null})},
 		],
 	},
@@ -124,7 +188,10 @@ const TABLE: ReadonlyArray<{kind: FindingKind; raises: Case; not: readonly Case[
 			},
 			{
 				name: 'the row is running',
-				input: world({sessions: [row(1, {paneId: null, mux: 'tmux', extra: {processes: [{pid: 4242, startTime: 777}]}})], processes: [proc(4242, ['claude'], {startTime: 777})]}),
+				input: world({
+					sessions: [row(1, {paneId: null, mux: 'tmux', extra: {processes: [{pid: 4242, startTime: 777}]}})],
+					processes: [proc(4242, ['claude'], {startTime: 777})],
+				}),
 			},
 		],
 	},
@@ -337,9 +404,13 @@ describe('unpinned: the SPEC 5 candidate rules', () => {
 	});
 
 	it("the mux's native id pins without a disk candidate", () => {
-		const f = detectDrift(world({sessions: [row(1)], panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.c})], facts: {1: {candidates: candidates([])}}})).find(
-			x => x.kind === 'unpinned',
-		);
+		const f = detectDrift(
+			world({
+				sessions: [row(1)],
+				panes: [pane('w1:p1', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.c})],
+				facts: {1: {candidates: candidates([])}},
+			}),
+		).find(x => x.kind === 'unpinned');
 		expect(f?.fix).toEqual({type: 'pin', sessionId: 1, agentSessionId: ID.c});
 	});
 
@@ -375,11 +446,15 @@ describe('the engine as a whole', () => {
 		]);
 	});
 
-	it('never raises a finding about mam-tui\'s own pane', () => {
+	it("never raises a finding about mam-tui's own pane", () => {
 		const self = pane('w1:p1', {agentArgv: ['claude'], isSelf: true, agentSessionId: ID.d, agent: 'claude'});
 		const found = detectDrift(
 			world({
-				sessions: [row(1, {agentSessionId: ID.a}), row(2, {status: 'stopped', paneId: 'w1:p1'}), row(3, {status: 'stopped', paneId: null, agentSessionId: ID.d})],
+				sessions: [
+					row(1, {agentSessionId: ID.a}),
+					row(2, {status: 'stopped', paneId: 'w1:p1'}),
+					row(3, {status: 'stopped', paneId: null, agentSessionId: ID.d}),
+				],
 				panes: [self],
 			}),
 		);

@@ -75,7 +75,9 @@ describe('Done-when: one of each kind with the fake herdr and a fixture home', {
 		await fake.run(panes.live, 'claude');
 		const mux = createHerdrMux({socketPath: socket, env: {}, processes: createProcessTable()});
 		try {
-			await eventually('herdr to detect the four agents', async () => (await mux.listPanes()).filter(p => p.agent !== undefined).length === 4, {timeoutMs: 20_000});
+			await eventually('herdr to detect the four agents', async () => (await mux.listPanes()).filter(p => p.agent !== undefined).length === 4, {
+				timeoutMs: 20_000,
+			});
 			// claude's own live record says busy where herdr says idle: status-disagrees.
 			fake.setAgentStatus(panes.unpinned, 'idle');
 			const proc = (await mux.listPanes()).find(p => p.id === panes.unpinned)?.processes.find(p => claudeAdapter.matchesProcess(p));
@@ -117,7 +119,11 @@ describe('Done-when: one of each kind with the fake herdr and a fixture home', {
 		row('dup-b', {cwd: cwd('dup'), status: 'stopped', agentSessionId: ids.dup});
 		row('pin-changed', {paneId: panes.pinChanged, agentSessionId: ids.oldPin});
 		row('live', {paneId: panes.live, status: 'stopped', agentSessionId: ids.live});
-		row('stale', {status: 'stopped', agentSessionId: ids.stale, extra: {stop: {processes: [{pid: strayPid, startTime, name: 'sleep', argv: ['sleep', '600']}]}}});
+		row('stale', {
+			status: 'stopped',
+			agentSessionId: ids.stale,
+			extra: {stop: {processes: [{pid: strayPid, startTime, name: 'sleep', argv: ['sleep', '600']}]}},
+		});
 		registry.close();
 	}, 120_000);
 

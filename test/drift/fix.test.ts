@@ -101,7 +101,10 @@ describe('fixes on a real registry, each audited, each idempotent', () => {
 		const id = add('api', {status: 'stopped', paneId: null, mux: null, agentSessionId: ID.a});
 		fixThenRerun([pane('w1:p6', {agentArgv: ['claude', '--resume', ID.a]})]);
 		expect(registry.getById(id)).toMatchObject({status: 'running', paneId: 'w1:p6', mux: 'herdr'});
-		expect(lastAudit()).toMatchObject({step: 'mark-running', detail: {old: {status: 'stopped', paneId: null, mux: null}, new: {status: 'running', paneId: 'w1:p6', mux: 'herdr'}}});
+		expect(lastAudit()).toMatchObject({
+			step: 'mark-running',
+			detail: {old: {status: 'stopped', paneId: null, mux: null}, new: {status: 'running', paneId: 'w1:p6', mux: 'herdr'}},
+		});
 	});
 
 	it('untracked-pane: adopted as a new row named agent + cwd basename, pinned from the native id', () => {
@@ -109,7 +112,12 @@ describe('fixes on a real registry, each audited, each idempotent', () => {
 		fixThenRerun([pane('w1:p4', {agent: 'codex', agentArgv: ['codex'], agentSessionId: ID.c})]);
 		const adopted = registry.get('codex-api-2');
 		expect(adopted).toMatchObject({agent: 'codex', cwd: CWD, mux: 'herdr', paneId: 'w1:p4', agentSessionId: ID.c, status: 'running', epoch: NOW});
-		expect(lastAudit()).toMatchObject({session: 'codex-api-2', step: 'adopt-pane', outcome: 'ok', detail: {kind: 'untracked-pane', old: null, new: {paneId: 'w1:p4'}}});
+		expect(lastAudit()).toMatchObject({
+			session: 'codex-api-2',
+			step: 'adopt-pane',
+			outcome: 'ok',
+			detail: {kind: 'untracked-pane', old: null, new: {paneId: 'w1:p4'}},
+		});
 	});
 
 	it('findings without a fix change nothing', () => {
@@ -172,7 +180,14 @@ describe('fixDrift: detect → fix → look again', () => {
 		const spy: Spy = {calls: []};
 		const id = add('api', {agentSessionId: ID.a, paneId: 'w1:p1'});
 		const panes = [pane('w1:p9', {agent: 'claude', agentArgv: ['claude'], agentSessionId: ID.a})];
-		const sources = {registry, mux: spyMux(() => panes, spy), ctx: fakeContext(fakeProcessTable(() => panes.flatMap(p => p.processes)), spyExec(spy))};
+		const sources = {
+			registry,
+			mux: spyMux(() => panes, spy),
+			ctx: fakeContext(
+				fakeProcessTable(() => panes.flatMap(p => p.processes)),
+				spyExec(spy),
+			),
+		};
 		const run = await fixDrift(registry, () => collectDriftInput(sources), {now: () => NOW});
 		expect(run.outcomes.map(o => [o.finding.kind, o.status])).toEqual([
 			['pane-gone', 'applied'],

@@ -29,7 +29,16 @@ describe('untracked-pane: adopt pins what the evidence names, never the newest',
 		const p = claudeIn('w1:p1', {server: S1});
 		const input = {...world({panes: [p]}), paneEvidence: evidence('w1:p1', {ids: [ID.a]})};
 		const [finding] = detectDrift(input).filter(f => f.kind === 'untracked-pane');
-		expect(finding?.fix).toEqual({type: 'adopt-pane', paneId: 'w1:p1', agent: 'claude', cwd: CWD, agentSessionId: ID.a, mux: 'herdr', epoch: STARTED, server: S1});
+		expect(finding?.fix).toEqual({
+			type: 'adopt-pane',
+			paneId: 'w1:p1',
+			agent: 'claude',
+			cwd: CWD,
+			agentSessionId: ID.a,
+			mux: 'herdr',
+			epoch: STARTED,
+			server: S1,
+		});
 	});
 
 	it('several written since it started: the finding lists them for the user to pick, and fixes nothing', () => {
@@ -65,9 +74,10 @@ describe('untracked-pane: adopt pins what the evidence names, never the newest',
 });
 
 describe('pane identity includes the server: one join for status, drift and the dashboard', () => {
-	const stoppedOn1 = (over: Partial<SessionRecord> = {}) => row(1, {status: 'stopped', mux: 'tmux', paneId: '%1', agentSessionId: ID.a, extra: {paneServer: S1}, ...over});
+	const stoppedOn1 = (over: Partial<SessionRecord> = {}) =>
+		row(1, {status: 'stopped', mux: 'tmux', paneId: '%1', agentSessionId: ID.a, extra: {paneServer: S1}, ...over});
 
-	it('a pane of another server with the same id is not the row\'s', () => {
+	it("a pane of another server with the same id is not the row's", () => {
 		expect(isRecordedPane(stoppedOn1(), {id: '%1', server: S2}, 'tmux')).toBe(false);
 		expect(isRecordedPane(stoppedOn1(), {id: '%1', server: S1}, 'tmux')).toBe(true);
 		expect(isRecordedPane(stoppedOn1({extra: {}}), {id: '%1', server: S2}, 'tmux')).toBe(true);
@@ -123,10 +133,18 @@ describe('applying adopt-pane', () => {
 		expect(outcome?.status).toBe('applied');
 		const [adopted] = registry.list();
 		expect(adopted).toMatchObject({epoch: STARTED, paneId: '%1', status: 'running', agentSessionId: ID.a, extra: {paneServer: S1}});
-		const again = applyFix(registry, {kind: 'untracked-pane', paneId: '%1', message: 'm', evidence: [], fix: {...fix, agent: 'codex', agentSessionId: ID.b}}, {now: () => EPOCH});
+		const again = applyFix(
+			registry,
+			{kind: 'untracked-pane', paneId: '%1', message: 'm', evidence: [], fix: {...fix, agent: 'codex', agentSessionId: ID.b}},
+			{now: () => EPOCH},
+		);
 		expect(again?.status).toBe('refused');
 		// The same id in a restarted server is another pane: it may be adopted.
-		const other = applyFix(registry, {kind: 'untracked-pane', paneId: '%1', message: 'm', evidence: [], fix: {...fix, agent: 'codex', agentSessionId: ID.b, server: S2}}, {now: () => EPOCH});
+		const other = applyFix(
+			registry,
+			{kind: 'untracked-pane', paneId: '%1', message: 'm', evidence: [], fix: {...fix, agent: 'codex', agentSessionId: ID.b, server: S2}},
+			{now: () => EPOCH},
+		);
 		expect(other?.status).toBe('applied');
 	});
 });

@@ -80,7 +80,11 @@ const worldArb: fc.Arbitrary<WorldSpec> = fc.record({
 		.chain(([ids, self]) => fc.tuple(...ids.map(paneArb)).map(ps => ps.map((p, i) => ({...p, isSelf: i === self})))),
 	reachable: fc.constantFrom(true, true, true, false),
 	conversations: fc.array(convArb, {maxLength: 5}),
-	strays: fc.subarray([proc(501, ['claude', '--resume', ID.a], {startTime: 5010}), proc(502, ['codex'], {startTime: 9999}), proc(504, ['claude', '--resume', ID.b], {startTime: 5040})]),
+	strays: fc.subarray([
+		proc(501, ['claude', '--resume', ID.a], {startTime: 5010}),
+		proc(502, ['codex'], {startTime: 9999}),
+		proc(504, ['claude', '--resume', ID.b], {startTime: 5040}),
+	]),
 });
 
 function buildPane(spec: PaneSpec, n: number): Pane {
@@ -122,7 +126,10 @@ function buildInput(spec: WorldSpec): DriftInput {
 	const panes = spec.panes.map(buildPane);
 	const sessions = buildRows(spec);
 	const facts = new Map(
-		sessions.map(s => [s.id, {candidates: ok({conversations: spec.conversations.filter(c => c.agent === s.agent), problems: []}), verify: {kind: 'yes' as const}}]),
+		sessions.map(s => [
+			s.id,
+			{candidates: ok({conversations: spec.conversations.filter(c => c.agent === s.agent), problems: []}), verify: {kind: 'yes' as const}},
+		]),
 	);
 	return {
 		sessions,
@@ -165,7 +172,8 @@ describe('detectDrift over random worlds', () => {
 				const found = detectDrift(input);
 				const paneIds = new Set((input.panes ?? []).map(p => p.id));
 				for (const row of input.sessions) {
-					const gone = row.status === 'running' && input.panes !== null && (row.mux === null || row.mux === 'herdr') && (row.paneId === null || !paneIds.has(row.paneId));
+					const gone =
+						row.status === 'running' && input.panes !== null && (row.mux === null || row.mux === 'herdr') && (row.paneId === null || !paneIds.has(row.paneId));
 					const raised = found.some(f => f.kind === 'pane-gone' && f.sessionId === row.id);
 					expect(raised).toBe(gone);
 				}
@@ -243,17 +251,32 @@ describe('fixDrift over random worlds: only registry writes, never a stop, kill 
 				const registry = Registry.open(path.join(tmp.dir, `r${n++}.db`), () => EPOCH);
 				try {
 					for (const r of buildRows(spec)) {
-						registry.insert({name: r.name, agent: r.agent, cwd: r.cwd, mux: r.mux, paneId: r.paneId, agentSessionId: r.agentSessionId, status: r.status, epoch: r.epoch, extra: {...r.extra}});
+						registry.insert({
+							name: r.name,
+							agent: r.agent,
+							cwd: r.cwd,
+							mux: r.mux,
+							paneId: r.paneId,
+							agentSessionId: r.agentSessionId,
+							status: r.status,
+							epoch: r.epoch,
+							extra: {...r.extra},
+						});
 					}
 					const spy: Spy = {calls: []};
 					const panes = spec.panes.map(buildPane);
 					const processes = [...panes.flatMap(p => p.processes), ...spec.strays];
 					const adapters = fakeAdapters(
-						Object.fromEntries(AGENTS.map(a => [a, fakeAdapter(a, {discover: () => ({conversations: spec.conversations.filter(c => c.agent === a), problems: []})})])),
+						Object.fromEntries(
+							AGENTS.map(a => [a, fakeAdapter(a, {discover: () => ({conversations: spec.conversations.filter(c => c.agent === a), problems: []})})]),
+						),
 					);
 					const sources = {
 						mux: spyMux(() => (spec.reachable ? panes : new Error('herdr down')), spy),
-						ctx: fakeContext(fakeProcessTable(() => processes), spyExec(spy)),
+						ctx: fakeContext(
+							fakeProcessTable(() => processes),
+							spyExec(spy),
+						),
 						adapters,
 					};
 					const problems: string[] = [];

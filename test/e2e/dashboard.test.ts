@@ -48,7 +48,14 @@ describe('the built dashboard in tmux, driven by keys', {timeout: 90_000}, () =>
 		installStandin({binDir: bin, name: 'claude', options: {ignoreExit: true, ignoreSignals: true}, script: BUILT_STANDIN});
 		const sock = path.join(tmp.dir, 'sock');
 		fs.mkdirSync(sock);
-		tmux = new E2eTmux({PATH: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, HOME: home, MAM_HOME: state, TMUX_TMPDIR: sock, LANG: 'C.UTF-8', NO_COLOR: '1'});
+		tmux = new E2eTmux({
+			PATH: `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`,
+			HOME: home,
+			MAM_HOME: state,
+			TMUX_TMPDIR: sock,
+			LANG: 'C.UTF-8',
+			NO_COLOR: '1',
+		});
 		await tmux.start();
 
 		const paneId = await tmux.openWindow('immortal', ['claude', '--resume', sample.ids.claudeLive], {cwd: path.join(work, PROJECTS.claude)});
@@ -59,10 +66,40 @@ describe('the built dashboard in tmux, driven by keys', {timeout: 90_000}, () =>
 		registryFile = path.join(state, 'registry.db');
 		const now = Date.now();
 		registry(r => {
-			r.insert({name: 'immortal', agent: 'claude', cwd: path.join(work, PROJECTS.claude), mux: 'tmux', paneId, agentSessionId: sample.ids.claudeLive, status: 'running', epoch: now - 3_600_000});
-			r.insert({name: 'old-claude', agent: 'claude', cwd: path.join(work, PROJECTS.claude), agentSessionId: sample.ids.claudeOld, status: 'stopped', epoch: now - 30 * 3_600_000});
-			r.insert({name: 'old-codex', agent: 'codex', cwd: path.join(work, PROJECTS.codex), agentSessionId: sample.ids.codexOld, status: 'stopped', epoch: now - 30 * 3_600_000});
-			r.insert({name: 'old-hermes', agent: 'hermes', cwd: path.join(work, PROJECTS.hermes), agentSessionId: sample.ids.hermesDone, status: 'stopped', epoch: now - 30 * 3_600_000});
+			r.insert({
+				name: 'immortal',
+				agent: 'claude',
+				cwd: path.join(work, PROJECTS.claude),
+				mux: 'tmux',
+				paneId,
+				agentSessionId: sample.ids.claudeLive,
+				status: 'running',
+				epoch: now - 3_600_000,
+			});
+			r.insert({
+				name: 'old-claude',
+				agent: 'claude',
+				cwd: path.join(work, PROJECTS.claude),
+				agentSessionId: sample.ids.claudeOld,
+				status: 'stopped',
+				epoch: now - 30 * 3_600_000,
+			});
+			r.insert({
+				name: 'old-codex',
+				agent: 'codex',
+				cwd: path.join(work, PROJECTS.codex),
+				agentSessionId: sample.ids.codexOld,
+				status: 'stopped',
+				epoch: now - 30 * 3_600_000,
+			});
+			r.insert({
+				name: 'old-hermes',
+				agent: 'hermes',
+				cwd: path.join(work, PROJECTS.hermes),
+				agentSessionId: sample.ids.hermesDone,
+				status: 'stopped',
+				epoch: now - 30 * 3_600_000,
+			});
 		});
 
 		const dash = await tmux.openWindow('dashboard', [process.execPath, CLI, '--mux', 'tmux', '--tmux-socket', tmux.name], {cwd: tmp.dir});

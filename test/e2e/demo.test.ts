@@ -41,17 +41,23 @@ async function startDemo(label: string): Promise<RunningDemo> {
 	const screen = tmux.screen(pane);
 	const pid = await tmux.panePid(pane);
 	const startTime = startTimeOf(pid);
-	await screen.waitFor(s => s.includes('mam-tui — sessions') && s.includes('opencode-immortal') && /tmux ok/.test(s), `the ${label} demo's dashboard`, {timeoutMs: 60_000});
+	await screen.waitFor(s => s.includes('mam-tui — sessions') && s.includes('opencode-immortal') && /tmux ok/.test(s), `the ${label} demo's dashboard`, {
+		timeoutMs: 60_000,
+	});
 	const entries = fs.readdirSync(tmpdir).filter(name => name.startsWith('mam-demo-'));
 	expect(entries).toHaveLength(1);
 	const sandbox = path.join(tmpdir, entries[0] ?? '');
 	// Printed before the dashboard took the alternate screen: it waits on the primary one.
 	expect(await screen.primary(true)).toContain(`watch the agents with \`tmux -L mam-demo-${pid} attach\``);
 	// Seven panes of stand-ins and shells, the stray stand-in and the demo's tmux server.
-	const processes = await eventually('the stand-ins to run', () => {
-		const found = processesWithin(sandbox);
-		return found.filter(p => p.cmdline.includes(`${sandbox}/bin/`)).length >= 6 ? found : undefined;
-	}, {timeoutMs: 20_000});
+	const processes = await eventually(
+		'the stand-ins to run',
+		() => {
+			const found = processesWithin(sandbox);
+			return found.filter(p => p.cmdline.includes(`${sandbox}/bin/`)).length >= 6 ? found : undefined;
+		},
+		{timeoutMs: 20_000},
+	);
 	return {screen, pid, startTime, tmpdir, sandbox, server: `mam-demo-${pid}`, processes};
 }
 
@@ -75,7 +81,11 @@ describe('mam-tui demo in a tmux window', {timeout: 120_000}, () => {
 		fs.mkdirSync(userHome);
 		// The user's own agent settings: a demo that let them through would write the stand-ins'
 		// conversations (and read its data) there, in the user's real data.
-		const userAgents = {CLAUDE_CONFIG_DIR: path.join(userHome, '.claude-config'), CODEX_HOME: path.join(userHome, '.codex-home'), XDG_DATA_HOME: path.join(userHome, '.data')};
+		const userAgents = {
+			CLAUDE_CONFIG_DIR: path.join(userHome, '.claude-config'),
+			CODEX_HOME: path.join(userHome, '.codex-home'),
+			XDG_DATA_HOME: path.join(userHome, '.data'),
+		};
 		tmux = new E2eTmux({PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: userHome, TMUX_TMPDIR: sock, LANG: 'C.UTF-8', NO_COLOR: '1', ...userAgents});
 		await tmux.start();
 	});

@@ -73,7 +73,7 @@ describe('the reaper', () => {
 });
 
 describe("the demo's stand-ins and a purge", {timeout: 60_000}, () => {
-	it('answer the agents\' own delete commands at once (hermes sessions delete, opencode session delete), even with stdin left open', async () => {
+	it("answer the agents' own delete commands at once (hermes sessions delete, opencode session delete), even with stdin left open", async () => {
 		const tmp = tempDir('mam-e2e-standin-');
 		try {
 			for (const [name, args] of [

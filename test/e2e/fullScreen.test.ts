@@ -30,10 +30,14 @@ async function openDashboard(label: string, extraEnv: Record<string, string> = {
 /** The dashboard's node process under the pane's shell. */
 async function dashboardPid(screen: Screen): Promise<number> {
 	const shell = await tmux.panePid(screen.paneId);
-	return eventually('the dashboard process', () => {
-		const children = fs.readFileSync(`/proc/${shell}/task/${shell}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-		return children.find(pid => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(CLI));
-	}, {timeoutMs: 20_000});
+	return eventually(
+		'the dashboard process',
+		() => {
+			const children = fs.readFileSync(`/proc/${shell}/task/${shell}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+			return children.find(pid => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(CLI));
+		},
+		{timeoutMs: 20_000},
+	);
 }
 
 /** What the pane shows once the dashboard ended, trailing blank lines dropped. */
@@ -58,7 +62,15 @@ describe('the built dashboard is a full-screen app (real tmux)', {timeout: 90_00
 		} finally {
 			registry.close();
 		}
-		tmux = new E2eTmux({PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, MAM_HOME: state, XDG_CONFIG_HOME: configDir, TMUX_TMPDIR: sock, LANG: 'C.UTF-8', NO_COLOR: '1'});
+		tmux = new E2eTmux({
+			PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+			HOME: home,
+			MAM_HOME: state,
+			XDG_CONFIG_HOME: configDir,
+			TMUX_TMPDIR: sock,
+			LANG: 'C.UTF-8',
+			NO_COLOR: '1',
+		});
 		await tmux.start();
 	}, 60_000);
 

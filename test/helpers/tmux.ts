@@ -46,7 +46,11 @@ export interface PrivateTmux {
  * Its clients run with `env` in full when given (the server started by the first one keeps it
  * as every pane's environment), else with ours minus what would reach the user's tmux or herdr.
  */
-export function privateTmux(prefix = 'mam-test', name = `${prefix}-${crypto.randomBytes(4).toString('hex')}`, env?: Readonly<Record<string, string>>): PrivateTmux {
+export function privateTmux(
+	prefix = 'mam-test',
+	name = `${prefix}-${crypto.randomBytes(4).toString('hex')}`,
+	env?: Readonly<Record<string, string>>,
+): PrivateTmux {
 	const run = async (args: readonly string[], path?: string): Promise<TmuxRun> => {
 		const extra: Record<string, string> = path === undefined ? {} : {PATH: path};
 		const result = await execa('tmux', ['-u', '-L', name, '-f', '/dev/null', ...args], {

@@ -54,10 +54,14 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 	});
 
 	async function paneWithAgent(id: string, agent: string): Promise<Pane> {
-		return eventually(`pane ${id} running ${agent}`, async () => {
-			const pane = (await h.mux.listPanes()).find(p => p.id === id);
-			return pane?.processes.some(p => p.name === agent) ? pane : undefined;
-		}, {retryErrors: true});
+		return eventually(
+			`pane ${id} running ${agent}`,
+			async () => {
+				const pane = (await h.mux.listPanes()).find(p => p.id === id);
+				return pane?.processes.some(p => p.name === agent) ? pane : undefined;
+			},
+			{retryErrors: true},
+		);
 	}
 
 	it('says what it can do, and has the members that need', () => {
@@ -76,7 +80,9 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		expect(environ).toContain('MAM_MARK=contract;');
 		expect(fs.existsSync(`${h.cwd}/pwned`)).toBe(false);
 		expect(pane.isSelf).toBe(false);
-		await eventually('the agent detected', async () => ((await h.mux.listPanes()).find(p => p.id === id)?.agent === 'claude' ? true : undefined), {retryErrors: true});
+		await eventually('the agent detected', async () => ((await h.mux.listPanes()).find(p => p.id === id)?.agent === 'claude' ? true : undefined), {
+			retryErrors: true,
+		});
 		expect(h.mux.health()).toMatchObject({ok: true});
 		await h.mux.closePane(id);
 	});
@@ -96,10 +102,14 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		await paneWithAgent(id, 'codex');
 		await h.mux.sendText(id, 'hello mam;');
 		await h.mux.sendKeys(id, ['Enter']);
-		const out = await eventually('the echo', async () => {
-			const text = await h.mux.readOutput(id, 20);
-			return text.includes('got: hello mam;') ? text : undefined;
-		}, {retryErrors: true});
+		const out = await eventually(
+			'the echo',
+			async () => {
+				const text = await h.mux.readOutput(id, 20);
+				return text.includes('got: hello mam;') ? text : undefined;
+			},
+			{retryErrors: true},
+		);
 		expect(out.split('\n').length).toBeLessThanOrEqual(20);
 		await h.mux.closePane(id);
 	});
@@ -110,10 +120,14 @@ export function muxContract(setup: () => Promise<MuxHarness>): void {
 		await expect(h.mux.sendKeys(id, ['a', 'no-such-key'])).rejects.toMatchObject({name: 'MuxError', code: 'invalid_key'});
 		await h.mux.sendText(id, 'after');
 		await h.mux.sendKeys(id, ['Enter']);
-		const out = await eventually('the echo', async () => {
-			const text = await h.mux.readOutput(id, 20);
-			return text.includes('got: after') ? text : undefined;
-		}, {retryErrors: true});
+		const out = await eventually(
+			'the echo',
+			async () => {
+				const text = await h.mux.readOutput(id, 20);
+				return text.includes('got: after') ? text : undefined;
+			},
+			{retryErrors: true},
+		);
 		expect(out).not.toContain('got: aafter');
 		await h.mux.closePane(id);
 	});

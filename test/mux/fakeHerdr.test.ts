@@ -62,7 +62,7 @@ describe.each(FAKE_PROTOCOLS)('the fake herdr itself, playing protocol %i', {tim
 		expect([1, 9, 10, 31, 32, 33, 64, 65].map(herdrNumber)).toEqual(['1', '9', 'A', 'Z', '0', '11', '10', '21']);
 	});
 
-	it('answers ping with its version, protocol and that protocol\'s capabilities', async () => {
+	it("answers ping with its version, protocol and that protocol's capabilities", async () => {
 		const pong = JSON.parse(await raw('{"id":"p","method":"ping","params":{}}')) as {result: {version: string; protocol: number; capabilities: object}};
 		expect(pong.result).toMatchObject({type: 'pong', version: FAKE_HERDR_VERSIONS[protocol], protocol});
 		expect(Object.keys(pong.result.capabilities).sort()).toEqual([...(traits?.capabilities ?? ['?'])].sort());
@@ -71,7 +71,10 @@ describe.each(FAKE_PROTOCOLS)('the fake herdr itself, playing protocol %i', {tim
 
 	it(`answers a bad request with invalid_request, ${protocol === 22 ? 'keeping its id' : 'id ""'}, and records the violation`, async () => {
 		const answer = JSON.parse(await raw('{"id":"x","method":"pane.frobnicate","params":{}}')) as unknown;
-		expect(answer).toEqual({id: traits?.invalidRequestKeepsId ? 'x' : '', error: {code: 'invalid_request', message: expect.stringContaining('invalid request')}});
+		expect(answer).toEqual({
+			id: traits?.invalidRequestKeepsId ? 'x' : '',
+			error: {code: 'invalid_request', message: expect.stringContaining('invalid request')},
+		});
 		expect(fake.violations).toEqual([expect.stringContaining('request:')]);
 		const notJson = JSON.parse(await raw('hello')) as unknown;
 		expect(notJson).toMatchObject({id: '', error: {code: 'invalid_request'}});
@@ -114,7 +117,13 @@ describe.each(FAKE_PROTOCOLS)('the fake herdr itself, playing protocol %i', {tim
 
 	it('fails a subscription on a missing pane with the probe id, then closes', async () => {
 		const answer = JSON.parse(
-			await raw(JSON.stringify({id: 'q', method: 'events.subscribe', params: {subscriptions: [{type: 'pane.created'}, {type: 'pane.agent_status_changed', pane_id: 'w99:p1'}]}})),
+			await raw(
+				JSON.stringify({
+					id: 'q',
+					method: 'events.subscribe',
+					params: {subscriptions: [{type: 'pane.created'}, {type: 'pane.agent_status_changed', pane_id: 'w99:p1'}]},
+				}),
+			),
 		) as unknown;
 		expect(answer).toEqual({id: 'q:sub:1:probe', error: {code: 'pane_not_found', message: 'pane w99:p1 not found'}});
 	});
@@ -123,7 +132,9 @@ describe.each(FAKE_PROTOCOLS)('the fake herdr itself, playing protocol %i', {tim
 		const pane = await fake.openWorkspace(dir);
 		const pidFile = path.join(dir, 'stubborn.pid');
 		await fake.run(pane, `sh -c 'trap "" HUP; echo $$ > ${pidFile}; while :; do sleep 1; done' &`);
-		const pid = await eventually('the stubborn child', () => (fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) || undefined : undefined), {retryErrors: true});
+		const pid = await eventually('the stubborn child', () => (fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) || undefined : undefined), {
+			retryErrors: true,
+		});
 		const shell = fake.shellPidOf(pane) ?? -1;
 		await new HerdrClient(socket, 5000).request('pane.close', {pane_id: pane});
 		for (const p of [pid, shell]) expect(fs.existsSync(`/proc/${p}`) && !fs.readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ')).toBe(false);

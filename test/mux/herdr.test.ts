@@ -75,7 +75,12 @@ describe.each(FAKE_PROTOCOLS)('herdr backend specifics (protocol %i)', {timeout:
 	it('says which herdr and protocol it talks to', async () => {
 		const mux = createHerdrMux(muxOptions(s.socket));
 		await mux.listPanes();
-		expect(mux.health()).toEqual({kind: 'herdr', ok: true, message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (protocol ${protocol}) at ${s.socket}`, lastOkAt: expect.any(Number)});
+		expect(mux.health()).toEqual({
+			kind: 'herdr',
+			ok: true,
+			message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (protocol ${protocol}) at ${s.socket}`,
+			lastOkAt: expect.any(Number),
+		});
 		await mux.dispose();
 	});
 
@@ -151,7 +156,10 @@ describe.each(FAKE_PROTOCOLS)('herdr backend specifics (protocol %i)', {timeout:
 		const mine = saved.find(x => x.pid === fake.shellPidOf(a));
 		expect(mine).toBeDefined();
 		for (const wrong of [{startTime: (mine?.startTime ?? 0) + 1}, {parentStartTime: (mine?.parentStartTime ?? 0) + 1}, {ppid: 1}, {pid: process.pid}]) {
-			shellCache.save(s.socket, saved.map(x => (x === mine ? {...x, ...wrong} : x)));
+			shellCache.save(
+				s.socket,
+				saved.map(x => (x === mine ? {...x, ...wrong} : x)),
+			);
 			const mux = createHerdrMux(muxOptions(s.socket, {shellCache, readShellCache: true}));
 			const before = fake.methods.length;
 			const pane = (await mux.listPanes()).find(p => p.id === a);
@@ -179,11 +187,16 @@ describe.each(FAKE_PROTOCOLS)('herdr backend specifics (protocol %i)', {timeout:
 			await eventually('events live', () => (mux.eventsLive() ? true : undefined), {retryErrors: true});
 			await fake.run(pane, 'claude');
 			// Wait for the event before listing: a listing that already shows the agent makes the event old news.
-			await eventually('agent-detected event', () => (events.some(e => e.type === 'agent-detected' && e.paneId === pane && e.agent === 'claude') ? true : undefined), {retryErrors: true});
+			await eventually(
+				'agent-detected event',
+				() => (events.some(e => e.type === 'agent-detected' && e.paneId === pane && e.agent === 'claude') ? true : undefined),
+				{retryErrors: true},
+			);
 			expect((await mux.listPanes()).find(p => p.id === pane)?.agent).toBe('claude');
 			fake.setAgentStatus(pane, 'blocked');
-			await eventually('status event', () =>
-				events.some(e => e.type === 'agent-status' && e.paneId === pane && e.status === 'blocked') ? true : undefined, {retryErrors: true});
+			await eventually('status event', () => (events.some(e => e.type === 'agent-status' && e.paneId === pane && e.status === 'blocked') ? true : undefined), {
+				retryErrors: true,
+			});
 			const listed = (await mux.listPanes()).find(p => p.id === pane);
 			expect(listed).toMatchObject({agent: 'claude', agentStatus: 'blocked'});
 		} finally {
@@ -243,7 +256,11 @@ describe.each(FAKE_PROTOCOLS)('herdr backend specifics (protocol %i)', {timeout:
 			const mux = createHerdrMux(muxOptions(empty.socket));
 			const id = await mux.openPane({argv: ['codex'], cwd: empty.dir, env: {PATH: empty.path}, title: 'solo'});
 			expect(lone.methods).toContain('workspace.create');
-			await eventually('codex running', async () => ((await mux.listPanes()).find(p => p.id === id)?.processes.some(p => p.name === 'codex') ? true : undefined), {retryErrors: true});
+			await eventually(
+				'codex running',
+				async () => ((await mux.listPanes()).find(p => p.id === id)?.processes.some(p => p.name === 'codex') ? true : undefined),
+				{retryErrors: true},
+			);
 			await mux.dispose();
 			expect(lone.violations).toEqual([]);
 		} finally {
@@ -269,19 +286,58 @@ describe('herdr socket resolution (PROTOCOL 1.1) and error messages', () => {
 	});
 
 	it('maps every documented error code to a readable line', () => {
-		expect(herdrErrorMessage('pane_not_found', 'pane w1:p9 not found', 'pane.close')).toBe('herdr pane.close: that pane no longer exists — herdr: pane w1:p9 not found');
+		expect(herdrErrorMessage('pane_not_found', 'pane w1:p9 not found', 'pane.close')).toBe(
+			'herdr pane.close: that pane no longer exists — herdr: pane w1:p9 not found',
+		);
 		expect(herdrErrorMessage('brand_new_code', 'details', 'x')).toContain('brand_new_code');
 		// PROTOCOL 6, pane/agent core and agent codes: each has its own sentence.
 		const documented = [
-			'pane_not_found', 'workspace_not_found', 'tab_not_found', 'invalid_request', 'invalid_key', 'invalid_env', 'invalid_agent',
-			'invalid_params', 'pane_send_failed', 'pane_split_failed', 'pane_layout_unavailable', 'confirmation_required', 'internal_error',
-			'server_unavailable', 'timeout', 'not_implemented', 'unsupported_in_app_mode', 'agent_not_found', 'agent_target_ambiguous',
-			'invalid_agent_name', 'agent_name_taken', 'unsupported_agent_kind', 'invalid_agent_argument', 'invalid_agent_timeout',
-			'agent_pane_not_found', 'agent_pane_busy', 'agent_pane_unavailable', 'agent_start_input_failed', 'agent_launch_pending',
-			'agent_not_ready', 'agent_not_running', 'agent_not_idle', 'agent_prompt_stalled', 'empty_agent_prompt', 'agent_prompt_failed',
-			'agent_send_keys_failed', 'invalid_regex', 'unsupported_event_wait_match', 'server_not_running', 'protocol_mismatch',
+			'pane_not_found',
+			'workspace_not_found',
+			'tab_not_found',
+			'invalid_request',
+			'invalid_key',
+			'invalid_env',
+			'invalid_agent',
+			'invalid_params',
+			'pane_send_failed',
+			'pane_split_failed',
+			'pane_layout_unavailable',
+			'confirmation_required',
+			'internal_error',
+			'server_unavailable',
+			'timeout',
+			'not_implemented',
+			'unsupported_in_app_mode',
+			'agent_not_found',
+			'agent_target_ambiguous',
+			'invalid_agent_name',
+			'agent_name_taken',
+			'unsupported_agent_kind',
+			'invalid_agent_argument',
+			'invalid_agent_timeout',
+			'agent_pane_not_found',
+			'agent_pane_busy',
+			'agent_pane_unavailable',
+			'agent_start_input_failed',
+			'agent_launch_pending',
+			'agent_not_ready',
+			'agent_not_running',
+			'agent_not_idle',
+			'agent_prompt_stalled',
+			'empty_agent_prompt',
+			'agent_prompt_failed',
+			'agent_send_keys_failed',
+			'invalid_regex',
+			'unsupported_event_wait_match',
+			'server_not_running',
+			'protocol_mismatch',
 			// herdr 0.8.2–0.9 (PROTOCOL 14).
-			'agent_blocked', 'connection_local_only', 'workspace_group_close_required', 'ui_busy', 'events_lost',
+			'agent_blocked',
+			'connection_local_only',
+			'workspace_group_close_required',
+			'ui_busy',
+			'events_lost',
 		];
 		for (const code of documented) {
 			expect(herdrErrorMessage(code, '', 'm')).not.toMatch(/refused it/);

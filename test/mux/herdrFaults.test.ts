@@ -75,7 +75,10 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		const m = mux();
 		fake.misbehave({kind: 'wrong-protocol', protocol: 19});
 		await expect(m.listPanes()).rejects.toMatchObject({code: 'protocol_mismatch'});
-		expect(m.health()).toMatchObject({ok: false, message: expect.stringMatching(/speaks protocol 19, older than any mam-tui knows \(20 \(herdr 0\.8\) and 22 \(herdr 0\.9\)\); upgrade herdr/)});
+		expect(m.health()).toMatchObject({
+			ok: false,
+			message: expect.stringMatching(/speaks protocol 19, older than any mam-tui knows \(20 \(herdr 0\.8\) and 22 \(herdr 0\.9\)\); upgrade herdr/),
+		});
 		expect(fake.methods.at(-1)).toBe('ping');
 	});
 
@@ -87,7 +90,10 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		const m = mux();
 		fake.misbehave({kind: 'wrong-protocol', protocol: number});
 		expect((await m.listPanes()).length).toBeGreaterThan(0);
-		expect(m.health()).toMatchObject({ok: true, message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (untested protocol ${number}, treating as ${as}) at ${socket}`});
+		expect(m.health()).toMatchObject({
+			ok: true,
+			message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (untested protocol ${number}, treating as ${as}) at ${socket}`,
+		});
 		const w = watch(m);
 		await eventually('the streams open', () => (m.eventsLive() ? true : undefined), {retryErrors: true});
 		w.stop();
@@ -99,7 +105,10 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		const pane = (await m.listPanes())[0]?.id ?? '';
 		// A read without its text: an answer outside the shape mam-tui reads, as a newer herdr might send.
 		fake.misbehave({kind: 'raw', result: {type: 'pane_read', read: {pane_id: pane}}, methods: ['pane.read']});
-		await expect(m.readOutput(pane, 3)).rejects.toMatchObject({code: 'bad_response', message: expect.stringContaining('(this herdr speaks untested protocol 23, treating as 22)')});
+		await expect(m.readOutput(pane, 3)).rejects.toMatchObject({
+			code: 'bad_response',
+			message: expect.stringContaining('(this herdr speaks untested protocol 23, treating as 22)'),
+		});
 		expect(m.health()).toMatchObject({ok: false, message: expect.stringMatching(/^herdr pane\.read: herdr sent a malformed pane read .*untested protocol 23/)});
 		fake.misbehave(undefined);
 		expect((await m.listPanes()).length).toBeGreaterThan(0);
@@ -147,7 +156,9 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		expect(w.healths.filter(h => !h.ok)).toEqual([]);
 		const [first] = fake.paneIds();
 		const added = await fake.split(first ?? '', dir);
-		await eventually('pane-created after the resync', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined), {retryErrors: true});
+		await eventually('pane-created after the resync', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined), {
+			retryErrors: true,
+		});
 		w.stop();
 	});
 
@@ -176,12 +187,16 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		const w = watch(m);
 		await eventually('the streams open', () => (m.eventsLive() && fake.subscriberCount() === 2 ? true : undefined), {retryErrors: true});
 		fake.dropSubscriptions();
-		await eventually('a lost-stream message', () => (w.healths.some(h => !h.ok && /event stream lost/.test(h.message)) ? true : undefined), {retryErrors: true});
+		await eventually('a lost-stream message', () => (w.healths.some(h => !h.ok && /event stream lost/.test(h.message)) ? true : undefined), {
+			retryErrors: true,
+		});
 		await eventually('healthy again', () => (m.health().ok && m.eventsLive() ? true : undefined), {retryErrors: true});
 		await eventually('a resync', () => (w.events.some(e => e.type === 'changed') ? true : undefined), {retryErrors: true});
 		const [first] = fake.paneIds();
 		const added = await fake.split(first ?? '', dir);
-		await eventually('pane-created after the reconnect', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined), {retryErrors: true});
+		await eventually('pane-created after the reconnect', () => (w.events.some(e => e.type === 'pane-created' && e.paneId === added) ? true : undefined), {
+			retryErrors: true,
+		});
 		w.stop();
 	});
 
@@ -200,7 +215,9 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): each is a clear healt
 		const m = mux({timeoutMs: 300});
 		fake.misbehave({kind: 'silent', methods: ['events.subscribe']});
 		const w = watch(m);
-		await eventually('a start timeout', () => (w.healths.some(h => /did not start the event stream within 300 ms/.test(h.message)) ? true : undefined), {retryErrors: true});
+		await eventually('a start timeout', () => (w.healths.some(h => /did not start the event stream within 300 ms/.test(h.message)) ? true : undefined), {
+			retryErrors: true,
+		});
 		fake.misbehave(undefined);
 		await eventually('recovers', () => (m.health().ok ? true : undefined), {retryErrors: true});
 		w.stop();

@@ -40,7 +40,8 @@ describe.each(FAKE_PROTOCOLS)('herdr protocol %i: changes in the gap between sub
 		muxes.push(mux);
 		const events: MuxEvent[] = [];
 		mux.subscribe(e => events.push(e));
-		const has = (what: string, test: (e: MuxEvent) => boolean) => eventually(what, () => (events.some(test) ? (true as const) : undefined), {retryErrors: true});
+		const has = (what: string, test: (e: MuxEvent) => boolean) =>
+			eventually(what, () => (events.some(test) ? (true as const) : undefined), {retryErrors: true});
 		return {mux, events, has};
 	}
 

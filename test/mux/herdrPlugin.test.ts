@@ -58,7 +58,14 @@ function version(text: Value | undefined): [number, number, number] {
 const atLeast = (a: [number, number, number], b: [number, number, number]) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
 /** The first herdr release with each manifest entry kind (PROTOCOL 13: all of these are in 0.8.0). */
-const ENTRY_SINCE: Readonly<Record<string, string>> = {build: '0.8.0', startup: '0.8.0', actions: '0.8.0', events: '0.8.0', panes: '0.8.0', link_handlers: '0.8.0'};
+const ENTRY_SINCE: Readonly<Record<string, string>> = {
+	build: '0.8.0',
+	startup: '0.8.0',
+	actions: '0.8.0',
+	events: '0.8.0',
+	panes: '0.8.0',
+	link_handlers: '0.8.0',
+};
 const PLACEMENTS = ['overlay', 'popup', 'split', 'tab', 'zoomed'];
 const CONTEXTS = ['workspace', 'tab', 'pane'];
 /** `[[keys.command]]` types herdr 0.9 accepts (0.9.1 rejects `plugin_pane`). */

@@ -9,7 +9,7 @@ function shellArgvs(lines: readonly string[]): string[][] {
 	const script = lines.map(line => `set -- ${line}; printf '%s\\0' "$#" "$@"`).join('\n');
 	const out = execFileSync('/bin/sh', ['-c', script], {encoding: 'utf8'}).split('\0');
 	const result: string[][] = [];
-	for (let i = 0; i < out.length - 1; ) {
+	for (let i = 0; i < out.length - 1;) {
 		const count = Number(out[i]);
 		result.push(out.slice(i + 1, i + 1 + count));
 		i += 1 + count;

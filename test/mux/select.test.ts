@@ -28,7 +28,15 @@ afterAll(async () => {
 /** Never the user's herdr (HOME and HERDR_SOCKET_PATH point into the temp dir) nor their tmux (-L). */
 function deps(choice: MuxDeps['choice'], env: Record<string, string>): MuxDeps {
 	// A generous probe: a loaded test machine must not turn a live herdr into "no herdr".
-	return {choice, env: {HOME: dir, ...env}, exec: realExec, processes: createProcessTable(), pollMs: 1000, tmux: {socketName: 'mam-test-select-none'}, probeTimeoutMs: 3000};
+	return {
+		choice,
+		env: {HOME: dir, ...env},
+		exec: realExec,
+		processes: createProcessTable(),
+		pollMs: 1000,
+		tmux: {socketName: 'mam-test-select-none'},
+		probeTimeoutMs: 3000,
+	};
 }
 
 describe('the herdr shell cache of a command', {timeout: 20_000}, () => {

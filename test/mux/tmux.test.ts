@@ -68,7 +68,9 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 	it('parses list-panes rows and keeps separators inside titles', () => {
 		const line = ['%3', '42', '0', 'claude', '/w', 's', '$1', '1', 'win', '/tmp/tmux-0/x', '900', '1764580000', 'ti\x1ftle'].join('\x1f');
 		const rows = parsePaneRows(`${line}\nnot a pane\n`);
-		expect(rows).toEqual([expect.objectContaining({id: '%3', pid: 42, dead: false, command: 'claude', cwd: '/w', serverPid: '900', serverStart: '1764580000', title: 'ti\x1ftle'})]);
+		expect(rows).toEqual([
+			expect.objectContaining({id: '%3', pid: 42, dead: false, command: 'claude', cwd: '/w', serverPid: '900', serverStart: '1764580000', title: 'ti\x1ftle'}),
+		]);
 	});
 
 	it("names each pane's server (socket, server pid and start time): a restarted server is another server", async () => {
@@ -133,7 +135,7 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		}
 	});
 
-	it("does not trust TMUX_PANE from another server (pane ids repeat across servers)", async () => {
+	it('does not trust TMUX_PANE from another server (pane ids repeat across servers)', async () => {
 		await tmux.run(['new-session', '-d', '-s', 'keep4', '--', 'sleep', '3600']);
 		const probe = createTmuxMux(options(tmux));
 		const first = (await probe.listPanes())[0];
@@ -149,7 +151,9 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		const mux = createTmuxMux(options(tmux, {exec: cLocale}));
 		await tmux.run(['new-session', '-d', '-s', 'keep6', '--', 'sleep', '3600']);
 		const id = await mux.openPane({argv: ['codex'], cwd: dirUtf8, env: {PATH: s.path}});
-		const pane = await eventually('listed with its cwd', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0), {retryErrors: true});
+		const pane = await eventually('listed with its cwd', async () => (await mux.listPanes()).find(p => p.id === id && p.processes.length > 0), {
+			retryErrors: true,
+		});
 		expect(pane.cwd).toBe(dirUtf8);
 		expect(pane.agent).toBe('codex');
 		await mux.closePane(id);

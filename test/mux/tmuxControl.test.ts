@@ -127,23 +127,33 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		try {
 			const a = await shellPane(mux);
 			const b = await shellPane(mux);
-			await eventually('both listed', async () => ((await mux.listPanes()).filter(p => p.id === a || p.id === b).length === 2 ? true : undefined), {retryErrors: true});
+			await eventually('both listed', async () => ((await mux.listPanes()).filter(p => p.id === a || p.id === b).length === 2 ? true : undefined), {
+				retryErrors: true,
+			});
 			// Let both shells draw their prompts, and the client watch them.
-			await eventually('quiet', async () => {
-				await mux.readScreens([a, b]);
-				const reads = mux.cost.screenReads;
-				await new Promise(resolve => setTimeout(resolve, 400));
-				await mux.readScreens([a, b]);
-				return mux.cost.screenReads === reads ? true : undefined;
-			}, {retryErrors: true});
+			await eventually(
+				'quiet',
+				async () => {
+					await mux.readScreens([a, b]);
+					const reads = mux.cost.screenReads;
+					await new Promise(resolve => setTimeout(resolve, 400));
+					await mux.readScreens([a, b]);
+					return mux.cost.screenReads === reads ? true : undefined;
+				},
+				{retryErrors: true},
+			);
 			events.length = 0;
 			await mux.sendText(a, "printf '\\033]7501;state=blocked:app=codex:kind=permission\\007ASKING\\n'");
 			await mux.sendKeys(a, ['Enter']);
 			await eventually('output event for a', () => (events.some(e => e.type === 'output' && e.paneIds.includes(a)) ? true : undefined), {retryErrors: true});
-			const screens = await eventually('state seen', async () => {
-				const read = await mux.readScreens([a, b]);
-				return read.get(a)?.text.includes('ASKING') ? read : undefined;
-			}, {retryErrors: true});
+			const screens = await eventually(
+				'state seen',
+				async () => {
+					const read = await mux.readScreens([a, b]);
+					return read.get(a)?.text.includes('ASKING') ? read : undefined;
+				},
+				{retryErrors: true},
+			);
 			expect(screens.get(a)?.osc).toBe('state=blocked:app=codex:kind=permission');
 			expect(screens.get(b)?.osc).toBeUndefined();
 			// Nothing printed since: no pane is read again.
@@ -171,7 +181,9 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 			await eventually('own pane known', async () => ((await mux.listPanes()).find(p => p.id === own)?.isSelf ? true : undefined), {retryErrors: true});
 			await tmux.run(['send-keys', '-t', own, 'echo drawn', 'Enter']);
 			await tmux.run(['send-keys', '-t', other, 'echo printed', 'Enter']);
-			await eventually('the other pane reported', () => (events.some(e => e.type === 'output' && e.paneIds.includes(other)) ? true : undefined), {retryErrors: true});
+			await eventually('the other pane reported', () => (events.some(e => e.type === 'output' && e.paneIds.includes(other)) ? true : undefined), {
+				retryErrors: true,
+			});
 			expect(events.some(e => e.type === 'output' && e.paneIds.includes(own))).toBe(false);
 		} finally {
 			stop();
@@ -193,12 +205,16 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 				await other.run(['new-session', '-d', '-s', 'second', '--', 'sleep', '3600']);
 				const id = await shellPane(mux);
 				// Only a watching client sees a report (one printed before it attached is lost): print until seen.
-				const osc = await eventually('watched again', async () => {
-					await mux.sendText(id, "printf '\\033]7501;state=working:app=codex\\007\\n'");
-					await mux.sendKeys(id, ['Enter']);
-					await new Promise(resolve => setTimeout(resolve, 300));
-					return (await mux.readScreens([id])).get(id)?.osc;
-				}, {retryErrors: true});
+				const osc = await eventually(
+					'watched again',
+					async () => {
+						await mux.sendText(id, "printf '\\033]7501;state=working:app=codex\\007\\n'");
+						await mux.sendKeys(id, ['Enter']);
+						await new Promise(resolve => setTimeout(resolve, 300));
+						return (await mux.readScreens([id])).get(id)?.osc;
+					},
+					{retryErrors: true},
+				);
 				expect(osc).toBe('state=working:app=codex');
 			} finally {
 				stop();

@@ -7,7 +7,16 @@ const pane = {pane_id: 'w1:p1', terminal_id: 'term_1', workspace_id: 'w1', tab_i
 describe('herdr wire readers (PROTOCOL 12: tolerate unknown fields, nulls, new values)', () => {
 	it('ignores unknown fields and treats null optionals as absent', () => {
 		const read = parsePaneInfo({...pane, cwd: null, agent: 'claude', title: null, brand_new: {x: 1}, agent_session: null});
-		expect(read).toEqual({paneId: 'w1:p1', terminalId: 'term_1', workspaceId: 'w1', tabId: 'w1:t1', focused: false, agentStatus: 'idle', revision: 3, agent: 'claude'});
+		expect(read).toEqual({
+			paneId: 'w1:p1',
+			terminalId: 'term_1',
+			workspaceId: 'w1',
+			tabId: 'w1:t1',
+			focused: false,
+			agentStatus: 'idle',
+			revision: 3,
+			agent: 'claude',
+		});
 	});
 
 	it('reads an unknown agent status as unknown', () => {
@@ -26,9 +35,17 @@ describe('herdr wire readers (PROTOCOL 12: tolerate unknown fields, nulls, new v
 	});
 
 	it('reads a snapshot and process info, ignoring what it does not need', () => {
-		const snap = parseSnapshot({type: 'session_snapshot', snapshot: {version: '0.9.1', protocol: 20, focused_pane_id: 'w1:p1', panes: [pane], layouts: [], extra: 1}});
+		const snap = parseSnapshot({
+			type: 'session_snapshot',
+			snapshot: {version: '0.9.1', protocol: 20, focused_pane_id: 'w1:p1', panes: [pane], layouts: [], extra: 1},
+		});
 		expect(snap).toMatchObject({version: '0.9.1', protocol: 20, focusedPaneId: 'w1:p1', panes: [{paneId: 'w1:p1'}]});
-		expect(parseProcessInfo({type: 'pane_process_info', process_info: {pane_id: 'w1:p1', shell_pid: 42, tty: null, foreground_processes: [{pid: 43, name: 'x', more: true}]}})).toEqual({
+		expect(
+			parseProcessInfo({
+				type: 'pane_process_info',
+				process_info: {pane_id: 'w1:p1', shell_pid: 42, tty: null, foreground_processes: [{pid: 43, name: 'x', more: true}]},
+			}),
+		).toEqual({
 			paneId: 'w1:p1',
 			shellPid: 42,
 		});

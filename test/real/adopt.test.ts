@@ -18,7 +18,11 @@ interface Status {
 
 interface DriftJson {
 	readonly findings: ReadonlyArray<{readonly kind: string; readonly paneId?: string; readonly sessionName?: string}>;
-	readonly applied?: ReadonlyArray<{readonly status: string; readonly session: string | null; readonly fix: {readonly type: string; readonly paneId?: string; readonly agentSessionId?: string}}>;
+	readonly applied?: ReadonlyArray<{
+		readonly status: string;
+		readonly session: string | null;
+		readonly fix: {readonly type: string; readonly paneId?: string; readonly agentSessionId?: string};
+	}>;
 }
 
 async function status(world: RealWorld): Promise<Status> {
@@ -50,7 +54,24 @@ async function restartServer(world: RealWorld): Promise<void> {
 			await sleep(100);
 			continue;
 		}
-		const started = await world.tmux(['new-session', '-d', '-s', 'world', '-n', 'keeper', '-x', '120', '-y', '36', '-c', world.dir, '--', 'tail', '-f', '/dev/null']);
+		const started = await world.tmux([
+			'new-session',
+			'-d',
+			'-s',
+			'world',
+			'-n',
+			'keeper',
+			'-x',
+			'120',
+			'-y',
+			'36',
+			'-c',
+			world.dir,
+			'--',
+			'tail',
+			'-f',
+			'/dev/null',
+		]);
 		if (started.exitCode === 0) {
 			await world.tmux(['set-option', '-g', 'default-terminal', 'tmux-256color']);
 			await world.tmux(['set-option', '-g', 'default-size', '120x36']);
@@ -79,7 +100,10 @@ describe('real agents: adopt pins the live conversation', () => {
 		const row = (await status(real.world)).sessions.find(s => s.name === adopted?.session);
 		expect(row).toMatchObject({agent, status: 'running', paneId: tui.paneId, agentSessionId: id});
 		// The epoch is the agent process's start, before the conversation's first turn (not the adoption).
-		const created = Date.parse(JSON.parse((await real.world.mamTui(['conversations', '--json', '--agent', agent])).stdout).conversations.find((c: {id: string}) => c.id === id).createdAt);
+		const created = Date.parse(
+			JSON.parse((await real.world.mamTui(['conversations', '--json', '--agent', agent])).stdout).conversations.find((c: {id: string}) => c.id === id)
+				.createdAt,
+		);
 		expect(Date.parse(row?.epoch ?? '')).toBeLessThanOrEqual(created);
 		// Adopting the same conversation by id gives the same row back: one row per pane.
 		const again = await real.world.mamTui(['adopt', '--json', '--agent', agent, '--id', id]);

@@ -67,7 +67,9 @@ describe('real agents: in use', () => {
 	for (const agent of ['claude', 'codex'] as const) {
 		it(`${agent}: a live TUI on conversation X — purge of X exits 4 naming the pid, deletes nothing; adopted, its purge names the pane and pids`, async () => {
 			const {tui, id} = await liveTui(real.world, agent, real.world.alpha, `keep me, ${agent}`);
-			const files = conversationsOnDisk(real.world, agent, real.world.alpha).filter(c => c.id === id).flatMap(c => c.files);
+			const files = conversationsOnDisk(real.world, agent, real.world.alpha)
+				.filter(c => c.id === id)
+				.flatMap(c => c.files);
 			expect(files.length).toBeGreaterThan(0);
 			const before = digests(files);
 			const agentPid = tui.agentPid();

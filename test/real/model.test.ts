@@ -56,4 +56,3 @@ describe('real agents: the stand-in model', () => {
 		await tui.quit(60_000);
 	});
 });
-

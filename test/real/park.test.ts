@@ -33,10 +33,24 @@ import {isAlive, registerPane, turn, useRealWorldOutside} from './support/turn.j
 const SOAK_S = 3;
 
 interface ParkJson {
-	readonly results: ReadonlyArray<{readonly session: string; readonly outcome: string; readonly check?: string; readonly why?: string; readonly parked?: {readonly freedBytes: number; readonly idleSeconds: number}}>;
+	readonly results: ReadonlyArray<{
+		readonly session: string;
+		readonly outcome: string;
+		readonly check?: string;
+		readonly why?: string;
+		readonly parked?: {readonly freedBytes: number; readonly idleSeconds: number};
+	}>;
 }
 interface WakeJson {
-	readonly results: ReadonlyArray<{readonly session: string; readonly outcome: string; readonly paneId?: string; readonly readyMs?: number | null; readonly verified?: boolean; readonly why?: string; readonly notes?: readonly string[]}>;
+	readonly results: ReadonlyArray<{
+		readonly session: string;
+		readonly outcome: string;
+		readonly paneId?: string;
+		readonly readyMs?: number | null;
+		readonly verified?: boolean;
+		readonly why?: string;
+		readonly notes?: readonly string[];
+	}>;
 }
 
 const figures: string[] = [];
@@ -100,7 +114,9 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 		const place = row ? parkedExtra.read(row.extra)?.placement?.session : undefined;
 		expect(place).toBeTruthy();
 
-		const status = JSON.parse((await real.world.mamTui(['status', '--json'])).stdout) as {sessions: Array<{name: string; status: string; parked?: {freedBytes: number}}>};
+		const status = JSON.parse((await real.world.mamTui(['status', '--json'])).stdout) as {
+			sessions: Array<{name: string; status: string; parked?: {freedBytes: number}}>;
+		};
 		expect(status.sessions.find(s => s.name === name)).toMatchObject({status: 'parked', parked: {freedBytes: result.parked?.freedBytes}});
 
 		const run = await real.world.mamTui(['wake', name, '--json'], {timeoutMs: 120_000});
@@ -115,7 +131,9 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 		await again.waitForScreen(new RegExp(DEFAULT_REPLY.replace('.', '\\.')), 30_000);
 		const after = rowOf(real.world, name);
 		expect(after).toMatchObject({status: 'running', agentSessionId: id, paneId});
-		figures.push(`${agent} | ${((result.parked?.freedBytes ?? 0) / 1048576).toFixed(0)} MB freed | idle ${result.parked?.idleSeconds} s | wake ready in ${((woke?.readyMs ?? 0) / 1000).toFixed(1)} s`);
+		figures.push(
+			`${agent} | ${((result.parked?.freedBytes ?? 0) / 1048576).toFixed(0)} MB freed | idle ${result.parked?.idleSeconds} s | wake ready in ${((woke?.readyMs ?? 0) / 1000).toFixed(1)} s`,
+		);
 		await again.close();
 		await tui.close();
 	});
@@ -187,7 +205,11 @@ describe.each(REAL_AGENTS)('real agents: park %s', agent => {
 		await real.world.tmux(['select-window', '-t', tui.paneId]);
 		const session = (await real.world.tmux(['display-message', '-p', '-t', tui.paneId, '#{session_name}'])).stdout.trim();
 		// A real client in a pty, as a person's terminal would be.
-		const client = execa('script', ['-qfc', `tmux -S ${real.world.tmuxPath} attach -t ${session}`, '/dev/null'], {reject: false, stdin: 'pipe', env: real.world.env});
+		const client = execa('script', ['-qfc', `tmux -S ${real.world.tmuxPath} attach -t ${session}`, '/dev/null'], {
+			reject: false,
+			stdin: 'pipe',
+			env: real.world.env,
+		});
 		try {
 			for (const deadline = Date.now() + 10_000; !(await real.world.tmux(['list-clients', '-F', '#{pane_id}'])).stdout.includes(tui.paneId); await sleep(200)) {
 				if (Date.now() > deadline) throw new Error('the client never attached');

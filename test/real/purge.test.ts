@@ -3,7 +3,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {execa} from 'execa';
 import {describe, expect, it} from 'vitest';
-import {attachTui, conversationsOnDisk, DEFAULT_REPLY, grepHome, grepMamHome, REAL_AGENTS, type RealAgent, type RealWorld, sleep, startTui, useRealWorld, waitForConversation} from './support/harness.js';
+import {
+	attachTui,
+	conversationsOnDisk,
+	DEFAULT_REPLY,
+	grepHome,
+	grepMamHome,
+	REAL_AGENTS,
+	type RealAgent,
+	type RealWorld,
+	sleep,
+	startTui,
+	useRealWorld,
+	waitForConversation,
+} from './support/harness.js';
 
 /** The argv that makes each real CLI open conversation `id` itself. */
 const RESUME_ARGS: Readonly<Record<RealAgent, (id: string) => string[]>> = {
@@ -64,7 +77,10 @@ async function bytesOf(world: RealWorld, id: string): Promise<Record<string, str
 	for (const file of await grepHome(world, id)) {
 		// grok's shared line files: the other conversation's own lines keep their bytes.
 		if (/(prompt_history|unified)\.jsonl$/.test(file)) {
-			const own = fs.readFileSync(file, 'utf8').split('\n').filter(line => line.includes(id));
+			const own = fs
+				.readFileSync(file, 'utf8')
+				.split('\n')
+				.filter(line => line.includes(id));
 			out[`${file} (lines naming ${id})`] = crypto.createHash('sha256').update(own.join('\n')).digest('hex');
 			continue;
 		}
@@ -189,7 +205,8 @@ describe('real agents: purge, trash, restore', () => {
  * needs a login the world does not have).
  */
 async function grokRefuses(world: RealWorld, id: string): Promise<void> {
-	const run = (args: readonly string[]) => execa(world.clis.grok, args, {cwd: world.alpha, env: world.env, extendEnv: false, stdin: 'ignore', reject: false, timeout: 60_000});
+	const run = (args: readonly string[]) =>
+		execa(world.clis.grok, args, {cwd: world.alpha, env: world.env, extendEnv: false, stdin: 'ignore', reject: false, timeout: 60_000});
 	const listed = await run(['sessions', 'list']);
 	expect(listed.exitCode, listed.stderr).toBe(0);
 	expect(listed.stdout).not.toContain(id);
@@ -214,7 +231,14 @@ async function resumeLaterMinuteThenStartAgain(world: RealWorld, id: string, mar
 	const minuteOf = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace(/:/g, '-');
 	const headlessResume = async (text: string) => {
 		while (named().some(n => n.includes(minuteOf(Date.now())))) await sleep(2000);
-		const run = await execa(world.clis.gemini, ['-r', id, '-p', text], {cwd: world.alpha, env: world.env, extendEnv: false, stdin: 'ignore', reject: false, timeout: 120_000});
+		const run = await execa(world.clis.gemini, ['-r', id, '-p', text], {
+			cwd: world.alpha,
+			env: world.env,
+			extendEnv: false,
+			stdin: 'ignore',
+			reject: false,
+			timeout: 120_000,
+		});
 		expect(run.exitCode, run.stderr).toBe(0);
 		expect(named(), 'gemini -r in a later minute wrote its stub').toHaveLength(2);
 	};

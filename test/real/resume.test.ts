@@ -1,5 +1,15 @@
 import {describe, expect, it} from 'vitest';
-import {attachTui, conversationsOnDisk, DEFAULT_REPLY, REAL_AGENTS, type RealAgent, sleep, startTui, useRealWorld, waitForConversation} from './support/harness.js';
+import {
+	attachTui,
+	conversationsOnDisk,
+	DEFAULT_REPLY,
+	REAL_AGENTS,
+	type RealAgent,
+	sleep,
+	startTui,
+	useRealWorld,
+	waitForConversation,
+} from './support/harness.js';
 
 interface StatusPane {
 	readonly id: string;
@@ -56,7 +66,11 @@ describe('real agents: resume of a stopped session', () => {
 		await pane.waitForScreen(new RegExp(second), 30_000);
 		expect(await waitForConversation(real.world, agent, real.world.alpha, {containing: second, timeoutMs: 60_000})).toBe(id);
 		// One conversation, not a fork: nothing else appeared in that cwd besides the old one.
-		expect(conversationsOnDisk(real.world, agent, real.world.alpha).filter(c => c.text.includes(first)).map(c => c.id)).toEqual([id]);
+		expect(
+			conversationsOnDisk(real.world, agent, real.world.alpha)
+				.filter(c => c.text.includes(first))
+				.map(c => c.id),
+		).toEqual([id]);
 		await pane.quit();
 	});
 });

@@ -1,6 +1,16 @@
 import crypto from 'node:crypto';
 import {describe, expect, it} from 'vitest';
-import {DEFAULT_REPLY, grepHome, grepMamHome, REAL_AGENTS, type RealAgent, type RealWorld, startTui, useRealWorld, waitForConversation} from './support/harness.js';
+import {
+	DEFAULT_REPLY,
+	grepHome,
+	grepMamHome,
+	REAL_AGENTS,
+	type RealAgent,
+	type RealWorld,
+	startTui,
+	useRealWorld,
+	waitForConversation,
+} from './support/harness.js';
 
 // `mam-tui search` against conversations the real CLIs wrote: found by a word only their message
 // bodies hold; not found once purged; found again after restore; after purge --hard no byte of

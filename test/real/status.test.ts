@@ -40,7 +40,11 @@ describe('real agents: live status through mam-tui status --json', () => {
 	afterAll(() => {
 		process.stderr.write(
 			`\nagent × true state → what status --json said\n${Object.entries(seen)
-				.map(([agent, states]) => (['idle', 'working', 'blocked'] as const).map(s => `${agent.padEnd(9)} ${s.padEnd(8)} → ${states[s] ? `${states[s].status} (${states[s].source}: ${states[s].evidence})` : 'never seen'}`).join('\n'))
+				.map(([agent, states]) =>
+					(['idle', 'working', 'blocked'] as const)
+						.map(s => `${agent.padEnd(9)} ${s.padEnd(8)} → ${states[s] ? `${states[s].status} (${states[s].source}: ${states[s].evidence})` : 'never seen'}`)
+						.join('\n'),
+				)
 				.join('\n')}\n`,
 		);
 	});
@@ -69,7 +73,11 @@ describe('real agents: live status through mam-tui status --json', () => {
 		// What the dashboard keeps open: one control client, watching before the agent starts (codex's OSC 7501 reports reach only it).
 		const processes = createProcessTable();
 		const mux = createTmuxMux({server: {socketPath: real.world.tmuxPath}, exec: realExec, processes, env: real.world.env, pollMs: 1000, control: true});
-		const probe = createStatusProbe({ctx: {home: real.world.home, ownHome: true, env: real.world.env, exec: realExec, processes, now: Date.now, tmpDir: real.world.tmpdir}, mux, agentOf: p => paneAgent(p, ADAPTERS)});
+		const probe = createStatusProbe({
+			ctx: {home: real.world.home, ownHome: true, env: real.world.env, exec: realExec, processes, now: Date.now, tmpDir: real.world.tmpdir},
+			mux,
+			agentOf: p => paneAgent(p, ADAPTERS),
+		});
 		await mux.listPanes();
 		const tui = await startTui(real.world, agent, real.world.alpha);
 		try {

@@ -87,7 +87,10 @@ async function stop(world: RealWorld, tui: Tui, name: string, situation: string)
 	const exit = result.steps.find(s => s.step === 'exit-input' && (s.state === 'done' || s.state === 'failed'));
 	trials.push({agent: tui.agent, situation, endedBy: result.endedBy, stepMs: exit?.elapsedMs ?? Number.NaN});
 	// A stop that did not end at step 1 says why in its steps; without them a CI failure is mute.
-	if (result.endedBy !== 'exit-input') console.log(`${tui.agent} ${situation}: ended by ${result.endedBy}\n${result.steps.map(s => `  ${s.step} ${s.state} ${s.elapsedMs} ms: ${s.message}`).join('\n')}\n${result.notes.join('\n')}`);
+	if (result.endedBy !== 'exit-input')
+		console.log(
+			`${tui.agent} ${situation}: ended by ${result.endedBy}\n${result.steps.map(s => `  ${s.step} ${s.state} ${s.elapsedMs} ms: ${s.message}`).join('\n')}\n${result.notes.join('\n')}`,
+		);
 	return result;
 }
 
@@ -95,7 +98,15 @@ async function stop(world: RealWorld, tui: Tui, name: string, situation: string)
 function resumeLine(agent: RealAgent, world: RealWorld, id: string): string {
 	const adapter = adapterFor(agent);
 	if (!adapter) throw new Error(`no adapter for ${agent}`);
-	const ctx = {home: world.home, ownHome: false, env: world.env, exec: () => Promise.reject(new Error('unused')), processes: {list: async () => [], get: async () => undefined, holders: async () => []}, now: Date.now, tmpDir: world.tmpdir};
+	const ctx = {
+		home: world.home,
+		ownHome: false,
+		env: world.env,
+		exec: () => Promise.reject(new Error('unused')),
+		processes: {list: async () => [], get: async () => undefined, holders: async () => []},
+		now: Date.now,
+		tmpDir: world.tmpdir,
+	};
 	return adapter.resume(ctx, id).argv.map(shellQuote).join(' ');
 }
 
@@ -107,27 +118,31 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 	// Outside both projects: opencode asks before a shell command runs there.
 	const real = useRealWorldOutside();
 
-	it(`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`, {timeout: 120_000 + TRIALS * 150_000}, async () => {
-		const ended = {idle: 0, afterTurn: 0};
-		for (let i = 0; i < TRIALS; i++) {
-			const idle = await startTui(real.world, agent, real.world.alpha);
-			await new Promise(resolve => setTimeout(resolve, 1500));
-			if ((await stop(real.world, idle, registerPane(real.world, idle, 'stop'), 'idle')).endedBy === 'exit-input') ended.idle++;
-			await idle.close();
+	it(
+		`ends at step 1 when idle and right after a turn (${TRIALS} stops each); the reply is on disk, the CLI resumes it, and a one-line draft is never sent`,
+		{timeout: 120_000 + TRIALS * 150_000},
+		async () => {
+			const ended = {idle: 0, afterTurn: 0};
+			for (let i = 0; i < TRIALS; i++) {
+				const idle = await startTui(real.world, agent, real.world.alpha);
+				await new Promise(resolve => setTimeout(resolve, 1500));
+				if ((await stop(real.world, idle, registerPane(real.world, idle, 'stop'), 'idle')).endedBy === 'exit-input') ended.idle++;
+				await idle.close();
 
-			const prompt = `stop trial ${i} for ${agent}: say hello`;
-			const {tui: busy, id} = await turn(real.world, agent, prompt);
-			await new Promise(resolve => setTimeout(resolve, 1000));
-			const result = await stop(real.world, busy, registerPane(real.world, busy, 'stop', id), 'after a turn');
-			// Flushed: the turn's reply is in the agent's own store once it is stopped.
-			expect(conversationsOnDisk(real.world, agent, real.world.alpha).find(c => c.id === id)?.text).toContain(DEFAULT_REPLY);
-			if (result.endedBy === 'exit-input') ended.afterTurn++;
-			if (i === 0 && result.endedBy === 'exit-input') await resumeWithDraft(busy, id, prompt);
-			await busy.close();
-		}
-		expect(ended.idle, `${agent} idle: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
-		expect(ended.afterTurn, `${agent} after a turn: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
-	});
+				const prompt = `stop trial ${i} for ${agent}: say hello`;
+				const {tui: busy, id} = await turn(real.world, agent, prompt);
+				await new Promise(resolve => setTimeout(resolve, 1000));
+				const result = await stop(real.world, busy, registerPane(real.world, busy, 'stop', id), 'after a turn');
+				// Flushed: the turn's reply is in the agent's own store once it is stopped.
+				expect(conversationsOnDisk(real.world, agent, real.world.alpha).find(c => c.id === id)?.text).toContain(DEFAULT_REPLY);
+				if (result.endedBy === 'exit-input') ended.afterTurn++;
+				if (i === 0 && result.endedBy === 'exit-input') await resumeWithDraft(busy, id, prompt);
+				await busy.close();
+			}
+			expect(ended.idle, `${agent} idle: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
+			expect(ended.afterTurn, `${agent} after a turn: step-1 exits of ${TRIALS}`).toBeGreaterThanOrEqual(NEEDED);
+		},
+	);
 
 	/**
 	 * In the pane the stop left open: the real CLI resumes the conversation (so it was flushed),
@@ -186,18 +201,35 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 	// around it. Closing the pane hangs up only the wrapper, which ignores SIGHUP and keeps its
 	// child (REAL.md surprise 6); the stop's hangup to each captured process ends both.
 	it.runIf(agent === 'gemini')("gemini as the pane's own process: closing the pane ends the wrapper and its child", async () => {
-		const opened = await real.world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', 'gemini-root', '-c', real.world.alpha, '--', real.world.clis.gemini]);
+		const opened = await real.world.tmux([
+			'new-window',
+			'-d',
+			'-P',
+			'-F',
+			'#{pane_id} #{pane_pid}',
+			'-n',
+			'gemini-root',
+			'-c',
+			real.world.alpha,
+			'--',
+			real.world.clis.gemini,
+		]);
 		const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
 		const wrapper = Number(pid);
 		const screen = async () => (await real.world.tmux(['capture-pane', '-p', '-t', paneId])).stdout;
 		const until = async (re: RegExp) => {
-			for (const deadline = Date.now() + 60_000; !re.test(await screen()); ) {
+			for (const deadline = Date.now() + 60_000; !re.test(await screen());) {
 				if (Date.now() > deadline) throw new Error(`gemini in ${paneId} never showed ${re}:\n${await screen()}`);
 				await new Promise(resolve => setTimeout(resolve, 200));
 			}
 		};
 		await until(READY.gemini);
-		const tree = [wrapper, ...processTable().filter(p => p.ppid === wrapper).map(p => p.pid)];
+		const tree = [
+			wrapper,
+			...processTable()
+				.filter(p => p.ppid === wrapper)
+				.map(p => p.pid),
+		];
 		expect(tree.length, 'the wrapper and its child').toBe(2);
 		await real.world.tmux(['set-buffer', '-b', 'draft', 'wrapper case first line\nsecond line']);
 		await real.world.tmux(['paste-buffer', '-p', '-d', '-b', 'draft', '-t', paneId]);
@@ -216,7 +248,10 @@ describe.each(REAL_AGENTS)('real agents: stop %s', agent => {
 		const mine = trials.filter(t => t.agent === agent);
 		const rows = [...new Set(mine.map(t => t.situation))].map(situation => {
 			const some = mine.filter(t => t.situation === situation);
-			const times = some.map(t => t.stepMs).filter(Number.isFinite).sort((a, b) => a - b);
+			const times = some
+				.map(t => t.stepMs)
+				.filter(Number.isFinite)
+				.sort((a, b) => a - b);
 			return `${agent} | ${situation} | ${some.filter(t => t.endedBy === 'exit-input').length}/${some.length} at step 1 | ended by ${[...new Set(some.map(t => t.endedBy))].join(', ')} | step 1 ${times[0] ?? '-'}–${times.at(-1) ?? '-'} ms`;
 		});
 		console.info(`stop on real ${agent}:\n${rows.join('\n')}`);

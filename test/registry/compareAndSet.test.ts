@@ -48,9 +48,27 @@ describe('compare-and-set', () => {
 	});
 
 	it('without a version, always applies; only the fields named change', () => {
-		const r = registry.insert({name: 'a', agent: 'codex', cwd: '/w', mux: 'tmux', paneId: '%1', agentSessionId: 'x', status: 'running', epoch: 1, extra: {k: 1}});
+		const r = registry.insert({
+			name: 'a',
+			agent: 'codex',
+			cwd: '/w',
+			mux: 'tmux',
+			paneId: '%1',
+			agentSessionId: 'x',
+			status: 'running',
+			epoch: 1,
+			extra: {k: 1},
+		});
 		registry.update(r.id, {status: 'stopped'});
-		expect(registry.update(r.id, {cwd: '/v'})).toMatchObject({mux: 'tmux', paneId: '%1', agentSessionId: 'x', status: 'stopped', cwd: '/v', extra: {k: 1}, version: 3});
+		expect(registry.update(r.id, {cwd: '/v'})).toMatchObject({
+			mux: 'tmux',
+			paneId: '%1',
+			agentSessionId: 'x',
+			status: 'stopped',
+			cwd: '/v',
+			extra: {k: 1},
+			version: 3,
+		});
 	});
 
 	it('an update of a missing row says so', () => {

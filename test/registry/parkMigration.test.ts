@@ -25,7 +25,11 @@ describe('the park migration', () => {
 		const old = new Database(file);
 		old.exec(MIGRATIONS[0] ?? '');
 		old.pragma('user_version = 1');
-		old.prepare("INSERT INTO sessions (id, name, agent, cwd, status, epoch, created_at, updated_at, version, extra) VALUES (7, 'api', 'claude', '/p', 'stopped', 1, 2, 3, 9, '{\"x\":1}')").run();
+		old
+			.prepare(
+				"INSERT INTO sessions (id, name, agent, cwd, status, epoch, created_at, updated_at, version, extra) VALUES (7, 'api', 'claude', '/p', 'stopped', 1, 2, 3, 9, '{\"x\":1}')",
+			)
+			.run();
 		expect(() => old.prepare("UPDATE sessions SET status = 'parked' WHERE id = 7").run()).toThrow(/CHECK/);
 		old.close();
 		const registry = Registry.open(file);
@@ -54,10 +58,24 @@ describe('the park migration', () => {
 
 describe('park codecs', () => {
 	it('read back what they wrote and drop what they cannot trust', () => {
-		const record = {at: 5, freedBytes: 10, idleSeconds: 60, argv: ['claude', '--resume', 'x'], cwd: '/p', paneId: '%1', placement: {session: 'work', window: '2'}};
+		const record = {
+			at: 5,
+			freedBytes: 10,
+			idleSeconds: 60,
+			argv: ['claude', '--resume', 'x'],
+			cwd: '/p',
+			paneId: '%1',
+			placement: {session: 'work', window: '2'},
+		};
 		expect(parkedExtra.read(parkedExtra.write({}, record))).toEqual(record);
 		expect(parkedExtra.read({parked: {at: 5, argv: [], cwd: '/p'}})).toBeUndefined();
-		expect(parkedExtra.read({parked: {at: 5, argv: ['a'], cwd: '/p', freedBytes: -3, placement: {session: 4}}})).toEqual({at: 5, freedBytes: 0, idleSeconds: 0, argv: ['a'], cwd: '/p'});
+		expect(parkedExtra.read({parked: {at: 5, argv: ['a'], cwd: '/p', freedBytes: -3, placement: {session: 4}}})).toEqual({
+			at: 5,
+			freedBytes: 0,
+			idleSeconds: 0,
+			argv: ['a'],
+			cwd: '/p',
+		});
 		expect(parkingExtra.read({parking: {at: 'now'}})).toBeUndefined();
 	});
 });

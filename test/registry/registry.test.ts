@@ -63,12 +63,14 @@ describe('migrations', () => {
 		second.close();
 	});
 
-	it('checks a row\'s multiplexer against MUX_KINDS, not SQL: a version-1 file keeps its rows', () => {
+	it("checks a row's multiplexer against MUX_KINDS, not SQL: a version-1 file keeps its rows", () => {
 		const file = path.join(tmp.dir, 'registry.db');
 		const v1 = new Database(file);
 		v1.exec(MIGRATIONS[0] ?? '');
 		v1.pragma('user_version = 1');
-		v1.prepare("INSERT INTO sessions (name, agent, cwd, mux, pane_id, status, epoch, created_at, updated_at, version) VALUES ('old', 'codex', '/w', 'tmux', '%4', 'stopped', 5, 6, 7, 3)").run();
+		v1.prepare(
+			"INSERT INTO sessions (name, agent, cwd, mux, pane_id, status, epoch, created_at, updated_at, version) VALUES ('old', 'codex', '/w', 'tmux', '%4', 'stopped', 5, 6, 7, 3)",
+		).run();
 		expect(() => v1.prepare("UPDATE sessions SET mux = 'zellij'").run()).toThrow(/CHECK/);
 		v1.close();
 		const registry = Registry.open(file);
@@ -141,9 +143,7 @@ describe('sessions and audit', () => {
 		const registry = Registry.open(':memory:', () => 42);
 		registry.audit({session: 'alpha', action: 'stop', step: 'exit-input', outcome: 'ok', detail: {pid: 7}});
 		registry.audit({session: 'beta', action: 'purge', outcome: 'refused'});
-		expect(registry.auditLog('alpha')).toEqual([
-			{id: 1, at: 42, session: 'alpha', action: 'stop', step: 'exit-input', outcome: 'ok', detail: {pid: 7}},
-		]);
+		expect(registry.auditLog('alpha')).toEqual([{id: 1, at: 42, session: 'alpha', action: 'stop', step: 'exit-input', outcome: 'ok', detail: {pid: 7}}]);
 		expect(registry.auditLog().map(a => a.session)).toEqual(['alpha', 'beta']);
 		registry.close();
 	});

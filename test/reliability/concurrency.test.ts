@@ -29,9 +29,12 @@ beforeAll(async () => {
 	base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-concurrent-')));
 	tmux = privateTmux('mam-test');
 	await tmux.run(['new-session', '-d', '-s', 'base', 'sleep', '100000']);
-	world = await (FIXTURE_BUILDERS.claude ?? (() => {
-		throw new Error('no claude fixture');
-	}))();
+	world = await (
+		FIXTURE_BUILDERS.claude ??
+		(() => {
+			throw new Error('no claude fixture');
+		})
+	)();
 	// `claude` on the PATH the panes get: a stand-in that records every start.
 	claude = installTestStandin(path.join(base, 'bin'), 'claude', {});
 });
@@ -110,7 +113,13 @@ describe('two resumes that both pass every check before either opens a pane', ()
 			const loser = a.ok ? b : a;
 			expect(!loser.ok && loser.error.message).toMatch(/was resumed|changed by another mam-tui/);
 			expect(tw.registry.get('racy')).toMatchObject({status: 'running', paneId: '%1'});
-			expect(tw.registry.auditLog('racy').filter(e => e.step === null).map(e => e.outcome).sort()).toEqual(['ok', 'refused']);
+			expect(
+				tw.registry
+					.auditLog('racy')
+					.filter(e => e.step === null)
+					.map(e => e.outcome)
+					.sort(),
+			).toEqual(['ok', 'refused']);
 		} finally {
 			tw.dispose();
 		}
@@ -157,31 +166,58 @@ describe('two mam-tui processes on one registry: exactly one wins, the other is 
 		}
 	});
 
-	it('a stop and a purge of the same session at once: the stop wins, the purge is refused, the conversation survives', {timeout: budgetMs(120_000, 300_000)}, async () => {
-		const registry = path.join(base, 'stop-purge.db');
-		// A running agent that ignores /exit and SIGTERM: the stop takes its full grace, so the purge surely runs meanwhile.
-		const stubborn = installTestStandin(path.join(base, 'stubborn-bin'), 'claude', {ignoreExit: true, ignoreSignals: true});
-		const pane = (await tmux.run(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', world.cwds[0], stubborn.file, '--resume', world.ids.target])).stdout.trim();
-		const record = await eventually('the running agent', () => readStandinRecords(stubborn.recordFile)[0]);
-		leftovers.push({pid: record.pid, startTime: startTimeOf(record.pid)});
-		const reg = Registry.open(registry);
-		reg.insert({name: 'contested', agent: 'claude', cwd: world.cwds[0], agentSessionId: world.ids.target, mux: 'tmux', paneId: pane, status: 'running', epoch: world.epoch});
-		reg.close();
-		const transcript = world.holdPaths(world.ids.target)[0] ?? '';
-		const bytes = fs.readFileSync(transcript);
-		const [stop, purge] = await together(['stop', 'contested', '--grace', '3', '--kill-wait', '1', ...args(registry)], ['purge', 'contested', '--yes', ...args(registry)]);
-		const label = `stop exit ${stop.exitCode}: ${String(stop.stdout)}${String(stop.stderr)}\npurge exit ${purge.exitCode}: ${String(purge.stdout)}${String(purge.stderr)}`;
-		expect(stop.exitCode, label).toBe(0);
-		expect([1, 4], label).toContain(purge.exitCode);
-		expect(String(purge.stderr), label).toMatch(/is running|in use/);
-		expect(fs.readFileSync(transcript).equals(bytes), 'the transcript is untouched').toBe(true);
-		const state = inspectRegistry(registry);
-		expect(state.integrity).toBe('ok');
-		expect(rowProblems(state.sessions)).toEqual([]);
-		expect(state.sessions.find(s => s.name === 'contested')?.status).toBe('stopped');
-		const audit = state.audit.filter(e => e.session === 'contested');
-		expect(audit.some(e => e.action === 'stop' && e.step === null && e.outcome === 'ok'), label).toBe(true);
-		expect(audit.some(e => e.action === 'purge' && e.outcome === 'refused'), label).toBe(true);
-		expect(audit.some(e => e.action === 'purge' && e.step === 'delete'), 'no delete was ever started').toBe(false);
-	});
+	it(
+		'a stop and a purge of the same session at once: the stop wins, the purge is refused, the conversation survives',
+		{timeout: budgetMs(120_000, 300_000)},
+		async () => {
+			const registry = path.join(base, 'stop-purge.db');
+			// A running agent that ignores /exit and SIGTERM: the stop takes its full grace, so the purge surely runs meanwhile.
+			const stubborn = installTestStandin(path.join(base, 'stubborn-bin'), 'claude', {ignoreExit: true, ignoreSignals: true});
+			const pane = (
+				await tmux.run(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', world.cwds[0], stubborn.file, '--resume', world.ids.target])
+			).stdout.trim();
+			const record = await eventually('the running agent', () => readStandinRecords(stubborn.recordFile)[0]);
+			leftovers.push({pid: record.pid, startTime: startTimeOf(record.pid)});
+			const reg = Registry.open(registry);
+			reg.insert({
+				name: 'contested',
+				agent: 'claude',
+				cwd: world.cwds[0],
+				agentSessionId: world.ids.target,
+				mux: 'tmux',
+				paneId: pane,
+				status: 'running',
+				epoch: world.epoch,
+			});
+			reg.close();
+			const transcript = world.holdPaths(world.ids.target)[0] ?? '';
+			const bytes = fs.readFileSync(transcript);
+			const [stop, purge] = await together(
+				['stop', 'contested', '--grace', '3', '--kill-wait', '1', ...args(registry)],
+				['purge', 'contested', '--yes', ...args(registry)],
+			);
+			const label = `stop exit ${stop.exitCode}: ${String(stop.stdout)}${String(stop.stderr)}\npurge exit ${purge.exitCode}: ${String(purge.stdout)}${String(purge.stderr)}`;
+			expect(stop.exitCode, label).toBe(0);
+			expect([1, 4], label).toContain(purge.exitCode);
+			expect(String(purge.stderr), label).toMatch(/is running|in use/);
+			expect(fs.readFileSync(transcript).equals(bytes), 'the transcript is untouched').toBe(true);
+			const state = inspectRegistry(registry);
+			expect(state.integrity).toBe('ok');
+			expect(rowProblems(state.sessions)).toEqual([]);
+			expect(state.sessions.find(s => s.name === 'contested')?.status).toBe('stopped');
+			const audit = state.audit.filter(e => e.session === 'contested');
+			expect(
+				audit.some(e => e.action === 'stop' && e.step === null && e.outcome === 'ok'),
+				label,
+			).toBe(true);
+			expect(
+				audit.some(e => e.action === 'purge' && e.outcome === 'refused'),
+				label,
+			).toBe(true);
+			expect(
+				audit.some(e => e.action === 'purge' && e.step === 'delete'),
+				'no delete was ever started',
+			).toBe(false);
+		},
+	);
 });

@@ -40,9 +40,12 @@ beforeAll(async () => {
 	fs.mkdirSync(deep, {recursive: true});
 	fs.mkdirSync(path.join(base, 'canary'));
 	marker = path.join(base, 'canary', 'pwned');
-	world = await (FIXTURE_BUILDERS.claude ?? (() => {
-		throw new Error('no claude fixture');
-	}))();
+	world = await (
+		FIXTURE_BUILDERS.claude ??
+		(() => {
+			throw new Error('no claude fixture');
+		})
+	)();
 	registry = path.join(base, 'state', 'registry.db');
 	scratchRegistry = path.join(base, 'state', 'scratch.db');
 	const reg = Registry.open(registry);
@@ -187,32 +190,38 @@ describe('hostile ids, names and paths through every CLI command', () => {
 		expect(differences(fixtureBefore, outsideSnapshot(path.dirname(world.home), []))).toEqual([]);
 	});
 
-	it('through the built binary: argv payloads reach no shell, and a folder named like a command opens safely', {timeout: budgetMs(120_000, 600_000)}, async () => {
-		const cwd = path.join(deep, 'cwd');
-		fs.mkdirSync(cwd, {recursive: true});
-		const shells = shellPayloads(marker);
-		const placed: Array<{args: string[]; codes: number[]}> = shells.filter((_, i) => SOAK || i % 2 === 0).map((p, i) => {
-			const own = ['--registry', registry, '--home', world.home, '--mux', 'tmux', '--tmux-socket', tmux.name];
-			switch (i % 4) {
-				case 0:
-					return {args: ['resume', '--agent', 'claude', '--id', p, ...own], codes: [2]};
-				case 1:
-					return {args: ['purge', p, '--yes', ...own], codes: [2, 3]};
-				case 2:
-					return {args: ['new', '--agent', 'claude', '--cwd', hostileDirs.get(p) ?? p, ...own.slice(2), '--registry', scratchRegistry], codes: [0, 2]};
-				default:
-					return {args: ['conversations', '--cwd', p, '--registry', `../../${p}`, '--home', world.home], codes: [0, 2]};
+	it(
+		'through the built binary: argv payloads reach no shell, and a folder named like a command opens safely',
+		{timeout: budgetMs(120_000, 600_000)},
+		async () => {
+			const cwd = path.join(deep, 'cwd');
+			fs.mkdirSync(cwd, {recursive: true});
+			const shells = shellPayloads(marker);
+			const placed: Array<{args: string[]; codes: number[]}> = shells
+				.filter((_, i) => SOAK || i % 2 === 0)
+				.map((p, i) => {
+					const own = ['--registry', registry, '--home', world.home, '--mux', 'tmux', '--tmux-socket', tmux.name];
+					switch (i % 4) {
+						case 0:
+							return {args: ['resume', '--agent', 'claude', '--id', p, ...own], codes: [2]};
+						case 1:
+							return {args: ['purge', p, '--yes', ...own], codes: [2, 3]};
+						case 2:
+							return {args: ['new', '--agent', 'claude', '--cwd', hostileDirs.get(p) ?? p, ...own.slice(2), '--registry', scratchRegistry], codes: [0, 2]};
+						default:
+							return {args: ['conversations', '--cwd', p, '--registry', `../../${p}`, '--home', world.home], codes: [0, 2]};
+					}
+				});
+			for (const {args, codes} of placed) {
+				const run = await builtCli(args, {env, cwd});
+				const label = `${args.slice(0, 6).join(' ')}: exit ${run.exitCode}\n${String(run.stderr)}`;
+				expect(codes, label).toContain(run.exitCode);
+				expect(String(run.stderr), label).not.toMatch(/\n\s+at .+:\d+:\d+\)?/);
+				expect(fs.existsSync(marker), label).toBe(false);
 			}
-		});
-		for (const {args, codes} of placed) {
-			const run = await builtCli(args, {env, cwd});
-			const label = `${args.slice(0, 6).join(' ')}: exit ${run.exitCode}\n${String(run.stderr)}`;
-			expect(codes, label).toContain(run.exitCode);
-			expect(String(run.stderr), label).not.toMatch(/\n\s+at .+:\d+:\d+\)?/);
-			expect(fs.existsSync(marker), label).toBe(false);
-		}
-		expect(differences(fixtureBefore, outsideSnapshot(path.dirname(world.home), []))).toEqual([]);
-	});
+			expect(differences(fixtureBefore, outsideSnapshot(path.dirname(world.home), []))).toEqual([]);
+		},
+	);
 
 	it('a pane opened in a folder named like a command runs the agent there and nothing else', {timeout: 60_000}, async () => {
 		// A stand-in `claude` that stays at its prompt, first on the PATH tmux hands the new pane.
@@ -225,7 +234,22 @@ describe('hostile ids, names and paths through every CLI command', () => {
 			for (const payload of shellPayloads(marker)) {
 				const dir = hostileDirs.get(payload);
 				if (!dir) continue;
-				const run = await cli(['new', '--agent', 'claude', '--cwd', dir, '--json', '--registry', scratchRegistry, '--home', world.home, '--mux', 'tmux', '--tmux-socket', tmux.name]);
+				const run = await cli([
+					'new',
+					'--agent',
+					'claude',
+					'--cwd',
+					dir,
+					'--json',
+					'--registry',
+					scratchRegistry,
+					'--home',
+					world.home,
+					'--mux',
+					'tmux',
+					'--tmux-socket',
+					tmux.name,
+				]);
 				expect(run.code, run.err).toBe(0);
 				opened.push({id: (JSON.parse(run.out) as {paneId: string}).paneId, dir});
 			}
@@ -258,50 +282,54 @@ const SHELLS = /(^|\/)(sh|bash|dash|zsh|fish|ksh)$/;
 
 describe('hostile ids and cwds through every adapter method', () => {
 	const draws = trials(60, 600);
-	it.each(Object.keys(FIXTURE_BUILDERS))(`%s: ids are refused before any I/O, cwds are handled, nothing runs or changes (${draws} draws)`, {timeout: budgetMs(60_000, 600_000)}, async agent => {
-		const adapter = ADAPTERS[agent as keyof typeof ADAPTERS] as AgentAdapter;
-		const build = FIXTURE_BUILDERS[adapter.id];
-		if (!build) return;
-		const w = await build();
-		const canary = path.join(w.home, '..', `pwned-${crypto.randomBytes(4).toString('hex')}`);
-		try {
-			const calls: Array<{file: string; args: readonly string[]}> = [];
-			const ctx: AdapterContext = {...w.ctx, exec: recordingExec(calls)};
-			const before = w.snapshotOthers([]);
-			await fc.assert(
-				fc.asyncProperty(hostileString(canary), async payload => {
-					const callsBefore = calls.length;
-					if (!adapter.idPattern.test(payload) || payload.length > 256) {
-						for (const call of [
-							() => adapter.verify(ctx, payload),
-							() => adapter.artifacts(ctx, payload),
-							() => adapter.purge(ctx, planNaming(adapter, payload)),
-							() => adapter.residual(ctx, payload),
-							() => adapter.inUse(ctx, payload),
-						]) {
-							await expect(call(), JSON.stringify(payload)).rejects.toBeInstanceOf(InvalidIdError);
+	it.each(Object.keys(FIXTURE_BUILDERS))(
+		`%s: ids are refused before any I/O, cwds are handled, nothing runs or changes (${draws} draws)`,
+		{timeout: budgetMs(60_000, 600_000)},
+		async agent => {
+			const adapter = ADAPTERS[agent as keyof typeof ADAPTERS] as AgentAdapter;
+			const build = FIXTURE_BUILDERS[adapter.id];
+			if (!build) return;
+			const w = await build();
+			const canary = path.join(w.home, '..', `pwned-${crypto.randomBytes(4).toString('hex')}`);
+			try {
+				const calls: Array<{file: string; args: readonly string[]}> = [];
+				const ctx: AdapterContext = {...w.ctx, exec: recordingExec(calls)};
+				const before = w.snapshotOthers([]);
+				await fc.assert(
+					fc.asyncProperty(hostileString(canary), async payload => {
+						const callsBefore = calls.length;
+						if (!adapter.idPattern.test(payload) || payload.length > 256) {
+							for (const call of [
+								() => adapter.verify(ctx, payload),
+								() => adapter.artifacts(ctx, payload),
+								() => adapter.purge(ctx, planNaming(adapter, payload)),
+								() => adapter.residual(ctx, payload),
+								() => adapter.inUse(ctx, payload),
+							]) {
+								await expect(call(), JSON.stringify(payload)).rejects.toBeInstanceOf(InvalidIdError);
+							}
+							expect(() => adapter.resume(ctx, payload)).toThrow(InvalidIdError);
+							expect(calls.length, 'an invalid id started a process').toBe(callsBefore);
 						}
-						expect(() => adapter.resume(ctx, payload)).toThrow(InvalidIdError);
-						expect(calls.length, 'an invalid id started a process').toBe(callsBefore);
-					}
-					// A hostile cwd is only a filter: no throw, nothing found, the target not claimed for it
-					// (an empty cwd means no filter at all).
-					const found = await adapter.discover(ctx, {cwd: payload});
-					if (payload !== '') expect(found.conversations, JSON.stringify(payload)).toEqual([]);
-					const state = await adapter.verify(ctx, w.ids.target, payload);
-					if (payload !== '') expect(state.kind, JSON.stringify(payload)).not.toBe('yes');
-					const spec = adapter.spawn(ctx, payload);
-					expect(spec.argv.every(a => typeof a === 'string')).toBe(true);
-					expect(SHELLS.test(spec.argv[0] ?? '')).toBe(false);
-					adapter.watchPaths?.(ctx, payload);
-				}),
-				fcOptions(draws),
-			);
-			for (const call of calls) expect(SHELLS.test(call.file), `${call.file} ${call.args.join(' ')}`).toBe(false);
-			expect(fs.existsSync(canary)).toBe(false);
-			expect(differences(before, w.snapshotOthers([]))).toEqual([]);
-		} finally {
-			w.cleanup();
-		}
-	});
+						// A hostile cwd is only a filter: no throw, nothing found, the target not claimed for it
+						// (an empty cwd means no filter at all).
+						const found = await adapter.discover(ctx, {cwd: payload});
+						if (payload !== '') expect(found.conversations, JSON.stringify(payload)).toEqual([]);
+						const state = await adapter.verify(ctx, w.ids.target, payload);
+						if (payload !== '') expect(state.kind, JSON.stringify(payload)).not.toBe('yes');
+						const spec = adapter.spawn(ctx, payload);
+						expect(spec.argv.every(a => typeof a === 'string')).toBe(true);
+						expect(SHELLS.test(spec.argv[0] ?? '')).toBe(false);
+						adapter.watchPaths?.(ctx, payload);
+					}),
+					fcOptions(draws),
+				);
+				for (const call of calls) expect(SHELLS.test(call.file), `${call.file} ${call.args.join(' ')}`).toBe(false);
+				expect(fs.existsSync(canary)).toBe(false);
+				expect(differences(before, w.snapshotOthers([]))).toEqual([]);
+			} finally {
+				w.cleanup();
+			}
+		},
+	);
 });

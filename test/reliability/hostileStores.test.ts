@@ -121,7 +121,10 @@ async function purgeThrough(world: FixtureWorld, dir: string, line: string): Pro
 	const own = ownershipOf(world, excluded);
 	const before = othersSnapshot(world, own);
 	const env = cliEnv(path.join(dir, 'user'), path.join(dir, 'state'));
-	const run = await cli(['purge', '--agent', world.agent, '--id', world.ids.target, '--yes', '--home', world.home, '--registry', path.join(dir, 'registry.db')], env);
+	const run = await cli(
+		['purge', '--agent', world.agent, '--id', world.ids.target, '--yes', '--home', world.home, '--registry', path.join(dir, 'registry.db')],
+		env,
+	);
 	expect([0, 1, 5], `${line}; purge --yes: exit ${run.code} ${run.err}`).toContain(run.code);
 	expect(run.err).not.toMatch(/\n\s+at .+:\d+:\d+\)?/);
 	expect(differences(before, othersSnapshot(world, own)), `${line}; purge --yes: other sessions`).toEqual([]);

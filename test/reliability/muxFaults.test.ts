@@ -55,7 +55,12 @@ function faults(protocol: FakeProtocol): ReadonlyArray<{what: string; mode?: Mis
 		{what: 'garbage answers', mode: {kind: 'garbage'}, ok: false, message: /not JSON/},
 		{what: 'slow answers within the timeout', mode: {kind: 'slow', delayMs: 300}, ok: true, message: healthy},
 		{what: 'no answer at all', mode: {kind: 'silent', methods: ['session.snapshot']}, ok: false, message: /did not answer session\.snapshot/},
-		{what: 'a protocol older than any known', mode: {kind: 'wrong-protocol', protocol: 19}, ok: false, message: /protocol 19, older than any mam-tui knows.*upgrade herdr/},
+		{
+			what: 'a protocol older than any known',
+			mode: {kind: 'wrong-protocol', protocol: 19},
+			ok: false,
+			message: /protocol 19, older than any mam-tui knows.*upgrade herdr/,
+		},
 		{what: 'a newer, untested protocol', mode: {kind: 'wrong-protocol', protocol: 23}, ok: true, message: /untested protocol 23, treating as 22/},
 		{what: 'an error code it cannot place', mode: {kind: 'error', code: 'ui_busy', methods: ['session.snapshot']}, ok: false, message: /interface is busy/},
 		{what: 'socket gone', down: true, ok: false, message: /no herdr socket/},
@@ -97,14 +102,24 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): the supervisor keeps 
 	withFake(protocol);
 	let world: FixtureWorld;
 	beforeAll(async () => {
-		world = await (FIXTURE_BUILDERS.claude ?? (() => {
-			throw new Error('no claude fixture');
-		}))();
+		world = await (
+			FIXTURE_BUILDERS.claude ??
+			(() => {
+				throw new Error('no claude fixture');
+			})
+		)();
 	});
 	afterAll(() => world?.cleanup());
 
 	it('through garbage, a dropped stream, silence and a vanished socket, then healthy again with new panes seen', {timeout: 90_000}, async () => {
-		const mux = createHerdrMux({socketPath: socket, env: {}, processes: createProcessTable(), backoff: {initialMs: 50, maxMs: 200}, resyncMs: 50, timeoutMs: 500});
+		const mux = createHerdrMux({
+			socketPath: socket,
+			env: {},
+			processes: createProcessTable(),
+			backoff: {initialMs: 50, maxMs: 200},
+			resyncMs: 50,
+			timeoutMs: 500,
+		});
 		const healths: MuxHealth[] = [];
 		const paneLists: string[][] = [];
 		let failures = 0;
@@ -131,11 +146,15 @@ describe.each(FAKE_PROTOCOLS)('herdr faults (protocol %i): the supervisor keeps 
 		});
 		const healthy = (what: string) => eventually(what, () => healths.at(-1)?.ok === true && paneLists.at(-1)?.includes(firstPane), {timeoutMs: 20_000});
 		const down = (what: string, message: RegExp) =>
-			eventually(what, async () => {
-				await supervisor.refresh();
-				const last = healths.at(-1);
-				return last && !last.ok && message.test(last.message) ? last : undefined;
-			}, {timeoutMs: 20_000});
+			eventually(
+				what,
+				async () => {
+					await supervisor.refresh();
+					const last = healths.at(-1);
+					return last && !last.ok && message.test(last.message) ? last : undefined;
+				},
+				{timeoutMs: 20_000},
+			);
 		try {
 			await healthy('the first snapshot');
 			fake.misbehave({kind: 'garbage'});
@@ -227,7 +246,15 @@ describe('herdr: a pane id reused by a new pane between the snapshot and the act
 		async when => {
 			const old = await agentPane({ignoreExit: true, ignoreSignals: true, children: 1});
 			const newcomer = await agentPane({});
-			const session = tw.registry.insert({name: `reuse-${counter}`, agent: 'claude', cwd: tw.project, mux: 'herdr', paneId: old.pane, status: 'running', epoch: Date.now()});
+			const session = tw.registry.insert({
+				name: `reuse-${counter}`,
+				agent: 'claude',
+				cwd: tw.project,
+				mux: 'herdr',
+				paneId: old.pane,
+				status: 'running',
+				epoch: Date.now(),
+			});
 			const mux = createHerdrMux({socketPath: proxy.socketPath, env: {}, processes: createProcessTable(), backoff: {initialMs: 50, maxMs: 200}});
 			const signalled: number[] = [];
 			const deps = tw.deps(mux, {kill: (pid, signal) => (signalled.push(pid), process.kill(pid, signal))});

@@ -27,7 +27,8 @@ beforeAll(() => {
 
 afterAll(() => {
 	fs.rmSync(scratch, {recursive: true, force: true});
-	if (leftoverTemps.length > 0) console.info(`purge crash: ${leftoverTemps.length} rewrite temp file(s) left behind by kills (harmless, not cleaned up by the rerun)`);
+	if (leftoverTemps.length > 0)
+		console.info(`purge crash: ${leftoverTemps.length} rewrite temp file(s) left behind by kills (harmless, not cleaned up by the rerun)`);
 });
 
 /** One fixture world with its target registered as a stopped session, and the state to compare against. */
@@ -88,11 +89,13 @@ const REWRITE_TEMP = /\.mam-[0-9a-f]{12}\.tmp$/;
 const leftoverTemps: string[] = [];
 
 function withoutTemps(snapshot: ReadonlyMap<string, string>): Map<string, string> {
-	return new Map([...snapshot].filter(([key]) => {
-		if (!REWRITE_TEMP.test(key)) return true;
-		if (!leftoverTemps.includes(key)) leftoverTemps.push(key);
-		return false;
-	}));
+	return new Map(
+		[...snapshot].filter(([key]) => {
+			if (!REWRITE_TEMP.test(key)) return true;
+			if (!leftoverTemps.includes(key)) leftoverTemps.push(key);
+			return false;
+		}),
+	);
 }
 
 /** After any crash: other sessions, everything outside the roots and the registry are whole. */
@@ -137,7 +140,10 @@ async function expectRerunFinishes(s: Scene, crashes: number, when: string): Pro
 async function expectOneRestorableEntry(s: Scene, when: string): Promise<void> {
 	const listed = await builtCli(['trash', '--json', '--home', s.world.home, '--registry', s.registry], {env: s.env, cwd: s.dir});
 	const purges = (JSON.parse(String(listed.stdout)) as {purges: {purgeId: string; state: string}[]}).purges;
-	expect(purges.map(p => p.state), `${when}: the trash`).toEqual(['done']);
+	expect(
+		purges.map(p => p.state),
+		`${when}: the trash`,
+	).toEqual(['done']);
 	const restored = await builtCli(['restore', purges[0]?.purgeId ?? '', '--home', s.world.home, '--registry', s.registry], {env: s.env, cwd: s.dir});
 	expect(restored.exitCode, `${when}: restore\n${String(restored.stdout)}\n${String(restored.stderr)}`).toBe(0);
 	expect((await ADAPTERS[s.world.agent].verify(s.world.ctx, s.world.ids.target)).kind, `${when}: after restore`).toBe('yes');
@@ -199,29 +205,36 @@ async function crash(s: Scene, point: CrashPoint): Promise<void> {
 	}
 	const run = await purge(s, {MAM_CRASH_AT: String(point.at), MAM_CRASH_KIND: point.kind}, hook);
 	// A rerun after a crash has fewer writes to make and may finish before its crash point.
-	expect(run.signal === 'SIGKILL' || run.exitCode === 0, `crash before ${point.kind} write ${point.at}: exit ${run.exitCode}\n${String(run.stdout)}\n${String(run.stderr)}`).toBe(true);
+	expect(
+		run.signal === 'SIGKILL' || run.exitCode === 0,
+		`crash before ${point.kind} write ${point.at}: exit ${run.exitCode}\n${String(run.stdout)}\n${String(run.stderr)}`,
+	).toBe(true);
 }
 
 describe('a purge killed at any point is finished by a rerun (built CLI, every adapter)', () => {
 	const worlds = trials(1, 5);
 	const extra = trials(1, 3);
 
-	it.each(AGENTS)(`%s: SIGKILL before the first file removal and at random points, then a rerun (${worlds} world(s))`, {timeout: budgetMs(90_000, 900_000)}, async agent => {
-		const p = await probe(agent);
-		expect(p.writes.any).toBeGreaterThan(3);
-		for (let w = 0; w < worlds; w++) {
-			const s = await scene(agent);
-			try {
-				const seen: string[] = [];
-				for (const point of crashPoints(p, extra)) {
-					seen.push(describePoint(point, p));
-					await crash(s, point);
-					expectIntact(s, `${agent}: after kills at ${seen.join(', ')}`);
+	it.each(AGENTS)(
+		`%s: SIGKILL before the first file removal and at random points, then a rerun (${worlds} world(s))`,
+		{timeout: budgetMs(90_000, 900_000)},
+		async agent => {
+			const p = await probe(agent);
+			expect(p.writes.any).toBeGreaterThan(3);
+			for (let w = 0; w < worlds; w++) {
+				const s = await scene(agent);
+				try {
+					const seen: string[] = [];
+					for (const point of crashPoints(p, extra)) {
+						seen.push(describePoint(point, p));
+						await crash(s, point);
+						expectIntact(s, `${agent}: after kills at ${seen.join(', ')}`);
+					}
+					await expectRerunFinishes(s, seen.length, `${agent}: kills at ${seen.join(', ')}`);
+				} finally {
+					s.dispose();
 				}
-				await expectRerunFinishes(s, seen.length, `${agent}: kills at ${seen.join(', ')}`);
-			} finally {
-				s.dispose();
 			}
-		}
-	});
+		},
+	);
 });

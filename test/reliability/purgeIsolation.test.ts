@@ -148,7 +148,14 @@ async function verifyAll(world: FixtureWorld): Promise<Map<string, string>> {
 }
 
 /** Purge `victimId` in `world` and check that nothing else moved: the property of SPEC 4.2. */
-async function purgeAndCheck(world: FixtureWorld, others: readonly FixtureWorld[], victimId: string, canary: string, planted: Planted, label: string): Promise<void> {
+async function purgeAndCheck(
+	world: FixtureWorld,
+	others: readonly FixtureWorld[],
+	victimId: string,
+	canary: string,
+	planted: Planted,
+	label: string,
+): Promise<void> {
 	const adapter = ADAPTERS[world.agent];
 	const excluded = withDescendants(world, victimId);
 	const own = ownershipOf(world, excluded);
@@ -179,35 +186,39 @@ async function purgeAndCheck(world: FixtureWorld, others: readonly FixtureWorld[
 
 describe('purge isolation over random worlds (SPEC 4.2)', () => {
 	const runs = trials(12, 150);
-	it(`purging a random session changes nothing of any other session, nor anything outside the agent roots (${runs} worlds)`, {timeout: budgetMs(90_000, 1_800_000)}, async () => {
-		await fc.assert(
-			fc.asyncProperty(specArb, async spec => {
-				const worlds: FixtureWorld[] = [];
-				const canary = makeCanary();
-				try {
-					for (const agent of spec.agents) {
-						const build = FIXTURE_BUILDERS[agent];
-						if (build) worlds.push(await build());
-					}
-					const world = worlds[spec.victimWorld % worlds.length];
-					if (!world) return;
-					const others = worlds.filter(w => w !== world);
-					const victimId = idOf(world, spec.victim);
-					const planted = plant(world, spec, victimId, canary);
-					const label = `${world.agent} ${spec.victim}`;
-					await purgeAndCheck(world, others, victimId, canary, planted, label);
-					if (spec.second) {
-						const secondId = idOf(world, spec.second);
-						if (!withDescendants(world, victimId).includes(secondId)) {
-							await purgeAndCheck(world, others, secondId, canary, {residualMayRemain: spec.escape}, `${label}, then ${spec.second}`);
+	it(
+		`purging a random session changes nothing of any other session, nor anything outside the agent roots (${runs} worlds)`,
+		{timeout: budgetMs(90_000, 1_800_000)},
+		async () => {
+			await fc.assert(
+				fc.asyncProperty(specArb, async spec => {
+					const worlds: FixtureWorld[] = [];
+					const canary = makeCanary();
+					try {
+						for (const agent of spec.agents) {
+							const build = FIXTURE_BUILDERS[agent];
+							if (build) worlds.push(await build());
 						}
+						const world = worlds[spec.victimWorld % worlds.length];
+						if (!world) return;
+						const others = worlds.filter(w => w !== world);
+						const victimId = idOf(world, spec.victim);
+						const planted = plant(world, spec, victimId, canary);
+						const label = `${world.agent} ${spec.victim}`;
+						await purgeAndCheck(world, others, victimId, canary, planted, label);
+						if (spec.second) {
+							const secondId = idOf(world, spec.second);
+							if (!withDescendants(world, victimId).includes(secondId)) {
+								await purgeAndCheck(world, others, secondId, canary, {residualMayRemain: spec.escape}, `${label}, then ${spec.second}`);
+							}
+						}
+					} finally {
+						for (const w of worlds) w.cleanup();
+						fs.rmSync(canary, {recursive: true, force: true});
 					}
-				} finally {
-					for (const w of worlds) w.cleanup();
-					fs.rmSync(canary, {recursive: true, force: true});
-				}
-			}),
-			fcOptions(runs),
-		);
-	});
+				}),
+				fcOptions(runs),
+			);
+		},
+	);
 });

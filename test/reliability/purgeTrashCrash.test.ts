@@ -105,7 +105,10 @@ async function crash(s: Scene, args: readonly string[], point: {kind: keyof Writ
 	// A rerun has less to do and may end before its crash point, or find that an earlier killed run
 	// got to the end (the entry is gone); any other refusal fails.
 	const finishedBefore = run.exitCode === 1 && /no purge \S+ in the trash/.test(String(run.stderr));
-	expect(run.signal === 'SIGKILL' || run.exitCode === 0 || finishedBefore, `crash before ${point.kind} write ${point.at}: exit ${run.exitCode}\n${String(run.stdout)}\n${String(run.stderr)}`).toBe(true);
+	expect(
+		run.signal === 'SIGKILL' || run.exitCode === 0 || finishedBefore,
+		`crash before ${point.kind} write ${point.at}: exit ${run.exitCode}\n${String(run.stdout)}\n${String(run.stderr)}`,
+	).toBe(true);
 }
 
 describe('restore and trash empty killed at any write are finished by a rerun (built CLI)', () => {

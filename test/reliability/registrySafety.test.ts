@@ -89,26 +89,45 @@ function consistency(file: string): string[] {
 describe('registry safety', () => {
 	const kills = trials(12, 200);
 
-	it(`two writers killed with SIGKILL at random moments, ${kills} times: never a corrupt or inconsistent registry`, {timeout: budgetMs(120_000, 1_800_000)}, async () => {
-		const file = path.join(dir, 'power-cut.db');
-		let sessions = 0;
-		for (let round = 0; round < kills; round++) {
-			const workers = [startWorker(file, 'a'), startWorker(file, 'b')];
-			// Now and then a kill lands while the registry is still being opened (migrations, WAL setup).
-			if (Math.random() < 0.8) await Promise.all(workers.map(w => w.ready));
-			await new Promise(resolve => setTimeout(resolve, Math.floor(Math.random() * 250)));
-			await Promise.all(workers.map(w => kill(w.child)));
-			const problems = consistency(file);
-			expect(problems, `after kill ${round + 1}`).toEqual([]);
-			sessions = inspectRegistry(file).sessions.length;
-		}
-		// The writers did write: the kills cut real work, not idle processes.
-		expect(sessions).toBeGreaterThan(0);
-		console.info(`registry power cut: ${kills} kills of two writers, ${sessions} sessions written, integrity ok every time`);
-	});
+	it(
+		`two writers killed with SIGKILL at random moments, ${kills} times: never a corrupt or inconsistent registry`,
+		{timeout: budgetMs(120_000, 1_800_000)},
+		async () => {
+			const file = path.join(dir, 'power-cut.db');
+			let sessions = 0;
+			for (let round = 0; round < kills; round++) {
+				const workers = [startWorker(file, 'a'), startWorker(file, 'b')];
+				// Now and then a kill lands while the registry is still being opened (migrations, WAL setup).
+				if (Math.random() < 0.8) await Promise.all(workers.map(w => w.ready));
+				await new Promise(resolve => setTimeout(resolve, Math.floor(Math.random() * 250)));
+				await Promise.all(workers.map(w => kill(w.child)));
+				const problems = consistency(file);
+				expect(problems, `after kill ${round + 1}`).toEqual([]);
+				sessions = inspectRegistry(file).sessions.length;
+			}
+			// The writers did write: the kills cut real work, not idle processes.
+			expect(sessions).toBeGreaterThan(0);
+			console.info(`registry power cut: ${kills} kills of two writers, ${sessions} sessions written, integrity ok every time`);
+		},
+	);
 
 	const env = () => cliEnv(path.join(dir, 'user'), path.join(dir, 'state'));
-	const status = (registry: string) => builtCli(['status', '--json', '--registry', registry, '--home', path.join(dir, 'home'), '--mux', 'tmux', '--tmux-socket', `mam-test-${crypto.randomBytes(4).toString('hex')}`], {env: env(), cwd: dir, timeoutMs: 20_000});
+	const status = (registry: string) =>
+		builtCli(
+			[
+				'status',
+				'--json',
+				'--registry',
+				registry,
+				'--home',
+				path.join(dir, 'home'),
+				'--mux',
+				'tmux',
+				'--tmux-socket',
+				`mam-test-${crypto.randomBytes(4).toString('hex')}`,
+			],
+			{env: env(), cwd: dir, timeoutMs: 20_000},
+		);
 
 	function expectClearRefusal(run: Awaited<ReturnType<typeof status>>, registry: string): void {
 		const label = `exit ${run.exitCode}: ${String(run.stderr)}`;
@@ -132,26 +151,30 @@ describe('registry safety', () => {
 	});
 
 	const immutable = canChattr();
-	it.skipIf(!immutable)('an immutable folder (chattr +i), new and existing registry: exit 2 naming the registry, the file untouched', {timeout: 30_000}, async () => {
-		const fresh = path.join(dir, 'immutable-empty');
-		fs.mkdirSync(fresh);
-		const existing = path.join(dir, 'immutable-full');
-		fs.mkdirSync(existing);
-		const kept = path.join(existing, 'registry.db');
-		const seed = await status(kept);
-		expect(seed.exitCode, String(seed.stderr)).toBe(0);
-		// A clean close checkpoints the WAL away: only the database file is left.
-		const bytes = fs.readFileSync(kept);
-		expect(spawnSync('chattr', ['+i', fresh, existing]).status).toBe(0);
-		try {
-			expectClearRefusal(await status(path.join(fresh, 'registry.db')), path.join(fresh, 'registry.db'));
-			expectClearRefusal(await status(kept), kept);
-			expect(fs.readdirSync(fresh)).toEqual([]);
-			expect(fs.readFileSync(kept).equals(bytes)).toBe(true);
-		} finally {
-			spawnSync('chattr', ['-i', fresh, existing]);
-		}
-	});
+	it.skipIf(!immutable)(
+		'an immutable folder (chattr +i), new and existing registry: exit 2 naming the registry, the file untouched',
+		{timeout: 30_000},
+		async () => {
+			const fresh = path.join(dir, 'immutable-empty');
+			fs.mkdirSync(fresh);
+			const existing = path.join(dir, 'immutable-full');
+			fs.mkdirSync(existing);
+			const kept = path.join(existing, 'registry.db');
+			const seed = await status(kept);
+			expect(seed.exitCode, String(seed.stderr)).toBe(0);
+			// A clean close checkpoints the WAL away: only the database file is left.
+			const bytes = fs.readFileSync(kept);
+			expect(spawnSync('chattr', ['+i', fresh, existing]).status).toBe(0);
+			try {
+				expectClearRefusal(await status(path.join(fresh, 'registry.db')), path.join(fresh, 'registry.db'));
+				expectClearRefusal(await status(kept), kept);
+				expect(fs.readdirSync(fresh)).toEqual([]);
+				expect(fs.readFileSync(kept).equals(bytes)).toBe(true);
+			} finally {
+				spawnSync('chattr', ['-i', fresh, existing]);
+			}
+		},
+	);
 });
 
 /** `chattr +i` needs CAP_LINUX_IMMUTABLE and a file system that has the flag. */

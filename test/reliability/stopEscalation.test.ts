@@ -92,39 +92,48 @@ describe('stop escalation, many randomized stand-ins at once (SPEC 6.2)', () => 
 	const batch = 10;
 	const tally = new Map<string, number>();
 
-	it(`${total} stops, ${batch} at a time: zero survivors, and only the captured processes are ever signalled`, {timeout: budgetMs(240_000, 1_800_000)}, async () => {
-		const signalled: number[] = [];
-		const kill = (pid: number, signal: NodeJS.Signals) => {
-			signalled.push(pid);
-			process.kill(pid, signal);
-		};
-		const deps = world.deps(mux, {kill});
-		for (let done = 0; done < total; done += batch) {
-			const size = Math.min(batch, total - done);
-			const started = await Promise.all(Array.from({length: size}, () => startTrial()));
-			const results = await Promise.all(
-				started.map(t => stopSession(deps, world.registry.getById(t.agent.session.id) ?? t.agent.session, {graceMs: t.behaviour.graceMs, killWaitMs: t.behaviour.killWaitMs})),
-			);
-			const allowed = new Set(started.flatMap(t => t.pids.map(p => p.pid)));
-			for (const [i, t] of started.entries()) {
-				const result = results[i];
-				const outcome = result?.ok ? result.value : undefined;
-				const label = describeTrial(t, outcome);
-				expect(outcome, label).toBeDefined();
-				expect(outcome?.survivors, label).toEqual([]);
-				for (const p of t.pids) expect(aliveWithStart(p.pid, p.startTime), `${label}: pid ${p.pid}`).toBe(false);
-				expect(world.registry.getById(t.agent.session.id)?.status, label).toBe('stopped');
-				if (outcome) tally.set(outcome.endedBy, (tally.get(outcome.endedBy) ?? 0) + 1);
+	it(
+		`${total} stops, ${batch} at a time: zero survivors, and only the captured processes are ever signalled`,
+		{timeout: budgetMs(240_000, 1_800_000)},
+		async () => {
+			const signalled: number[] = [];
+			const kill = (pid: number, signal: NodeJS.Signals) => {
+				signalled.push(pid);
+				process.kill(pid, signal);
+			};
+			const deps = world.deps(mux, {kill});
+			for (let done = 0; done < total; done += batch) {
+				const size = Math.min(batch, total - done);
+				const started = await Promise.all(Array.from({length: size}, () => startTrial()));
+				const results = await Promise.all(
+					started.map(t =>
+						stopSession(deps, world.registry.getById(t.agent.session.id) ?? t.agent.session, {
+							graceMs: t.behaviour.graceMs,
+							killWaitMs: t.behaviour.killWaitMs,
+						}),
+					),
+				);
+				const allowed = new Set(started.flatMap(t => t.pids.map(p => p.pid)));
+				for (const [i, t] of started.entries()) {
+					const result = results[i];
+					const outcome = result?.ok ? result.value : undefined;
+					const label = describeTrial(t, outcome);
+					expect(outcome, label).toBeDefined();
+					expect(outcome?.survivors, label).toEqual([]);
+					for (const p of t.pids) expect(aliveWithStart(p.pid, p.startTime), `${label}: pid ${p.pid}`).toBe(false);
+					expect(world.registry.getById(t.agent.session.id)?.status, label).toBe('stopped');
+					if (outcome) tally.set(outcome.endedBy, (tally.get(outcome.endedBy) ?? 0) + 1);
+				}
+				for (const pid of signalled) expect(allowed.has(pid) || started.length === 0, `signalled pid ${pid}, not of the batch`).toBe(true);
+				signalled.length = 0;
+				expect(aliveWithStart(decoyRef.pid, decoyRef.startTime), 'the decoy with the recycled pid').toBe(true);
+				expect(aliveWithStart(bystanderPane.pid, bystanderPane.startTime), 'the bystander pane').toBe(true);
+				expect((await server.panes()).some(p => p.id === bystanderPane.id && p.pid === bystanderPane.pid)).toBe(true);
 			}
-			for (const pid of signalled) expect(allowed.has(pid) || started.length === 0, `signalled pid ${pid}, not of the batch`).toBe(true);
-			signalled.length = 0;
-			expect(aliveWithStart(decoyRef.pid, decoyRef.startTime), 'the decoy with the recycled pid').toBe(true);
-			expect(aliveWithStart(bystanderPane.pid, bystanderPane.startTime), 'the bystander pane').toBe(true);
-			expect((await server.panes()).some(p => p.id === bystanderPane.id && p.pid === bystanderPane.pid)).toBe(true);
-		}
-		expect(await mux.readOutput(bystanderPane.id, 50)).not.toMatch(/\/exit/);
-		console.info(`stop escalation: ${total} stops ended by ${JSON.stringify(Object.fromEntries(tally))}`);
-		// The draw must have exercised every step, or the trial count proves little.
-		expect([...tally.keys()].sort()).toEqual(expect.arrayContaining(['close-pane', 'exit-input', 'sigkill']));
-	});
+			expect(await mux.readOutput(bystanderPane.id, 50)).not.toMatch(/\/exit/);
+			console.info(`stop escalation: ${total} stops ended by ${JSON.stringify(Object.fromEntries(tally))}`);
+			// The draw must have exercised every step, or the trial count proves little.
+			expect([...tally.keys()].sort()).toEqual(expect.arrayContaining(['close-pane', 'exit-input', 'sigkill']));
+		},
+	);
 });

@@ -24,7 +24,15 @@ import {session} from '../components/fixtures.js';
 /** The dashboard's side of many machines: the hub's rows in the store, as a host comes and goes. */
 
 const HOST: HostConfig = {name: 'devbox', ssh: 'me@devbox', sshOptions: {}, command: ['mam-tui']};
-const view = (sessions: Record<string, unknown>[]): HostView => ({registry: '/r', sessions, panes: [], findings: [], conversations: [], attention: [], mux: {kind: 'tmux', ok: true, message: 'ok'}});
+const view = (sessions: Record<string, unknown>[]): HostView => ({
+	registry: '/r',
+	sessions,
+	panes: [],
+	findings: [],
+	conversations: [],
+	attention: [],
+	mux: {kind: 'tmux', ok: true, message: 'ok'},
+});
 
 function recordingActions(calls: string[], purgeId = '20260101-000000-aaaa'): Actions {
 	const no = async () => refusal('unsupported', 'not in this fake');
@@ -38,7 +46,10 @@ function recordingActions(calls: string[], purgeId = '20260101-000000-aaaa'): Ac
 		newSession: no,
 		adopt: no,
 		restore: async purgeId => (calls.push(`restore ${purgeId}`), {ok: true, value: {} as never}),
-		trashList: async () => ({ok: true, value: [{purgeId, agent: 'claude', conversation: 'c1', label: 'old', state: 'done', createdAt: 0, ageMs: 0, bytes: 1, items: 1}]}),
+		trashList: async () => ({
+			ok: true,
+			value: [{purgeId, agent: 'claude', conversation: 'c1', label: 'old', state: 'done', createdAt: 0, ageMs: 0, bytes: 1, items: 1}],
+		}),
 		trashEmptyOne: async purgeId => (calls.push(`empty ${purgeId}`), {ok: true, value: undefined as never}),
 		park: async selection =>
 			'names' in selection
@@ -66,9 +77,17 @@ afterEach(() => {
 
 /** A hub with one host whose first channel is a real serve over streams; later ones are refused at once. */
 function hubWithHost(calls: string[], localCalls: string[] = []) {
-	let current = view([{name: 'a', agent: 'claude', status: 'running', liveStatus: 'idle', resumeState: 'no: pane is live'}, {name: 'b', agent: 'claude', status: 'stopped'}]);
+	let current = view([
+		{name: 'a', agent: 'claude', status: 'running', liveStatus: 'idle', resumeState: 'no: pane is live'},
+		{name: 'b', agent: 'claude', status: 'stopped'},
+	]);
 	const listeners = new Set<() => void>();
-	const source: ServeSource = {view: () => current, subscribe: fn => (listeners.add(fn), () => listeners.delete(fn)), ready: async () => undefined, dispose: async () => undefined};
+	const source: ServeSource = {
+		view: () => current,
+		subscribe: fn => (listeners.add(fn), () => listeners.delete(fn)),
+		ready: async () => undefined,
+		dispose: async () => undefined,
+	};
 	let opened = 0;
 	let cutFirst: () => void = () => undefined;
 	const open = (): Channel => {
@@ -92,7 +111,12 @@ function hubWithHost(calls: string[], localCalls: string[] = []) {
 	const store = createStore(reducer, initialState({sessions: [session({name: 'here'})]}));
 	const hub = startHosts({hosts: [HOST], store, audit: () => undefined, open});
 	hubs.push(hub);
-	const actions = routedActions(recordingActions(localCalls, '20260101-000000-bbbb'), hub, () => store.getState().sessions, () => ['devbox']);
+	const actions = routedActions(
+		recordingActions(localCalls, '20260101-000000-bbbb'),
+		hub,
+		() => store.getState().sessions,
+		() => ['devbox'],
+	);
 	return {
 		store,
 		hub,
@@ -138,7 +162,13 @@ describe('a host that goes down', () => {
 
 describe('what a push costs here', () => {
 	it('a ping within its jitter leaves the host row as shown; a real change does not', () => {
-		const status = (rttMs: number | null, state: HostStatus['state'] = 'up'): HostStatus => ({name: 'devbox', state, rttMs, message: 'mam-tui 1, protocol 1', since: 1});
+		const status = (rttMs: number | null, state: HostStatus['state'] = 'up'): HostStatus => ({
+			name: 'devbox',
+			state,
+			rttMs,
+			message: 'mam-tui 1, protocol 1',
+			since: 1,
+		});
 		const shown = hostRowOf(status(12), undefined);
 		expect(hostRowOf(status(13), shown)).toBe(shown);
 		expect(hostRowOf(status(10), shown)).toBe(shown);
@@ -146,7 +176,7 @@ describe('what a push costs here', () => {
 		expect(hostRowOf(status(null, 'down'), shown)).toMatchObject({state: 'down'});
 	});
 
-	it("a change to one session rebuilds that row only: the others keep their records and live entries", () => {
+	it('a change to one session rebuilds that row only: the others keep their records and live entries', () => {
 		const ids = new Map<string, number>();
 		let n = 0;
 		const memo: RowMemo = new WeakMap();
@@ -165,7 +195,13 @@ describe('what a push costs here', () => {
 		const {store, change} = hubWithHost([]);
 		await eventually("devbox's rows", () => (store.getState().sessions.some(s => s.name === 'devbox:a') ? true : undefined));
 		const before = store.getState();
-		change({...view([{name: 'a', agent: 'claude', status: 'running', liveStatus: 'idle', resumeState: 'no: pane is live'}, {name: 'b', agent: 'claude', status: 'stopped'}]), mux: {kind: 'tmux', ok: false, message: 'flapped'}});
+		change({
+			...view([
+				{name: 'a', agent: 'claude', status: 'running', liveStatus: 'idle', resumeState: 'no: pane is live'},
+				{name: 'b', agent: 'claude', status: 'stopped'},
+			]),
+			mux: {kind: 'tmux', ok: false, message: 'flapped'},
+		});
 		await new Promise(resolve => setTimeout(resolve, 50));
 		expect(store.getState()).toBe(before);
 	});

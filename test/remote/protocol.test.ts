@@ -116,7 +116,12 @@ function wire(options: {actions: Actions; source: ServeSource; protocols?: numbe
 		ended: new Promise(resolve => (endChannel = resolve)),
 		close: cut,
 	};
-	const connection = new HostConnection({host: HOST, open: () => channel, reconnect: false, ...(options.helloTimeoutMs ? {helloTimeoutMs: options.helloTimeoutMs} : {})}).start();
+	const connection = new HostConnection({
+		host: HOST,
+		open: () => channel,
+		reconnect: false,
+		...(options.helloTimeoutMs ? {helloTimeoutMs: options.helloTimeoutMs} : {}),
+	}).start();
 	const w = {connection, served, cut};
 	open.push(w);
 	return w;
@@ -124,13 +129,23 @@ function wire(options: {actions: Actions; source: ServeSource; protocols?: numbe
 
 describe('hello, snapshot and changes', () => {
 	it('agrees on a protocol, lists capabilities, then keeps the snapshot current with changes', async () => {
-		const fake = fakeSource(view([{name: 'a', liveStatus: 'idle'}, {name: 'b', liveStatus: 'idle'}]));
+		const fake = fakeSource(
+			view([
+				{name: 'a', liveStatus: 'idle'},
+				{name: 'b', liveStatus: 'idle'},
+			]),
+		);
 		const {connection} = wire({actions: fakeActions([], () => plan('f1')), source: fake.source});
 		await connection.settled();
 		expect(connection.state()).toMatchObject({state: 'up', message: 'mam-tui 9.9.9, protocol 1'});
 		expect(connection.capabilities()).toEqual([...CAPABILITIES]);
 		expect(connection.snapshot()?.sessions.map(s => s['name'])).toEqual(['a', 'b']);
-		fake.set(view([{name: 'a', liveStatus: 'blocked'}, {name: 'c', liveStatus: 'working'}]));
+		fake.set(
+			view([
+				{name: 'a', liveStatus: 'blocked'},
+				{name: 'c', liveStatus: 'working'},
+			]),
+		);
 		await eventually('the change arrived', () => connection.snapshot()?.sessions.find(s => s['name'] === 'c'));
 		expect(connection.snapshot()?.sessions).toEqual([
 			{name: 'a', liveStatus: 'blocked'},
@@ -145,7 +160,10 @@ describe('hello, snapshot and changes', () => {
 		const connection = new HostConnection({host: HOST, open: () => channel, reconnect: false}).start();
 		await new Promise(resolve => setImmediate(resolve));
 		// Nothing has been answered yet: both requests are already on the wire.
-		const lines = String(written.read() ?? '').trim().split('\n').map(line => (JSON.parse(line) as {method: string}).method);
+		const lines = String(written.read() ?? '')
+			.trim()
+			.split('\n')
+			.map(line => (JSON.parse(line) as {method: string}).method);
 		expect(lines).toEqual(['hello', 'subscribe']);
 		connection.close();
 	});

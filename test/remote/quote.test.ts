@@ -75,7 +75,9 @@ describe('hosts: validation (exit 2 naming the problem)', () => {
 	});
 
 	it('validates sshOptions and refuses those that would weaken host keys or add a prompt', () => {
-		expect(parseHosts([{name: 'a', ssh: 'h', sshOptions: {UserKnownHostsFile: '/k', ProxyJump: 'j', Compression: true, ConnectTimeout: 5}}])[0]?.sshOptions).toEqual({
+		expect(
+			parseHosts([{name: 'a', ssh: 'h', sshOptions: {UserKnownHostsFile: '/k', ProxyJump: 'j', Compression: true, ConnectTimeout: 5}}])[0]?.sshOptions,
+		).toEqual({
 			UserKnownHostsFile: '/k',
 			ProxyJump: 'j',
 			Compression: 'yes',
@@ -88,13 +90,20 @@ describe('hosts: validation (exit 2 naming the problem)', () => {
 		expect(() => parseHosts([{name: 'a', ssh: 'h', sshOptions: 'x'}])).toThrow(/mapping/);
 		expect(() => parseHosts([{name: 'a', ssh: 'h', port: 0}])).toThrow(/port/);
 		expect(() => parseHosts([{name: 'a', ssh: 'h', bogus: 1}])).toThrow(/unknown key hosts\[0\]\.bogus/);
-		expect(() => parseHosts([{name: 'a', ssh: 'h'}, {name: 'a', ssh: 'i'}])).toThrow(/used twice/);
+		expect(() =>
+			parseHosts([
+				{name: 'a', ssh: 'h'},
+				{name: 'a', ssh: 'i'},
+			]),
+		).toThrow(/used twice/);
 		expect(() => parseConfig({hosts: [{name: 'a', ssh: '-x'}]}, 'config.yaml')).toThrow(ConfigError);
 		expect(() => parseConfig({hosts: [{name: 'a', ssh: '-x'}]}, 'config.yaml')).toThrow(/config\.yaml: hosts\[0\]: ssh destination "-x" starts with "-"/);
 	});
 
 	it("builds ssh's argv: ours first, BatchMode, no tty, `--` before the destination, one quoted command", () => {
-		const [host] = parseHosts([{name: 'dev', ssh: 'me@dev', port: 2222, identityFile: '/k/id', sshOptions: {ProxyJump: 'j'}, command: ['/opt/my node', 'cli.js']}]);
+		const [host] = parseHosts([
+			{name: 'dev', ssh: 'me@dev', port: 2222, identityFile: '/k/id', sshOptions: {ProxyJump: 'j'}, command: ['/opt/my node', 'cli.js']},
+		]);
 		const argv = sshArgv(host!);
 		expect(argv.slice(0, 3)).toEqual(['-T', '-o', 'BatchMode=yes']);
 		expect(argv).toContain('ControlPath=none');

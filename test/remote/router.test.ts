@@ -9,7 +9,22 @@ import {reducer} from '../../src/store/reducer.js';
 import {initialState} from '../../src/store/state.js';
 import {visibleSessions} from '../../src/store/selectors.js';
 
-const row = (name: string, host?: string): SessionRecord => ({id: 1, name, agent: 'claude', cwd: '/w', mux: 'tmux', paneId: null, agentSessionId: null, status: 'running', epoch: 0, createdAt: 0, updatedAt: 0, version: 1, extra: {}, ...(host ? {host} : {})});
+const row = (name: string, host?: string): SessionRecord => ({
+	id: 1,
+	name,
+	agent: 'claude',
+	cwd: '/w',
+	mux: 'tmux',
+	paneId: null,
+	agentSessionId: null,
+	status: 'running',
+	epoch: 0,
+	createdAt: 0,
+	updatedAt: 0,
+	version: 1,
+	extra: {},
+	...(host ? {host} : {}),
+});
 
 function recorder(where: string, calls: string[]): Actions {
 	const no = async () => refusal('unsupported', 'no');
@@ -18,7 +33,16 @@ function recorder(where: string, calls: string[]): Actions {
 		stop: async ref => (calls.push(`${where} stop ${JSON.stringify(ref)}`), {ok: true, value: {} as never}),
 		purgePlan: async ref => {
 			calls.push(`${where} plan ${JSON.stringify(ref)}`);
-			return {ok: true, value: {agent: 'claude', id: 'i', label: 'name' in ref ? ref.name : ref.id, plan: {agent: 'claude', id: 'i', descendants: [], items: [], totalBytes: 0}, fingerprint: 'f'}};
+			return {
+				ok: true,
+				value: {
+					agent: 'claude',
+					id: 'i',
+					label: 'name' in ref ? ref.name : ref.id,
+					plan: {agent: 'claude', id: 'i', descendants: [], items: [], totalBytes: 0},
+					fingerprint: 'f',
+				},
+			};
 		},
 		expectedConfirmation,
 		confirmPurge,
@@ -65,8 +89,19 @@ describe("a host's rows in the store", () => {
 	it('keep every status the host reports, parked included', () => {
 		const ids = new Map<string, number>();
 		let n = 0;
-		const sessions = (['running', 'stopped', 'parked'] as const).map(status => ({name: status, agent: 'codex', status, cwd: '/r', epoch: '2026-01-01T00:00:00.000Z'}));
-		const rows = rowsOf('devbox', {registry: '', sessions, panes: [], findings: [], conversations: [], attention: [], mux: {kind: 'tmux', ok: true, message: ''}}, ids, () => --n);
+		const sessions = (['running', 'stopped', 'parked'] as const).map(status => ({
+			name: status,
+			agent: 'codex',
+			status,
+			cwd: '/r',
+			epoch: '2026-01-01T00:00:00.000Z',
+		}));
+		const rows = rowsOf(
+			'devbox',
+			{registry: '', sessions, panes: [], findings: [], conversations: [], attention: [], mux: {kind: 'tmux', ok: true, message: ''}},
+			ids,
+			() => --n,
+		);
 		expect(rows.sessions.map(s => [s.name, s.status])).toEqual([
 			['devbox:running', 'running'],
 			['devbox:stopped', 'stopped'],
@@ -77,7 +112,30 @@ describe("a host's rows in the store", () => {
 	it('come after local rows, keep local live data, and go when the host is removed', () => {
 		const ids = new Map<string, number>();
 		let n = 0;
-		const rows = rowsOf('devbox', {registry: '', sessions: [{name: 'api', agent: 'codex', status: 'running', liveStatus: 'blocked', resumeState: 'no: pane is live', cwd: '/r', epoch: '2026-01-01T00:00:00.000Z'}], panes: [], findings: [], conversations: [], attention: [], mux: {kind: 'tmux', ok: true, message: ''}}, ids, () => --n);
+		const rows = rowsOf(
+			'devbox',
+			{
+				registry: '',
+				sessions: [
+					{
+						name: 'api',
+						agent: 'codex',
+						status: 'running',
+						liveStatus: 'blocked',
+						resumeState: 'no: pane is live',
+						cwd: '/r',
+						epoch: '2026-01-01T00:00:00.000Z',
+					},
+				],
+				panes: [],
+				findings: [],
+				conversations: [],
+				attention: [],
+				mux: {kind: 'tmux', ok: true, message: ''},
+			},
+			ids,
+			() => --n,
+		);
 		let state = initialState({sessions: [row('zz')], live: {zz: {liveStatus: 'idle', resumeState: {kind: 'yes'}}}});
 		state = reducer(state, {type: 'remote/updated', host: 'devbox', rows, hosts: [{name: 'devbox', state: 'up', rttMs: 3, message: '', since: 0}]});
 		expect(visibleSessions(state).map(s => s.name)).toEqual(['zz', 'devbox:api']);
@@ -86,7 +144,12 @@ describe("a host's rows in the store", () => {
 		expect(state.sessions.map(s => s.name)).toEqual(['zz', 'aa', 'devbox:api']);
 		state = reducer(state, {type: 'live/updated', live: {zz: {liveStatus: 'working', resumeState: {kind: 'yes'}}}});
 		expect(Object.keys(state.live).sort()).toEqual(['devbox:api', 'zz']);
-		state = reducer(state, {type: 'remote/updated', host: 'devbox', rows: null, hosts: [{name: 'devbox', state: 'down', rttMs: null, message: 'connection refused', since: 0}]});
+		state = reducer(state, {
+			type: 'remote/updated',
+			host: 'devbox',
+			rows: null,
+			hosts: [{name: 'devbox', state: 'down', rttMs: null, message: 'connection refused', since: 0}],
+		});
 		expect(state.sessions.map(s => s.name)).toEqual(['zz', 'aa']);
 		expect(Object.keys(state.live)).toEqual(['zz']);
 		expect(parseResumeState('unknown: a: b')).toEqual({kind: 'unknown', reason: 'a: b'});

@@ -64,7 +64,8 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		// Hostile session names on the remote: carried as JSON values, never through a shell.
 		const registry = Registry.open(scenario.registryPath);
 		try {
-			for (const name of hostile) registry.insert({name, agent: 'claude', cwd: sandbox.work, mux: 'tmux', agentSessionId: null, status: 'stopped', epoch: Date.now()});
+			for (const name of hostile)
+				registry.insert({name, agent: 'claude', cwd: sandbox.work, mux: 'tmux', agentSessionId: null, status: 'stopped', epoch: Date.now()});
 		} finally {
 			registry.close();
 		}
@@ -92,7 +93,10 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		const run = await cli(['status', '--json']);
 		expect(run.stderr).toBe('');
 		expect(run.exitCode).toBe(0);
-		const body = JSON.parse(run.stdout) as {sessions: {name: string; host: string; liveStatus?: string}[]; hosts: {name: string; state: string; rttMs: number | null; message: string}[]};
+		const body = JSON.parse(run.stdout) as {
+			sessions: {name: string; host: string; liveStatus?: string}[];
+			hosts: {name: string; state: string; rttMs: number | null; message: string}[];
+		};
 		expect(body.hosts).toEqual([expect.objectContaining({name: 'devbox', state: 'up', message: expect.stringMatching(/^mam-tui \S+, protocol 1$/)})]);
 		expect(body.hosts[0]?.rttMs).toEqual(expect.any(Number));
 		expect(body.sessions[0]).toMatchObject({name: 'here', host: 'local'});
@@ -123,7 +127,12 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		}
 		const mine = Registry.open(path.join(localState, 'registry.db'));
 		try {
-			expect(mine.auditLog('claude-live').map(a => `${a.action} ${a.outcome}`).sort()).toEqual(['remote:stop ok', 'remote:stop started']);
+			expect(
+				mine
+					.auditLog('claude-live')
+					.map(a => `${a.action} ${a.outcome}`)
+					.sort(),
+			).toEqual(['remote:stop ok', 'remote:stop started']);
 		} finally {
 			mine.close();
 		}
@@ -188,7 +197,9 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		// The host finishes on its own: its audit says so, and the files are all gone (never some).
 		const remote = Registry.open(scenario.registryPath);
 		try {
-			await eventually('the host recorded the purge', () => remote.auditLog('codex-old').some(a => a.action === 'purge' && a.outcome !== 'started'), {timeoutMs: 20_000});
+			await eventually('the host recorded the purge', () => remote.auditLog('codex-old').some(a => a.action === 'purge' && a.outcome !== 'started'), {
+				timeoutMs: 20_000,
+			});
 			const left = paths.filter(p => fs.existsSync(p));
 			expect(left.length === 0 || left.length === paths.length).toBe(true);
 		} finally {
@@ -318,12 +329,19 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		expect(canaries()).toEqual([]);
 	});
 
-	it('the dashboard: local rows first, the host\'s after with a HOST column, a dead host marked down within 2 s, a filter by host, a purge there', async () => {
+	it("the dashboard: local rows first, the host's after with a HOST column, a dead host marked down within 2 s, a filter by host, a purge there", async () => {
 		const dead = {...devbox, name: 'dead', port: await freePort()};
 		writeConfig([entry(devbox), entry(dead)]);
 		const sock = path.join(local.dir, 'dash-sock');
 		fs.mkdirSync(sock, {recursive: true});
-		const tmux = new E2eTmux({PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: localHome, MAM_HOME: localState, TMUX_TMPDIR: sock, LANG: 'C.UTF-8', NO_COLOR: '1'});
+		const tmux = new E2eTmux({
+			PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+			HOME: localHome,
+			MAM_HOME: localState,
+			TMUX_TMPDIR: sock,
+			LANG: 'C.UTF-8',
+			NO_COLOR: '1',
+		});
 		await tmux.start();
 		try {
 			const pane = await tmux.openWindow('dashboard', [process.execPath, CLI, '--mux', 'tmux', '--tmux-socket', localTmux], {cwd: local.dir});
@@ -387,15 +405,45 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		const tmuxThere = (args: readonly string[]) => execa('tmux', ['-L', sandbox.tmuxName, ...args], {env: sandbox.env, extendEnv: false});
 		// The host's claude from now on: a stand-in that stays idle (the demo's cycles idle, working,
 		// blocked), in a new pane.
-		installStandin({binDir: sandbox.bin, name: 'claude', script: path.join(REPO, 'dist/src/demo/standin.js'), options: {statusScreen: true, startState: 'idle', artifactHome: sandbox.home}});
+		installStandin({
+			binDir: sandbox.bin,
+			name: 'claude',
+			script: path.join(REPO, 'dist/src/demo/standin.js'),
+			options: {statusScreen: true, startState: 'idle', artifactHome: sandbox.home},
+		});
 		const made = await tmuxThere(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', cwd, '--', 'claude', '--resume', id]);
 		const pane = made.stdout.trim();
 		const remote = Registry.open(scenario.registryPath);
 		try {
 			remote.insert({name: 'claude-idle', agent: 'claude', cwd, mux: 'tmux', paneId: pane, agentSessionId: id, status: 'running', epoch: Date.now()});
 			// An agent at work is refused by the check the host runs on its own pane, and left as it was.
-			const busyPane = (await tmuxThere(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', cwd, '-e', `MAM_STANDIN_OPTIONS=${JSON.stringify({startState: 'working'})}`, '--', 'claude', '--resume', crypto.randomUUID()])).stdout.trim();
-			remote.insert({name: 'claude-busy', agent: 'claude', cwd, mux: 'tmux', paneId: busyPane, agentSessionId: crypto.randomUUID(), status: 'running', epoch: Date.now()});
+			const busyPane = (
+				await tmuxThere([
+					'new-window',
+					'-d',
+					'-P',
+					'-F',
+					'#{pane_id}',
+					'-c',
+					cwd,
+					'-e',
+					`MAM_STANDIN_OPTIONS=${JSON.stringify({startState: 'working'})}`,
+					'--',
+					'claude',
+					'--resume',
+					crypto.randomUUID(),
+				])
+			).stdout.trim();
+			remote.insert({
+				name: 'claude-busy',
+				agent: 'claude',
+				cwd,
+				mux: 'tmux',
+				paneId: busyPane,
+				agentSessionId: crypto.randomUUID(),
+				status: 'running',
+				epoch: Date.now(),
+			});
 			const busy = await eventually(
 				'claude-busy refused as working',
 				async () => {
@@ -415,17 +463,30 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 				async () => {
 					const run = await cli(['--host', 'devbox', 'park', 'claude-idle', '--json', '--soak', '1', '--grace', '5']);
 					const result = (JSON.parse(run.stdout) as {results: {outcome: string; check?: string}[]}).results[0];
-					return result?.outcome === 'parked' ? result : result?.check === 'soak' || result?.check === 'idle' ? undefined : (() => { throw new Error(run.stdout); })();
+					return result?.outcome === 'parked'
+						? result
+						: result?.check === 'soak' || result?.check === 'idle'
+							? undefined
+							: (() => {
+									throw new Error(run.stdout);
+								})();
 				},
 				{timeoutMs: 30_000},
 			);
 			expect(parked).toMatchObject({outcome: 'parked'});
 			expect(remote.list().find(r => r.name === 'claude-idle')?.status).toBe('parked');
 			expect(remote.auditLog('claude-idle').some(a => a.action === 'park' && a.outcome === 'ok')).toBe(true);
-			await eventually('the parked pane gone there', async () => (!(await tmuxThere(['list-panes', '-a', '-F', '#{pane_id}'])).stdout.split('\n').includes(pane) ? true : undefined));
+			await eventually('the parked pane gone there', async () =>
+				!(await tmuxThere(['list-panes', '-a', '-F', '#{pane_id}'])).stdout.split('\n').includes(pane) ? true : undefined,
+			);
 			const mine = Registry.open(path.join(localState, 'registry.db'));
 			try {
-				expect(mine.auditLog().filter(a => a.action === 'remote:park').map(a => a.outcome)).toEqual(expect.arrayContaining(['started', 'ok']));
+				expect(
+					mine
+						.auditLog()
+						.filter(a => a.action === 'remote:park')
+						.map(a => a.outcome),
+				).toEqual(expect.arrayContaining(['started', 'ok']));
 			} finally {
 				mine.close();
 			}

@@ -31,10 +31,34 @@ function claudeLines(id: string, cwd: string, prompt: string, reply: string): st
 	const usageB = {input_tokens: 7, output_tokens: 3, cache_read_input_tokens: 0, cache_creation_input_tokens: 0};
 	return [
 		line({type: 'user', message: {role: 'user', content: prompt}, uuid: crypto.randomUUID(), timestamp: iso(T0), isSidechain: false, ...common}),
-		line({type: 'assistant', message: {id: 'msg_A', role: 'assistant', content: [{type: 'thinking', thinking: 'hmm'}], usage: usageA}, uuid: crypto.randomUUID(), timestamp: iso(T0 + 1000), ...common}),
-		line({type: 'assistant', message: {id: 'msg_A', role: 'assistant', content: [{type: 'text', text: reply}], usage: usageA}, uuid: crypto.randomUUID(), timestamp: iso(T0 + 1100), ...common}),
-		line({type: 'assistant', message: {id: 'msg_A', role: 'assistant', content: [{type: 'tool_use', id: 't1', name: 'Bash', input: {}}], usage: usageA}, uuid: crypto.randomUUID(), timestamp: iso(T0 + 1200), ...common}),
-		line({type: 'assistant', message: {id: 'msg_B', role: 'assistant', content: [{type: 'text', text: 'done'}], usage: usageB}, uuid: crypto.randomUUID(), timestamp: iso(T0 + 2000), ...common}),
+		line({
+			type: 'assistant',
+			message: {id: 'msg_A', role: 'assistant', content: [{type: 'thinking', thinking: 'hmm'}], usage: usageA},
+			uuid: crypto.randomUUID(),
+			timestamp: iso(T0 + 1000),
+			...common,
+		}),
+		line({
+			type: 'assistant',
+			message: {id: 'msg_A', role: 'assistant', content: [{type: 'text', text: reply}], usage: usageA},
+			uuid: crypto.randomUUID(),
+			timestamp: iso(T0 + 1100),
+			...common,
+		}),
+		line({
+			type: 'assistant',
+			message: {id: 'msg_A', role: 'assistant', content: [{type: 'tool_use', id: 't1', name: 'Bash', input: {}}], usage: usageA},
+			uuid: crypto.randomUUID(),
+			timestamp: iso(T0 + 1200),
+			...common,
+		}),
+		line({
+			type: 'assistant',
+			message: {id: 'msg_B', role: 'assistant', content: [{type: 'text', text: 'done'}], usage: usageB},
+			uuid: crypto.randomUUID(),
+			timestamp: iso(T0 + 2000),
+			...common,
+		}),
 	].join('');
 }
 
@@ -54,16 +78,34 @@ function writeCodex(layout: TempLayout, cwd: string, prompt: string): {id: strin
 	const total = (input: number, cached: number, output: number) => ({
 		type: 'event_msg',
 		timestamp: iso(T0),
-		payload: {type: 'token_count', info: {total_token_usage: {input_tokens: input, cached_input_tokens: cached, cache_write_input_tokens: 0, output_tokens: output, total_tokens: input + output}, last_token_usage: {input_tokens: 1, output_tokens: 1}}},
+		payload: {
+			type: 'token_count',
+			info: {
+				total_token_usage: {input_tokens: input, cached_input_tokens: cached, cache_write_input_tokens: 0, output_tokens: output, total_tokens: input + output},
+				last_token_usage: {input_tokens: 1, output_tokens: 1},
+			},
+		},
 	});
 	fs.writeFileSync(
 		file,
 		[
-			line({timestamp: iso(T0), type: 'session_meta', payload: {id, timestamp: iso(T0), cwd, originator: 'codex-tui', cli_version: '0.171.0', source: 'cli', model_provider: 'fake'}}),
-			line({timestamp: iso(T0), type: 'response_item', payload: {type: 'message', role: 'user', content: [{type: 'input_text', text: '<environment_context>cwd</environment_context>'}]}}),
+			line({
+				timestamp: iso(T0),
+				type: 'session_meta',
+				payload: {id, timestamp: iso(T0), cwd, originator: 'codex-tui', cli_version: '0.171.0', source: 'cli', model_provider: 'fake'},
+			}),
+			line({
+				timestamp: iso(T0),
+				type: 'response_item',
+				payload: {type: 'message', role: 'user', content: [{type: 'input_text', text: '<environment_context>cwd</environment_context>'}]},
+			}),
 			line({timestamp: iso(T0), type: 'response_item', payload: {type: 'message', role: 'user', content: [{type: 'input_text', text: prompt}]}}),
 			line(total(1000, 400, 50)),
-			line({timestamp: iso(T0 + 500), type: 'response_item', payload: {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'first answer'}]}}),
+			line({
+				timestamp: iso(T0 + 500),
+				type: 'response_item',
+				payload: {type: 'message', role: 'assistant', content: [{type: 'output_text', text: 'first answer'}]},
+			}),
 			line(total(2500, 1200, 130)),
 		].join(''),
 	);
@@ -106,7 +148,15 @@ describe('search index', () => {
 		expect(first.messages).toBe(3);
 		const common = {cwd: alpha, sessionId: c.id, entrypoint: 'cli'};
 		// msg_B's usage written once more (claude repeats it per content block): still counted once.
-		fs.appendFileSync(c.file, line({type: 'assistant', message: {id: 'msg_B', role: 'assistant', content: [{type: 'text', text: 'the quokkaberry step'}], usage: {input_tokens: 7, output_tokens: 3}}, timestamp: iso(T0 + 3000), ...common}));
+		fs.appendFileSync(
+			c.file,
+			line({
+				type: 'assistant',
+				message: {id: 'msg_B', role: 'assistant', content: [{type: 'text', text: 'the quokkaberry step'}], usage: {input_tokens: 7, output_tokens: 3}},
+				timestamp: iso(T0 + 3000),
+				...common,
+			}),
+		);
 		const second = await syncIndex(w.deps);
 		expect(second.read).toBe(1);
 		expect(second.messages).toBe(1);
@@ -177,7 +227,7 @@ describe('search index', () => {
 		again.close();
 	});
 
-	it("rebuilds an index whose FTS5 secure-delete option is off, and then erases a word it forgets", async () => {
+	it('rebuilds an index whose FTS5 secure-delete option is off, and then erases a word it forgets', async () => {
 		const w = world([claudeAdapter]);
 		const alpha = w.layout.cwds[0];
 		const word = 'zephyrwhistle';
@@ -264,7 +314,16 @@ describe('the conversations view with message search', () => {
 	it('shows conversations the index found for the current text, and only for that text', async () => {
 		const {visibleConversations, textSnippet} = await import('../../src/store/conversations.js');
 		const {initialState, initialUi} = await import('../../src/store/state.js');
-		const conv = (id: string, title: string) => ({agent: 'claude' as const, id, cwd: '/p', createdAt: 1, updatedAt: 1, title, childCount: 0, resumeState: {kind: 'yes' as const}});
+		const conv = (id: string, title: string) => ({
+			agent: 'claude' as const,
+			id,
+			cwd: '/p',
+			createdAt: 1,
+			updatedAt: 1,
+			title,
+			childCount: 0,
+			resumeState: {kind: 'yes' as const},
+		});
 		const a = conv('a', 'tidy the parser');
 		const b = conv('b', 'unrelated title');
 		const snippets = new Map([['claude:b', 'the [kumquat] in the body']]);
@@ -285,7 +344,17 @@ describe('the conversations view with message search', () => {
 		const {initialState, initialUi} = await import('../../src/store/state.js');
 		const {resolveCommand} = await import('../../components/input/keymap.js');
 		expect(resolveCommand('conversations', 'H', {})).toBe('conversations.all');
-		const conv = (id: string, title: string, parentId?: string) => ({agent: 'claude' as const, id, cwd: '/p', createdAt: 1, updatedAt: 1, title, childCount: 0, resumeState: {kind: 'yes' as const}, ...(parentId ? {parentId} : {})});
+		const conv = (id: string, title: string, parentId?: string) => ({
+			agent: 'claude' as const,
+			id,
+			cwd: '/p',
+			createdAt: 1,
+			updatedAt: 1,
+			title,
+			childCount: 0,
+			resumeState: {kind: 'yes' as const},
+			...(parentId ? {parentId} : {}),
+		});
 		const a = conv('a', 'the lychee plan');
 		const child = conv('k', 'a sub-agent', 'a');
 		const base = initialState({conversations: [a], ui: {...initialUi, mode: 'conversations', conversationFilter: 'lychee'}});
@@ -294,7 +363,16 @@ describe('the conversations view with message search', () => {
 		// An answer asked without H does not count once H is on, nor the other way round.
 		const plain = reducer(withAll, {type: 'conversations/textHits', query: 'lychee', snippets: new Map([['claude:a', 's']])});
 		expect(visibleConversations(plain).map(c => c.id)).toEqual(['a']);
-		const found = reducer(withAll, {type: 'conversations/textHits', query: 'lychee', snippets: new Map([['claude:a', 's'], ['claude:k', 't']]), all: true, hidden: [child]});
+		const found = reducer(withAll, {
+			type: 'conversations/textHits',
+			query: 'lychee',
+			snippets: new Map([
+				['claude:a', 's'],
+				['claude:k', 't'],
+			]),
+			all: true,
+			hidden: [child],
+		});
 		expect(visibleConversations(found).map(c => c.id)).toEqual(['a', 'k']);
 		const off = reducer(found, {type: 'conversations/toggleAll'});
 		expect(visibleConversations(off).map(c => c.id)).toEqual(['a']);

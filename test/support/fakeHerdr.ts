@@ -111,13 +111,46 @@ export function herdrNumber(n: number): string {
 
 /** Agent kinds herdr knows (PROTOCOL 4), plus the aliases of its detection table (PROTOCOL 8). */
 const AGENT_KINDS = new Set([
-	'pi', 'claude', 'codex', 'gemini', 'cursor', 'devin', 'agy', 'cline', 'omp', 'mastracode', 'opencode', 'copilot',
-	'kimi', 'kiro', 'droid', 'amp', 'grok', 'hermes', 'kilo', 'qodercli', 'maki',
+	'pi',
+	'claude',
+	'codex',
+	'gemini',
+	'cursor',
+	'devin',
+	'agy',
+	'cline',
+	'omp',
+	'mastracode',
+	'opencode',
+	'copilot',
+	'kimi',
+	'kiro',
+	'droid',
+	'amp',
+	'grok',
+	'hermes',
+	'kilo',
+	'qodercli',
+	'maki',
 ]);
 const AGENT_ALIASES: Readonly<Record<string, string>> = {'claude-code': 'claude', antigravity: 'agy', 'cursor-agent': 'cursor', 'kiro-cli': 'kiro'};
 const RUNTIMES = /^(node|bun|deno|python[0-9.]*|sh|bash|dash|zsh)$/;
 const OFFICIAL_SOURCES = new Set([
-	'claude', 'codex', 'copilot', 'devin', 'droid', 'kimi', 'omp', 'mastracode', 'pi', 'hermes', 'opencode', 'qodercli', 'kilo', 'cursor', 'grok',
+	'claude',
+	'codex',
+	'copilot',
+	'devin',
+	'droid',
+	'kimi',
+	'omp',
+	'mastracode',
+	'pi',
+	'hermes',
+	'opencode',
+	'qodercli',
+	'kilo',
+	'cursor',
+	'grok',
 ]);
 const SHAPES: readonly HerdrShape[] = ['request', 'success_response', 'error_response', 'event', 'subscription_event'];
 const ROLLUP: readonly Status[] = ['blocked', 'done', 'working', 'idle', 'unknown'];
@@ -127,11 +160,34 @@ function keyBytes(key: string): Buffer | undefined {
 	if ([...key].length === 1) return Buffer.from(key, 'utf8');
 	const lower = key.toLowerCase();
 	const named: Record<string, string> = {
-		enter: '\r', return: '\r', esc: '\x1b', escape: '\x1b', tab: '\t', backspace: '\x7f', space: ' ',
-		up: '\x1b[A', down: '\x1b[B', right: '\x1b[C', left: '\x1b[D',
-		minus: '-', plus: '+', comma: ',', period: '.', slash: '/', backslash: '\\', quote: "'", double_quote: '"',
-		semicolon: ';', colon: ':', percent: '%', ampersand: '&', backtick: '`',
-		f1: '\x1bOP', f2: '\x1bOQ', f3: '\x1bOR', f4: '\x1bOS',
+		enter: '\r',
+		return: '\r',
+		esc: '\x1b',
+		escape: '\x1b',
+		tab: '\t',
+		backspace: '\x7f',
+		space: ' ',
+		up: '\x1b[A',
+		down: '\x1b[B',
+		right: '\x1b[C',
+		left: '\x1b[D',
+		minus: '-',
+		plus: '+',
+		comma: ',',
+		period: '.',
+		slash: '/',
+		backslash: '\\',
+		quote: "'",
+		double_quote: '"',
+		semicolon: ';',
+		colon: ':',
+		percent: '%',
+		ampersand: '&',
+		backtick: '`',
+		f1: '\x1bOP',
+		f2: '\x1bOQ',
+		f3: '\x1bOR',
+		f4: '\x1bOS',
 	};
 	const direct = named[lower];
 	if (direct !== undefined) return Buffer.from(direct, 'utf8');
@@ -162,7 +218,10 @@ function readProc(pid: number): {ref: ProcessRef; pgid: number; sid: number; tpg
 		const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
 		let argv: string[] = [];
 		try {
-			argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a, i, all) => i < all.length - 1 || a !== '');
+			argv = fs
+				.readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+				.split('\0')
+				.filter((a, i, all) => i < all.length - 1 || a !== '');
 		} catch {
 			// zombies have no cmdline
 		}
@@ -768,8 +827,15 @@ export class FakeHerdr {
 		if (lines !== undefined && source.startsWith('recent')) args.push('-S', `-${lines}`);
 		const out = await this.tmux.run(args);
 		let text = out.stdout.replace(/\n+$/, '\n');
-		if (lines !== undefined) text = text.split('\n').slice(-lines - 1).join('\n');
-		return {type: 'pane_read', read: {pane_id: pane.id, workspace_id: pane.workspaceId, tab_id: pane.tabId, source, format, text, revision: 0, truncated: false}};
+		if (lines !== undefined)
+			text = text
+				.split('\n')
+				.slice(-lines - 1)
+				.join('\n');
+		return {
+			type: 'pane_read',
+			read: {pane_id: pane.id, workspace_id: pane.workspaceId, tab_id: pane.tabId, source, format, text, revision: 0, truncated: false},
+		};
 	}
 
 	/** Real bytes into the pane's PTY, through tmux (`send-keys -H`: hex, no key-name lookup). */
@@ -862,7 +928,13 @@ export class FakeHerdr {
 		const env = this.checkEnv(params['env']);
 		const cwd = this.cwdOf(params, process.cwd());
 		const number = this.nextWorkspace++;
-		const workspace: Workspace = {id: `w${herdrNumber(number)}`, label: typeof params['label'] === 'string' ? params['label'] : `workspace ${number}`, nextPane: 0, nextTab: 0, activeTab: ''};
+		const workspace: Workspace = {
+			id: `w${herdrNumber(number)}`,
+			label: typeof params['label'] === 'string' ? params['label'] : `workspace ${number}`,
+			nextPane: 0,
+			nextTab: 0,
+			activeTab: '',
+		};
 		this.workspaces.set(workspace.id, workspace);
 		const tab = this.newTab(workspace);
 		workspace.activeTab = tab.id;
@@ -876,7 +948,8 @@ export class FakeHerdr {
 	}
 
 	private async createTab(params: Json): Promise<Json> {
-		const wsId = typeof params['workspace_id'] === 'string' ? params['workspace_id'] : this.focusedPane ? this.panes.get(this.focusedPane)?.workspaceId : undefined;
+		const wsId =
+			typeof params['workspace_id'] === 'string' ? params['workspace_id'] : this.focusedPane ? this.panes.get(this.focusedPane)?.workspaceId : undefined;
 		const workspace = wsId ? this.workspaces.get(wsId) : undefined;
 		if (!workspace) throw new HerdrFault('workspace_not_found', `workspace ${String(wsId)} not found`);
 		const env = this.checkEnv(params['env']);
@@ -916,7 +989,10 @@ export class FakeHerdr {
 	/** herdr's close: every pid in the pane's session gets HUP, TERM, KILL 250 ms apart (PROTOCOL 10). */
 	private async teardown(pane: FakePane): Promise<void> {
 		pane.closing = true;
-		const members = () => allProcs().filter(p => p.sid === pane.shellPid && p.state !== 'Z').map(p => p.ref.pid);
+		const members = () =>
+			allProcs()
+				.filter(p => p.sid === pane.shellPid && p.state !== 'Z')
+				.map(p => p.ref.pid);
 		for (const signal of ['SIGHUP', 'SIGTERM', 'SIGKILL'] as const) {
 			const pids = members();
 			if (pids.length === 0) break;
@@ -1013,7 +1089,8 @@ export class FakeHerdr {
 		const id = params['agent_session_id'];
 		const file = params['agent_session_path'];
 		let ref: FakePane['agentSession'];
-		if (typeof file === 'string' && path.isAbsolute(file) && file.length <= 4096 && (agent === 'pi' || agent === 'omp')) ref = {source, agent, kind: 'path', value: file};
+		if (typeof file === 'string' && path.isAbsolute(file) && file.length <= 4096 && (agent === 'pi' || agent === 'omp'))
+			ref = {source, agent, kind: 'path', value: file};
 		else if (typeof id === 'string' && id.length > 0 && Buffer.byteLength(id) <= 512 && !/[\0-\x1f\x7f]/.test(id)) ref = {source, agent, kind: 'id', value: id};
 		if (!ref) return;
 		if (seq !== undefined) pane.sessionSeq.set(source, seq);
@@ -1085,7 +1162,12 @@ export class FakeHerdr {
 	private paneStatusEvent(pane: FakePane): void {
 		const line = {
 			event: 'pane.agent_status_changed',
-			data: {pane_id: pane.id, workspace_id: pane.workspaceId, agent_status: pane.status, ...(pane.agent ? {agent: pane.agent, display_agent: pane.agent} : {})},
+			data: {
+				pane_id: pane.id,
+				workspace_id: pane.workspaceId,
+				agent_status: pane.status,
+				...(pane.agent ? {agent: pane.agent, display_agent: pane.agent} : {}),
+			},
 		};
 		this.check('subscription_event', line, 'event');
 		for (const sub of this.subscriptions) {

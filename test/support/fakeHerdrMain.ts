@@ -24,7 +24,9 @@ const {values} = parseArgs({
 
 const protocol = FAKE_PROTOCOLS.find(p => String(p) === (values.protocol ?? '22'));
 if (!values.socket || protocol === undefined) {
-	process.stderr.write('usage: fakeHerdrMain.ts --socket PATH [--tmux-socket NAME] [--protocol 20|22] [--cwd DIR] [--path-prepend DIR] [--pane LINE]... [--strict]\n');
+	process.stderr.write(
+		'usage: fakeHerdrMain.ts --socket PATH [--tmux-socket NAME] [--protocol 20|22] [--cwd DIR] [--path-prepend DIR] [--pane LINE]... [--strict]\n',
+	);
 	process.exit(2);
 }
 
@@ -62,4 +64,6 @@ async function stop(): Promise<void> {
 process.on('SIGTERM', () => void stop());
 process.on('SIGINT', () => void stop());
 
-process.stdout.write(`${JSON.stringify({ready: true, socket: fake.socketPath, protocol: fake.protocol, version: fake.version, tmuxSocket: tmux.name, pid: process.pid, panes})}\n`);
+process.stdout.write(
+	`${JSON.stringify({ready: true, socket: fake.socketPath, protocol: fake.protocol, version: fake.version, tmuxSocket: tmux.name, pid: process.pid, panes})}\n`,
+);

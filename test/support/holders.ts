@@ -59,7 +59,13 @@ export function asUserOf(world: {readonly home: string}): NodeJS.ProcessEnv {
  * `node <dir>/<name> ...args`, holding `paths` open for reading: a process that looks like the
  * agent (its script's basename is `name`) and shows in /proc/<pid>/fd.
  */
-export async function spawnFileHolder(paths: readonly string[], name = 'holder', args: readonly string[] = [], cwd?: string, env?: NodeJS.ProcessEnv): Promise<HeldProcess> {
+export async function spawnFileHolder(
+	paths: readonly string[],
+	name = 'holder',
+	args: readonly string[] = [],
+	cwd?: string,
+	env?: NodeJS.ProcessEnv,
+): Promise<HeldProcess> {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-holder-'));
 	const script = path.join(dir, name);
 	fs.writeFileSync(

@@ -15,7 +15,11 @@ beforeEach(() => {
 });
 afterEach(() => tmp.dispose());
 
-const ctx = () => fakeContext(fakeProcessTable(() => [proc(7, ['claude'])]), spyExec(spy));
+const ctx = () =>
+	fakeContext(
+		fakeProcessTable(() => [proc(7, ['claude'])]),
+		spyExec(spy),
+	);
 
 describe('collectDriftInput', () => {
 	it('runs one discover per (agent, cwd) pair, of every age (as the dashboard does), parents only', async () => {

@@ -19,7 +19,13 @@ function withUses(uses: LiveUse[]) {
 	return {adapter, adapters: adaptersWith(live)};
 }
 
-const project = (cwd: string): LiveUse => ({pid: 42, startTime: 420, command: 'claude', claim: {kind: 'project', cwd, folder: resolveFolder(cwd)}, reason: holder.reason});
+const project = (cwd: string): LiveUse => ({
+	pid: 42,
+	startTime: 420,
+	command: 'claude',
+	claim: {kind: 'project', cwd, folder: resolveFolder(cwd)},
+	reason: holder.reason,
+});
 
 const on = (processes: readonly ProcessRef[]) => ({...ctx, processes: staticProcesses(processes)});
 
@@ -204,7 +210,10 @@ describe('the in-use rule over many lists (one per agent and cwd)', () => {
 
 	it('answers each list as the union asked at once would', async () => {
 		const {adapters} = withUses([project('/w/app'), ids(UUID(5))]);
-		const lists = [[conversation(UUID(1)), conversation(UUID(2), {cwd: '/o'})], [conversation(UUID(5), {cwd: '/o'}), conversation(UUID(6), {cwd: '/o', childCount: 2})]];
+		const lists = [
+			[conversation(UUID(1)), conversation(UUID(2), {cwd: '/o'})],
+			[conversation(UUID(5), {cwd: '/o'}), conversation(UUID(6), {cwd: '/o', childCount: 2})],
+		];
 		const each = await withUseEach(on([]), lists, adapters);
 		const union = await withUse(on([]), lists.flat(), adapters);
 		expect(each.lists.flat().map(c => c.resumeState.kind)).toEqual(union.conversations.map(c => c.resumeState.kind));

@@ -29,7 +29,12 @@ interface Stand {
  * claude's answers replaced: `uses` are its live processes' claims, `holders` what `inUse` finds
  * for an id (a thrown Error for `fails`). Every `inUse` call is recorded in `asked`.
  */
-function stand(uses: readonly LiveUse[] | undefined, holders: Readonly<Record<string, readonly InUseHolder[]>> = {}, argvs: readonly (readonly string[])[] = [], fails?: string): Stand {
+function stand(
+	uses: readonly LiveUse[] | undefined,
+	holders: Readonly<Record<string, readonly InUseHolder[]>> = {},
+	argvs: readonly (readonly string[])[] = [],
+	fails?: string,
+): Stand {
 	const asked: string[] = [];
 	const claude: AgentAdapter = {
 		...ADAPTERS.claude,
@@ -71,7 +76,15 @@ describe('which conversations are asked inUse', () => {
 	it('an empty list asks nothing, not even the process table', async () => {
 		const s = stand([use({kind: 'any'})]);
 		const empty: Conversation[] = [];
-		expect((await withUse({...s.ctx, processes: {list: () => Promise.reject(new Error('listed')), get: async () => undefined, holders: async () => []}}, empty, s.adapters)).conversations).toBe(empty);
+		expect(
+			(
+				await withUse(
+					{...s.ctx, processes: {list: () => Promise.reject(new Error('listed')), get: async () => undefined, holders: async () => []}},
+					empty,
+					s.adapters,
+				)
+			).conversations,
+		).toBe(empty);
 	});
 
 	it('an ids claim: only the conversations it names', async () => {
@@ -142,7 +155,10 @@ describe('which conversations are asked inUse', () => {
 	});
 
 	it('any process whose argv names the id, even with no claim at all', async () => {
-		const s = stand(undefined, {}, [['vim', '/notes/about-c-3.md'], ['sleep', '9']]);
+		const s = stand(undefined, {}, [
+			['vim', '/notes/about-c-3.md'],
+			['sleep', '9'],
+		]);
 		await withUse(s.ctx, [a, b, c], s.adapters);
 		expect(s.asked).toEqual(['c-3']);
 	});

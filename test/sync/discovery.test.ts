@@ -114,7 +114,9 @@ describe('DiscoveryCache', () => {
 	});
 
 	it('skips purged rows and agents this build does not know', async () => {
-		await cache.refresh([row({name: 'x', cwd: dir, status: 'purged', agentSessionId: UUID(6)}), row({name: 'y', cwd: dir, agent: 'someday' as never})], {rescan: true});
+		await cache.refresh([row({name: 'x', cwd: dir, status: 'purged', agentSessionId: UUID(6)}), row({name: 'y', cwd: dir, agent: 'someday' as never})], {
+			rescan: true,
+		});
 		expect(adapter.calls).toEqual({discover: 0, verify: 0, inUse: 0});
 	});
 });

@@ -58,7 +58,13 @@ async function cliFindings(world: World, panes: readonly Pane[]): Promise<readon
 
 async function dashboardFindings(world: World, panes: readonly Pane[]): Promise<readonly Finding[]> {
 	const store = createStore(reducer, initialState({sessions: world.registry().list()}));
-	const supervisor = startSupervisor({store, mux: spyMux(() => panes, {calls: []}), ctx: world.adapterContext(), processes: world.processes, discoverySeconds: 3600});
+	const supervisor = startSupervisor({
+		store,
+		mux: spyMux(() => panes, {calls: []}),
+		ctx: world.adapterContext(),
+		processes: world.processes,
+		discoverySeconds: 3600,
+	});
 	try {
 		await supervisor.refresh({rescan: true});
 		return store.getState().findings;

@@ -30,7 +30,15 @@ afterEach(() => {
 function ctxWithHome(): AdapterContext {
 	const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-live-'));
 	dirs.push(home);
-	return {home, ownHome: false, env: {}, exec: async () => ({exitCode: 0, stdout: '', stderr: ''}), processes: createProcessTable(), now: Date.now, tmpDir: home};
+	return {
+		home,
+		ownHome: false,
+		env: {},
+		exec: async () => ({exitCode: 0, stdout: '', stderr: ''}),
+		processes: createProcessTable(),
+		now: Date.now,
+		tmpDir: home,
+	};
 }
 
 /** A mux whose screens are what the test says, counting the reads it was asked for. */
@@ -52,7 +60,7 @@ const tmuxPane = (id: string, agent: string, extra: Partial<Pane> = {}): Pane =>
 describe('the status probe', () => {
 	const agentOf = (p: Pane) => paneAgent(p, ADAPTERS);
 
-	it('puts each tmux agent pane\'s detection on it, from its screen and title; other panes pass untouched', async () => {
+	it("puts each tmux agent pane's detection on it, from its screen and title; other panes pass untouched", async () => {
 		const mux = screensMux({'%1': {text: screen('codex', 'working-1')}, '%2': {text: screen('opencode', 'blocked')}, '%3': {text: 'just a shell $ '}});
 		const probe = createStatusProbe({ctx: ctxWithHome(), mux, agentOf});
 		const shell = pane('%3', {mux: 'tmux', agentStatus: 'unknown', processes: [proc(30, 'sh')]});
@@ -82,7 +90,10 @@ describe('the status probe', () => {
 		const ctx = ctxWithHome();
 		const claude = proc(11, 'claude', ['claude'], 10);
 		fs.mkdirSync(path.join(ctx.home, '.claude', 'sessions'), {recursive: true});
-		fs.writeFileSync(path.join(ctx.home, '.claude', 'sessions', '11.json'), JSON.stringify({pid: 11, sessionId: 's', procStart: String(claude.startTime), status: 'busy'}));
+		fs.writeFileSync(
+			path.join(ctx.home, '.claude', 'sessions', '11.json'),
+			JSON.stringify({pid: 11, sessionId: 's', procStart: String(claude.startTime), status: 'busy'}),
+		);
 		const herdrPane = pane('w1:p1', {agent: 'claude', agentStatus: 'idle', processes: [proc(10, 'sh'), claude]});
 		const codexPane = pane('w1:p2', {agent: 'codex', agentStatus: 'done', processes: [proc(20, 'sh'), proc(21, 'codex', ['codex'], 20)]});
 		const out = await createStatusProbe({ctx, mux: {can: HERDR_CAN}, agentOf}).detect([herdrPane, codexPane]);

@@ -25,7 +25,14 @@ afterEach(async () => {
 function procOf(held: HeldProcess): ProcessRef {
 	const stat = parseStat(fs.readFileSync(`/proc/${held.pid}/stat`, 'utf8'));
 	const argv = fs.readFileSync(`/proc/${held.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-	return {pid: held.pid, ppid: stat?.ppid ?? 1, startTime: stat?.startTime ?? 0, name: stat?.name ?? 'node', argv, cwd: fs.readlinkSync(`/proc/${held.pid}/cwd`)};
+	return {
+		pid: held.pid,
+		ppid: stat?.ppid ?? 1,
+		startTime: stat?.startTime ?? 0,
+		name: stat?.name ?? 'node',
+		argv,
+		cwd: fs.readlinkSync(`/proc/${held.pid}/cwd`),
+	};
 }
 
 describe('live snapshot: pane evidence', () => {
@@ -80,27 +87,34 @@ describe('live snapshot: pane evidence', () => {
 		const after = await cache.refresh(rows, {rescan: true, panes: [pane]});
 		expect(after.paneEvidence?.get('%1')?.recent).toEqual([id]);
 	});
-	it("a pane in a registered cwd takes its folder's conversations from the cache's own read of it (one discovery), and finds what it finds alone", {timeout: 30_000}, async () => {
-		const w = buildClaudeFixture();
-		cleanups.push(() => w.cleanup());
-		const [alpha] = w.cwds as [string, string];
-		const tui = await spawnFileHolder([], 'claude', [], alpha, asUserOf(w));
-		cleanups.push(() => tui.stop());
-		const id = crypto.randomUUID();
-		fs.writeFileSync(path.join(w.home, '.claude', 'projects', projectSlug(alpha), `${id}.jsonl`), claudeTranscript(id, alpha, Date.now() + 1000, 'new work'));
-		const pane: Pane = {id: '%1', mux: 'tmux', cwd: alpha, agentStatus: 'unknown', processes: [procOf(tui)], isSelf: false};
-		const asked: string[] = [];
-		const claude = {...ADAPTERS.claude, discover: (ctx: Parameters<typeof ADAPTERS.claude.discover>[0], query?: DiscoverQuery) => {
-			asked.push(query?.cwd ?? '');
-			return ADAPTERS.claude.discover(ctx, query);
-		}};
-		const adapters = {...ADAPTERS, claude};
-		const ctx = {...w.ctx, processes: createProcessTable()};
-		const rows = [row({name: 'old', cwd: alpha, status: 'stopped', mux: 'tmux'})];
-		const shared = await new DiscoveryCache({ctx, adapters, once: true}).refresh(rows, {rescan: true, panes: [pane]});
-		expect(asked.filter(cwd => cwd === alpha)).toHaveLength(1);
-		const alone = await new DiscoveryCache({ctx, adapters, once: true}).refresh([], {rescan: true, panes: [pane]});
-		expect(shared.paneEvidence?.get('%1')?.recent).toEqual([id]);
-		expect(shared.paneEvidence).toEqual(alone.paneEvidence);
-	});
+	it(
+		"a pane in a registered cwd takes its folder's conversations from the cache's own read of it (one discovery), and finds what it finds alone",
+		{timeout: 30_000},
+		async () => {
+			const w = buildClaudeFixture();
+			cleanups.push(() => w.cleanup());
+			const [alpha] = w.cwds as [string, string];
+			const tui = await spawnFileHolder([], 'claude', [], alpha, asUserOf(w));
+			cleanups.push(() => tui.stop());
+			const id = crypto.randomUUID();
+			fs.writeFileSync(path.join(w.home, '.claude', 'projects', projectSlug(alpha), `${id}.jsonl`), claudeTranscript(id, alpha, Date.now() + 1000, 'new work'));
+			const pane: Pane = {id: '%1', mux: 'tmux', cwd: alpha, agentStatus: 'unknown', processes: [procOf(tui)], isSelf: false};
+			const asked: string[] = [];
+			const claude = {
+				...ADAPTERS.claude,
+				discover: (ctx: Parameters<typeof ADAPTERS.claude.discover>[0], query?: DiscoverQuery) => {
+					asked.push(query?.cwd ?? '');
+					return ADAPTERS.claude.discover(ctx, query);
+				},
+			};
+			const adapters = {...ADAPTERS, claude};
+			const ctx = {...w.ctx, processes: createProcessTable()};
+			const rows = [row({name: 'old', cwd: alpha, status: 'stopped', mux: 'tmux'})];
+			const shared = await new DiscoveryCache({ctx, adapters, once: true}).refresh(rows, {rescan: true, panes: [pane]});
+			expect(asked.filter(cwd => cwd === alpha)).toHaveLength(1);
+			const alone = await new DiscoveryCache({ctx, adapters, once: true}).refresh([], {rescan: true, panes: [pane]});
+			expect(shared.paneEvidence?.get('%1')?.recent).toEqual([id]);
+			expect(shared.paneEvidence).toEqual(alone.paneEvidence);
+		},
+	);
 });

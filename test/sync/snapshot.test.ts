@@ -81,14 +81,19 @@ describe('joinSnapshot: resume state (SPEC 6.1)', () => {
 			inUse: new Map([[inUseKey('claude', UUID(2)), {ok: true, holders: []}]]),
 		});
 		expect(join([s], [], {discovery: d}).live['p']?.resumeState).toEqual({kind: 'yes'});
-		expect(join([s], [], {discovery: d, cwdExists: () => false}).live['p']?.resumeState).toMatchObject({kind: 'no', reason: expect.stringContaining('no longer exists')});
+		expect(join([s], [], {discovery: d, cwdExists: () => false}).live['p']?.resumeState).toMatchObject({
+			kind: 'no',
+			reason: expect.stringContaining('no longer exists'),
+		});
 	});
 
 	it('no when in use, naming the holder', () => {
 		const s = pinned();
 		const d = discovery({
 			verify: new Map([[pinKey('claude', UUID(2), s.cwd), {kind: 'yes'}]]),
-			inUse: new Map([[inUseKey('claude', UUID(2)), {ok: true, holders: [{pid: 77, startTime: 1, command: 'claude --resume x', reason: 'argv names the id'}]}]]),
+			inUse: new Map([
+				[inUseKey('claude', UUID(2)), {ok: true, holders: [{pid: 77, startTime: 1, command: 'claude --resume x', reason: 'argv names the id'}]}],
+			]),
 		});
 		expect(join([s], [], {discovery: d}).live['p']?.resumeState).toMatchObject({kind: 'no', reason: expect.stringContaining('pid 77')});
 	});
@@ -121,7 +126,9 @@ describe('joinSnapshot: untracked panes, conversations, findings', () => {
 
 	it('passes conversations through and feeds the drift engine (pane-gone, untracked-pane)', () => {
 		const c = conversation(UUID(5));
-		const snap = join([row({name: 'gone', paneId: 'w1:p9'})], [claudePane('w1:p2')], {discovery: discovery({conversations: [c], byCwd: new Map([[cwdKey('claude', '/w/app'), {ok: true, conversations: [c], problems: []}]])})});
+		const snap = join([row({name: 'gone', paneId: 'w1:p9'})], [claudePane('w1:p2')], {
+			discovery: discovery({conversations: [c], byCwd: new Map([[cwdKey('claude', '/w/app'), {ok: true, conversations: [c], problems: []}]])}),
+		});
 		expect(snap.conversations).toEqual([c]);
 		expect(snap.findings.map(f => f.kind)).toEqual(expect.arrayContaining(['pane-gone', 'untracked-pane']));
 	});

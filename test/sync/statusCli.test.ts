@@ -47,8 +47,26 @@ async function startStandaloneFake(socket: string, tmuxName: string, protocol: F
 	const child = spawn(
 		process.execPath,
 		[
-			'--import', 'tsx', FAKE_MAIN, '--socket', socket, '--tmux-socket', tmuxName, '--protocol', String(protocol),
-			'--cwd', dir, '--path-prepend', bin, '--pane', 'claude', '--pane', 'codex', '--pane', '', '--strict',
+			'--import',
+			'tsx',
+			FAKE_MAIN,
+			'--socket',
+			socket,
+			'--tmux-socket',
+			tmuxName,
+			'--protocol',
+			String(protocol),
+			'--cwd',
+			dir,
+			'--path-prepend',
+			bin,
+			'--pane',
+			'claude',
+			'--pane',
+			'codex',
+			'--pane',
+			'',
+			'--strict',
 		],
 		{cwd: ROOT, env: isolatedEnv(), stdio: ['ignore', 'pipe', 'pipe']},
 	);
@@ -56,11 +74,15 @@ async function startStandaloneFake(socket: string, tmuxName: string, protocol: F
 	let err = '';
 	child.stdout?.on('data', chunk => (out += String(chunk)));
 	child.stderr?.on('data', chunk => (err += String(chunk)));
-	const ready = await eventually('the fake herdr to be ready', () => {
+	const ready = await eventually(
+		'the fake herdr to be ready',
+		() => {
 			if (child.exitCode !== null) throw new Error(`fake herdr exited: ${err}`);
 			const line = out.split('\n').find(l => l.includes('"ready"'));
 			return line ? (JSON.parse(line) as {panes: string[]}) : undefined;
-		}, {timeoutMs: 30_000, retryErrors: true});
+		},
+		{timeoutMs: 30_000, retryErrors: true},
+	);
 	return {child, panes: ready.panes};
 }
 
@@ -76,12 +98,16 @@ describe('mam-tui status: panes live, for both backends (the Done-when)', {timeo
 			registry.insert({name: 'fix-login', agent: 'claude', cwd: dir, mux: 'herdr', paneId: 'w1:p1', status: 'running', epoch: 1});
 			registry.close();
 			const cli = {...env, MAM_HOME: state, HERDR_SOCKET_PATH: socket};
-			const body = await eventually('both agents detected', async () => {
-				const r = await runCli(['status', '--json', '--mux', 'herdr'], cli);
-				expect(r.exitCode).toBe(0);
-				const parsed = JSON.parse(r.stdout) as StatusJson;
-				return parsed.panes.filter(p => p.agent).length === 2 ? parsed : undefined;
-			}, {retryErrors: true});
+			const body = await eventually(
+				'both agents detected',
+				async () => {
+					const r = await runCli(['status', '--json', '--mux', 'herdr'], cli);
+					expect(r.exitCode).toBe(0);
+					const parsed = JSON.parse(r.stdout) as StatusJson;
+					return parsed.panes.filter(p => p.agent).length === 2 ? parsed : undefined;
+				},
+				{retryErrors: true},
+			);
 			expect(body.version).toBe(1);
 			expect(body.mux).toMatchObject({kind: 'herdr', ok: true, message: `herdr ${FAKE_HERDR_VERSIONS[protocol]} (protocol ${protocol}) at ${socket}`});
 			expect(body.panes.map(p => [p.id, p.agent])).toEqual([
@@ -98,7 +124,13 @@ describe('mam-tui status: panes live, for both backends (the Done-when)', {timeo
 			expect(body.panes[2]?.pids).toHaveLength(1);
 			expect(body.untrackedPanes).toEqual(['w1:p2']);
 			expect(body.sessions).toEqual([
-				expect.objectContaining({name: 'fix-login', liveStatus: 'idle', livePaneId: 'w1:p1', resumeState: 'no: no conversation pinned yet', pids: body.panes[0]?.pids}),
+				expect.objectContaining({
+					name: 'fix-login',
+					liveStatus: 'idle',
+					livePaneId: 'w1:p1',
+					resumeState: 'no: no conversation pinned yet',
+					pids: body.panes[0]?.pids,
+				}),
 			]);
 			const human = await runCli(['status', '--mux', 'herdr'], cli);
 			expect(human.stdout).toMatch(/fix-login\s+claude\s+running\s+w1:p1\s+—\s+~\s+idle\s+no: no conversation pinned yet/);

@@ -30,7 +30,11 @@ console.log(JSON.stringify(db.prepare('SELECT count(*) AS n FROM t').get()));
 describe('sqlite in more than one thread', () => {
 	it('a URI read works after the index thread opened the first database of the process', async () => {
 		dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-threads-')));
-		const run = await execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, dir], {cwd: root, reject: false, env: {SQLITE_USE_URI: undefined}});
+		const run = await execa(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD, dir], {
+			cwd: root,
+			reject: false,
+			env: {SQLITE_USE_URI: undefined},
+		});
 		expect(run.stderr).toBe('');
 		expect(run.stdout).toBe('{"n":0}');
 		expect(fs.readdirSync(root).filter(f => f.startsWith('file:'))).toEqual([]);

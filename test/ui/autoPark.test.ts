@@ -27,7 +27,10 @@ const MIN = 60_000;
 describe('auto-park sampling', () => {
 	it('a row becomes due after idleMinutes of idle samples; working once starts it over; other agents and stopped rows never', () => {
 		const memory = newMemory();
-		const state = (s: SessionLive['liveStatus']) => ({sessions: [row('a'), row('b', 'codex'), row('c', 'claude', 'stopped')], live: {a: live(s), b: live('idle'), c: live('idle')}});
+		const state = (s: SessionLive['liveStatus']) => ({
+			sessions: [row('a'), row('b', 'codex'), row('c', 'claude', 'stopped')],
+			live: {a: live(s), b: live('idle'), c: live('idle')},
+		});
 		expect(sampleCandidates(state('idle'), config, memory, 0)).toEqual([]);
 		expect(sampleCandidates(state('idle'), config, memory, 44 * MIN)).toEqual([]);
 		expect(sampleCandidates(state('working'), config, memory, 45 * MIN)).toEqual([]);
@@ -41,7 +44,11 @@ describe('auto-park sampling', () => {
 		const liveAll = Object.fromEntries(sessions.map(s => [s.name, live('idle')]));
 		let now = 0;
 		const park = vi.fn(async (selection: ParkSelection): Promise<ParkResult[]> =>
-			('names' in selection ? selection.names : []).map(name => (name === 'b' ? {session: name, outcome: 'refused', check: 'composer', why: 'the composer holds a 1-line draft'} : {session: name, outcome: 'parked', parked: {at: now, freedBytes: 812 * 1048576, idleSeconds: 3120, argv: ['claude'], cwd: '/p'}, notes: []})),
+			('names' in selection ? selection.names : []).map(name =>
+				name === 'b'
+					? {session: name, outcome: 'refused', check: 'composer', why: 'the composer holds a 1-line draft'}
+					: {session: name, outcome: 'parked', parked: {at: now, freedBytes: 812 * 1048576, idleSeconds: 3120, argv: ['claude'], cwd: '/p'}, notes: []},
+			),
 		);
 		const notify = vi.fn();
 		const deps = {config, getState: () => ({sessions, live: liveAll}), park, notify, now: () => now};
@@ -61,7 +68,13 @@ describe('auto-park sampling', () => {
 		vi.useFakeTimers();
 		try {
 			const park = vi.fn();
-			const auto = startAutoPark({config: DEFAULT_CONFIG.park, getState: () => ({sessions: [row('a')], live: {a: live('idle')}}), park, notify: vi.fn(), now: () => 0});
+			const auto = startAutoPark({
+				config: DEFAULT_CONFIG.park,
+				getState: () => ({sessions: [row('a')], live: {a: live('idle')}}),
+				park,
+				notify: vi.fn(),
+				now: () => 0,
+			});
 			expect(vi.getTimerCount()).toBe(0);
 			await vi.advanceTimersByTimeAsync(120 * MIN);
 			expect(park).not.toHaveBeenCalled();
@@ -74,7 +87,12 @@ describe('auto-park sampling', () => {
 
 describe('park config', () => {
 	it('parses park: and names the key of a bad value', () => {
-		expect(parseConfig({park: {agents: ['claude', 'codex'], idleMinutes: 30, maxPerMinute: 1}}, 'c.yaml').park).toEqual({agents: ['claude', 'codex'], idleMinutes: 30, maxPerMinute: 1, soakSeconds: 60});
+		expect(parseConfig({park: {agents: ['claude', 'codex'], idleMinutes: 30, maxPerMinute: 1}}, 'c.yaml').park).toEqual({
+			agents: ['claude', 'codex'],
+			idleMinutes: 30,
+			maxPerMinute: 1,
+			soakSeconds: 60,
+		});
 		expect(DEFAULT_CONFIG.park.agents).toEqual([]);
 		expect(() => parseConfig({park: {agents: ['clod']}}, 'c.yaml')).toThrow(/c\.yaml: park\.agents/);
 		expect(() => parseConfig({park: {maxPerMinute: 1.5}}, 'c.yaml')).toThrow(/park\.maxPerMinute must be a whole number/);

@@ -71,7 +71,16 @@ describe('pane output in the detail panel', () => {
 			const reads: string[] = [];
 			let text = 'first';
 			const mux = {readOutput: async (id: string) => (reads.push(id), `${id} ${text}`)} as unknown as Multiplexer;
-			const stop = startDetailLoader({store, registry, adapterFor: () => adapter, context: {} as AdapterContext, processes, mux: async () => mux, logger: silentLogger, now: () => 1});
+			const stop = startDetailLoader({
+				store,
+				registry,
+				adapterFor: () => adapter,
+				context: {} as AdapterContext,
+				processes,
+				mux: async () => mux,
+				logger: silentLogger,
+				now: () => 1,
+			});
 			await vi.advanceTimersByTimeAsync(200);
 			expect(reads).toEqual(['%1']);
 			expect(store.getState().detail?.output).toBe('%1 first');

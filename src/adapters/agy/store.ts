@@ -84,31 +84,34 @@ function parseWorkspaces(value: unknown): string[] {
 function readSummaries(paths: AgyPaths): {summaries: Map<string, AgySummary>; problem?: string} {
 	const summaries = new Map<string, AgySummary>();
 	if (!lstatOrUndefined(paths.summariesDb)) return {summaries};
-	return unlessUnreadable(() => {
-		withReadOnlyDb(paths.summariesDb, db => {
-			const columns = tableColumns(db).get(SUMMARY_TABLE);
-			if (!columns?.has('conversation_id')) return;
-			const pick = (name: string) => (columns.has(name) ? name : `NULL AS ${name}`);
-			const sql = `SELECT conversation_id, ${['title', 'preview', 'last_modified_time', 'workspace_uris', 'parent_conversation_id', 'not_fully_idle', 'killed'].map(pick).join(', ')} FROM ${SUMMARY_TABLE}`;
-			for (const row of db.prepare<[], Record<string, unknown>>(sql).all()) {
-				const id = row['conversation_id'];
-				if (typeof id !== 'string' || !ID_PATTERN.test(id)) continue;
-				const parent = row['parent_conversation_id'];
-				const text = String(row['title'] ?? '') || String(row['preview'] ?? '');
-				const title = text.trim() ? oneLine(text) : undefined;
-				const updatedAt = toEpochMs(row['last_modified_time']);
-				summaries.set(id, {
-					id,
-					...(title ? {title} : {}),
-					...(updatedAt ? {updatedAt} : {}),
-					workspaces: parseWorkspaces(row['workspace_uris']),
-					...(typeof parent === 'string' && ID_PATTERN.test(parent) ? {parentId: parent} : {}),
-					busy: Number(row['not_fully_idle'] ?? 0) === 1 && Number(row['killed'] ?? 0) === 0,
-				});
-			}
-		});
-		return {summaries};
-	}, problem => ({summaries, problem}));
+	return unlessUnreadable(
+		() => {
+			withReadOnlyDb(paths.summariesDb, db => {
+				const columns = tableColumns(db).get(SUMMARY_TABLE);
+				if (!columns?.has('conversation_id')) return;
+				const pick = (name: string) => (columns.has(name) ? name : `NULL AS ${name}`);
+				const sql = `SELECT conversation_id, ${['title', 'preview', 'last_modified_time', 'workspace_uris', 'parent_conversation_id', 'not_fully_idle', 'killed'].map(pick).join(', ')} FROM ${SUMMARY_TABLE}`;
+				for (const row of db.prepare<[], Record<string, unknown>>(sql).all()) {
+					const id = row['conversation_id'];
+					if (typeof id !== 'string' || !ID_PATTERN.test(id)) continue;
+					const parent = row['parent_conversation_id'];
+					const text = String(row['title'] ?? '') || String(row['preview'] ?? '');
+					const title = text.trim() ? oneLine(text) : undefined;
+					const updatedAt = toEpochMs(row['last_modified_time']);
+					summaries.set(id, {
+						id,
+						...(title ? {title} : {}),
+						...(updatedAt ? {updatedAt} : {}),
+						workspaces: parseWorkspaces(row['workspace_uris']),
+						...(typeof parent === 'string' && ID_PATTERN.test(parent) ? {parentId: parent} : {}),
+						busy: Number(row['not_fully_idle'] ?? 0) === 1 && Number(row['killed'] ?? 0) === 0,
+					});
+				}
+			});
+			return {summaries};
+		},
+		problem => ({summaries, problem}),
+	);
 }
 
 /** last_conversations.json: `{"<workspace>": "<conversation id>"}`, inverted. */
@@ -159,21 +162,31 @@ export function belongsTo(ctx: InRefresh, index: AgyIndex, id: string, cwd: stri
 export function stepsState(ctx: InRefresh, paths: AgyPaths, id: string): ResumeState {
 	const file = conversationDb(paths, id);
 	const wal = lstatOrUndefined(`${file}-wal`);
-	return parseCached(ctx, 'agy-steps', file, `${wal?.mtimeMs}:${wal?.size}`, () => stepsStateNow(paths, id), state => state.kind !== 'unknown');
+	return parseCached(
+		ctx,
+		'agy-steps',
+		file,
+		`${wal?.mtimeMs}:${wal?.size}`,
+		() => stepsStateNow(paths, id),
+		state => state.kind !== 'unknown',
+	);
 }
 
 /** Steps in the conversation's own database: resume is safe only when it exists and has some. */
 function stepsStateNow(paths: AgyPaths, id: string): ResumeState {
 	const file = conversationDb(paths, id);
 	if (!lstatOrUndefined(file)) return {kind: 'no', reason: 'no conversation database (agy would silently start a new conversation)'};
-	return unlessUnreadable(() => {
-		return withReadOnlyDb(file, db => {
-			if (!hasTable(db, 'steps')) return {kind: 'unknown', reason: `${file}: no steps table (unexpected schema)`};
-			// Whether there is a step, not how many: counting reads the whole table.
-			const row = db.prepare<[], {n: number}>('SELECT EXISTS (SELECT 1 FROM steps) AS n').get();
-			return (row?.n ?? 0) > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'conversation has no steps yet'};
-		});
-	}, (reason): ResumeState => ({kind: 'unknown', reason}));
+	return unlessUnreadable(
+		() => {
+			return withReadOnlyDb(file, db => {
+				if (!hasTable(db, 'steps')) return {kind: 'unknown', reason: `${file}: no steps table (unexpected schema)`};
+				// Whether there is a step, not how many: counting reads the whole table.
+				const row = db.prepare<[], {n: number}>('SELECT EXISTS (SELECT 1 FROM steps) AS n').get();
+				return (row?.n ?? 0) > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'conversation has no steps yet'};
+			});
+		},
+		(reason): ResumeState => ({kind: 'unknown', reason}),
+	);
 }
 
 /** Ids with a conversation database on disk. */

@@ -117,9 +117,14 @@ export async function claudeLiveUses(ctx: AdapterContext, procs?: readonly Proce
 		return record !== undefined && (record.procStart === undefined || record.procStart === String(proc.startTime));
 	};
 	// A process its live record names is claude whatever its name looks like (pid and start time match).
-	const mine = (await agentProcessesOf(ctx, isClaudeProcess, procs, {root: claudeRoot(ctx), rootOf: claudeRoot}, recorded)).filter(p => !isClaudeService(p.argv));
+	const mine = (await agentProcessesOf(ctx, isClaudeProcess, procs, {root: claudeRoot(ctx), rootOf: claudeRoot}, recorded)).filter(
+		p => !isClaudeService(p.argv),
+	);
 	if (mine.length === 0) return [];
-	const open = await openFilesOf(ctx, mine.map(p => p.pid));
+	const open = await openFilesOf(
+		ctx,
+		mine.map(p => p.pid),
+	);
 	const projects = path.join(realpathOrUndefined(root) ?? root, 'projects') + path.sep;
 	return mine.map(proc => {
 		const record = records.get(proc.pid);

@@ -68,7 +68,13 @@ export async function planFor(ctx: AdapterContext, id: string) {
 	if (tmp) {
 		for (const slug of listDir(tmp).filter(e => e.isDirectory())) items.push(dirItem(joinNames(tmp, slug.name, id), id, 'temp task output'));
 	}
-	return makePlan('claude', id, agents.map(a => a.id), items, roots(ctx));
+	return makePlan(
+		'claude',
+		id,
+		agents.map(a => a.id),
+		items,
+		roots(ctx),
+	);
 }
 
 /** `.claude.json` and its backups under `backups/`: every copy of the file claude rewrites on each start. */
@@ -86,7 +92,15 @@ function configKeyItems(ctx: AdapterContext, id: string): PlanItem[] {
 	for (const file of configFiles(ctx)) {
 		const count = countJsonMembers(file, 'lastSessionId', id);
 		const backup = file !== globalConfigFile(ctx);
-		if (count > 0) items.push({kind: 'key', path: file, count, bytes: 0, sessionId: id, description: backup ? 'lastSessionId in a backup of .claude.json' : 'lastSessionId in .claude.json (that key only)'});
+		if (count > 0)
+			items.push({
+				kind: 'key',
+				path: file,
+				count,
+				bytes: 0,
+				sessionId: id,
+				description: backup ? 'lastSessionId in a backup of .claude.json' : 'lastSessionId in .claude.json (that key only)',
+			});
 	}
 	return items;
 }
@@ -109,7 +123,14 @@ function historyItems(root: string, id: string): (PlanItem | undefined)[] {
 	})();
 	if (lines.length === 0) return [];
 	const items: (PlanItem | undefined)[] = [
-		{kind: 'lines', path: history, count: lines.length, bytes: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0), sessionId: id, description: 'history.jsonl lines'},
+		{
+			kind: 'lines',
+			path: history,
+			count: lines.length,
+			bytes: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0),
+			sessionId: id,
+			description: 'history.jsonl lines',
+		},
 	];
 	const others = pasteHashes(history, line => line.trim() !== '' && !mine(line));
 	for (const hash of pasteHashes(history, mine)) {

@@ -133,7 +133,9 @@ function parseTranscript(file: string, id: string): Transcript {
 export function transcriptFiles(ctx: InRefresh, root: string, id: string): string[] {
 	// A plain join: the folders are normal paths and a valid id holds no separator (path.join
 	// normalising 40 paths per row was most of a lookup).
-	return projectDirs(ctx, root).map(dir => `${dir}${path.sep}${id}.jsonl`).filter(file => lstatOrUndefined(file)?.isFile() === true);
+	return projectDirs(ctx, root)
+		.map(dir => `${dir}${path.sep}${id}.jsonl`)
+		.filter(file => lstatOrUndefined(file)?.isFile() === true);
 }
 
 /** A sub-agent transcript belonging to a conversation. */

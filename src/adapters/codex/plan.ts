@@ -30,7 +30,10 @@ function rowItems(ctx: AdapterContext, ids: readonly string[]): PlanItem[] {
 				const cols = threadColumns(table, columns);
 				if (cols.length === 0) continue;
 				const where = cols.map(c => `"${c}" IN (${placeholders})`).join(' OR ');
-				const rows = handle.prepare(`SELECT ${cols.map(c => `"${c}"`).join(', ')} FROM "${table}" WHERE ${where}`).raw().all(...cols.flatMap(() => ids)) as unknown[][];
+				const rows = handle
+					.prepare(`SELECT ${cols.map(c => `"${c}"`).join(', ')} FROM "${table}" WHERE ${where}`)
+					.raw()
+					.all(...cols.flatMap(() => ids)) as unknown[][];
 				const counts = new Map<string, number>();
 				for (const row of rows) {
 					// A spawn edge belongs to its child (the first column) when the child is purged too.
@@ -86,7 +89,10 @@ function changedByCodex(ctx: AdapterContext, items: readonly PlanItem[]): KeptPl
 	const planned = new Set(items.filter(i => i.kind === 'rows').map(i => i.path));
 	const opened = all.filter(db => !planned.has(db) && !logs.includes(db));
 	return [
-		...(logs.length > 0 ? logs : [path.join(sqliteHome(ctx), 'logs_2.sqlite')]).map(file => ({path: file, reason: "changed by codex's own delete: its log database"})),
+		...(logs.length > 0 ? logs : [path.join(sqliteHome(ctx), 'logs_2.sqlite')]).map(file => ({
+			path: file,
+			reason: "changed by codex's own delete: its log database",
+		})),
 		...opened.flatMap(db => ['-wal', '-shm'].map(end => ({path: `${db}${end}`, reason: "changed by codex's own delete: it opens every database of codex"}))),
 		// Its start stages the plugin marketplace there (a lock and a checkout), offline or not.
 		{path: path.join(codexRoot(ctx), '.tmp'), reason: "changed by codex's own delete: its staging folder (plugin marketplace)"},
@@ -102,7 +108,8 @@ export function planFor(ctx: AdapterContext, id: string): PurgePlan {
 		for (const ref of rolloutsOf(ctx, owner)) items.push(fileItem(ref.file, owner, ref.archived ? 'archived rollout' : 'rollout'));
 		for (const entry of listDir(path.join(root, 'shell_snapshots'))) {
 			// A name with a backslash is no snapshot codex wrote (and not a plain name to join): left alone.
-			if (entry.name.startsWith(`${owner}.`) && isPlainName(entry.name)) items.push(fileItem(joinNames(root, 'shell_snapshots', entry.name), owner, 'shell snapshot'));
+			if (entry.name.startsWith(`${owner}.`) && isPlainName(entry.name))
+				items.push(fileItem(joinNames(root, 'shell_snapshots', entry.name), owner, 'shell snapshot'));
 		}
 		// The TUI's per-thread markers (issue 18): an empty capabilities file and a writer lock.
 		items.push(fileItem(joinNames(root, 'tui-thread-reference-capabilities', owner), owner, 'TUI thread marker'));
@@ -131,7 +138,11 @@ export async function agentDelete(ctx: AdapterContext, id: string): Promise<stri
 	});
 	if (result.failure) return `codex delete could not run (${result.failure}); deleted everything directly`;
 	if (result.exitCode !== 0) {
-		const detail = result.stderr.trim().split('\n').find(l => l.startsWith('Error:')) ?? '';
+		const detail =
+			result.stderr
+				.trim()
+				.split('\n')
+				.find(l => l.startsWith('Error:')) ?? '';
 		return `codex delete --force ${id} failed (exit ${result.exitCode})${detail ? `: ${detail}` : ''}; deleted what it left directly`;
 	}
 	return undefined;

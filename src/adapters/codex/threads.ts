@@ -30,23 +30,26 @@ export function readThreadIndex(ctx: AdapterContext): ThreadIndex {
 function readThreadIndexNow(ctx: AdapterContext): ThreadIndex {
 	const index: ThreadIndex = {titles: new Map(), parents: new Map(), ids: new Set(), problems: []};
 	for (const db of stateDatabases(ctx)) {
-		unlessUnreadable(() => {
-			withReadOnlyDb(db, handle => {
-				const tables = tableColumns(handle);
-				const threads = tables.get('threads');
-				if (threads?.has('id')) {
-					const cols = ['id', ...['name', 'title'].filter(c => threads.has(c))];
-					const rows = handle.prepare(`SELECT ${cols.join(', ')} FROM threads`).all() as Record<string, unknown>[];
-					for (const row of rows) {
-						const id = String(row['id']);
-						index.ids.add(id);
-						const title = [row['name'], row['title']].find(v => typeof v === 'string' && v.trim() !== '');
-						if (typeof title === 'string') index.titles.set(id, title);
+		unlessUnreadable(
+			() => {
+				withReadOnlyDb(db, handle => {
+					const tables = tableColumns(handle);
+					const threads = tables.get('threads');
+					if (threads?.has('id')) {
+						const cols = ['id', ...['name', 'title'].filter(c => threads.has(c))];
+						const rows = handle.prepare(`SELECT ${cols.join(', ')} FROM threads`).all() as Record<string, unknown>[];
+						for (const row of rows) {
+							const id = String(row['id']);
+							index.ids.add(id);
+							const title = [row['name'], row['title']].find(v => typeof v === 'string' && v.trim() !== '');
+							if (typeof title === 'string') index.titles.set(id, title);
+						}
 					}
-				}
-				for (const [child, parent] of parentLinks(handle, tables)) index.parents.set(child, parent);
-			});
-		}, problem => index.problems.push(problem));
+					for (const [child, parent] of parentLinks(handle, tables)) index.parents.set(child, parent);
+				});
+			},
+			problem => index.problems.push(problem),
+		);
 	}
 	return index;
 }
@@ -65,13 +68,18 @@ function parentLinks(handle: ReadDb, tables: ReadonlyMap<string, ReadonlySet<str
 	const where = (column: string, batch: readonly string[] | undefined) => (batch === undefined ? '' : ` WHERE ${column} IN (${placeholders(batch.length)})`);
 	if (tables.get('threads')?.has('id') && tables.get('threads')?.has('parent_thread_id')) {
 		for (const batch of batches) {
-			const rows = handle.prepare(`SELECT id, parent_thread_id AS parent FROM threads${where('id', batch)}`).all(...(batch ?? [])) as {id: unknown; parent: unknown}[];
+			const rows = handle.prepare(`SELECT id, parent_thread_id AS parent FROM threads${where('id', batch)}`).all(...(batch ?? [])) as {
+				id: unknown;
+				parent: unknown;
+			}[];
 			for (const row of rows) if (typeof row.parent === 'string') links.set(String(row.id), row.parent);
 		}
 	}
 	if (tables.get('thread_spawn_edges')?.has('child_thread_id')) {
 		for (const batch of batches) {
-			const edges = handle.prepare(`SELECT parent_thread_id AS parent, child_thread_id AS child FROM thread_spawn_edges${where('child_thread_id', batch)}`).all(...(batch ?? [])) as {parent: string; child: string}[];
+			const edges = handle
+				.prepare(`SELECT parent_thread_id AS parent, child_thread_id AS child FROM thread_spawn_edges${where('child_thread_id', batch)}`)
+				.all(...(batch ?? [])) as {parent: string; child: string}[];
 			for (const edge of edges) links.set(edge.child, edge.parent);
 		}
 	}
@@ -120,7 +128,11 @@ function parentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, str
 			() => undefined,
 		);
 	}
-	return withRolloutParents(ctx, links, ids.flatMap(id => rolloutsOf(ctx, id)));
+	return withRolloutParents(
+		ctx,
+		links,
+		ids.flatMap(id => rolloutsOf(ctx, id)),
+	);
 }
 
 /**
@@ -144,7 +156,7 @@ export function threadsNamedByProcesses(ctx: AdapterContext): Promise<ReadonlySe
 		}
 		// Up the parent links a level at a time (one batch of lookups per level) to the roots.
 		const closure = new Set<string>(named);
-		for (let level = [...named]; level.length > 0; ) {
+		for (let level = [...named]; level.length > 0;) {
 			const parents = parentsOf(ctx, level);
 			level = [...new Set(parents.values())].filter(p => !closure.has(p));
 			for (const p of level) closure.add(p);

@@ -77,11 +77,7 @@ export async function argvUsers(ctx: AdapterContext, ids: readonly string[]): Pr
 }
 
 /** Processes (other than us) holding any of `paths` open, except those `ignore` accepts (a shared service). */
-export async function fileUsers(
-	ctx: AdapterContext,
-	paths: readonly string[],
-	ignore: (holder: Holder) => boolean = () => false,
-): Promise<InUseHolder[]> {
+export async function fileUsers(ctx: AdapterContext, paths: readonly string[], ignore: (holder: Holder) => boolean = () => false): Promise<InUseHolder[]> {
 	if (paths.length === 0) return [];
 	const holders = await ctx.processes.holders(paths);
 	return holders

@@ -72,12 +72,16 @@ export function cutMembers(text: string, key: string, value: string): string | u
  */
 export function removeJsonMembers(file: string, key: string, value: string, roots: readonly string[]): number {
 	if (rootContaining(file, roots) === undefined) throw new Error(`${file}: refused, not inside the agent's folder`);
-	return writeReplacing(file, text => {
-		const count = {n: 0};
-		const parsed = parseOrUndefined(text);
-		if (parsed === undefined) return undefined;
-		const stripped = withoutMember(parsed, key, value, count);
-		if (count.n === 0) return undefined;
-		return {text: cutMembers(text, key, value) ?? `${JSON.stringify(stripped, null, 2)}\n`, removed: count.n};
-	}, tempBeside);
+	return writeReplacing(
+		file,
+		text => {
+			const count = {n: 0};
+			const parsed = parseOrUndefined(text);
+			if (parsed === undefined) return undefined;
+			const stripped = withoutMember(parsed, key, value, count);
+			if (count.n === 0) return undefined;
+			return {text: cutMembers(text, key, value) ?? `${JSON.stringify(stripped, null, 2)}\n`, removed: count.n};
+		},
+		tempBeside,
+	);
 }

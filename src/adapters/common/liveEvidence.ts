@@ -18,7 +18,11 @@ export type LiveClaim =
 	/** It is on one of these conversations: argv names it, the agent's live record says so, it holds that conversation's own file open. */
 	| {readonly kind: 'ids'; readonly ids: readonly string[]}
 	/** It runs in this project folder and keeps no evidence of which of the project's conversations it is on. */
-	| {readonly kind: 'project'; readonly cwd: string; /** `cwd` resolved once (`resolveFolder`): the rule compares it with every conversation's. */ readonly folder: string}
+	| {
+			readonly kind: 'project';
+			readonly cwd: string;
+			/** `cwd` resolved once (`resolveFolder`): the rule compares it with every conversation's. */ readonly folder: string;
+	  }
 	/** It may act on any conversation of the agent (a server the user started); nothing narrows it. */
 	| {readonly kind: 'any'};
 
@@ -159,7 +163,14 @@ export function environOf(pid: number): Record<string, string> | undefined {
  */
 function environKept(ctx: InRefresh, proc: ProcessRef): Record<string, string> | undefined {
 	const also = `${proc.startTime}\0${proc.argv.join('\0')}`;
-	return parseCached(ctx, 'environ', `/proc/${proc.pid}/environ`, also, () => environOf(proc.pid), env => env !== undefined && Object.keys(env).length > 0);
+	return parseCached(
+		ctx,
+		'environ',
+		`/proc/${proc.pid}/environ`,
+		also,
+		() => environOf(proc.pid),
+		env => env !== undefined && Object.keys(env).length > 0,
+	);
 }
 
 /**
@@ -280,7 +291,11 @@ export function projectUse(proc: ProcessRef, label: string): LiveUse {
 	const cwd = cwdOf(proc);
 	const base = {pid: proc.pid, startTime: proc.startTime, command: commandOf(proc)};
 	if (cwd === undefined) return {...base, claim: {kind: 'any'}, reason: `a ${label} process whose folder cannot be read could be on any conversation`};
-	return {...base, claim: {kind: 'project', cwd, folder: resolveFolder(cwd)}, reason: `a ${label} process in ${cwd} keeps no record of which conversation it is on`};
+	return {
+		...base,
+		claim: {kind: 'project', cwd, folder: resolveFolder(cwd)},
+		reason: `a ${label} process in ${cwd} keeps no record of which conversation it is on`,
+	};
 }
 
 export function idsUse(proc: ProcessRef, ids: readonly string[], reason: string): LiveUse {

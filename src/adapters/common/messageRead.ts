@@ -68,7 +68,10 @@ function readWholeLines(file: string, from: number, size: number): {records: Lin
  * inode) or went away since means the conversation was rewritten: every file is read again from
  * the start and `restart` is true.
  */
-export function readFilesSince(files: readonly string[], since: CursorState | undefined): {records: LineRecord[]; files: Record<string, number>; restart: boolean} {
+export function readFilesSince(
+	files: readonly string[],
+	since: CursorState | undefined,
+): {records: LineRecord[]; files: Record<string, number>; restart: boolean} {
 	const known = since?.files ?? {};
 	const stats = files.map(file => ({file, st: fs.statSync(file, {throwIfNoEntry: false})}));
 	const present = new Map(stats.filter(s => s.st?.isFile()).map(s => [String(s.st?.ino), s.st?.size ?? 0]));
@@ -132,11 +135,21 @@ export function addUsage(a: TokenUsage | undefined, b: TokenUsage | undefined): 
 	if (!a) return b;
 	if (!b) return a;
 	const add = (x: number | undefined, y: number | undefined) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
-	return compactUsage({input: add(a.input, b.input), output: add(a.output, b.output), cacheRead: add(a.cacheRead, b.cacheRead), cacheWrite: add(a.cacheWrite, b.cacheWrite)});
+	return compactUsage({
+		input: add(a.input, b.input),
+		output: add(a.output, b.output),
+		cacheRead: add(a.cacheRead, b.cacheRead),
+		cacheWrite: add(a.cacheWrite, b.cacheWrite),
+	});
 }
 
 /** Drops undefined fields; undefined when nothing is known. */
-export function compactUsage(u: {input?: number | undefined; output?: number | undefined; cacheRead?: number | undefined; cacheWrite?: number | undefined}): TokenUsage | undefined {
+export function compactUsage(u: {
+	input?: number | undefined;
+	output?: number | undefined;
+	cacheRead?: number | undefined;
+	cacheWrite?: number | undefined;
+}): TokenUsage | undefined {
 	const out: {input?: number; output?: number; cacheRead?: number; cacheWrite?: number} = {};
 	if (u.input !== undefined) out.input = u.input;
 	if (u.output !== undefined) out.output = u.output;

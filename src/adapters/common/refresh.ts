@@ -138,7 +138,15 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 }
 
 /** `Refresh.parse` against `parses`, trusting `vouch` (when given) for files no event named. */
-function parseIn<T>(parses: ParseCache, vouch: Vouch | undefined, kind: string, file: string, also: string, parse: () => T, keep: (value: T) => boolean = () => true): T {
+function parseIn<T>(
+	parses: ParseCache,
+	vouch: Vouch | undefined,
+	kind: string,
+	file: string,
+	also: string,
+	parse: () => T,
+	keep: (value: T) => boolean = () => true,
+): T {
 	const key = `${kind}\0${file}`;
 	const known = parses.parsed.get(key);
 	// A file no change event named since it was read is not even stat()ed: a busy folder

@@ -59,7 +59,10 @@ function scanDatabase(file: string, scan: ResidualScan, out: string[]): void {
 				const q = (n: string) => `"${n.replaceAll('"', '""')}"`;
 				const where = textColumns.map(c => ids.map(() => `instr(${q(c.name)}, ?) > 0`).join(' OR ')).join(' OR ');
 				const params = textColumns.flatMap(() => ids);
-				const rows = db.prepare(`SELECT ${textColumns.map(c => q(c.name)).join(', ')} FROM ${q(table)} WHERE ${where}`).all(...params) as Record<string, unknown>[];
+				const rows = db.prepare(`SELECT ${textColumns.map(c => q(c.name)).join(', ')} FROM ${q(table)} WHERE ${where}`).all(...params) as Record<
+					string,
+					unknown
+				>[];
 				const counts = new Map<string, number>();
 				for (const row of rows) {
 					const who = owner(Object.values(row).map(String).join('\n'), scan) ?? scan.id;

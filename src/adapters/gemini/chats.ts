@@ -245,7 +245,8 @@ function mainChatsFor(ctx: AdapterContext, root: string, projects: readonly Proj
 	for (const project of projects) {
 		const chats = path.join(project.dir, 'chats');
 		// `includes` first: the pattern is tested only on the few names that can match.
-		for (const name of chatNames(ctx, chats)) if (name.includes(first8) && mainChatKey(name) === first8) out.push({project, file: `${chats}${path.sep}${name}`});
+		for (const name of chatNames(ctx, chats))
+			if (name.includes(first8) && mainChatKey(name) === first8) out.push({project, file: `${chats}${path.sep}${name}`});
 	}
 	return out;
 }

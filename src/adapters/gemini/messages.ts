@@ -45,7 +45,8 @@ export function geminiMessages(ctx: AdapterContext, id: string, since: string | 
 	if (files.length === 0) return undefined;
 	const sig = signatureOf(files);
 	const before = decodeCursor(since);
-	if (before?.sig === sig) return {messages: [], cursor: since ?? '', restart: false, ...(before.state?.['usage'] ? {usage: before.state['usage'] as TokenUsage} : {})};
+	if (before?.sig === sig)
+		return {messages: [], cursor: since ?? '', restart: false, ...(before.state?.['usage'] ? {usage: before.state['usage'] as TokenUsage} : {})};
 	const messages: ConversationMessage[] = [];
 	let usage: TokenUsage | undefined;
 	for (const file of files) {

@@ -117,11 +117,21 @@ export function planFor(ctx: InRefresh, root: string, id: string): {descendants:
 		for (const x of [id, ...children.map(c => c.id)]) {
 			const label = x === id ? 'session' : 'sub-agent';
 			items.push(...sideArtifacts(project, x, label));
-			items.push(dirItem(path.join(project.dir, 'chats', x), x, `${label} folder of sub-agent transcripts`, childBytes(items, path.join(project.dir, 'chats', x))));
+			items.push(
+				dirItem(path.join(project.dir, 'chats', x), x, `${label} folder of sub-agent transcripts`, childBytes(items, path.join(project.dir, 'chats', x))),
+			);
 		}
 		const ids = [id, ...children.map(c => c.id)];
 		const logged = logEntries(project).filter(e => typeof e['sessionId'] === 'string' && ids.includes(e['sessionId']));
-		if (logged.length > 0) items.push({kind: 'lines', path: path.join(project.dir, 'logs.json'), count: logged.length, bytes: 0, sessionId: id, description: 'logs.json prompt entries'});
+		if (logged.length > 0)
+			items.push({
+				kind: 'lines',
+				path: path.join(project.dir, 'logs.json'),
+				count: logged.length,
+				bytes: 0,
+				sessionId: id,
+				description: 'logs.json prompt entries',
+			});
 	}
 	return {descendants: [...descendants], items: items.filter((i): i is PlanItem => i !== undefined)};
 }

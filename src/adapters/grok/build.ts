@@ -134,7 +134,11 @@ function buildSessionAt(ctx: InRefresh, groupDir: string, name: string): BuildSe
 /** The cwd group folders, in listing order (listed once per refresh). */
 export function buildGroups(ctx: AdapterContext): string[] {
 	const sessions = path.join(buildRoot(ctx), 'sessions');
-	return memo(ctx, GROUPS.of(sessions), () => listDir(sessions, ctx).filter(e => e.isDirectory()).map(e => path.join(sessions, e.name)));
+	return memo(ctx, GROUPS.of(sessions), () =>
+		listDir(sessions, ctx)
+			.filter(e => e.isDirectory())
+			.map(e => path.join(sessions, e.name)),
+	);
 }
 
 /** Every Grok Build session; read once per refresh (memo), each folder re-read only when its updates.jsonl or summary moved. */

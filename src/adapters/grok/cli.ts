@@ -37,7 +37,8 @@ function readCliDb(file: string, db: ReadDb, id?: string): CliSession[] {
 	const messages = counted ? "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.role IN ('user', 'assistant'))" : '0';
 	const sql = `SELECT id, cwd_at_start, ${pick('cwd_last')}, ${pick('title')}, created_at, ${pick('updated_at')}, ${messages} AS n FROM sessions s`;
 	const out: CliSession[] = [];
-	const rows = id === undefined ? db.prepare<[], Record<string, unknown>>(sql).all() : db.prepare<[string], Record<string, unknown>>(`${sql} WHERE s.id = ?`).all(id);
+	const rows =
+		id === undefined ? db.prepare<[], Record<string, unknown>>(sql).all() : db.prepare<[string], Record<string, unknown>>(`${sql} WHERE s.id = ?`).all(id);
 	for (const row of rows) {
 		const id = row['id'];
 		const cwd = row['cwd_at_start'];
@@ -67,9 +68,12 @@ const cliKey = (file: string) => CLI_SESSIONS.of(file);
 
 function readCliSessions(file: string, id?: string): {sessions: CliSession[]; problem?: string} {
 	if (!lstatOrUndefined(file)) return {sessions: []};
-	return unlessUnreadable(() => {
-		return {sessions: withReadOnlyDb(file, db => readCliDb(file, db, id))};
-	}, problem => ({sessions: [], problem}));
+	return unlessUnreadable(
+		() => {
+			return {sessions: withReadOnlyDb(file, db => readCliDb(file, db, id))};
+		},
+		problem => ({sessions: [], problem}),
+	);
 }
 
 /**
@@ -120,7 +124,8 @@ export function cliPlan(ctx: AdapterContext, id: string): PlanItem[] {
 	if (!lstatOrUndefined(file)) return [];
 	return withReadOnlyDb(file, db => {
 		const columns = tableColumns(db);
-		const count = (table: string, where: string) => (columns.has(table) ? (db.prepare<[string], {n: number}>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(id)?.n ?? 0) : 0);
+		const count = (table: string, where: string) =>
+			columns.has(table) ? (db.prepare<[string], {n: number}>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(id)?.n ?? 0) : 0;
 		const items: PlanItem[] = [];
 		const results = columns.get('tool_calls')?.has('session_id') ? count('tool_results', TOOL_RESULTS_WHERE) : 0;
 		if (results > 0) items.push({kind: 'rows', path: file, table: 'tool_results', count: results, bytes: 0, sessionId: id, description: 'tool results'});

@@ -72,7 +72,11 @@ function cliMessages(ctx: AdapterContext, id: string, since: string | undefined)
 		let row = decodeCursor(since)?.row ?? -1;
 		const messages: ConversationMessage[] = [];
 		if (hasColumns(handle, 'messages', ['session_id', 'seq', 'role', 'message_json'])) {
-			const rows = handle.prepare("SELECT seq, role, message_json AS j, created_at AS t FROM messages WHERE session_id = ? AND seq > ? AND role IN ('user', 'assistant') ORDER BY seq").all(id, row) as {
+			const rows = handle
+				.prepare(
+					"SELECT seq, role, message_json AS j, created_at AS t FROM messages WHERE session_id = ? AND seq > ? AND role IN ('user', 'assistant') ORDER BY seq",
+				)
+				.all(id, row) as {
 				seq: number;
 				role: string;
 				j: string;
@@ -86,7 +90,11 @@ function cliMessages(ctx: AdapterContext, id: string, since: string | undefined)
 		}
 		let usage: TokenUsage | undefined;
 		if (hasColumns(handle, 'usage_events', ['session_id', 'input_tokens', 'output_tokens'])) {
-			const sum = handle.prepare('SELECT count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o FROM usage_events WHERE session_id = ?').get(id) as {n: number; i: number | null; o: number | null};
+			const sum = handle.prepare('SELECT count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o FROM usage_events WHERE session_id = ?').get(id) as {
+				n: number;
+				i: number | null;
+				o: number | null;
+			};
 			if (sum.n > 0 && ((sum.i ?? 0) > 0 || (sum.o ?? 0) > 0)) usage = compactUsage({input: count(sum.i), output: count(sum.o)});
 		}
 		return {messages, cursor: encodeCursor({row}), restart: false, ...(usage ? {usage} : {})};

@@ -62,7 +62,17 @@ function searchRows(ctx: AdapterContext, id: string, ids: readonly string[]): Pl
 		const marks = ids.map(() => '?').join(', ');
 		return db.prepare<string[], {n: number}>(`SELECT count(*) AS n FROM ${SEARCH_TABLE} WHERE session_id IN (${marks})`).get(...ids)?.n ?? 0;
 	});
-	return count > 0 ? {kind: 'rows', path: file, table: SEARCH_TABLE, count, bytes: 0, sessionId: id, description: 'search index rows (title and prompts, with their FTS5 entries)'} : undefined;
+	return count > 0
+		? {
+				kind: 'rows',
+				path: file,
+				table: SEARCH_TABLE,
+				count,
+				bytes: 0,
+				sessionId: id,
+				description: 'search index rows (title and prompts, with their FTS5 entries)',
+			}
+		: undefined;
 }
 
 /** The whole Grok Build plan: folders (the session's and its sub-agents'), then every other place naming them. */
@@ -75,7 +85,8 @@ export function buildPlan(ctx: AdapterContext, id: string): {descendants: string
 	for (const session of [...own, ...descendants]) {
 		items.push(dirItem(session.dir, session.id, session.id === id ? 'session folder' : 'sub-agent session folder'));
 	}
-	for (const file of promptHistories(ctx)) items.push(linesItem(file, id, countLines(file, jsonFieldIn('session_id', ids)), 'prompt history lines (the prompts\' text)'));
+	for (const file of promptHistories(ctx))
+		items.push(linesItem(file, id, countLines(file, jsonFieldIn('session_id', ids)), "prompt history lines (the prompts' text)"));
 	items.push(searchRows(ctx, id, ids));
 	for (const file of unifiedLogs(ctx)) items.push(linesItem(file, id, countLines(file, logLineMatch(ids)), 'log lines naming the session'));
 	return {descendants: descendants.map(s => s.id), items: items.filter((i): i is PlanItem => i !== undefined)};
@@ -103,7 +114,8 @@ async function agentDelete(ctx: AdapterContext, id: string): Promise<string | un
  */
 function optimizeFts(file: string): void {
 	withPurgeDb(path.dirname(file), file, db => {
-		const fts = db.prepare<[string], {n: number}>("SELECT count(*) AS n FROM sqlite_master WHERE name = ? AND sql LIKE 'CREATE VIRTUAL TABLE%'").get(SEARCH_FTS)?.n ?? 0;
+		const fts =
+			db.prepare<[string], {n: number}>("SELECT count(*) AS n FROM sqlite_master WHERE name = ? AND sql LIKE 'CREATE VIRTUAL TABLE%'").get(SEARCH_FTS)?.n ?? 0;
 		if (fts > 0) db.prepare(`INSERT INTO ${SEARCH_FTS}(${SEARCH_FTS}) VALUES ('optimize')`).run();
 	});
 }

@@ -56,10 +56,13 @@ export function cwdOf(view: StoreView, id: string): string | undefined {
 
 /** The continuation chain of a session (its compression tail), for messages and activity. */
 export function continuationChain(view: StoreView, id: string): string[] {
-	return [id, ...descendantsIn(view, id).filter(x => {
-		const row = view.row(x);
-		return row !== undefined && childKind(view, row) === 'continuation';
-	})];
+	return [
+		id,
+		...descendantsIn(view, id).filter(x => {
+			const row = view.row(x);
+			return row !== undefined && childKind(view, row) === 'continuation';
+		}),
+	];
 }
 
 export function resumeStateOf(view: StoreView, id: string): ResumeState {
@@ -70,10 +73,13 @@ export function resumeStateOf(view: StoreView, id: string): ResumeState {
 export function toConversation(data: StoreData, row: SessionRow): Conversation {
 	const view = viewOf(data);
 	const chain = continuationChain(view, row.id);
-	const updatedAt = Math.max(row.startedAt, ...chain.flatMap(x => {
-		const r = data.rows.get(x);
-		return [r?.lastActivityAt ?? 0, r?.endedAt ?? 0, data.lastMessageAt.get(x) ?? 0];
-	}));
+	const updatedAt = Math.max(
+		row.startedAt,
+		...chain.flatMap(x => {
+			const r = data.rows.get(x);
+			return [r?.lastActivityAt ?? 0, r?.endedAt ?? 0, data.lastMessageAt.get(x) ?? 0];
+		}),
+	);
 	const parentId = row.parentId && belongsToParent(view, row) ? row.parentId : undefined;
 	return {
 		agent: 'hermes',

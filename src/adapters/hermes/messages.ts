@@ -18,7 +18,11 @@ function usageIn(db: ReadDb, id: string): TokenUsage | undefined {
 		}
 	}
 	if (!hasColumns(db, 'session_model_usage', ['session_id', 'input_tokens', 'output_tokens'])) return undefined;
-	const sum = db.prepare('SELECT count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o FROM session_model_usage WHERE session_id = ?').get(id) as {n: number; i: number | null; o: number | null};
+	const sum = db.prepare('SELECT count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o FROM session_model_usage WHERE session_id = ?').get(id) as {
+		n: number;
+		i: number | null;
+		o: number | null;
+	};
 	return sum.n > 0 ? compactUsage({input: count(sum.i), output: count(sum.o)}) : undefined;
 }
 
@@ -32,7 +36,9 @@ export function hermesMessages(ctx: AdapterContext, id: string, since: string | 
 			const restart = before !== undefined && before.sig !== store.db;
 			let row = restart || before === undefined ? 0 : (before.row ?? 0);
 			const messages: ConversationMessage[] = [];
-			const rows = db.prepare("SELECT id, role, content, timestamp FROM messages WHERE session_id = ? AND id > ? AND role IN ('user', 'assistant') ORDER BY id").all(id, row) as {
+			const rows = db
+				.prepare("SELECT id, role, content, timestamp FROM messages WHERE session_id = ? AND id > ? AND role IN ('user', 'assistant') ORDER BY id")
+				.all(id, row) as {
 				id: number;
 				role: string;
 				content: string | null;

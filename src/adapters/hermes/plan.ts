@@ -85,7 +85,15 @@ export function storePlan(data: StoreData, id: string): {descendants: string[]; 
 	items.push(...text.items);
 	const unlinked = independentChildren(data, ids);
 	if (unlinked.length > 0) {
-		items.push({kind: 'rows', path: data.store.db, table: 'sessions', count: unlinked.length, bytes: 0, sessionId: id, description: `parent link of ${unlinked.length} branch/reset session(s) cleared; those sessions stay`});
+		items.push({
+			kind: 'rows',
+			path: data.store.db,
+			table: 'sessions',
+			count: unlinked.length,
+			bytes: 0,
+			sessionId: id,
+			description: `parent link of ${unlinked.length} branch/reset session(s) cleared; those sessions stay`,
+		});
 	}
 	for (const x of ids) {
 		const label = x === id ? '' : 'child ';
@@ -134,7 +142,11 @@ export function eraseStores(stores: readonly HermesStore[], touched: ReadonlySet
 			warnings.push(`${store.db}: its search index was not merged (${error instanceof Error ? error.message : String(error)})`);
 		}
 	}
-	const erased = eraseDatabases(stores.map(s => s.db), touched, 'hermes');
+	const erased = eraseDatabases(
+		stores.map(s => s.db),
+		touched,
+		'hermes',
+	);
 	return {held: erased.held, warnings: [...warnings, ...erased.warnings]};
 }
 

@@ -47,7 +47,12 @@ export function hermesRoot(ctx: Pick<AdapterContext, 'home' | 'ownHome' | 'env'>
 
 export function storesOf(ctx: InRefresh, root: string): HermesStore[] {
 	const profiles = path.join(root, 'profiles');
-	const homes = [root, ...listDir(profiles, ctx).filter(e => e.isDirectory()).map(e => path.join(profiles, e.name))];
+	const homes = [
+		root,
+		...listDir(profiles, ctx)
+			.filter(e => e.isDirectory())
+			.map(e => path.join(profiles, e.name)),
+	];
 	return homes.map(home => ({home, db: path.join(home, 'state.db')})).filter(s => lstatOrUndefined(s.db)?.isFile());
 }
 
@@ -186,11 +191,20 @@ function queryView(store: HermesStore, db: ReadDb): StoreView & {readonly column
 	const byId = db.prepare<[string], Record<string, unknown>>(`SELECT ${select} FROM sessions WHERE id = ?`);
 	const byParent = db.prepare<[string], Record<string, unknown>>(`SELECT ${select} FROM sessions WHERE parent_session_id = ?`);
 	const counted = countsMessages(columns);
-	const count = counted ? db.prepare<[string], {n: number}>("SELECT count(*) AS n FROM messages WHERE session_id = ? AND role IN ('user', 'assistant')") : undefined;
+	const count = counted
+		? db.prepare<[string], {n: number}>("SELECT count(*) AS n FROM messages WHERE session_id = ? AND role IN ('user', 'assistant')")
+		: undefined;
 	// `id` is the table's primary key: one row per id, as the index holds it.
 	const rows = new Map<string, SessionRow | undefined>();
 	const row = (id: string) => {
-		if (!rows.has(id)) rows.set(id, byId.all(id).map(toRow).findLast(r => r !== undefined));
+		if (!rows.has(id))
+			rows.set(
+				id,
+				byId
+					.all(id)
+					.map(toRow)
+					.findLast(r => r !== undefined),
+			);
 		return rows.get(id);
 	};
 	return {
@@ -198,7 +212,10 @@ function queryView(store: HermesStore, db: ReadDb): StoreView & {readonly column
 		columns,
 		row,
 		children(id) {
-			const found = byParent.all(id).map(toRow).filter((r): r is SessionRow => r !== undefined);
+			const found = byParent
+				.all(id)
+				.map(toRow)
+				.filter((r): r is SessionRow => r !== undefined);
 			for (const r of found) rows.set(r.id, r);
 			return found;
 		},
@@ -217,9 +234,12 @@ function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: strin
 	const data: StoreData[] = [];
 	const problems: string[] = [];
 	for (const store of storesOf(ctx, hermesRoot(ctx))) {
-		unlessUnreadable(() => {
-			data.push(withReadOnlyDb(store.db, db => readStoreDb(store, db)));
-		}, problem => problems.push(problem));
+		unlessUnreadable(
+			() => {
+				data.push(withReadOnlyDb(store.db, db => readStoreDb(store, db)));
+			},
+			problem => problems.push(problem),
+		);
 	}
 	return {data, problems};
 }
@@ -240,10 +260,13 @@ export function askStores<T>(ctx: AdapterContext, ask: (view: ReturnType<typeof 
 	const found: T[] = [];
 	const problems: string[] = [];
 	for (const store of storesOf(ctx, hermesRoot(ctx))) {
-		unlessUnreadable(() => {
-			const answer = withReadOnlyDb(store.db, db => ask(queryView(store, db), db));
-			if (answer !== undefined) found.push(answer);
-		}, problem => problems.push(problem));
+		unlessUnreadable(
+			() => {
+				const answer = withReadOnlyDb(store.db, db => ask(queryView(store, db), db));
+				if (answer !== undefined) found.push(answer);
+			},
+			problem => problems.push(problem),
+		);
 	}
 	return {found, problems};
 }

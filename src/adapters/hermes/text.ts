@@ -91,12 +91,25 @@ export function logLineMatch(ids: readonly string[]): LineMatch {
 }
 
 /** The plan's text items for one store: history entries and log lines, and what stays. */
-export function textItems(store: HermesStore, id: string, ids: readonly string[], prompts: {prompts: ReadonlySet<string>; shared: number}): {items: PlanItem[]; kept: KeptPlace[]} {
+export function textItems(
+	store: HermesStore,
+	id: string,
+	ids: readonly string[],
+	prompts: {prompts: ReadonlySet<string>; shared: number},
+): {items: PlanItem[]; kept: KeptPlace[]} {
 	const items: PlanItem[] = [];
 	const kept: KeptPlace[] = [];
 	const history = historyFile(store);
 	const n = countEntries(history, prompts.prompts);
-	if (n > 0) items.push({kind: 'lines', path: history, count: n, bytes: 0, sessionId: id, description: 'prompt history entries (they name no session: the prompts of this conversation only)'});
+	if (n > 0)
+		items.push({
+			kind: 'lines',
+			path: history,
+			count: n,
+			bytes: 0,
+			sessionId: id,
+			description: 'prompt history entries (they name no session: the prompts of this conversation only)',
+		});
 	if (prompts.shared > 0) kept.push({path: history, reason: `${prompts.shared} prompt text(s) another conversation also has stay in the TUI's prompt history`});
 	for (const file of logFiles(store)) {
 		const count = countLines(file, logLineMatch(ids));
@@ -110,7 +123,12 @@ export function textItems(store: HermesStore, id: string, ids: readonly string[]
  * listed again: hermes' own delete may have just written one). Each file is rewritten to a new
  * file and renamed over the old one.
  */
-export function removeText(store: HermesStore, plan: readonly PlanItem[], prompts: ReadonlySet<string>, ids: readonly string[]): {removed: PlanItem[]; warnings: string[]} {
+export function removeText(
+	store: HermesStore,
+	plan: readonly PlanItem[],
+	prompts: ReadonlySet<string>,
+	ids: readonly string[],
+): {removed: PlanItem[]; warnings: string[]} {
 	const removed: PlanItem[] = [];
 	const warnings: string[] = [];
 	const history = historyFile(store);

@@ -25,7 +25,10 @@ interface LeaseRow {
 /** Turn leases and compression locks (holder `pid=<n>`) of `ids`. */
 function leaseRows(db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>, ids: readonly string[]): LeaseRow[] {
 	const out: LeaseRow[] = [];
-	for (const [table, column] of [['session_turn_leases', 'conversation_id'], ['compression_locks', 'session_id']] as const) {
+	for (const [table, column] of [
+		['session_turn_leases', 'conversation_id'],
+		['compression_locks', 'session_id'],
+	] as const) {
 		const have = columns.get(table);
 		if (!have?.has(column) || !have.has('holder') || !have.has('expires_at')) continue;
 		for (const part of chunks(ids)) {

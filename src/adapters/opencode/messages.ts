@@ -18,7 +18,12 @@ interface SessionTokens {
  * never a figure.
  */
 function sessionUsage(row: SessionTokens): TokenUsage | undefined {
-	const u = {input: count(row.tokens_input), output: count(row.tokens_output), cacheRead: count(row.tokens_cache_read), cacheWrite: count(row.tokens_cache_write)};
+	const u = {
+		input: count(row.tokens_input),
+		output: count(row.tokens_output),
+		cacheRead: count(row.tokens_cache_read),
+		cacheWrite: count(row.tokens_cache_write),
+	};
 	if (!u.input && !u.output && !u.cacheRead && !u.cacheWrite) return undefined;
 	return compactUsage(u);
 }
@@ -28,7 +33,9 @@ function sessionIn(db: ReadDb, id: string): {table: string; usage?: TokenUsage} 
 	for (const table of SESSION_TABLES) {
 		if (!hasColumns(db, table, ['id'])) continue;
 		const tokens = hasColumns(db, table, ['tokens_input', 'tokens_output', 'tokens_cache_read', 'tokens_cache_write']);
-		const row = db.prepare(`SELECT ${tokens ? 'tokens_input, tokens_output, tokens_cache_read, tokens_cache_write' : 'id'} FROM ${q(table)} WHERE id = ?`).get(id) as SessionTokens | undefined;
+		const row = db
+			.prepare(`SELECT ${tokens ? 'tokens_input, tokens_output, tokens_cache_read, tokens_cache_write' : 'id'} FROM ${q(table)} WHERE id = ?`)
+			.get(id) as SessionTokens | undefined;
 		if (!row) continue;
 		const usage = tokens ? sessionUsage(row) : undefined;
 		return {table, ...(usage ? {usage} : {})};
@@ -42,7 +49,9 @@ function v1Parts(db: ReadDb, id: string, from: number): {row: number; messages: 
 	let row = from;
 	if (!hasColumns(db, 'part', ['message_id', 'session_id', 'data']) || !hasColumns(db, 'message', ['id', 'data'])) return {row, messages};
 	const rows = db
-		.prepare('SELECT p.rowid AS r, p.data AS pd, m.data AS md, p.time_created AS t FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id = ? AND p.rowid > ? ORDER BY p.rowid')
+		.prepare(
+			'SELECT p.rowid AS r, p.data AS pd, m.data AS md, p.time_created AS t FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id = ? AND p.rowid > ? ORDER BY p.rowid',
+		)
 		.all(id, from) as {r: number; pd: string; md: string; t: number | null}[];
 	for (const r of rows) {
 		row = Math.max(row, r.r);
@@ -59,7 +68,12 @@ function v2Messages(db: ReadDb, id: string, from: number): {row: number; message
 	const messages: ConversationMessage[] = [];
 	let row = from;
 	if (!hasColumns(db, 'session_message', ['session_id', 'seq', 'type', 'data'])) return {row, messages};
-	const rows = db.prepare('SELECT seq, type, data, time_created AS t FROM session_message WHERE session_id = ? AND seq > ? ORDER BY seq').all(id, from) as {seq: number; type: string; data: string; t: number | null}[];
+	const rows = db.prepare('SELECT seq, type, data, time_created AS t FROM session_message WHERE session_id = ? AND seq > ? ORDER BY seq').all(id, from) as {
+		seq: number;
+		type: string;
+		data: string;
+		t: number | null;
+	}[];
 	for (const r of rows) {
 		row = Math.max(row, r.seq);
 		const data = parseJsonLine(r.data);

@@ -10,7 +10,20 @@ import {isPlainName, joinNames, listDir, lstatOrUndefined} from '../common/paths
 import {dirItem, fileItem, makePlan} from '../common/plan.js';
 import {deleteRows, type RowDelete} from '../common/sqlitePurge.js';
 import type {AdapterContext, KeptPlace, PlanItem, PurgePlan} from '../types.js';
-import {dataDir, dbFiles, DELETE_TIMEOUT_MS, descendantsOf, logFiles, MESSAGE_ID, promptHistoryFile, q, readStore, roots, SESSION_TABLES, stateDir} from './store.js';
+import {
+	dataDir,
+	dbFiles,
+	DELETE_TIMEOUT_MS,
+	descendantsOf,
+	logFiles,
+	MESSAGE_ID,
+	promptHistoryFile,
+	q,
+	readStore,
+	roots,
+	SESSION_TABLES,
+	stateDir,
+} from './store.js';
 
 /** The text of every user prompt per session (parts of type text in user messages), for the prompt history. */
 function userPrompts(db: string): Map<string, Set<string>> {
@@ -73,7 +86,15 @@ function textLineItems(ctx: AdapterContext, ids: readonly string[]): {items: Pla
 	const history = promptHistoryFile(ctx);
 	const prompts = promptLineMatch(ctx, ids);
 	const n = countLines(history, prompts.match);
-	if (n > 0) items.push({kind: 'lines', path: history, count: n, bytes: 0, sessionId: ids[0] ?? '', description: 'prompt-history.jsonl lines (no session id there: the lines whose text is a prompt of this conversation only)'});
+	if (n > 0)
+		items.push({
+			kind: 'lines',
+			path: history,
+			count: n,
+			bytes: 0,
+			sessionId: ids[0] ?? '',
+			description: 'prompt-history.jsonl lines (no session id there: the lines whose text is a prompt of this conversation only)',
+		});
 	if (prompts.shared > 0) kept.push({path: history, reason: `${prompts.shared} prompt text(s) another conversation also has stay in the TUI's prompt history`});
 	for (const file of logFiles(ctx)) {
 		const count = countLines(file, logLineMatch(ids));
@@ -97,7 +118,8 @@ function purgeRules(tables: Map<string, Set<string>>): TableRule[] {
 	const has = (t: string, c: string) => tables.get(t)?.has(c) === true;
 	if (has('part', 'session_id')) rules.push({table: 'part', column: 'session_id'});
 	for (const [table, cols] of [...tables].sort(([a], [b]) => a.localeCompare(b))) {
-		if (table !== 'part' && !SESSION_TABLES.includes(table as (typeof SESSION_TABLES)[number]) && cols.has('session_id')) rules.push({table, column: 'session_id'});
+		if (table !== 'part' && !SESSION_TABLES.includes(table as (typeof SESSION_TABLES)[number]) && cols.has('session_id'))
+			rules.push({table, column: 'session_id'});
 	}
 	if (has('event', 'aggregate_id')) rules.push({table: 'event', column: 'aggregate_id'});
 	if (has('event_sequence', 'aggregate_id')) rules.push({table: 'event_sequence', column: 'aggregate_id'});
@@ -110,7 +132,9 @@ function rowItems(db: string, ids: readonly string[]): PlanItem[] {
 	return withReadOnlyDb(db, handle => {
 		const items: PlanItem[] = [];
 		for (const rule of purgeRules(tableColumns(handle))) {
-			const rows = handle.prepare(`SELECT ${q(rule.column)} AS owner, count(*) AS n FROM ${q(rule.table)} WHERE ${q(rule.column)} IN (${placeholders}) GROUP BY 1`).all(...ids) as {
+			const rows = handle
+				.prepare(`SELECT ${q(rule.column)} AS owner, count(*) AS n FROM ${q(rule.table)} WHERE ${q(rule.column)} IN (${placeholders}) GROUP BY 1`)
+				.all(...ids) as {
 				owner: string;
 				n: number;
 			}[];
@@ -138,7 +162,8 @@ function legacyItems(ctx: AdapterContext, ids: readonly string[]): (PlanItem | u
 			if (MESSAGE_ID.test(msg)) items.push(dirItem(joinNames(storage, 'part', msg), id, 'legacy message parts'));
 		}
 		items.push(dirItem(messages, id, 'legacy messages'));
-		for (const folder of ['todo', 'session_diff', 'session_share']) items.push(fileItem(joinNames(storage, folder, `${id}.json`), id, `legacy ${folder.replace('_', ' ')}`));
+		for (const folder of ['todo', 'session_diff', 'session_share'])
+			items.push(fileItem(joinNames(storage, folder, `${id}.json`), id, `legacy ${folder.replace('_', ' ')}`));
 	}
 	return items;
 }
@@ -212,7 +237,8 @@ export function planFor(ctx: AdapterContext, id: string): Planned {
 
 /** Ask opencode itself first (it unshares and recurses); returns a warning when it did not work. */
 export async function agentDelete(ctx: AdapterContext, id: string, db: string, directory: string | undefined): Promise<string | undefined> {
-	if (!directory || !fs.existsSync(directory)) return `opencode session delete skipped: the session's directory ${directory ?? '(unknown)'} is gone; deleted the rows directly`;
+	if (!directory || !fs.existsSync(directory))
+		return `opencode session delete skipped: the session's directory ${directory ?? '(unknown)'} is gone; deleted the rows directly`;
 	const result = await ctx.exec('opencode', ['session', 'delete', id], {
 		cwd: directory,
 		// Point opencode at exactly this data: never the caller's own store when reading another home.
@@ -237,7 +263,11 @@ export function removeTextLines(ctx: AdapterContext, plan: PurgePlan, prompts: L
 	const history = plan.items.filter(i => i.kind === 'lines' && i.path === promptHistoryFile(ctx));
 	const targets: [string, LineMatch, PlanItem | undefined][] = [
 		...history.map((item): [string, LineMatch, PlanItem] => [item.path, prompts, item]),
-		...logFiles(ctx).map((file): [string, LineMatch, PlanItem | undefined] => [file, logLineMatch(ids), plan.items.find(i => i.kind === 'lines' && i.path === file)]),
+		...logFiles(ctx).map((file): [string, LineMatch, PlanItem | undefined] => [
+			file,
+			logLineMatch(ids),
+			plan.items.find(i => i.kind === 'lines' && i.path === file),
+		]),
 	];
 	for (const [file, match, item] of targets) {
 		try {

@@ -98,7 +98,9 @@ function readSessions(handle: ReadDb, db: string, tables: Map<string, Set<string
 		if (!cols?.has('id') || !cols.has('directory')) continue;
 		const pick = (c: string) => (cols.has(c) ? q(c) : 'NULL');
 		const rows = handle
-			.prepare(`SELECT id, directory, ${pick('parent_id')} AS parent, ${pick('title')} AS title, ${pick('time_created')} AS created, ${pick('time_updated')} AS updated FROM ${q(table)}${only === undefined ? '' : ' WHERE id = ?'}`)
+			.prepare(
+				`SELECT id, directory, ${pick('parent_id')} AS parent, ${pick('title')} AS title, ${pick('time_created')} AS created, ${pick('time_updated')} AS updated FROM ${q(table)}${only === undefined ? '' : ' WHERE id = ?'}`,
+			)
 			.all(...args) as {id: string; directory: string; parent: string | null; title: string | null; created: number | null; updated: number | null}[];
 		for (const row of rows) {
 			const seen = sessions.get(row.id);
@@ -111,12 +113,23 @@ function readSessions(handle: ReadDb, db: string, tables: Map<string, Set<string
 				seen.updatedAt = Math.max(seen.updatedAt, updated);
 				continue;
 			}
-			sessions.set(row.id, {id: row.id, db, directory: row.directory, parentId: row.parent ?? undefined, title: row.title ?? undefined, createdAt: created, updatedAt: Math.max(updated, created), messages: 0});
+			sessions.set(row.id, {
+				id: row.id,
+				db,
+				directory: row.directory,
+				parentId: row.parent ?? undefined,
+				title: row.title ?? undefined,
+				createdAt: created,
+				updatedAt: Math.max(updated, created),
+				messages: 0,
+			});
 		}
 	}
 	for (const table of ['message', 'session_message']) {
 		if (!tables.get(table)?.has('session_id')) continue;
-		const counts = handle.prepare(`SELECT session_id AS id, count(*) AS n FROM ${q(table)}${only === undefined ? '' : ' WHERE session_id = ?'} GROUP BY session_id`).all(...args) as {id: string; n: number}[];
+		const counts = handle
+			.prepare(`SELECT session_id AS id, count(*) AS n FROM ${q(table)}${only === undefined ? '' : ' WHERE session_id = ?'} GROUP BY session_id`)
+			.all(...args) as {id: string; n: number}[];
 		for (const c of counts) {
 			const s = sessions.get(c.id);
 			if (s) s.messages += c.n;
@@ -181,9 +194,12 @@ interface OpenDb {
 export function withEveryDb<T>(files: readonly string[], fn: (open: readonly OpenDb[]) => T, open: readonly OpenDb[] = []): {value: T} | undefined {
 	const [first, ...rest] = files;
 	if (first === undefined) return {value: fn(open)};
-	return unlessUnreadable(() => {
-		return withReadOnlyDb(first, handle => withEveryDb(rest, fn, [...open, {db: first, handle, tables: tableColumns(handle)}]));
-	}, () => undefined);
+	return unlessUnreadable(
+		() => {
+			return withReadOnlyDb(first, handle => withEveryDb(rest, fn, [...open, {db: first, handle, tables: tableColumns(handle)}]));
+		},
+		() => undefined,
+	);
 }
 
 /** The merged session `id` of the first database holding it (the index's `find`). */
@@ -202,7 +218,10 @@ function parentIn(o: OpenDb, child: string): string | undefined {
 	let parent = session.parentId;
 	if (parent === undefined && o.tables.get('part')?.has('session_id') && o.tables.get('part')?.has('data')) {
 		// Rare (FORMATS 3: the 1.18 bug): the task parts that mention the child, in table order.
-		const rows = o.handle.prepare(`SELECT session_id AS parent, data FROM part WHERE instr(data, '"tool":"task"') > 0 AND instr(data, ?) > 0`).all(child) as {parent: string; data: string}[];
+		const rows = o.handle.prepare(`SELECT session_id AS parent, data FROM part WHERE instr(data, '"tool":"task"') > 0 AND instr(data, ?) > 0`).all(child) as {
+			parent: string;
+			data: string;
+		}[];
 		for (const row of rows) {
 			const named = str(obj(obj(parseJsonLine(row.data), 'state'), 'metadata'), 'sessionId');
 			if (named === child && named !== row.parent) parent = row.parent;
@@ -238,9 +257,12 @@ function readStoresNow(ctx: AdapterContext): {stores: Store[]; problems: string[
 	const stores: Store[] = [];
 	const problems: string[] = [];
 	for (const db of dbFiles(ctx)) {
-		unlessUnreadable(() => {
-			stores.push(readStore(db));
-		}, problem => problems.push(problem));
+		unlessUnreadable(
+			() => {
+				stores.push(readStore(db));
+			},
+			problem => problems.push(problem),
+		);
 	}
 	return {stores, problems};
 }

@@ -61,6 +61,11 @@ export function detectStatus(agent: AgentId, evidence: StatusEvidence, mux?: Mux
 }
 
 function nothingTold(evidence: StatusEvidence): string {
-	const looked = [evidence.record ? 'record' : '', evidence.osc !== undefined ? 'state report' : '', evidence.title ? 'title' : '', evidence.screen !== undefined ? 'screen' : ''].filter(Boolean);
+	const looked = [
+		evidence.record ? 'record' : '',
+		evidence.osc !== undefined ? 'state report' : '',
+		evidence.title ? 'title' : '',
+		evidence.screen !== undefined ? 'screen' : '',
+	].filter(Boolean);
 	return looked.length > 0 ? `no marker in ${looked.join(', ')}` : 'nothing to read yet';
 }

@@ -45,5 +45,10 @@ export interface StatusDetector {
 }
 
 export function detection(reading: Reading, source: StatusSource, unverified: boolean | undefined): StatusDetection {
-	return {status: reading.status, source, evidence: unverified ? `${reading.evidence} (unverified)` : reading.evidence, ...(unverified ? {unverified: true} : {})};
+	return {
+		status: reading.status,
+		source,
+		evidence: unverified ? `${reading.evidence} (unverified)` : reading.evidence,
+		...(unverified ? {unverified: true} : {}),
+	};
 }

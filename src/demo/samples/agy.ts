@@ -59,7 +59,9 @@ export function writeAgyConversation(home: string, spec: AgyConversationSpec): v
 	const db = openDatabase(dbFile);
 	try {
 		db.exec(STEPS_DDL);
-		const insert = db.prepare('INSERT INTO steps (idx, step_type, status, has_subtrajectory, metadata, step_payload, step_format) VALUES (?, ?, ?, 0, ?, ?, 1)');
+		const insert = db.prepare(
+			'INSERT INTO steps (idx, step_type, status, has_subtrajectory, metadata, step_payload, step_format) VALUES (?, ?, ?, 0, ?, ?, 1)',
+		);
 		for (let i = 0; i < (spec.steps ?? 3); i++) insert.run(i, i % 2 === 0 ? 14 : 15, 3, Buffer.from(`meta-${i}`), Buffer.from(`\n\x08payload ${i}`));
 		db.prepare('INSERT INTO trajectory_meta (key, value) VALUES (?, ?)').run('cascade', Buffer.from(spec.id));
 		if (spec.parentId) db.prepare('INSERT INTO parent_references (idx, reference) VALUES (0, ?)').run(Buffer.from(`\n$${spec.parentId}`));
@@ -111,4 +113,3 @@ export function writeLastConversations(home: string, claims: Readonly<Record<str
 	const sorted = Object.fromEntries(Object.entries(claims).sort(([a], [b]) => a.localeCompare(b)));
 	writeFile(path.join(agyRoot(home), 'cache', 'last_conversations.json'), `${JSON.stringify(sorted, null, 2)}\n`);
 }
-

@@ -75,11 +75,12 @@ export function codexRollout(spec: RolloutSpec): string {
 		{timestamp: at(40), ordinal: 4, type: 'turn_context', payload: {turn_id: turnId, cwd: spec.cwd, approval_policy: 'never', model: 'fake-model'}},
 	];
 	if (!spec.empty) {
-		records.push(
-			message(5, 'user', 'input_text', spec.prompt),
-			message(6, 'assistant', 'output_text', 'Hello from the fake model.'),
-			{timestamp: at(70), ordinal: 7, type: 'event_msg', payload: {type: 'task_complete', turn_id: turnId}},
-		);
+		records.push(message(5, 'user', 'input_text', spec.prompt), message(6, 'assistant', 'output_text', 'Hello from the fake model.'), {
+			timestamp: at(70),
+			ordinal: 7,
+			type: 'event_msg',
+			payload: {type: 'task_complete', turn_id: turnId},
+		});
 	}
 	return jsonl(records);
 }
@@ -107,7 +108,21 @@ export function fillCodexState(db: SqliteDb, threads: readonly CodexThread[]): v
 	for (const t of threads) {
 		const source = t.parent ? JSON.stringify({subagent: {thread_spawn: {parent_thread_id: t.parent, depth: 1}}}) : t.interactive ? 'cli' : 'exec';
 		const secs = Math.floor(t.createdAt / 1000);
-		insert.run(t.id, t.rollout, secs, secs + 1, source, t.cwd, t.prompt, t.archived ? 1 : 0, t.prompt, t.createdAt, t.createdAt + 1000, t.parent ? 'subagent' : 'user', t.prompt);
+		insert.run(
+			t.id,
+			t.rollout,
+			secs,
+			secs + 1,
+			source,
+			t.cwd,
+			t.prompt,
+			t.archived ? 1 : 0,
+			t.prompt,
+			t.createdAt,
+			t.createdAt + 1000,
+			t.parent ? 'subagent' : 'user',
+			t.prompt,
+		);
 		if (t.parent) db.prepare("INSERT INTO thread_spawn_edges (parent_thread_id, child_thread_id, status) VALUES (?, ?, 'open')").run(t.parent, t.id);
 		db.prepare("INSERT INTO thread_dynamic_tools (thread_id, position, name, description, input_schema) VALUES (?, 0, 'tool', 'a tool', '{}')").run(t.id);
 	}
@@ -119,21 +134,18 @@ export function fillCodexHistory(db: SqliteDb, threads: readonly CodexThread[]):
 	threads.forEach((t, i) => {
 		const turn = `turn-${i}`;
 		db.prepare("INSERT INTO thread_turns (thread_id, turn_id, rollout_ordinal, status) VALUES (?, ?, 1, 'completed')").run(t.id, turn);
-		db.prepare("INSERT INTO thread_items (thread_id, turn_id, item_id, rollout_ordinal, created_at_ms, item_json, item_type) VALUES (?, ?, ?, 5, ?, ?, 'userMessage')").run(
-			t.id,
-			turn,
-			`item-${i}`,
-			t.createdAt,
-			JSON.stringify({type: 'userMessage', text: t.prompt}),
-		);
+		db.prepare(
+			"INSERT INTO thread_items (thread_id, turn_id, item_id, rollout_ordinal, created_at_ms, item_json, item_type) VALUES (?, ?, ?, 5, ?, ?, 'userMessage')",
+		).run(t.id, turn, `item-${i}`, t.createdAt, JSON.stringify({type: 'userMessage', text: t.prompt}));
 		db.prepare('INSERT INTO thread_history_projection_state (thread_id, next_rollout_byte_offset, next_rollout_ordinal) VALUES (?, 4000, 8)').run(t.id);
 	});
 }
 
 /** A process log line and one line per thread in logs_2.sqlite. */
 export function fillCodexLogs(db: SqliteDb, threads: readonly CodexThread[]): void {
-	const insert = db.prepare("INSERT INTO logs (ts, ts_nanos, level, target, feedback_log_body, thread_id, process_uuid) VALUES (?, 0, 'INFO', 'codex_core', ?, ?, 'p-1')");
+	const insert = db.prepare(
+		"INSERT INTO logs (ts, ts_nanos, level, target, feedback_log_body, thread_id, process_uuid) VALUES (?, 0, 'INFO', 'codex_core', ?, ?, 'p-1')",
+	);
 	insert.run(1, 'process started', null);
 	for (const t of threads) insert.run(Math.floor(t.createdAt / 1000), `turn finished for ${t.prompt}`, t.id);
 }
-

@@ -73,7 +73,10 @@ export function writeGeminiMain(projectDir: string, spec: GeminiMainSpec): strin
 	const files = [file];
 	if (spec.stubAt !== undefined) {
 		const stub = path.join(chats, chatFileName(spec.id, spec.stubAt));
-		writeFile(stub, jsonl([{sessionId: spec.id, projectHash: projectHash(spec.cwd), startTime: iso(spec.stubAt), lastUpdated: iso(spec.stubAt), kind: 'main'}]));
+		writeFile(
+			stub,
+			jsonl([{sessionId: spec.id, projectHash: projectHash(spec.cwd), startTime: iso(spec.stubAt), lastUpdated: iso(spec.stubAt), kind: 'main'}]),
+		);
 		files.push(stub);
 	}
 	return files;
@@ -101,4 +104,3 @@ export function writeGeminiArtifacts(projectDir: string, id: string): void {
 	writeFile(path.join(projectDir, 'tool-outputs', `session-${id}`, 'call-1.txt'), 'output\n');
 	writeFile(path.join(projectDir, id, 'plans', 'plan.md'), '# plan\n');
 }
-

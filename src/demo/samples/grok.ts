@@ -71,7 +71,14 @@ function indexSession(home: string, spec: GrokBuildSpec, title: string, content:
 			db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run('session_search_schema_version', '4');
 		}
 		const hash = crypto.createHash('sha256').update(content).digest('hex');
-		db.prepare('INSERT OR REPLACE INTO session_docs (session_id, cwd, updated_at, title, content, content_hash) VALUES (?, ?, ?, ?, ?, ?)').run(spec.id, spec.cwd, Math.floor(spec.createdAt / 1000), title, content, hash);
+		db.prepare('INSERT OR REPLACE INTO session_docs (session_id, cwd, updated_at, title, content, content_hash) VALUES (?, ?, ?, ?, ?, ?)').run(
+			spec.id,
+			spec.cwd,
+			Math.floor(spec.createdAt / 1000),
+			title,
+			content,
+			hash,
+		);
 	} finally {
 		db.close();
 	}
@@ -90,7 +97,11 @@ export function writeGrokBuildSession(home: string, spec: GrokBuildSpec): string
 	const update = (offset: number, sessionUpdate: string, text: string) => ({
 		timestamp: seconds(spec.createdAt + offset),
 		method: 'session/update',
-		params: {sessionId: spec.id, update: {sessionUpdate, content: {type: 'text', text}}, _meta: {eventId: `${spec.id}-${++event}`, agentTimestampMs: spec.createdAt + offset}},
+		params: {
+			sessionId: spec.id,
+			update: {sessionUpdate, content: {type: 'text', text}},
+			_meta: {eventId: `${spec.id}-${++event}`, agentTimestampMs: spec.createdAt + offset},
+		},
 	});
 	const prompts = Array.from({length: spec.turns ?? 1}, (_v, i) => `hello ${i} from ${spec.title ?? 'a session'}`);
 	const records: unknown[] = [];
@@ -126,10 +137,14 @@ export function writeGrokBuildSession(home: string, spec: GrokBuildSpec): string
 	writeFile(path.join(dir, 'updates.jsonl.lock'), '');
 	const group = path.dirname(dir);
 	for (const [i, prompt] of prompts.entries()) {
-		fs.appendFileSync(path.join(group, 'prompt_history.jsonl'), `${JSON.stringify({timestamp: iso(spec.createdAt + 100 + i * 300), session_id: spec.id, prompt, is_bash: false})}\n`);
+		fs.appendFileSync(
+			path.join(group, 'prompt_history.jsonl'),
+			`${JSON.stringify({timestamp: iso(spec.createdAt + 100 + i * 300), session_id: spec.id, prompt, is_bash: false})}\n`,
+		);
 	}
 	indexSession(home, spec, title, prompts.map(p => `${p}\n\nHello from the stand-in model.\n`).join('\n'));
-	const log = (msg: string, extra: Record<string, unknown>) => JSON.stringify({ts: iso(spec.createdAt), src: 'shell', pid: 4242, ver: '1.0.41', lvl: 'info', msg, ...extra});
+	const log = (msg: string, extra: Record<string, unknown>) =>
+		JSON.stringify({ts: iso(spec.createdAt), src: 'shell', pid: 4242, ver: '1.0.41', lvl: 'info', msg, ...extra});
 	fs.mkdirSync(path.join(grokRoot(home), 'logs'), {recursive: true});
 	fs.appendFileSync(
 		path.join(grokRoot(home), 'logs', 'unified.jsonl'),
@@ -211,18 +226,34 @@ export function insertGrokCliSession(home: string, spec: GrokCliSpec): void {
 		const insert = db.prepare('INSERT INTO messages (session_id, seq, role, message_json, created_at) VALUES (?, ?, ?, ?, ?)');
 		for (let i = 0; i < turns; i++) {
 			insert.run(spec.id, i * 2, 'user', JSON.stringify({role: 'user', content: `hello ${i}`}), iso(spec.createdAt + 100 + i * 300));
-			insert.run(spec.id, i * 2 + 1, 'assistant', JSON.stringify({role: 'assistant', content: 'Hello from the stand-in model.'}), iso(spec.createdAt + 200 + i * 300));
+			insert.run(
+				spec.id,
+				i * 2 + 1,
+				'assistant',
+				JSON.stringify({role: 'assistant', content: 'Hello from the stand-in model.'}),
+				iso(spec.createdAt + 200 + i * 300),
+			);
 		}
 		if (spec.withTools) {
 			const call = db
-				.prepare("INSERT INTO tool_calls (session_id, message_seq, tool_call_id, tool_name, args_json, status, started_at) VALUES (?, 1, 'call_1', 'bash', '{}', 'done', ?)")
+				.prepare(
+					"INSERT INTO tool_calls (session_id, message_seq, tool_call_id, tool_name, args_json, status, started_at) VALUES (?, 1, 'call_1', 'bash', '{}', 'done', ?)",
+				)
 				.run(spec.id, iso(spec.createdAt + 150));
-			db.prepare("INSERT INTO tool_results (tool_call_row_id, output_kind, output_json, success, created_at) VALUES (?, 'text', '\"ok\"', 1, ?)").run(call.lastInsertRowid, iso(spec.createdAt + 160));
-			db.prepare("INSERT INTO usage_events (session_id, message_seq, source, model, created_at) VALUES (?, 1, 'agent', 'grok-4', ?)").run(spec.id, iso(spec.createdAt + 200));
-			db.prepare("INSERT INTO compactions (session_id, first_kept_seq, summary, created_at) VALUES (?, 0, 'summary', ?)").run(spec.id, iso(spec.createdAt + 250));
+			db.prepare("INSERT INTO tool_results (tool_call_row_id, output_kind, output_json, success, created_at) VALUES (?, 'text', '\"ok\"', 1, ?)").run(
+				call.lastInsertRowid,
+				iso(spec.createdAt + 160),
+			);
+			db.prepare("INSERT INTO usage_events (session_id, message_seq, source, model, created_at) VALUES (?, 1, 'agent', 'grok-4', ?)").run(
+				spec.id,
+				iso(spec.createdAt + 200),
+			);
+			db.prepare("INSERT INTO compactions (session_id, first_kept_seq, summary, created_at) VALUES (?, 0, 'summary', ?)").run(
+				spec.id,
+				iso(spec.createdAt + 250),
+			);
 		}
 	} finally {
 		db.close();
 	}
 }
-

@@ -123,7 +123,9 @@ export function insertHermesSession(home: string, spec: HermesSessionSpec): void
 			insert.run(spec.id, 'user', prompt, seconds(spec.startedAt + 100 + i * 200), null);
 			insert.run(spec.id, 'assistant', 'Hello from the stand-in model.', seconds(spec.startedAt + 200 + i * 200), 'stop');
 		}
-		db.prepare('INSERT INTO session_model_usage (session_id, model, billing_provider, api_call_count, input_tokens, output_tokens) VALUES (?, ?, ?, 1, 12, 6)').run(spec.id, 'stand-in', 'custom');
+		db.prepare(
+			'INSERT INTO session_model_usage (session_id, model, billing_provider, api_call_count, input_tokens, output_tokens) VALUES (?, ?, ?, 1, 12, 6)',
+		).run(spec.id, 'stand-in', 'custom');
 	} finally {
 		db.close();
 	}
@@ -135,6 +137,11 @@ export function insertHermesSession(home: string, spec: HermesSessionSpec): void
 	fs.mkdirSync(path.join(home, 'logs'), {recursive: true});
 	fs.appendFileSync(
 		path.join(home, 'logs', 'agent.log'),
-		prompts.map(p => `${stamp(spec.startedAt)} INFO [${spec.id}] agent.turn_context: conversation turn: session=${spec.id} model=stand-in provider=custom platform=cli history=0 msg='${p}'\n`).join(''),
+		prompts
+			.map(
+				p =>
+					`${stamp(spec.startedAt)} INFO [${spec.id}] agent.turn_context: conversation turn: session=${spec.id} model=stand-in provider=custom platform=cli history=0 msg='${p}'\n`,
+			)
+			.join(''),
 	);
 }

@@ -49,9 +49,21 @@ function insertV1Messages(db: SqliteDb, s: OcSession): void {
 	const assistant = opencodeId('msg');
 	const msg = db.prepare('INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)');
 	const part = db.prepare('INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)');
-	msg.run(user, s.id, s.createdAt + 80, s.createdAt + 80, JSON.stringify({role: 'user', time: {created: s.createdAt + 80}, agent: 'build', model: {providerID: 'fake', modelID: 'fake-model'}}));
+	msg.run(
+		user,
+		s.id,
+		s.createdAt + 80,
+		s.createdAt + 80,
+		JSON.stringify({role: 'user', time: {created: s.createdAt + 80}, agent: 'build', model: {providerID: 'fake', modelID: 'fake-model'}}),
+	);
 	part.run(opencodeId('prt'), user, s.id, s.createdAt + 90, s.createdAt + 90, JSON.stringify({type: 'text', text: `"${s.title}"`}));
-	msg.run(assistant, s.id, s.createdAt + 100, s.createdAt + 200, JSON.stringify({parentID: user, role: 'assistant', mode: 'build', path: {cwd: s.directory, root: s.directory}}));
+	msg.run(
+		assistant,
+		s.id,
+		s.createdAt + 100,
+		s.createdAt + 200,
+		JSON.stringify({parentID: user, role: 'assistant', mode: 'build', path: {cwd: s.directory, root: s.directory}}),
+	);
 	part.run(opencodeId('prt'), assistant, s.id, s.createdAt + 150, s.createdAt + 150, JSON.stringify({type: 'text', text: 'Hello from the fake model.'}));
 	for (const child of s.taskChildren ?? []) {
 		const data = {
@@ -68,12 +80,9 @@ function insertV2Messages(db: SqliteDb, s: OcSession): void {
 	const row = db.prepare('INSERT INTO session_message (id, session_id, type, seq, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?, ?)');
 	row.run(opencodeId('msg'), s.id, 'user', 1, s.createdAt + 80, s.createdAt + 80, JSON.stringify({text: s.title}));
 	row.run(opencodeId('msg'), s.id, 'assistant', 2, s.createdAt + 100, s.createdAt + 200, JSON.stringify({text: 'Hello from the fake model.'}));
-	db.prepare("INSERT INTO session_input (id, session_id, prompt, delivery, admitted_seq, promoted_seq, time_created) VALUES (?, ?, ?, 'immediate', 1, 1, ?)").run(
-		opencodeId('inp'),
-		s.id,
-		s.title,
-		s.createdAt + 70,
-	);
+	db.prepare(
+		"INSERT INTO session_input (id, session_id, prompt, delivery, admitted_seq, promoted_seq, time_created) VALUES (?, ?, ?, 'immediate', 1, 1, ?)",
+	).run(opencodeId('inp'), s.id, s.title, s.createdAt + 70);
 	db.prepare("INSERT INTO session_context_epoch (session_id, baseline, snapshot, baseline_seq) VALUES (?, '{}', '{}', 1)").run(s.id);
 }
 
@@ -102,14 +111,23 @@ export function fillOpencodeDb(db: SqliteDb, sessions: readonly OcSession[], pro
 	if (hasV1) {
 		const first = sessions[0];
 		if (first) {
-			db.prepare("INSERT INTO todo (session_id, content, status, priority, position, time_created, time_updated) VALUES (?, 'a todo', 'pending', 'high', 0, 1, 1)").run(first.id);
-			db.prepare("INSERT INTO session_share (session_id, id, secret, url, time_created, time_updated) VALUES (?, 'shr', 'secret', 'https://opncd.ai/s/x', 1, 1)").run(first.id);
+			db.prepare(
+				"INSERT INTO todo (session_id, content, status, priority, position, time_created, time_updated) VALUES (?, 'a todo', 'pending', 'high', 0, 1, 1)",
+			).run(first.id);
+			db.prepare(
+				"INSERT INTO session_share (session_id, id, secret, url, time_created, time_updated) VALUES (?, 'shr', 'secret', 'https://opncd.ai/s/x', 1, 1)",
+			).run(first.id);
 		}
 	}
 }
 
 /** Create `opencode.db` (WAL, as opencode runs it) with the given layout. */
-export function writeOpencodeDb(file: string, layout: 'v1' | 'v2' | 'migrated', sessions: readonly OcSession[], projects: readonly {id: string; worktree: string}[]): void {
+export function writeOpencodeDb(
+	file: string,
+	layout: 'v1' | 'v2' | 'migrated',
+	sessions: readonly OcSession[],
+	projects: readonly {id: string; worktree: string}[],
+): void {
 	const schema = layout === 'v2' ? OPENCODE_V2_SCHEMA : layout === 'v1' ? OPENCODE_V1_SCHEMA : OPENCODE_MIGRATED_SCHEMA;
 	writeDb(file, schema, db => fillOpencodeDb(db, sessions, projects));
 }
@@ -117,11 +135,13 @@ export function writeOpencodeDb(file: string, layout: 'v1' | 'v2' | 'migrated', 
 /** Legacy pre-SQLite JSON files of one session (FORMATS 3 `storage/`); returns its message id. */
 export function writeOpencodeLegacy(storage: string, s: OcSession): string {
 	const msg = opencodeId('msg');
-	writeFile(path.join(storage, 'session', s.projectId, `${s.id}.json`), JSON.stringify({id: s.id, projectID: s.projectId, directory: s.directory, title: s.title}, null, 2));
+	writeFile(
+		path.join(storage, 'session', s.projectId, `${s.id}.json`),
+		JSON.stringify({id: s.id, projectID: s.projectId, directory: s.directory, title: s.title}, null, 2),
+	);
 	writeFile(path.join(storage, 'message', s.id, `${msg}.json`), JSON.stringify({id: msg, sessionID: s.id, role: 'user'}));
 	writeFile(path.join(storage, 'part', msg, `${opencodeId('prt')}.json`), JSON.stringify({type: 'text', text: 'legacy part'}));
 	writeFile(path.join(storage, 'todo', `${s.id}.json`), '[]');
 	writeFile(path.join(storage, 'session_diff', `${s.id}.json`), '[]');
 	return msg;
 }
-

@@ -8,7 +8,14 @@ import {parsePong, parseSnapshot, type WireSnapshot} from './wire.js';
 // once and shown in one health line (the status bar, `status`).
 
 /** Codes that mean the connection, not the request, failed: the protocol is re-checked next time. */
-const TRANSPORT_CODES: ReadonlySet<string> = new Set(['server_not_running', 'connection_failed', 'connection_closed', 'timeout', 'bad_response', 'permission_denied']);
+const TRANSPORT_CODES: ReadonlySet<string> = new Set([
+	'server_not_running',
+	'connection_failed',
+	'connection_closed',
+	'timeout',
+	'bad_response',
+	'permission_denied',
+]);
 
 export interface HerdrConnectionOptions {
 	readonly socketPath: string;

@@ -276,7 +276,6 @@ export class HerdrMux implements Multiplexer {
 		await events?.stop();
 		this.connection.streamsStopped();
 	}
-
 }
 
 /** A herdr backend for `socketPath`. */

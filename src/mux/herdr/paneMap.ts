@@ -118,7 +118,6 @@ export class HerdrShells {
 			entry.startTime ??= proc.startTime;
 		}
 	}
-
 }
 
 /** What mapping a wire pane needs to know besides the pane. */
@@ -164,4 +163,3 @@ function serverOf(tree: readonly ProcessRef[], table: readonly ProcessRef[], soc
 	const server = shell ? pidIndex(table).get(shell.ppid) : undefined;
 	return server ? {server: `herdr:${socketPath}:${server.pid}:${server.startTime}`} : {};
 }
-

@@ -108,6 +108,13 @@ export function sameShells(a: readonly RememberedShell[], b: readonly Remembered
 	if (a.length !== b.length) return false;
 	return a.every((x, i) => {
 		const y = b[i];
-		return y !== undefined && x.terminalId === y.terminalId && x.pid === y.pid && x.startTime === y.startTime && x.ppid === y.ppid && x.parentStartTime === y.parentStartTime;
+		return (
+			y !== undefined &&
+			x.terminalId === y.terminalId &&
+			x.pid === y.pid &&
+			x.startTime === y.startTime &&
+			x.ppid === y.ppid &&
+			x.parentStartTime === y.parentStartTime
+		);
 	});
 }

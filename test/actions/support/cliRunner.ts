@@ -16,7 +16,13 @@ import {createFixtureAdapter} from './fixtureAdapter.js';
 
 const fixture = createFixtureAdapter();
 const factory = (world: Parameters<typeof worldActions>[0]) => worldActions(world, {adapterFor: agent => (agent === 'claude' ? fixture : undefined)});
-const commands: readonly Command[] = [createPurgeCommand(factory), createAdoptCommand(factory), createResumeCommand(factory), createStopCommand(factory), createNewCommand(factory)];
+const commands: readonly Command[] = [
+	createPurgeCommand(factory),
+	createAdoptCommand(factory),
+	createResumeCommand(factory),
+	createStopCommand(factory),
+	createNewCommand(factory),
+];
 
 async function run(argv: readonly string[]): Promise<number> {
 	const [name, ...rest] = argv;
@@ -29,7 +35,14 @@ async function run(argv: readonly string[]): Promise<number> {
 	try {
 		parsed = parseArgs({
 			args: [...rest],
-			options: {...command.options, registry: {type: 'string'}, home: {type: 'string'}, json: {type: 'boolean'}, mux: {type: 'string'}, 'tmux-socket': {type: 'string'}},
+			options: {
+				...command.options,
+				registry: {type: 'string'},
+				home: {type: 'string'},
+				json: {type: 'boolean'},
+				mux: {type: 'string'},
+				'tmux-socket': {type: 'string'},
+			},
 			allowPositionals: true,
 			strict: true,
 		});

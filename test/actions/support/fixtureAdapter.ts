@@ -75,10 +75,11 @@ function descendantsOf(root: string, id: string): string[] {
 	const queue = [id];
 	while (queue.length > 0) {
 		const parent = queue.shift();
-		for (const h of all) if (h.parent === parent && !out.includes(h.id)) {
-			out.push(h.id);
-			queue.push(h.id);
-		}
+		for (const h of all)
+			if (h.parent === parent && !out.includes(h.id)) {
+				out.push(h.id);
+				queue.push(h.id);
+			}
 	}
 	return out;
 }
@@ -207,7 +208,8 @@ function planFor(ctx: AdapterContext, id: string): PurgePlan {
 		const folder = path.join(root, 'convs', x);
 		const row = path.join(root, 'store', `${x}.row`);
 		if (fs.existsSync(row)) items.push({kind: 'rows', path: row, table: 'store', count: 1, bytes: sizeOf(row), sessionId: x, description: 'store row'});
-		if (fs.existsSync(transcript)) items.push({kind: 'file', path: transcript, bytes: sizeOf(transcript), sessionId: x, description: child ? 'sub-agent transcript' : 'transcript'});
+		if (fs.existsSync(transcript))
+			items.push({kind: 'file', path: transcript, bytes: sizeOf(transcript), sessionId: x, description: child ? 'sub-agent transcript' : 'transcript'});
 		if (fs.existsSync(folder)) items.push({kind: 'dir', path: folder, bytes: sizeOf(folder), sessionId: x, description: 'conversation folder'});
 		const lines = indexLines(root).filter(l => l.includes(x)).length;
 		if (lines > 0) items.push({kind: 'lines', path: path.join(root, 'index.jsonl'), count: lines, bytes: 0, sessionId: x, description: 'index.jsonl lines'});
@@ -249,7 +251,7 @@ export function installFixtureDeleteCommand(binDir: string, fail: boolean): stri
 		: [
 				`#!${process.execPath}`,
 				"const fs = require('node:fs'); const path = require('node:path');",
-				"const home = process.env.FIXTURE_HOME; const ids = process.argv.slice(3);",
+				'const home = process.env.FIXTURE_HOME; const ids = process.argv.slice(3);',
 				"if (process.argv[2] !== 'delete' || !home) process.exit(2);",
 				"for (const id of ids) fs.rmSync(path.join(home, '.fixture', 'store', id + '.row'), {force: true});",
 				'',

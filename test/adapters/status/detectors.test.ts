@@ -79,7 +79,10 @@ describe('status detectors on the real captures', () => {
 
 	it('claude: an unknown record word falls through to the screen', () => {
 		const {screen} = evidenceOf('claude', 'working-1');
-		expect(detectStatus('claude', {screen: screen ?? '', record: {file: 'sessions/1.json', status: 'pondering'}})).toMatchObject({status: 'working', source: 'screen'});
+		expect(detectStatus('claude', {screen: screen ?? '', record: {file: 'sessions/1.json', status: 'pondering'}})).toMatchObject({
+			status: 'working',
+			source: 'screen',
+		});
 	});
 
 	it('claude: the tmux focus-events notice under the footer does not hide the footer', () => {
@@ -88,7 +91,7 @@ describe('status detectors on the real captures', () => {
 		expect(detectStatus('claude', {screen: noticed}).status).toBe('working');
 	});
 
-	it("codex: its own OSC 7501 state report comes before title and screen", () => {
+	it('codex: its own OSC 7501 state report comes before title and screen', () => {
 		const {screen, title} = evidenceOf('codex', 'idle-fresh');
 		const base = {screen: screen ?? '', ...(title ? {title} : {})};
 		expect(detectStatus('codex', {...base, osc: 'state=blocked:app=codex:kind=permission'})).toEqual({
@@ -163,12 +166,14 @@ describe('status detectors on every 0.25 s frame of a real run', () => {
 			expect(wrong).toEqual([]);
 		});
 		it(`${agent}: never idle while the phase is working or blocked`, () => {
-			const idle = frames(agent).filter(f => !f.first && (f.phase === 'working' || f.phase === 'blocked') && detectStatus(agent, {screen: f.screen, title: f.title}).status === 'idle');
+			const idle = frames(agent).filter(
+				f => !f.first && (f.phase === 'working' || f.phase === 'blocked') && detectStatus(agent, {screen: f.screen, title: f.title}).status === 'idle',
+			);
 			expect(idle.map(f => f.phase)).toEqual([]);
 		});
 	}
 
-	it("claude: with its record, every frame says what the record says", () => {
+	it('claude: with its record, every frame says what the record says', () => {
 		const mapped: Record<string, DetectedStatus> = {idle: 'idle', busy: 'working', waiting: 'blocked'};
 		const withRecord = frames('claude').filter(f => f.record);
 		expect(withRecord.length).toBeGreaterThan(100);
@@ -193,7 +198,10 @@ describe('agents without a real capture (agy)', () => {
 	});
 	it('say blocked on a documented approval prompt and working on an interrupt hint, marked unverified', () => {
 		expect(detectStatus('agy', {screen: 'Allow execution of [Shell]?\n● 1. Allow once\n'}).status).toBe('blocked');
-		expect(detectStatus('agy', {screen: '⠋ Thinking (esc to interrupt)\n> \n'})).toMatchObject({status: 'working', evidence: expect.stringContaining('(unverified)')});
+		expect(detectStatus('agy', {screen: '⠋ Thinking (esc to interrupt)\n> \n'})).toMatchObject({
+			status: 'working',
+			evidence: expect.stringContaining('(unverified)'),
+		});
 		expect(detectStatus('agy', {screen: '> \n'}).status).toBe('unknown');
 	});
 });
@@ -207,14 +215,18 @@ describe('grok (Grok Build 1.0.41, captured)', () => {
 		expect(detectStatus('grok', {title: 'bash'}).status).toBe('unknown');
 	});
 	it('every frame of its title timeline (a slow turn, 0.2 s apart) reads idle before Enter and working after', () => {
-		const frames = (read('grok', 'title-timeline.txt') ?? '').split('\n').filter(Boolean).map(line => line.split(' | ')[1] ?? '');
+		const frames = (read('grok', 'title-timeline.txt') ?? '')
+			.split('\n')
+			.filter(Boolean)
+			.map(line => line.split(' | ')[1] ?? '');
 		expect(frames.length).toBeGreaterThan(40);
 		const working = frames.findIndex(t => t.startsWith('⠋'));
 		expect(working).toBeGreaterThan(0);
 		for (const [i, title] of frames.entries()) expect(detectStatus('grok', {title}).status, title).toBe(i < working ? 'idle' : 'working');
 	});
 	it('a ghost suggestion in the composer, or a real draft, is idle on the screen too', () => {
-		for (const state of ['idle-after-slow-turn', 'draft-ghost-prefix', 'draft-2-lines']) expect(detectStatus('grok', {screen: read('grok', `${state}.txt`) ?? ''}).status, state).toBe('idle');
+		for (const state of ['idle-after-slow-turn', 'draft-ghost-prefix', 'draft-2-lines'])
+			expect(detectStatus('grok', {screen: read('grok', `${state}.txt`) ?? ''}).status, state).toBe('idle');
 	});
 });
 

@@ -31,7 +31,11 @@ describe("claude's live record as status evidence", () => {
 	it('is read for the claude process of the tree when pid and procStart match', () => {
 		const l = layout();
 		writeRecord(path.join(l.home, '.claude'), '2802.json', blocked);
-		expect(readAgentRecord('claude', fixtureContext(l), [shell, claude])).toEqual({file: 'sessions/2802.json', status: 'waiting', waitingFor: 'permission prompt'});
+		expect(readAgentRecord('claude', fixtureContext(l), [shell, claude])).toEqual({
+			file: 'sessions/2802.json',
+			status: 'waiting',
+			waitingFor: 'permission prompt',
+		});
 	});
 
 	it('is ignored when procStart names another process that had the pid, or is missing', () => {

@@ -20,7 +20,7 @@ afterAll(() => disposeStandinScript());
 const STATES: readonly StandinState[] = ['idle', 'working', 'blocked'];
 const screenOf = (agent: string, state: StandinState) => `stand-in (pid 1)\n${statusRows(agent, state).join('\n')}\n\n\n`;
 
-describe("the demo stand-ins draw screens the detectors classify", () => {
+describe('the demo stand-ins draw screens the detectors classify', () => {
 	for (const agent of ['claude', 'codex', 'opencode', 'gemini', 'grok', 'hermes'] as const) {
 		it(`${agent}: idle, working and blocked`, () => {
 			for (const state of STATES) expect(detectStatus(agent, {screen: screenOf(agent, state)}).status).toBe(state);
@@ -37,7 +37,14 @@ describe("the demo stand-ins draw screens the detectors classify", () => {
 	it('live in tmux: a codex stand-in reports its state as OSC 7501; a typed "ask" line ends blocked', {timeout: 60_000}, async () => {
 		const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mam-standin-status-')));
 		const tmux = privateTmux();
-		const mux = createTmuxMux({server: {socketName: tmux.name}, exec: realExec, processes: createProcessTable(), env: isolatedEnv(), pollMs: 200, control: true});
+		const mux = createTmuxMux({
+			server: {socketName: tmux.name},
+			exec: realExec,
+			processes: createProcessTable(),
+			env: isolatedEnv(),
+			pollMs: 200,
+			control: true,
+		});
 		try {
 			const install = installTestStandin(path.join(dir, 'bin'), 'codex', {statusScreen: true, workMs: 300});
 			await tmux.run(['new-session', '-d', '-s', 'keep', '--', 'sleep', '600']);
@@ -48,10 +55,14 @@ describe("the demo stand-ins draw screens the detectors classify", () => {
 			await eventually('idle', async () => ((await statusOf())?.status === 'idle' ? true : undefined), {retryErrors: true});
 			await mux.sendText(id, 'please ask first');
 			await mux.sendKeys(id, ['Enter']);
-			const blocked = await eventually('blocked', async () => {
-				const found = await statusOf();
-				return found?.status === 'blocked' ? found : undefined;
-			}, {retryErrors: true});
+			const blocked = await eventually(
+				'blocked',
+				async () => {
+					const found = await statusOf();
+					return found?.status === 'blocked' ? found : undefined;
+				},
+				{retryErrors: true},
+			);
 			expect(blocked.source).toBe('osc');
 		} finally {
 			await mux.dispose();

@@ -59,7 +59,9 @@ export class E2eTmux {
 
 	/** `{dead, status, signal}` of a pane (remain-on-exit keeps a finished one). */
 	async paneState(paneId: string): Promise<{dead: boolean; status: number | undefined; signal: number | undefined}> {
-		const [dead, status, signal] = (await this.runOk(['display-message', '-p', '-t', paneId, '#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}'])).trim().split('|');
+		const [dead, status, signal] = (await this.runOk(['display-message', '-p', '-t', paneId, '#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}']))
+			.trim()
+			.split('|');
 		return {dead: dead === '1', status: status ? Number(status) : undefined, signal: signal ? Number(signal) : undefined};
 	}
 
@@ -74,13 +76,17 @@ export class E2eTmux {
 	 * in 8 of 30 hand trials of the demo under SIGTERM; the nudge is what tmux's author suggests.
 	 */
 	async waitExit(paneId: string, timeoutMs = 30_000): Promise<number> {
-		return eventually(`pane ${paneId} to exit`, async () => {
-			const state = await this.paneState(paneId);
-			if (!state.dead) return undefined;
-			const code = state.status ?? (state.signal === undefined ? undefined : 128 + state.signal);
-			if (code === undefined) await this.nudgeReaper();
-			return code;
-		}, {timeoutMs: timeoutMs});
+		return eventually(
+			`pane ${paneId} to exit`,
+			async () => {
+				const state = await this.paneState(paneId);
+				if (!state.dead) return undefined;
+				const code = state.status ?? (state.signal === undefined ? undefined : 128 + state.signal);
+				if (code === undefined) await this.nudgeReaper();
+				return code;
+			},
+			{timeoutMs: timeoutMs},
+		);
 	}
 
 	/** Make the server run its waitpid loop again (see waitExit). */
@@ -132,13 +138,18 @@ export class Screen {
 	 * error shows the last screen seen.
 	 */
 	async waitFor(pattern: RegExp | string | ((screen: string) => boolean), what: string, options: {timeoutMs?: number; history?: number} = {}): Promise<string> {
-		const matches = (screen: string) => (typeof pattern === 'string' ? screen.includes(pattern) : pattern instanceof RegExp ? pattern.test(screen) : pattern(screen));
+		const matches = (screen: string) =>
+			typeof pattern === 'string' ? screen.includes(pattern) : pattern instanceof RegExp ? pattern.test(screen) : pattern(screen);
 		let last = '';
 		try {
-			return await eventually(what, async () => {
+			return await eventually(
+				what,
+				async () => {
 					last = await this.text(options.history ?? 0);
 					return matches(last) ? last : undefined;
-				}, {timeoutMs: options.timeoutMs ?? 30_000});
+				},
+				{timeoutMs: options.timeoutMs ?? 30_000},
+			);
 		} catch (error) {
 			throw new Error(`${(error as Error).message}\n--- last screen ---\n${last}`);
 		}

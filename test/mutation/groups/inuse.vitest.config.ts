@@ -10,10 +10,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 export default defineConfig({
 	test: {
 		root,
-		include: [
-			'test/adapters/{inUseRules,liveEvidence,claude,codex,gemini}.test.ts',
-			'test/sync/conversationUse.test.ts',
-		],
+		include: ['test/adapters/{inUseRules,liveEvidence,claude,codex,gemini}.test.ts', 'test/sync/conversationUse.test.ts'],
 		testTimeout: 30_000,
 		hookTimeout: 60_000,
 		pool: 'forks',

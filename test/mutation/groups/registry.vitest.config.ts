@@ -10,9 +10,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 export default defineConfig({
 	test: {
 		root,
-		include: [
-			'test/registry/{compareAndSet,registry}.test.ts',
-		],
+		include: ['test/registry/{compareAndSet,registry}.test.ts'],
 		testTimeout: 30_000,
 		hookTimeout: 60_000,
 		pool: 'forks',

@@ -1,6 +1,4 @@
 import {group} from '../../../stryker.config.mjs';
 
 /** Trace-free reads of agent databases. */
-export default group('sqlite', [
-	'src/system/sqliteRead.ts',
-]);
+export default group('sqlite', ['src/system/sqliteRead.ts']);

@@ -10,9 +10,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 export default defineConfig({
 	test: {
 		root,
-		include: [
-			'test/adapters/{sqliteRead,common,purgeRows,purgeHelpers}.test.ts',
-		],
+		include: ['test/adapters/{sqliteRead,common,purgeRows,purgeHelpers}.test.ts'],
 		testTimeout: 30_000,
 		hookTimeout: 60_000,
 		pool: 'forks',

@@ -93,7 +93,18 @@ import {startModel, type Model, type ModelOptions} from './model.js';
 import {CLI} from '../../helpers/cli.js';
 
 export {installRealClis, REAL_AGENTS, InstallError, type RealAgent, type RealClis} from './install.js';
-export {startModel, SLOW_REPLY, SPAWN_SUBAGENT, RUN_SHELL, DEFAULT_REPLY, DEFAULT_SHELL_COMMAND, SUBAGENT_TASK, type Model, type ModelOptions, type ModelRequest} from './model.js';
+export {
+	startModel,
+	SLOW_REPLY,
+	SPAWN_SUBAGENT,
+	RUN_SHELL,
+	DEFAULT_REPLY,
+	DEFAULT_SHELL_COMMAND,
+	SUBAGENT_TASK,
+	type Model,
+	type ModelOptions,
+	type ModelRequest,
+} from './model.js';
 
 /** The built CLI, as users run it (`npm run test:real` builds first). */
 export const MAM_TUI = CLI;
@@ -168,7 +179,10 @@ export interface RealWorld {
 	readonly clis: RealClis;
 	readonly model: Model;
 	tmux(args: readonly string[]): Promise<RunResult>;
-	mamTui(args: readonly string[], opts?: {readonly timeoutMs?: number; readonly input?: string; readonly env?: Readonly<Record<string, string>>}): Promise<RunResult>;
+	mamTui(
+		args: readonly string[],
+		opts?: {readonly timeoutMs?: number; readonly input?: string; readonly env?: Readonly<Record<string, string>>},
+	): Promise<RunResult>;
 	processes(): ProcessInfo[];
 	cleanup(): Promise<void>;
 }
@@ -280,7 +294,10 @@ function configureAgents(home: string, model: Model, projects: readonly string[]
 		)}\n`,
 	);
 	// settings.json env beats the process env, and claude's background daemon reads only this.
-	writeFile(path.join(home, '.claude/settings.json'), `${JSON.stringify({env: {ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: CLAUDE_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1'}}, null, 2)}\n`);
+	writeFile(
+		path.join(home, '.claude/settings.json'),
+		`${JSON.stringify({env: {ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: CLAUDE_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1'}}, null, 2)}\n`,
+	);
 	writeFile(
 		path.join(home, '.codex/config.toml'),
 		[
@@ -310,7 +327,14 @@ function configureAgents(home: string, model: Model, projects: readonly string[]
 				share: 'disabled',
 				model: 'standin/stand-in',
 				small_model: 'standin/stand-in',
-				provider: {standin: {npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: {baseURL: `${model.url}/v1`, apiKey: 'standin'}, models: {'stand-in': {name: 'Stand-in Model'}}}},
+				provider: {
+					standin: {
+						npm: '@ai-sdk/openai-compatible',
+						name: 'Stand-in',
+						options: {baseURL: `${model.url}/v1`, apiKey: 'standin'},
+						models: {'stand-in': {name: 'Stand-in Model'}},
+					},
+				},
 			},
 			null,
 			2,
@@ -355,7 +379,19 @@ function configureAgents(home: string, model: Model, projects: readonly string[]
 function configureGrok(home: string, model: Model): void {
 	writeFile(
 		path.join(home, '.grok/config.toml'),
-		[`[model.${GROK_MODEL}]`, `base_url = "${model.url}/v1"`, 'api_key = "dummy"', '', '[models]', `default = "${GROK_MODEL}"`, '', '[telemetry]', 'mixpanel_enabled = false', 'trace_upload = false', ''].join('\n'),
+		[
+			`[model.${GROK_MODEL}]`,
+			`base_url = "${model.url}/v1"`,
+			'api_key = "dummy"',
+			'',
+			'[models]',
+			`default = "${GROK_MODEL}"`,
+			'',
+			'[telemetry]',
+			'mixpanel_enabled = false',
+			'trace_upload = false',
+			'',
+		].join('\n'),
 	);
 }
 
@@ -369,7 +405,9 @@ async function git(cwd: string, args: readonly string[]): Promise<void> {
  */
 function userPath(): string[] {
 	const parts = (process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin').split(':');
-	return parts.filter(part => part !== '' && !part.endsWith(`${path.sep}node_modules${path.sep}.bin`) && !part.includes(`${path.sep}node_modules${path.sep}npm${path.sep}`));
+	return parts.filter(
+		part => part !== '' && !part.endsWith(`${path.sep}node_modules${path.sep}.bin`) && !part.includes(`${path.sep}node_modules${path.sep}npm${path.sep}`),
+	);
 }
 
 /** Processes of one world: its marker in their environment, or its folder in their argv. */
@@ -519,7 +557,24 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 	const cols = opts.cols ?? 120;
 	const rows = opts.rows ?? 36;
 	// The server copies this client's environment: every pane, ours or mam-tui's, gets `env`.
-	const started = await tmux(['new-session', '-d', '-s', 'world', '-n', 'keeper', '-x', String(cols), '-y', String(rows), '-c', dir, '--', 'tail', '-f', '/dev/null']);
+	const started = await tmux([
+		'new-session',
+		'-d',
+		'-s',
+		'world',
+		'-n',
+		'keeper',
+		'-x',
+		String(cols),
+		'-y',
+		String(rows),
+		'-c',
+		dir,
+		'--',
+		'tail',
+		'-f',
+		'/dev/null',
+	]);
 	if (started.exitCode !== 0) {
 		fs.rmSync(dir, {recursive: true, force: true});
 		throw new Error(`tmux did not start: ${started.stderr.trim()}`);
@@ -561,7 +616,8 @@ export async function makeWorld(model: Model, opts: WorldOptions = {}): Promise<
 			const survivors = await killAll(id, dir, litter);
 			for (const file of litter) fs.rmSync(file, {force: true});
 			// claude keeps per-session task folders in /tmp/claude-<uid>/<slug> whatever TMPDIR says.
-			for (const project of [alpha, beta]) fs.rmSync(path.join(os.tmpdir(), `claude-${process.getuid?.() ?? 0}`, claudeSlug(project)), {recursive: true, force: true});
+			for (const project of [alpha, beta])
+				fs.rmSync(path.join(os.tmpdir(), `claude-${process.getuid?.() ?? 0}`, claudeSlug(project)), {recursive: true, force: true});
 			fs.rmSync(dir, {recursive: true, force: true});
 			if (survivors.length > 0) throw new Error(`world ${id}: processes survived SIGKILL:\n${survivors.map(p => `${p.pid} ${p.comm} ${p.args}`).join('\n')}`);
 		},
@@ -664,7 +720,24 @@ export interface StartTuiOptions {
 
 /** Open a window running a shell, type the CLI's command line, wait for its ready marker. */
 export async function startTui(world: RealWorld, agent: RealAgent, cwd: string, args: readonly string[] = [], opts: StartTuiOptions = {}): Promise<Tui> {
-	const opened = await world.tmux(['new-window', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', agent, '-c', cwd, '-e', `PS1=${PROMPT_MARK}`, '--', 'bash', '--noprofile', '--norc', '-i']);
+	const opened = await world.tmux([
+		'new-window',
+		'-d',
+		'-P',
+		'-F',
+		'#{pane_id} #{pane_pid}',
+		'-n',
+		agent,
+		'-c',
+		cwd,
+		'-e',
+		`PS1=${PROMPT_MARK}`,
+		'--',
+		'bash',
+		'--noprofile',
+		'--norc',
+		'-i',
+	]);
 	const [paneId = '', pid = ''] = opened.stdout.trim().split(' ');
 	if (opened.exitCode !== 0 || !/^%\d+$/.test(paneId)) throw new Error(`tmux new-window failed: ${opened.stderr.trim()}`);
 	const tui = tuiOf(world, agent, paneId, Number(pid), cwd);
@@ -734,7 +807,11 @@ function walkFiles(root: string, keep: (file: string) => boolean, out: string[] 
 
 function claudeConversations(world: RealWorld, cwd: string): DiskConversation[] {
 	const dir = path.join(world.home, '.claude/projects', claudeSlug(cwd));
-	return walkFiles(dir, f => path.dirname(f) === dir && /^[0-9a-f-]{36}\.jsonl$/.test(path.basename(f))).map(file => ({id: path.basename(file, '.jsonl'), files: [file], text: fs.readFileSync(file, 'utf8')}));
+	return walkFiles(dir, f => path.dirname(f) === dir && /^[0-9a-f-]{36}\.jsonl$/.test(path.basename(f))).map(file => ({
+		id: path.basename(file, '.jsonl'),
+		files: [file],
+		text: fs.readFileSync(file, 'utf8'),
+	}));
 }
 
 function codexConversations(world: RealWorld, cwd: string): DiskConversation[] {
@@ -779,9 +856,15 @@ function hermesConversations(world: RealWorld, cwd: string): DiskConversation[] 
 	let db: Database.Database | undefined;
 	try {
 		db = new Database(file, {readonly: true, fileMustExist: true, timeout: 2000});
-		const sessions = db.prepare("SELECT id FROM sessions WHERE cwd = ? AND parent_session_id IS NULL AND source = 'cli' ORDER BY started_at").all(cwd) as Array<{id: string}>;
+		const sessions = db
+			.prepare("SELECT id FROM sessions WHERE cwd = ? AND parent_session_id IS NULL AND source = 'cli' ORDER BY started_at")
+			.all(cwd) as Array<{id: string}>;
 		const messages = db.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY id');
-		return sessions.map(({id}) => ({id, files: [file], text: (messages.all(id) as Array<{role: string; content: string | null}>).map(m => `${m.role}: ${m.content ?? ''}`).join('\n')}));
+		return sessions.map(({id}) => ({
+			id,
+			files: [file],
+			text: (messages.all(id) as Array<{role: string; content: string | null}>).map(m => `${m.role}: ${m.content ?? ''}`).join('\n'),
+		}));
 	} catch {
 		// The schema is not there yet (hermes is still creating it): nothing to list.
 		return [];
@@ -884,7 +967,9 @@ export async function waitForConversation(world: RealWorld, agent: RealAgent, cw
 		if (Date.now() > deadline) break;
 		await sleep(250);
 	}
-	throw new Error(`${agent} wrote no conversation in ${cwd}${opts.containing ? ` containing ${JSON.stringify(opts.containing)}` : ''} within ${timeoutMs} ms (saw: ${seen.map(c => c.id).join(', ') || 'none'})`);
+	throw new Error(
+		`${agent} wrote no conversation in ${cwd}${opts.containing ? ` containing ${JSON.stringify(opts.containing)}` : ''} within ${timeoutMs} ms (saw: ${seen.map(c => c.id).join(', ') || 'none'})`,
+	);
 }
 
 /** Every regular file under mam-tui's state folder ($MAM_HOME: registry, trash, search index) whose bytes contain `needle`. */

@@ -146,7 +146,8 @@ function writeManifest(file: string): void {
 	} catch {
 		// missing (or unreadable): a new one
 	}
-	const allowed = typeof manifest['allowScripts'] === 'object' && manifest['allowScripts'] !== null ? (manifest['allowScripts'] as Record<string, unknown>) : {};
+	const allowed =
+		typeof manifest['allowScripts'] === 'object' && manifest['allowScripts'] !== null ? (manifest['allowScripts'] as Record<string, unknown>) : {};
 	if (Object.entries(ALLOW_SCRIPTS).every(([key, value]) => allowed[key] === value) && fs.existsSync(file)) return;
 	fs.writeFileSync(file, `${JSON.stringify({...manifest, allowScripts: {...allowed, ...ALLOW_SCRIPTS}}, null, 2)}\n`);
 }
@@ -169,7 +170,11 @@ async function npmInstall(cacheDir: string, pins: readonly Pin[], env: NodeJS.Pr
 	const still = missingPins(cacheDir).filter(pin => pins.includes(pin));
 	if (result.exitCode !== 0 || still.length > 0) {
 		const names = (still.length > 0 ? still : pins).map(pin => `${pin.agent} (${pin.pkg}@${pin.version})`).join(', ');
-		const why = String(result.stderr || result.stdout || result.message).trim().split('\n').slice(-8).join('\n');
+		const why = String(result.stderr || result.stdout || result.message)
+			.trim()
+			.split('\n')
+			.slice(-8)
+			.join('\n');
 		throw new InstallError(`could not install ${names} into ${cacheDir}: npm exited ${result.exitCode ?? 'by a signal'}\n${why}`);
 	}
 }
@@ -190,10 +195,19 @@ async function checkVersions(binDir: string): Promise<void> {
 	try {
 		const failures = await Promise.all(
 			PINS.map(async pin => {
-				const result = await execa(path.join(binDir, pin.agent), ['--version'], {env, extendEnv: false, reject: false, stdin: 'ignore', timeout: 60_000, cwd: home});
+				const result = await execa(path.join(binDir, pin.agent), ['--version'], {
+					env,
+					extendEnv: false,
+					reject: false,
+					stdin: 'ignore',
+					timeout: 60_000,
+					cwd: home,
+				});
 				const out = `${String(result.stdout)}\n${String(result.stderr)}`;
 				if (result.exitCode === 0 && out.includes(pin.versionText)) return undefined;
-				const why = result.timedOut ? 'timed out after 60 s' : `exit ${result.exitCode ?? result.signal ?? '?'}: ${out.trim().split('\n').slice(-4).join(' | ') || result.message}`;
+				const why = result.timedOut
+					? 'timed out after 60 s'
+					: `exit ${result.exitCode ?? result.signal ?? '?'}: ${out.trim().split('\n').slice(-4).join(' | ') || result.message}`;
 				return `${pin.agent} (${pin.pkg}@${pin.version}) did not start: \`${pin.agent} --version\` ${why}`;
 			}),
 		);

@@ -55,7 +55,11 @@ export function installedHermesVersion(venvDir: string): string | undefined {
 
 /** The last lines of a failed command's output, for the error. */
 function tail(result: {stdout?: unknown; stderr?: unknown; message?: string}, lines = 8): string {
-	return String(result.stderr || result.stdout || result.message || '').trim().split('\n').slice(-lines).join('\n');
+	return String(result.stderr || result.stdout || result.message || '')
+		.trim()
+		.split('\n')
+		.slice(-lines)
+		.join('\n');
 }
 
 /** A fresh venv with the pin in it; the venv is removed again when pip fails, so no half-install is reused. */
@@ -95,7 +99,9 @@ async function checkVersion(hermes: string): Promise<void> {
 		const result = await execa(hermes, ['--version'], {env, extendEnv: false, reject: false, stdin: 'ignore', timeout: 60_000, cwd: home});
 		const out = `${String(result.stdout)}\n${String(result.stderr)}`;
 		if (result.exitCode === 0 && out.includes(HERMES_PIN.versionText)) return;
-		const why = result.timedOut ? 'timed out after 60 s' : `exit ${result.exitCode ?? result.signal ?? '?'}: ${out.trim().split('\n').slice(-4).join(' | ') || result.message}`;
+		const why = result.timedOut
+			? 'timed out after 60 s'
+			: `exit ${result.exitCode ?? result.signal ?? '?'}: ${out.trim().split('\n').slice(-4).join(' | ') || result.message}`;
 		throw new InstallError(`${NAME} did not start: \`hermes --version\` ${why}`);
 	} finally {
 		fs.rmSync(home, {recursive: true, force: true});

@@ -208,7 +208,12 @@ function anthropic(w: Writer, turn: Turn): string {
 	let block: Json;
 	let answer: string;
 	if (agentTool && text.includes(SPAWN_SUBAGENT)) {
-		block = {type: 'tool_use', id: `toolu_standin_${serial}`, name: agentTool['name'], input: {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, subagent_type: 'general-purpose'}};
+		block = {
+			type: 'tool_use',
+			id: `toolu_standin_${serial}`,
+			name: agentTool['name'],
+			input: {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, subagent_type: 'general-purpose'},
+		};
 		answer = 'subagent';
 	} else if (shellTool && text.includes(RUN_SHELL)) {
 		block = {type: 'tool_use', id: `toolu_standin_${serial}`, name: shellTool['name'], input: shellArguments(shellTool['input_schema'], options)};
@@ -223,9 +228,16 @@ function anthropic(w: Writer, turn: Turn): string {
 		return answer;
 	}
 	const opening = block['type'] === 'tool_use' ? {...block, input: {}} : {type: 'text', text: ''};
-	const delta = block['type'] === 'tool_use' ? {type: 'input_json_delta', partial_json: JSON.stringify(block['input'])} : {type: 'text_delta', text: block['text']};
+	const delta =
+		block['type'] === 'tool_use' ? {type: 'input_json_delta', partial_json: JSON.stringify(block['input'])} : {type: 'text_delta', text: block['text']};
 	sendEvents(w, [
-		['message_start', {type: 'message_start', message: {id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: {...usage, output_tokens: 1}}}],
+		[
+			'message_start',
+			{
+				type: 'message_start',
+				message: {id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: {...usage, output_tokens: 1}},
+			},
+		],
 		['content_block_start', {type: 'content_block_start', index: 0, content_block: opening}],
 		['ping', {type: 'ping'}],
 		['content_block_delta', {type: 'content_block_delta', index: 0, delta}],
@@ -239,7 +251,14 @@ function anthropic(w: Writer, turn: Turn): string {
 function responses(w: Writer, turn: Turn): string {
 	const {body, text, serial, options} = turn;
 	const model = str(body['model']) || 'stand-in';
-	const base = {id: `resp_standin_${serial}`, object: 'response', created_at: Math.floor(Date.now() / 1000), model, status: 'in_progress', output: [] as unknown[]};
+	const base = {
+		id: `resp_standin_${serial}`,
+		object: 'response',
+		created_at: Math.floor(Date.now() / 1000),
+		model,
+		status: 'in_progress',
+		output: [] as unknown[],
+	};
 	const usage = {input_tokens: 12, input_tokens_details: {cached_tokens: 0}, output_tokens: 6, output_tokens_details: {reasoning_tokens: 0}, total_tokens: 18};
 	const namespace = tools(body).find(t => t['type'] === 'namespace' && list(t['tools']).some(x => isObject(x) && x['name'] === 'spawn_agent'));
 	const flatSpawn = tools(body).find(t => t['name'] === 'spawn_agent');
@@ -247,12 +266,26 @@ function responses(w: Writer, turn: Turn): string {
 	let call: Json | undefined;
 	let answer = 'text';
 	if ((namespace || flatSpawn) && text.includes(SPAWN_SUBAGENT)) {
-		call = {type: 'function_call', id: `fc_standin_${serial}`, call_id: `call_standin_${serial}`, name: 'spawn_agent', arguments: JSON.stringify({message: SUBAGENT_TASK}), status: 'completed'};
+		call = {
+			type: 'function_call',
+			id: `fc_standin_${serial}`,
+			call_id: `call_standin_${serial}`,
+			name: 'spawn_agent',
+			arguments: JSON.stringify({message: SUBAGENT_TASK}),
+			status: 'completed',
+		};
 		// codex routes a call to a namespaced tool only when the item names the namespace.
 		if (namespace) call['namespace'] = namespace['name'];
 		answer = 'subagent';
 	} else if (shellTool && text.includes(RUN_SHELL)) {
-		call = {type: 'function_call', id: `fc_standin_${serial}`, call_id: `call_standin_${serial}`, name: shellTool['name'], arguments: JSON.stringify(shellArguments(shellTool['parameters'], options)), status: 'completed'};
+		call = {
+			type: 'function_call',
+			id: `fc_standin_${serial}`,
+			call_id: `call_standin_${serial}`,
+			name: shellTool['name'],
+			arguments: JSON.stringify(shellArguments(shellTool['parameters'], options)),
+			status: 'completed',
+		};
 		answer = 'shell';
 	}
 	let seq = 0;
@@ -305,7 +338,10 @@ function chatCompletions(w: Writer, turn: Turn): string {
 	let call: Json | undefined;
 	let answer = 'text';
 	if (taskTool && text.includes(SPAWN_SUBAGENT)) {
-		const args = fn(taskTool)['name'] === 'task' ? {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, subagent_type: 'general'} : {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, background: false};
+		const args =
+			fn(taskTool)['name'] === 'task'
+				? {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, subagent_type: 'general'}
+				: {description: 'stand-in sub-task', prompt: SUBAGENT_TASK, background: false};
 		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: fn(taskTool)['name'], arguments: JSON.stringify(args)}};
 		answer = 'subagent';
 	} else if (delegateTool && text.includes(SPAWN_SUBAGENT)) {
@@ -313,7 +349,12 @@ function chatCompletions(w: Writer, turn: Turn): string {
 		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: 'delegate_task', arguments: JSON.stringify({goal: SUBAGENT_TASK})}};
 		answer = 'subagent';
 	} else if (shellTool && text.includes(RUN_SHELL)) {
-		call = {index: 0, id: `call_standin_${serial}`, type: 'function', function: {name: fn(shellTool)['name'], arguments: JSON.stringify(shellArguments(fn(shellTool)['parameters'], options, str(fn(shellTool)['name'])))}};
+		call = {
+			index: 0,
+			id: `call_standin_${serial}`,
+			type: 'function',
+			function: {name: fn(shellTool)['name'], arguments: JSON.stringify(shellArguments(fn(shellTool)['parameters'], options, str(fn(shellTool)['name'])))},
+		};
 		answer = 'shell';
 	}
 	const reply = options.reply ?? DEFAULT_REPLY;
@@ -322,8 +363,13 @@ function chatCompletions(w: Writer, turn: Turn): string {
 		sendJson(w, 200, {id, object: 'chat.completion', created, model, choices: [{index: 0, message, finish_reason: call ? 'tool_calls' : 'stop'}], usage});
 		return answer;
 	}
-	const chunk = (delta: Json, finish: string | null): readonly [null, unknown] => [null, {id, object: 'chat.completion.chunk', created, model, choices: [{index: 0, delta, finish_reason: finish}]}];
-	const body1 = call ? [chunk({role: 'assistant', content: null, tool_calls: [call]}, null), chunk({}, 'tool_calls')] : [chunk({role: 'assistant', content: ''}, null), chunk({content: reply}, null), chunk({}, 'stop')];
+	const chunk = (delta: Json, finish: string | null): readonly [null, unknown] => [
+		null,
+		{id, object: 'chat.completion.chunk', created, model, choices: [{index: 0, delta, finish_reason: finish}]},
+	];
+	const body1 = call
+		? [chunk({role: 'assistant', content: null, tool_calls: [call]}, null), chunk({}, 'tool_calls')]
+		: [chunk({role: 'assistant', content: ''}, null), chunk({content: reply}, null), chunk({}, 'stop')];
 	sendEvents(w, [...body1, [null, {id, object: 'chat.completion.chunk', created, model, choices: [], usage}], [null, '[DONE]']]);
 	return answer;
 }
@@ -341,7 +387,9 @@ function gemini(w: Writer, turn: Turn, path: string): string {
 		sendJson(w, 200, {totalTokens: 12});
 		return 'meta';
 	}
-	const declarations = list(body['tools']).flatMap(t => (isObject(t) ? list(t['functionDeclarations']) : [])).filter(isObject);
+	const declarations = list(body['tools'])
+		.flatMap(t => (isObject(t) ? list(t['functionDeclarations']) : []))
+		.filter(isObject);
 	const named = (name: string) => declarations.find(d => d['name'] === name);
 	const paramsOf = (d: Json) => d['parametersJsonSchema'] ?? d['parameters'] ?? {type: 'object'};
 	const {json, schema} = geminiSchema(body);
@@ -443,7 +491,9 @@ export async function startModel(initial: ModelOptions = {}): Promise<Model> {
 			const headers: Record<string, string> = {};
 			for (const [key, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[key] = value;
 			// Recorded on arrival, so a test sees a request even while its slow answer is pending.
-			const index = log.push({at: Date.now(), method: req.method ?? '', path: url.pathname, query: url.search, headers, raw, body, lastUserText: text, answer: 'pending'}) - 1;
+			const index =
+				log.push({at: Date.now(), method: req.method ?? '', path: url.pathname, query: url.search, headers, raw, body, lastUserText: text, answer: 'pending'}) -
+				1;
 			// A router call in JSON mode carries the prompt too; delaying it would double the wait.
 			if (text.includes(SLOW_REPLY) && !geminiSchema(json).json) await wait(options.slowMs ?? 20_000);
 			if (closed) return void res.destroy();

@@ -68,7 +68,16 @@ export function registerPane(world: RealWorld, tui: Tui, kind: string, agentSess
 	const name = `${tui.agent}-${kind}-${++counter}`;
 	const registry = Registry.open(world.registry);
 	try {
-		registry.insert({name, agent: tui.agent, cwd: tui.cwd, mux: 'tmux', paneId: tui.paneId, status: 'running', epoch: Date.now() - 60_000, ...(agentSessionId ? {agentSessionId} : {})});
+		registry.insert({
+			name,
+			agent: tui.agent,
+			cwd: tui.cwd,
+			mux: 'tmux',
+			paneId: tui.paneId,
+			status: 'running',
+			epoch: Date.now() - 60_000,
+			...(agentSessionId ? {agentSessionId} : {}),
+		});
 	} finally {
 		registry.close();
 	}

@@ -121,7 +121,7 @@ function ownedRows(tables: ReturnType<typeof readTables>, excluded: readonly str
 		return true;
 	};
 	for (const [table, {rows}] of tables) for (const row of rows) if (names(rowText(row), excluded)) add(table, row);
-	for (let changed = true; changed; ) {
+	for (let changed = true; changed;) {
 		changed = false;
 		for (const [table, {rows, fks}] of tables) {
 			for (const fk of fks) {

@@ -54,13 +54,17 @@ function futureSchema(file: string): void {
 	const db = new Database(file);
 	try {
 		const q = (n: string) => `"${n.replaceAll('"', '""')}"`;
-		const all = db.prepare<[], {name: string; sql: string | null}>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all();
+		const all = db
+			.prepare<[], {name: string; sql: string | null}>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+			.all();
 		const virtual = all.filter(t => /^CREATE VIRTUAL/i.test(t.sql ?? '')).map(t => t.name);
 		// An FTS5 table's shadow tables (`<name>_data`, `_idx`, …) may not be altered: they follow their table.
 		const tables = all.filter(t => !virtual.includes(t.name) && !virtual.some(v => t.name.startsWith(`${v}_`)));
 		db.pragma('foreign_keys = OFF');
 		for (const view of db.prepare<[], {name: string}>("SELECT name FROM sqlite_master WHERE type IN ('view', 'trigger')").all()) {
-			db.exec(`DROP ${db.prepare<[string], {type: string}>('SELECT type FROM sqlite_master WHERE name = ?').get(view.name)?.type === 'view' ? 'VIEW' : 'TRIGGER'} ${q(view.name)}`);
+			db.exec(
+				`DROP ${db.prepare<[string], {type: string}>('SELECT type FROM sqlite_master WHERE name = ?').get(view.name)?.type === 'view' ? 'VIEW' : 'TRIGGER'} ${q(view.name)}`,
+			);
 		}
 		for (const {name} of tables) {
 			const columns = db.prepare<[], {name: string}>(`PRAGMA table_info(${q(name)})`).all();

@@ -80,7 +80,9 @@ export async function startSshd(env: Readonly<Record<string, string>>): Promise<
 			'PermitUserEnvironment no',
 			'MaxStartups 100',
 			'LogLevel ERROR',
-			`SetEnv ${Object.entries(env).map(([k, v]) => quoteSetEnv(k, v)).join(' ')}`,
+			`SetEnv ${Object.entries(env)
+				.map(([k, v]) => quoteSetEnv(k, v))
+				.join(' ')}`,
 			'',
 		].join('\n'),
 	);
