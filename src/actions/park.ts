@@ -1,4 +1,7 @@
 /**
+ * Kept whole (about 470 lines): the claim, its settling after a kill and the steps between them
+ * share one ordering that the interrupted-park rule depends on; reading it in one place is the point.
+ *
  * Park (issue 28): an idle agent is stopped with its exit input only, to give its memory back,
  * and its row keeps what a wake needs. Every check of parkChecks.ts is made right before acting;
  * the screen is read again just before typing and nothing is typed when it changed; an agent

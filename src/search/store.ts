@@ -1,3 +1,5 @@
+// Kept whole (about 370 lines): every statement that writes search.db is here, so the purge rule
+// below can be checked in one file.
 // The search index: one SQLite file under $MAM_HOME (`search.db`), one row per message of every
 // agent's conversations, with an FTS5 index over the text. It is mam-tui's own copy of the
 // agents' words, so it obeys purge: deleting a conversation's rows erases them (secure_delete
