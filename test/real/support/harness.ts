@@ -699,11 +699,19 @@ function tuiOf(world: RealWorld, agent: RealAgent, paneId: string, panePid: numb
 			}
 		},
 		async quit(timeoutMs = 30_000) {
+			// Every process of the agent's tree, not only the pane's child: opencode's binary can
+			// still be exiting (its folder already unreadable, so a purge rightly counts it as in
+			// use) after the launcher it was started by has gone.
+			const tree = descendants(panePid).filter(p => p.pid !== panePid);
 			// The sequence exit-input.md measured 36 of 36: clear the composer, the command, Enter.
 			await send(['C-u']);
 			await sleep(SUBMIT_PAUSE_MS);
 			await tui.prompt(EXIT_COMMAND[agent]);
 			await tui.waitForExit(timeoutMs);
+			// A resident helper may outlive it on purpose (a shared server): wait a while, then go on.
+			const deadline = Date.now() + 10_000;
+			const running = () => processTable().some(p => p.args !== '' && tree.some(t => t.pid === p.pid && t.comm === p.comm));
+			while (running() && Date.now() < deadline) await sleep(200);
 		},
 		processTree: () => descendants(panePid),
 		async close() {
