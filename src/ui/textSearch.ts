@@ -20,8 +20,6 @@ export interface TextSearchDeps {
 
 /** How long typing must pause before the index is asked. */
 const DEBOUNCE_MS = 150;
-/** The dashboard's start comes first. */
-const BUILD_DELAY_MS = 2000;
 
 /** A sub-agent or headless run the index found, as a row of the conversations view. */
 function hiddenRow(hit: SearchHit): Conversation {
@@ -53,24 +51,33 @@ export function startTextSearch(deps: TextSearchDeps): () => void {
 		const usage = await i.usage();
 		if (!stopped) deps.store.dispatch({type: 'conversations/usage', usage});
 	};
-	// The first build (or catching up after a while away) starts once the first frames are drawn.
-	const build = setTimeout(
-		() =>
-			run('build', async i => {
-				await i.sync();
-				await readUsage(i);
-			}),
-		BUILD_DELAY_MS,
-	);
-
 	const seen = new Map<string, number>();
 	let lastList: readonly Conversation[] | undefined;
 	let lastQuery = '';
 	let lastAll = false;
 	let timer: NodeJS.Timeout | undefined;
 
+	// The thread, its build and its memory (about 100 MB for a large history) are paid by a
+	// dashboard that shows conversations, from the first time it does: a dashboard kept on the
+	// sessions list stays idle. The first build reads every conversation, so changes before it
+	// need no update of their own.
+	let started = false;
+	const startBuild = (list: readonly Conversation[]) => {
+		started = true;
+		lastList = list;
+		for (const c of list) seen.set(`${c.agent}:${c.id}`, c.updatedAt);
+		run('build', async i => {
+			await i.sync();
+			await readUsage(i);
+		});
+	};
+
 	const onChange = () => {
 		const state = deps.store.getState();
+		if (!started) {
+			if (state.ui.mode !== 'conversations') return;
+			startBuild(state.conversations);
+		}
 		if (state.conversations !== lastList) {
 			lastList = state.conversations;
 			const changed = state.conversations.filter(c => seen.get(`${c.agent}:${c.id}`) !== c.updatedAt);
@@ -106,7 +113,6 @@ export function startTextSearch(deps: TextSearchDeps): () => void {
 	const unsubscribe = deps.store.subscribe(onChange);
 	return () => {
 		stopped = true;
-		clearTimeout(build);
 		unsubscribe();
 		if (timer) clearTimeout(timer);
 		void index?.close();

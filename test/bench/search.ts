@@ -63,8 +63,11 @@ async function keysWhileBuilding(
 		logger: quietLogger,
 	});
 	try {
-		// The build starts 2 s after the dashboard: the keys are pressed while it runs.
-		await sleep(2_500);
+		// The build starts when the conversations view first opens; back on the sessions list, the
+		// keys are pressed while it runs.
+		store.dispatch({type: 'mode/set', mode: 'conversations'});
+		store.dispatch({type: 'mode/set', mode: 'sessions'});
+		await sleep(500);
 		const keys = await measureKeys(store, world.home, presses, {columns: 100, rows: 24});
 		const check = openSearchStore(stateDir);
 		const built = check.all().length >= world.conversations.length * 0.9;
