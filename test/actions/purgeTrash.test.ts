@@ -203,29 +203,35 @@ describe('claude: lastSessionId in .claude.json and its backups', () => {
 	});
 });
 
+/** A dashboard's store and controller on a claude fixture, and a wait for a state of the store. */
+function dashboardOn(fx: ReturnType<typeof buildClaudeFixture>) {
+	const deps = depsFor(fx, claudeAdapter);
+	const store = createStore(reducer, initialState());
+	const controller = createUiController({
+		store,
+		actions: createActions(deps),
+		registry: deps.registry,
+		mux: deps.mux,
+		logger: silentLogger,
+		now: Date.now,
+		refresh: () => {},
+		quit: () => {},
+		config: DEFAULT_CONFIG,
+		adapterFor: () => undefined,
+		discoverAll: async () => [],
+	});
+	const until = async (ok: (s: AppState) => boolean) => {
+		while (!ok(store.getState())) await new Promise(resolve => setTimeout(resolve, 20));
+	};
+	return {deps, store, controller, until};
+}
+
 describe('dashboard: u undoes the last purge', () => {
 	it('is offered in the notice after a purge, restores it from the trash, and the conversation resumes', async () => {
 		expect(resolveCommand('sessions', 'u', {})).toBe('purge.undo');
 		const fx = buildClaudeFixture();
 		cleanups.push(() => fx.cleanup());
-		const deps = depsFor(fx, claudeAdapter);
-		const store = createStore(reducer, initialState());
-		const controller = createUiController({
-			store,
-			actions: createActions(deps),
-			registry: deps.registry,
-			mux: deps.mux,
-			logger: silentLogger,
-			now: Date.now,
-			refresh: () => {},
-			quit: () => {},
-			config: DEFAULT_CONFIG,
-			adapterFor: () => undefined,
-			discoverAll: async () => [],
-		});
-		const until = async (ok: (s: AppState) => boolean) => {
-			while (!ok(store.getState())) await new Promise(resolve => setTimeout(resolve, 20));
-		};
+		const {store, controller, until} = dashboardOn(fx);
 		const id = fx.ids.target;
 		controller.openPurgeConversation({agent: 'claude', id});
 		await until(s => (s.purge?.plans.length ?? 0) > 0);
@@ -244,24 +250,7 @@ describe('dashboard: the trash view', () => {
 	it('lists the purge, restores it (a second restore refuses cleanly), and empties only what it is told', async () => {
 		const fx = buildClaudeFixture();
 		cleanups.push(() => fx.cleanup());
-		const deps = depsFor(fx, claudeAdapter);
-		const store = createStore(reducer, initialState());
-		const controller = createUiController({
-			store,
-			actions: createActions(deps),
-			registry: deps.registry,
-			mux: deps.mux,
-			logger: silentLogger,
-			now: Date.now,
-			refresh: () => {},
-			quit: () => {},
-			config: DEFAULT_CONFIG,
-			adapterFor: () => undefined,
-			discoverAll: async () => [],
-		});
-		const until = async (ok: (s: AppState) => boolean) => {
-			while (!ok(store.getState())) await new Promise(resolve => setTimeout(resolve, 20));
-		};
+		const {deps, store, controller, until} = dashboardOn(fx);
 		const said = (s: AppState, start: string) => s.notices.find(n => n.text.startsWith(start))?.text;
 		const purgeOne = async (id: string) => {
 			controller.openPurgeConversation({agent: 'claude', id});
