@@ -124,7 +124,12 @@ describe('real agents: in use', () => {
 			expect(purge.exitCode, purge.stderr + purge.stdout).toBe(4);
 			expect(purge.stderr).toMatch(/in use/);
 			expect(purge.stderr).toContain(String(live.agentPid()));
-			for (const [file, size] of Object.entries(sizes())) expect(size, file).toBeGreaterThanOrEqual(before[file] ?? 0);
+			// summary.json is rewritten whole by grok (CI: 1030 then 1029 bytes while it ran): it must
+			// still be there; every other file is only appended to, so nothing may be shorter.
+			for (const [file, size] of Object.entries(sizes())) {
+				if (path.basename(file) === 'summary.json') expect(size, file).toBeGreaterThan(0);
+				else expect(size, file).toBeGreaterThanOrEqual(before[file] ?? 0);
+			}
 			expect(fs.readFileSync(history, 'utf8')).toContain('keep me, grok');
 			// grok indexes a session when it chooses to (its title, its exit): none may be lost.
 			if (fs.existsSync(search)) expect(searchRows()).toBeGreaterThanOrEqual(rowsBefore);
