@@ -23,12 +23,18 @@ const shared = {
 	concurrency: 2,
 	// Reruns test only the mutants whose code or covering tests changed.
 	incremental: true,
-	reporters: ['clear-text', 'progress', 'html'],
+	reporters: ['clear-text', 'progress', 'html', 'json'],
 	clearTextReporter: {allowColor: false, logTests: false, maxTestsToLog: 0},
 	// The sandbox copy needs the sources and the tests, not the build or the docs.
 	ignorePatterns: ['dist', 'docs', 'reports', 'bench-results.json'],
 	thresholds: {high: 90, low: 85, break: null},
+	// A mutant times out after (its tests' time without mutation) × timeoutFactor + timeoutMS. The
+	// constant is large because the machine is shared: a test slowed by other work must not count
+	// as a timeout (a mutant that loops still does, after 30 s more). The dry run of a group's
+	// tests with coverage takes minutes when the cores are busy; Stryker's 5-minute default aborts it.
 	timeoutMS: 30_000,
+	timeoutFactor: 2,
+	dryRunTimeoutMinutes: 30,
 	tempDirName: '.stryker-tmp',
 };
 
@@ -40,6 +46,7 @@ export function group(name, mutate) {
 		mutate,
 		incrementalFile: `reports/mutation/${name}.incremental.json`,
 		htmlReporter: {fileName: `reports/mutation/${name}.html`},
+		jsonReporter: {fileName: `reports/mutation/${name}.json`},
 	};
 }
 
@@ -70,4 +77,5 @@ export default {
 	],
 	incrementalFile: 'reports/mutation/incremental.json',
 	htmlReporter: {fileName: 'reports/mutation/index.html'},
+	jsonReporter: {fileName: 'reports/mutation/index.json'},
 };

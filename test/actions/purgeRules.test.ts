@@ -1,7 +1,11 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {createActions} from '../../src/actions/index.js';
 import {confirmPurge, expectedConfirmation, planFingerprint, type PurgePlanView, type PurgeProgress} from '../../src/actions/purge.js';
 import type {AgentAdapter, InUseHolder, PlanItem, PurgeOutcome, PurgePlan} from '../../src/adapters/types.js';
+import {captureToTrash} from '../../src/actions/trash.js';
+import {entryDir, entryIds, readMeta} from '../../src/actions/trashStore.js';
 import {createFixtureAdapter} from './support/fixtureAdapter.js';
 import {createTestWorld, type TestWorld} from './support/world.js';
 
@@ -340,5 +344,61 @@ describe('a purge that runs', () => {
 		const done = await actions().purge(views, 'purge 2', {hard: true});
 		expect(done.ok && done.value.map(r => r.id)).toEqual([ID, OTHER]);
 		expect(script.purged).toEqual([ID, OTHER]);
+	});
+});
+
+describe('the trash a purge fills', () => {
+	const trashDirOf = () => path.join(world.dir, 'trash');
+
+	function trashActions() {
+		return createActions(world.deps(undefined, {adapterFor: agent => (agent === 'claude' ? scripted() : undefined), now: () => 4242, trashDir: trashDirOf()}));
+	}
+
+	/** Two files of the conversation on disk, so the entry holds something. */
+	function filesOnDisk(): void {
+		script.items = ['a.jsonl', 'b.jsonl'].map(name => {
+			const file = path.join(world.home, name);
+			fs.writeFileSync(file, `${name}\n`);
+			return item(file);
+		});
+	}
+
+	async function trashPlanOf(ref: Parameters<ReturnType<typeof trashActions>['purgePlan']>[0]): Promise<PurgePlanView> {
+		const plan = await trashActions().purgePlan(ref);
+		if (!plan.ok) throw new Error(plan.error.message);
+		return plan.value;
+	}
+
+	it("records the session's name with the entry, or none for a conversation purged by id", async () => {
+		filesOnDisk();
+		world.registry.insert({name: 'alpha', agent: 'claude', cwd: '/w', agentSessionId: ID, status: 'stopped', epoch: 0});
+		const named = await trashActions().purge([await trashPlanOf({name: 'alpha'})], 'alpha');
+		const namedId = named.ok ? named.value[0]?.trashId : undefined;
+		expect(readMeta(entryDir(trashDirOf(), namedId ?? '')), 'the entry of alpha').toMatchObject({
+			session: 'alpha',
+			label: 'alpha',
+			conversation: ID,
+			state: 'done',
+		});
+		const byId = await trashActions().purge([await trashPlanOf({agent: 'claude', id: OTHER})], OTHER);
+		const byIdId = byId.ok ? byId.value[0]?.trashId : undefined;
+		expect(readMeta(entryDir(trashDirOf(), byIdId ?? '')), 'the entry by id').toMatchObject({session: null, label: OTHER, conversation: OTHER});
+	});
+
+	it('a rerun finishes the entry an interrupted purge of the same conversation left, and opens no second one', async () => {
+		filesOnDisk();
+		const view = await trashPlanOf({agent: 'claude', id: ID});
+		// A purge that died after copying: its entry is `ready`, its writer gone.
+		const gone = {pid: 2 ** 22 + 5, startTime: 1};
+		const left = await captureToTrash(
+			trashDirOf(),
+			{agent: 'claude', conversation: ID, label: ID, session: null, home: world.home, plan: view.plan},
+			gone,
+			1000,
+		);
+		const done = await trashActions().purge([view], ID);
+		expect(done.ok && done.value[0]?.trashId).toBe(left.meta.purgeId);
+		expect(entryIds(trashDirOf())).toEqual([left.meta.purgeId]);
+		expect(readMeta(left.dir)?.state).toBe('done');
 	});
 });

@@ -5,6 +5,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {InvalidIdError, type AdapterContext, type AgentAdapter, type PurgePlan} from '../../src/adapters/types.js';
 import {createRefresh} from '../../src/adapters/common/refresh.js';
 import {snapshotTable, type ProcessTable} from '../../src/system/processes.js';
+import {keepingReadConnections} from '../../src/system/sqliteRead.js';
 import {spawnArgvHolder, spawnFileHolder, spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {hashWorld} from './fixtures/hashWorld.js';
 import type {FixtureBuilder, FixtureWorld} from './fixtures/types.js';
@@ -341,11 +342,15 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect(holders.map(h => h.pid)).toContain(holder.pid);
 		});
 
-		it('inside a refresh (one scan memo and one process table for every call) names the same holders as alone', SLOW, async () => {
+		it('inside a refresh (one scan memo, one process table and one read pool for every call) names the same holders as alone', SLOW, async () => {
+			await keepingReadConnections(async reads => holdersAsAlone(reads));
+		});
+
+		async function holdersAsAlone(reads: AdapterContext['reads']): Promise<void> {
 			const byChild = await hold(spawnArgvHolder([world.ids.targetDescendants[0] ?? world.ids.target]));
 			const own = world.holdPaths(world.ids.target);
 			const byFile = own.length > 0 ? await hold(spawnFileHolder(own)) : await hold(spawnArgvHolder([world.ids.target]));
-			const refresh: AdapterContext = {...world.ctx, refresh: createRefresh(), processes: snapshotTable(world.ctx.processes)};
+			const refresh: AdapterContext = {...world.ctx, refresh: createRefresh(), processes: snapshotTable(world.ctx.processes), reads};
 			const pids = async (ctx: AdapterContext, id: string) => (await adapter.inUse(ctx, id)).map(h => h.pid).sort((a, b) => a - b);
 			// Asked in another order than alone, so an index built for the first id serves the next.
 			for (const id of [world.ids.sibling, world.ids.target, world.ids.foreign]) expect(await pids(refresh, id)).toEqual(await pids(world.ctx, id));
@@ -353,11 +358,11 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			for (const id of [world.ids.old, world.ids.target, world.ids.foreign])
 				expect(await adapter.verify(refresh, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
 			// In a status run's order: every row verified, then the same ids asked about use.
-			const status: AdapterContext = {...world.ctx, refresh: createRefresh(), processes: snapshotTable(world.ctx.processes)};
+			const status: AdapterContext = {...world.ctx, refresh: createRefresh(), processes: snapshotTable(world.ctx.processes), reads};
 			const ids = [world.ids.target, world.ids.sibling, world.ids.old, world.ids.foreign];
 			for (const id of ids) expect(await adapter.verify(status, id, world.cwds[0])).toEqual(await adapter.verify(world.ctx, id, world.cwds[0]));
 			for (const id of ids) expect(await pids(status, id)).toEqual(await pids(world.ctx, id));
-		});
+		}
 
 		it("ignores the agent's background service, but not another holder beside it", SLOW, async ({skip}) => {
 			const service = world.service;
@@ -374,13 +379,18 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 
 	describe('inside a refresh', () => {
 		// A refresh may answer from per-id lookups or from a whole-store index (ctx.refresh decides,
-		// after `directLookups` ids); every answer must be the one the adapter gives alone.
+		// after `directLookups` ids); every answer must be the one the adapter gives alone. Like
+		// discovery's refresh, it reads each database through the connection its pool keeps open.
 		it.each([0, 1, 32])('answers discover, verify, inUse, watchPaths and artifacts as alone (direct lookups: %i)', SLOW, async directLookups => {
+			await keepingReadConnections(async reads => answersAsAlone(directLookups, reads));
+		});
+
+		async function answersAsAlone(directLookups: number, reads: AdapterContext['reads']): Promise<void> {
 			const alone = world.ctx;
 			const {target, sibling, old, foreign, absent, targetDescendants} = world.ids;
 			const ids = [foreign, target, ...targetDescendants.filter(d => adapter.idPattern.test(d)), sibling, old, absent];
 			const cwds = [undefined, ...world.cwds];
-			const inRefresh: AdapterContext = {...alone, refresh: createRefresh({directLookups}), processes: snapshotTable(alone.processes)};
+			const inRefresh: AdapterContext = {...alone, refresh: createRefresh({directLookups}), processes: snapshotTable(alone.processes), reads};
 			const pids = async (ctx: AdapterContext, id: string) => (await adapter.inUse(ctx, id)).map(h => `${h.pid} ${h.reason}`).sort();
 			const ask = async (ctx: AdapterContext) => {
 				const answers: unknown[] = [];
@@ -400,7 +410,7 @@ export function adapterContract(adapter: AgentAdapter, buildFixture: FixtureBuil
 			expect(await ask(inRefresh)).toEqual(expected);
 			for (const cwd of world.cwds) expect(adapter.watchPaths?.(inRefresh, cwd)).toEqual(adapter.watchPaths?.(alone, cwd));
 			expect(await adapter.artifacts(inRefresh, target)).toEqual(await adapter.artifacts(alone, target));
-		});
+		}
 	});
 
 	describe.skipIf(!adapter.liveUses)('live uses', () => {

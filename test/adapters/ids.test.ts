@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest';
 import {ADAPTERS} from '../../src/adapters/index.js';
-import {assertValidId, InvalidIdError} from '../../src/adapters/types.js';
+import {assertPlanOf, assertValidId, InvalidIdError} from '../../src/adapters/types.js';
 import {FIXTURE_BUILDERS} from './fixtures/index.js';
 import {planNaming} from '../helpers/purge.js';
 
@@ -38,6 +38,41 @@ describe('assertValidId', () => {
 		expect(() => assertValidId(strict, 'Z'.repeat(80))).toThrow(`invalid codex session id "${'Z'.repeat(80)}"`);
 		const long = `${'Z'.repeat(81)}`;
 		expect(() => assertValidId(strict, long)).toThrow(`invalid codex session id "${'Z'.repeat(80)}…"`);
+	});
+});
+
+describe('assertPlanOf', () => {
+	const codex = {id: 'codex', idPattern: /^[a-z]+$/} as const;
+
+	it("takes the adapter's own plan with a valid id", () => {
+		expect(() => assertPlanOf(codex, planNaming(codex, 'abc'))).not.toThrow();
+	});
+
+	it("refuses another agent's plan, naming both agents, even when the id would pass", () => {
+		expect(() => assertPlanOf(codex, planNaming({id: 'claude'}, 'abc'))).toThrow('a claude purge plan handed to the codex adapter');
+	});
+
+	it('refuses its own plan whose id the pattern refuses', () => {
+		expect(() => assertPlanOf(codex, planNaming(codex, '../x'))).toThrow(InvalidIdError);
+	});
+});
+
+describe.each(Object.values(ADAPTERS).filter(a => FIXTURE_BUILDERS[a.id]))('$id: a plan of another agent deletes nothing', adapter => {
+	it('purge refuses it before touching anything', async () => {
+		const world = await FIXTURE_BUILDERS[adapter.id]?.();
+		if (!world) throw new Error('no fixture');
+		try {
+			const plan = await adapter.artifacts(world.ctx, world.ids.target);
+			expect(plan.items.length).toBeGreaterThan(0);
+			const other = Object.keys(ADAPTERS).find(a => a !== adapter.id) ?? '';
+			const before = world.snapshotOthers([]);
+			await expect(adapter.purge(world.ctx, {...plan, agent: other as typeof plan.agent})).rejects.toThrow(
+				`a ${other} purge plan handed to the ${adapter.id} adapter`,
+			);
+			expect(world.snapshotOthers([])).toEqual(before);
+		} finally {
+			world.cleanup();
+		}
 	});
 });
 

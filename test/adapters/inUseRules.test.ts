@@ -18,6 +18,7 @@ import {
 	sameFolder,
 	resolveFolder,
 	sameResolvedTree,
+	trimSlash,
 	usersOf,
 	wordAfter,
 	type LiveUse,
@@ -78,6 +79,12 @@ describe('usersOf: the rule', () => {
 		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}, sameResolvedTree).map(h => h.pid)).toEqual([2]);
 	});
 
+	it("an ids claim naming none of the conversation's ids is no use of it, whatever the agent's project rule", () => {
+		const onOthers = [use(4, {kind: 'ids', ids: ['z']})];
+		expect(usersOf({}, onOthers, {ids: ['c'], cwds: ['/w/p']}, sameResolvedTree)).toEqual([]);
+		expect(usersOf({}, onOthers, {ids: ['c'], cwds: ['/']}, sameResolvedTree)).toEqual([]);
+	});
+
 	it('needsFolders only when some claim is by project or on anything', () => {
 		expect(needsFolders([uses[0] as LiveUse, uses[3] as LiveUse])).toBe(false);
 		expect(needsFolders([uses[0] as LiveUse, uses[1] as LiveUse])).toBe(true);
@@ -100,6 +107,13 @@ describe('folders', () => {
 		expect(sameFolder(`${link}/`, real)).toBe(true);
 		expect(sameFolder('/a/b', '/a/bc')).toBe(false);
 		expect(sameFolder('/a/b', '/a')).toBe(false);
+	});
+
+	it('trimSlash drops trailing slashes and keeps the root', () => {
+		expect(trimSlash('/a/b//')).toBe('/a/b');
+		expect(trimSlash('/a')).toBe('/a');
+		expect(trimSlash('/')).toBe('/');
+		expect(resolveFolder('/')).toBe('/');
 	});
 
 	it('sameTree: one inside the other either way, the root is every tree; a look-alike prefix is not', () => {
@@ -129,6 +143,9 @@ describe('argv evidence', () => {
 		expect(flagValue(['claude', '--resumex=ab12'], ['--resume'], ID)).toBeUndefined();
 		// The second flag's value when the first is not an id.
 		expect(flagValue(['x', '--resume', 'nope', '-r', 'cd34'], ['--resume', '-r'], ID)).toBe('cd34');
+		// Another flag's `=` value is never this flag's, even one of the same length.
+		expect(flagValue(['x', '--g=ab12'], ['--f'], ID)).toBeUndefined();
+		expect(flagValue(['x', '--session=ab12'], ['--resume'], ID)).toBeUndefined();
 	});
 
 	it('hasFlag: the flag itself or `--flag=…`, not a longer flag or a short `-f=…`', () => {
@@ -231,6 +248,30 @@ describe('argvUsers and fileUsers', () => {
 		}
 	});
 
+	it('with our own arguments but our process not in the table (a listing from before we started), names every user', async () => {
+		const saved = process.argv;
+		process.argv = ['node', '/x/mam-tui', 'purge', '--id', 'ab12'];
+		try {
+			const wrapper = proc(900, ['sh', '-c', 'mam-tui purge --id ab12'], {ppid: 901});
+			const agent = proc(901, ['claude', '--resume', 'ab12'], {ppid: 1});
+			expect((await argvUsers(ctxOf([wrapper, agent]), ['ab12'])).map(h => h.pid)).toEqual([900, 901]);
+		} finally {
+			process.argv = saved;
+		}
+	});
+
+	it('inside a refresh, a new process table is read afresh, never through what the last one gave', async () => {
+		let rows: readonly ProcessRef[] = [proc(11, ['x', 'ab12'])];
+		const ctx: AdapterContext = {...ctxOf([]), processes: {...ctxOf([]).processes, list: async () => rows}, refresh: createRefresh()};
+		expect((await argvUsers(ctx, ['ab12'])).map(h => h.pid)).toEqual([11]);
+		// The same table again: the same answer.
+		expect((await argvUsers(ctx, ['ab12'])).map(h => h.pid)).toEqual([11]);
+		// A later listing in the same refresh: process 11 is gone, 12 runs something else, 13 names the id.
+		rows = [proc(12, ['y']), proc(13, ['z', 'ab12'])];
+		expect(await argvUsers(ctx, ['ab12'])).toEqual([{pid: 13, startTime: 130, command: 'z ab12', reason: 'argv names ab12'}]);
+		expect(await argvUsers(ctx, ['cd34'])).toEqual([]);
+	});
+
 	it('fileUsers: every holder but ourselves and those ignored, each with the path it holds', async () => {
 		const holders: Holder[] = [
 			{pid: 21, startTime: 1, command: 'agent', argv: ['agent'], path: '/s/a.db'},
@@ -251,11 +292,19 @@ describe('argvUsers and fileUsers', () => {
 
 describe('whose processes', () => {
 	it("environOf reads a live process's environment, and nothing of a gone one", async () => {
-		const held: HeldProcess = await spawnFileHolder([], 'holder', [], undefined, {PATH: '/usr/bin:/bin', HOME: '/home/who', EMPTY: '', 'A=B': 'x'});
+		const held: HeldProcess = await spawnFileHolder([], 'holder', [], undefined, {
+			PATH: '/usr/bin:/bin',
+			HOME: '/home/who',
+			EMPTY: '',
+			'A=B': 'x',
+			// An entry with no name (`=x`): nothing to read it under.
+			'': 'x',
+		});
 		cleanups.push(() => held.stop());
 		const env = environOf(held.pid);
 		expect(env?.['HOME']).toBe('/home/who');
 		expect(env?.['EMPTY']).toBe('');
+		expect(env?.['A']).toBe('B=x');
 		expect(Object.keys(env ?? {})).not.toContain('');
 		expect(environOf(2 ** 22 + 7)).toBeUndefined();
 	});

@@ -203,6 +203,23 @@ describe('eraseFreed and eraseDatabases', () => {
 		expect(count(file, 'SELECT count(*) AS n FROM messages')).toBe(2);
 	});
 
+	it('a reader holding an old snapshot: the checkpoint cannot copy the WAL back, so the database is reported held', {timeout: 30_000}, () => {
+		const file = store(scratch(), {wal: true});
+		agentDeletes(file);
+		// The agent's own connection, in the middle of a read (its snapshot predates the rebuild); the
+		// checkpoint waits out its busy timeout (5 s) for it.
+		const reader = new Database(file);
+		try {
+			reader.exec('BEGIN');
+			reader.prepare('SELECT count(*) FROM messages').get();
+			expect(eraseFreed(file, 'agentx')).toBe(
+				`${file}: freed pages not yet overwritten (another process is reading it); until agentx checkpoints, its database may still hold the deleted text in freed pages or WAL frames; run the purge again once agentx has exited`,
+			);
+		} finally {
+			reader.close();
+		}
+	});
+
 	it('a database that cannot be opened is reported held, not thrown', () => {
 		const dir = scratch();
 		const missing = path.join(dir, 'gone.db');

@@ -4,7 +4,17 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
-import {columnsOf, describeSqliteError, keepingReadConnections, locksName, StoreReadError, tableColumns, withReadOnlyDb} from '../../src/system/sqliteRead.js';
+import {
+	columnsOf,
+	describeSqliteError,
+	hasTable,
+	keepingReadConnections,
+	locksName,
+	StoreReadError,
+	tableColumns,
+	withReadOnlyDb,
+	type ReadPool,
+} from '../../src/system/sqliteRead.js';
 import {spawnWalWriter, type HeldProcess} from '../support/holders.js';
 import {tempDir} from '../helpers/tmp.js';
 
@@ -267,5 +277,96 @@ describe('tableColumns', () => {
 		const alone = withReadOnlyDb(file, db => tableColumns(db));
 		expect(alone).not.toBe(kept.first[0]);
 		expect(alone).toEqual(kept.first[0]);
+	});
+});
+
+describe('hasTable and columnsOf', () => {
+	it('hasTable: a table of that name, not a view, an index or a missing one', () => {
+		const file = store(scratch());
+		const db = new Database(file);
+		db.exec('CREATE VIEW v AS SELECT a FROM t; CREATE INDEX i ON t (n)');
+		db.close();
+		expect(withReadOnlyDb(file, db => ['t', 'v', 'i', 'nope'].map(name => hasTable(db, name)))).toEqual([true, false, false, false]);
+	});
+
+	it('hasTable answers from the probe once the connection was probed: no query of its own', () => {
+		const file = store(scratch());
+		const answers = withReadOnlyDb(file, db => {
+			tableColumns(db);
+			const prepare = db.prepare.bind(db);
+			let asked = 0;
+			db.prepare = ((sql: string) => ((asked += 1), prepare(sql))) as typeof db.prepare;
+			return {t: hasTable(db, 't'), nope: hasTable(db, 'nope'), asked};
+		});
+		expect(answers).toEqual({t: true, nope: false, asked: 0});
+	});
+
+	it('on a connection of our own (a purge writes through one), columns are probed afresh every time', () => {
+		const file = store(scratch());
+		const db = new Database(file);
+		try {
+			const first = columnsOf(db, 't');
+			expect([...first].sort()).toEqual(['a', 'n']);
+			expect(columnsOf(db, 'nope')).toEqual(new Set());
+			db.exec('ALTER TABLE t ADD COLUMN later TEXT');
+			expect([...columnsOf(db, 't')].sort()).toEqual(['a', 'later', 'n']);
+			expect([...(tableColumns(db).get('t') ?? [])].sort()).toEqual(['a', 'later', 'n']);
+			expect(hasTable(db, 't')).toBe(true);
+		} finally {
+			db.close();
+		}
+	});
+});
+
+describe("a refresh's pool of read connections", () => {
+	it('keeps the last eight stores it read open, and closes the ones before', async () => {
+		const dir = scratch();
+		const files = Array.from({length: 11}, (_, i) => store(dir, `s${i}.db`, 1));
+		const handles: {open: boolean}[] = [];
+		await keepingReadConnections(async reads => {
+			for (const file of files) withReadOnlyDb(file, reads, db => handles.push(db));
+			expect(handles.map(h => h.open)).toEqual([false, false, false, true, true, true, true, true, true, true, true]);
+		});
+		expect(handles.every(h => !h.open)).toBe(true);
+	});
+
+	it('does not keep a file that failed on its header: once it is a database, the next read of the refresh reads it', async () => {
+		const dir = scratch();
+		const file = path.join(dir, 'late.db');
+		fs.writeFileSync(file, 'this is not a sqlite database, only some words in a file');
+		await keepingReadConnections(async reads => {
+			expect(() => withReadOnlyDb(file, reads, db => db.prepare('SELECT count(*) AS n FROM t').get())).toThrow(`${file}: not a sqlite database (corrupt?)`);
+			// The agent writes its database (a new file renamed over the path, as sqlite tools do).
+			const made = store(dir, 'made.db', 3);
+			fs.renameSync(made, file);
+			expect(withReadOnlyDb(file, reads, db => db.prepare('SELECT count(*) AS n FROM t').get())).toEqual({n: 3});
+		});
+	});
+
+	it('once closed, still reads, each read on a connection of its own that it closes', async () => {
+		const file = store(scratch());
+		let pool: ReadPool | undefined;
+		const during = await keepingReadConnections(async reads => {
+			pool = reads;
+			return withReadOnlyDb(file, reads, db => db);
+		});
+		expect(during.open).toBe(false);
+		const after = withReadOnlyDb(file, pool, db => ({db, n: (db.prepare('SELECT count(*) AS n FROM t').get() as {n: number}).n}));
+		expect(after.n).toBe(2);
+		expect(after.db).not.toBe(during);
+		expect(after.db.open).toBe(false);
+	});
+});
+
+describe('a -wal the private copy cannot take', () => {
+	it('a -wal that is a folder: the read fails, the half-made copy is removed, the store is untouched', () => {
+		const dir = scratch();
+		const name = `wal-folder-${process.pid}-${Date.now()}.db`;
+		const file = store(dir, name);
+		fs.mkdirSync(`${file}-wal`);
+		expect(() => count(file)).toThrow();
+		const left = privateCopies().filter(copy => fs.existsSync(path.join(os.tmpdir(), copy, name)));
+		expect(left).toEqual([]);
+		expect(beside(file)).toEqual([name, `${name}-wal`]);
 	});
 });

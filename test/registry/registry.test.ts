@@ -77,7 +77,7 @@ describe('migrations', () => {
 		expect(registry.list()).toEqual([expect.objectContaining({id: 1, name: 'old', mux: 'tmux', paneId: '%4', status: 'stopped', version: 3, createdAt: 6})]);
 		for (const [i, mux] of MUX_KINDS.entries()) expect(registry.insert({...newRow, name: `k${i}`, mux}).mux).toBe(mux);
 		const off = 'zellij' as MuxKind;
-		expect(() => registry.insert({...newRow, name: 'z', mux: off})).toThrow(/unknown multiplexer "zellij"/);
+		expect(() => registry.insert({...newRow, name: 'z', mux: off})).toThrow(`unknown multiplexer "zellij" (known: ${MUX_KINDS.join(', ')})`);
 		expect(() => registry.update(1, {mux: off})).toThrow(/unknown multiplexer "zellij"/);
 		expect(registry.get('z')).toBeUndefined();
 		registry.close();
