@@ -4,15 +4,18 @@
 import type {Statement} from 'better-sqlite3';
 import type {SqliteDb} from '../../system/sqlite.js';
 
-/** Per connection; a closed connection's entry goes with it. */
-const prepared = new WeakMap<SqliteDb, Map<string, Statement>>();
+/** Where a connection keeps its prepared statements (a symbol: the handle still reads as a plain one). */
+const PREPARED = Symbol('prepared');
 
-/** `db.prepare(sql)`, kept for the connection's life (values are bound; names in `sql` come from the probed schema). */
+type WithPrepared = SqliteDb & {[PREPARED]?: Map<string, Statement>};
+
+/** `db.prepare(sql)`, kept as long as the connection (values are bound; names in `sql` come from the probed schema). */
 export function preparedOn(db: SqliteDb, sql: string): Statement {
-	let statements = prepared.get(db);
+	const holder = db as WithPrepared;
+	let statements = holder[PREPARED];
 	if (!statements) {
 		statements = new Map();
-		prepared.set(db, statements);
+		Object.defineProperty(holder, PREPARED, {value: statements});
 	}
 	let statement = statements.get(sql);
 	if (!statement) {
