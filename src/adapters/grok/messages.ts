@@ -51,17 +51,17 @@ function buildMessages(ctx: AdapterContext, id: string, since: string | undefine
 		if (m) messages.push(m);
 		current = undefined;
 	};
-	for (const {record} of read.records) {
+	const offsets = read.each(record => {
 		const update = obj(obj(record, 'params'), 'update');
 		const role = CHUNK_ROLES[str(update, 'sessionUpdate') ?? ''];
-		if (role === undefined) continue;
+		if (role === undefined) return;
 		if (current?.role !== role) flush();
 		current ??= {role, at: toEpochMs(record['timestamp']) ?? 0, parts: []};
 		current.parts.push(textOfContent(update?.['content']));
-	}
+	});
 	flush();
 	const usage = buildUsage(session.dir);
-	return {messages, cursor: encodeCursor({files: read.files}), restart: read.restart, ...(usage ? {usage} : {})};
+	return {messages, cursor: encodeCursor({files: offsets}), restart: read.restart, ...(usage ? {usage} : {})};
 }
 
 /** grok-cli: `messages` rows after `seq`; usage is the sum of its `usage_events`. */
