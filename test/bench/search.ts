@@ -132,8 +132,14 @@ async function dashboardWhileBuilding(world: BenchWorld, expected: number): Prom
 		const pid = Number(made.stdout.trim());
 		if (made.exitCode !== 0 || !pid) throw new Error(`tmux new-session: ${made.stderr}`);
 		await waitFor("the dashboard's first frame", () => (fs.existsSync(stamp) ? true : undefined), 60_000, 20);
-		// Its first refresh settles before the build starts: the figure is the build's.
-		await sleep(3000);
+		// Its first refresh settles before the build starts: the figures are the build's.
+		let cpu = cpuSeconds(pid);
+		for (let waited = 0; waited < 60; waited++) {
+			await sleep(1000);
+			const now = cpuSeconds(pid);
+			if (now - cpu < 0.05) break;
+			cpu = now;
+		}
 		const beforeMb = statusKb(pid, 'VmHWM') / 1024;
 		const cpu0 = cpuSeconds(pid);
 		const t0 = performance.now();
