@@ -58,6 +58,9 @@ export interface SyncStats {
 /** How many conversations one transaction writes: small enough that a reader never waits long. */
 const CHUNK = 200;
 
+/** Characters of message text one transaction writes at most (besides the CHUNK bound). */
+const BATCH_TEXT = 4_000_000;
+
 /** Let other work run between chunks (the dashboard's keys, a watch event). */
 const yieldToLoop = () => new Promise<void>(resolve => setImmediate(resolve));
 
@@ -139,25 +142,34 @@ async function syncNow(deps: SearchDeps, reads: ReadPool, only?: readonly Conver
 	let read = 0;
 	let messages = 0;
 	const size = deps.chunk ?? CHUNK;
-	for (let i = 0; i < changed.length; i += size) {
-		const results: {adapter: AgentAdapter; conv: Conversation; known: IndexedConversation | undefined; read: MessageRead}[] = [];
-		for (const {adapter, conv} of changed.slice(i, i + size)) {
-			const was = known.get(`${adapter.id}\u0000${conv.id}`);
-			try {
-				const got = await readNew(adapter, ctx, was, conv);
-				if (got) results.push({adapter, conv, known: was, read: got});
-			} catch (error) {
-				warn(`${adapter.id} ${conv.id}: ${messageOf(error)}`);
-			}
-		}
-		// One transaction per chunk: one WAL commit for 200 conversations, not one per message.
+	let results: {adapter: AgentAdapter; conv: Conversation; known: IndexedConversation | undefined; read: MessageRead}[] = [];
+	let bytes = 0;
+	// One transaction per batch: one WAL commit for 200 conversations, not one per message. A
+	// batch also ends at BATCH_TEXT characters: a few long conversations never sit in memory together.
+	const write = async (more: boolean) => {
 		deps.store.transaction(() => {
 			for (const r of results) storeRead(deps, r.adapter, r.conv, r.known, r.read);
 		});
 		read += results.length;
 		messages += results.reduce((sum, r) => sum + r.read.messages.length, 0);
-		if (i + size < changed.length) await yieldToLoop();
+		results = [];
+		bytes = 0;
+		if (more) await yieldToLoop();
+	};
+	for (const [i, {adapter, conv}] of changed.entries()) {
+		const was = known.get(`${adapter.id}\u0000${conv.id}`);
+		try {
+			const got = await readNew(adapter, ctx, was, conv);
+			if (got) {
+				results.push({adapter, conv, known: was, read: got});
+				bytes += got.messages.reduce((sum, m) => sum + m.text.length, 0);
+			}
+		} catch (error) {
+			warn(`${adapter.id} ${conv.id}: ${messageOf(error)}`);
+		}
+		if (results.length >= size || bytes >= BATCH_TEXT) await write(i + 1 < changed.length);
 	}
+	if (results.length > 0) await write(false);
 	let conversations = 0;
 	let forgotten = 0;
 	for (const [adapter, list] of lists) {

@@ -91,6 +91,24 @@ const PROMPTS = [
 	'speed up the build',
 ];
 
+/**
+ * Phrases that end the prompt of one conversation each (the agent's `nth` conversation, 1-based,
+ * sub-agents not counted): the search bench's quality check asks for `query` and looks for that
+ * conversation first. The prompt is still picked (the same draw), so the world is otherwise the same.
+ */
+export const SEEDED_PHRASES: readonly {readonly agent: AgentId; readonly nth: number; readonly phrase: string; readonly query: string}[] = [
+	{agent: 'claude', nth: 7, phrase: 'the ingress returns 502 after the helm upgrade', query: 'helm upgrade 502'},
+	{agent: 'claude', nth: 40, phrase: 'migrate the payments webhook to stripe idempotency keys', query: 'stripe idempotency'},
+	{agent: 'claude', nth: 90, phrase: 'debounce the autocomplete in the search box', query: 'autocomplete debounce'},
+	{agent: 'codex', nth: 7, phrase: 'find the postgres deadlock in the nightly reconciliation job', query: 'postgres deadlock'},
+	{agent: 'codex', nth: 60, phrase: 'replace the regex tokenizer with a hand-written lexer', query: 'lexer'},
+	{agent: 'opencode', nth: 7, phrase: 'add a dark mode toggle to the settings page with tailwind', query: 'tailwind dark mode'},
+	{agent: 'gemini', nth: 7, phrase: 'why does the websocket reconnect loop leak memory', query: 'websocket leak'},
+	{agent: 'hermes', nth: 7, phrase: 'rotate the nightly s3 snapshots older than thirty days', query: 's3 snapshots'},
+	{agent: 'grok', nth: 7, phrase: 'translate the onboarding emails into portuguese', query: 'portuguese onboarding'},
+	{agent: 'agy', nth: 7, phrase: 'read the flamegraph of the image resize service', query: 'flamegraph resize'},
+];
+
 /** Project folder names: a few dozen, like a developer's checkouts. */
 function cwdNames(count: number, rng: Rng): string[] {
 	const words = ['api', 'web', 'cli', 'infra', 'docs', 'sdk', 'bench', 'auth', 'billing', 'search', 'mobile', 'data', 'ml', 'ops', 'site', 'lib'];
@@ -138,15 +156,17 @@ interface Writers {
 	readonly out: ConversationSpec[];
 	/** Per agent, work that must run once at the end (databases written in one go). */
 	readonly finish: (() => void)[];
+	/** A prompt for `agent`'s next conversation (one of PROMPTS; a seeded one ends with its phrase). */
+	readonly prompt: (agent: AgentId) => string;
 }
 
-function claudeWriter({home, rng, out}: Writers) {
+function claudeWriter({home, rng, out, prompt}: Writers) {
 	const projects = path.join(home, '.claude', 'projects');
 	return (cwd: string, createdAt: number, children: number) => {
 		const id = rng.uuid();
 		const dir = path.join(projects, projectSlug(cwd));
 		const file = path.join(dir, `${id}.jsonl`);
-		writeFile(file, claudeTranscript(id, cwd, createdAt, rng.pick(PROMPTS)));
+		writeFile(file, claudeTranscript(id, cwd, createdAt, prompt('claude')));
 		out.push({agent: 'claude', id, cwd, createdAt, file});
 		for (let i = 0; i < children; i++) {
 			const agentId = rng.bytes(9).toString('hex').slice(0, 17);
@@ -167,7 +187,7 @@ interface CodexThread {
 	readonly parent?: string;
 }
 
-function codexWriter({home, rng, out, finish}: Writers) {
+function codexWriter({home, out, finish, prompt}: Writers) {
 	const root = path.join(home, '.codex');
 	const threads: CodexThread[] = [];
 	const write = (cwd: string, createdAt: number, prompt: string, parent?: string) => {
@@ -208,12 +228,12 @@ function codexWriter({home, rng, out, finish}: Writers) {
 		}),
 	);
 	return (cwd: string, createdAt: number, children: number) => {
-		const id = write(cwd, createdAt, rng.pick(PROMPTS));
+		const id = write(cwd, createdAt, prompt('codex'));
 		for (let i = 0; i < children; i++) write(cwd, createdAt + 300 + i, 'Say hello from the subagent.', id);
 	};
 }
 
-function opencodeWriter({home, rng, out, finish}: Writers) {
+function opencodeWriter({home, rng, out, finish, prompt}: Writers) {
 	const sessions: OcSession[] = [];
 	const projects = new Map<string, string>();
 	const projectOf = (cwd: string) => {
@@ -233,7 +253,7 @@ function opencodeWriter({home, rng, out, finish}: Writers) {
 	});
 	return (cwd: string, createdAt: number, children: number) => {
 		const id = opencodeId();
-		sessions.push({id, projectId: projectOf(cwd), directory: cwd, createdAt, title: rng.pick(PROMPTS), gen: 'v2'});
+		sessions.push({id, projectId: projectOf(cwd), directory: cwd, createdAt, title: prompt('opencode'), gen: 'v2'});
 		out.push({agent: 'opencode', id, cwd, createdAt});
 		for (let i = 0; i < children; i++) {
 			const child = opencodeId();
@@ -251,7 +271,7 @@ function opencodeWriter({home, rng, out, finish}: Writers) {
 	};
 }
 
-function geminiWriter({home, rng, out}: Writers) {
+function geminiWriter({home, rng, out, prompt}: Writers) {
 	const projects = new Map<string, string>();
 	const projectDir = (cwd: string) => {
 		let dir = projects.get(cwd);
@@ -261,7 +281,7 @@ function geminiWriter({home, rng, out}: Writers) {
 	return (cwd: string, createdAt: number, children: number) => {
 		const id = rng.uuid();
 		const dir = projectDir(cwd);
-		const [file] = writeGeminiMain(dir, {id, cwd, createdAt, prompt: rng.pick(PROMPTS)});
+		const [file] = writeGeminiMain(dir, {id, cwd, createdAt, prompt: prompt('gemini')});
 		out.push({agent: 'gemini', id, cwd, createdAt, ...(file ? {file} : {})});
 		for (let i = 0; i < children; i++) {
 			const child = rng.uuid();
@@ -271,7 +291,7 @@ function geminiWriter({home, rng, out}: Writers) {
 	};
 }
 
-function hermesWriter({home, rng, out}: Writers) {
+function hermesWriter({home, out, prompt}: Writers) {
 	const root = path.join(home, '.hermes');
 	let created = false;
 	const used = new Set<string>();
@@ -290,16 +310,16 @@ function hermesWriter({home, rng, out}: Writers) {
 		created = true;
 		const id = freshId(createdAt);
 		// hermes keeps titles unique (a unique index): a repeated prompt gets a number, as hermes numbers them.
-		const prompt = rng.pick(PROMPTS);
-		const seen = titles.get(prompt) ?? 0;
-		titles.set(prompt, seen + 1);
+		const text = prompt('hermes');
+		const seen = titles.get(text) ?? 0;
+		titles.set(text, seen + 1);
 		insertHermesSession(root, {
 			id,
 			startedAt: createdAt,
 			cwd,
 			endedAt: createdAt + 60_000,
 			endReason: 'user_exit',
-			title: seen === 0 ? prompt : `${prompt} #${seen + 1}`,
+			title: seen === 0 ? text : `${text} #${seen + 1}`,
 		});
 		out.push({agent: 'hermes', id, cwd, createdAt});
 		for (let i = 0; i < children; i++) {
@@ -320,16 +340,16 @@ function hermesWriter({home, rng, out}: Writers) {
 	};
 }
 
-function grokWriter({home, rng, out}: Writers) {
+function grokWriter({home, rng, out, prompt}: Writers) {
 	return (cwd: string, createdAt: number, children: number, cli: boolean) => {
 		if (cli) {
 			const id = grokCliId();
-			insertGrokCliSession(home, {id, cwd, createdAt, title: rng.pick(PROMPTS)});
+			insertGrokCliSession(home, {id, cwd, createdAt, title: prompt('grok')});
 			out.push({agent: 'grok', id, cwd, createdAt});
 			return;
 		}
 		const id = rng.uuid();
-		const dir = writeGrokBuildSession(home, {id, cwd, createdAt, title: rng.pick(PROMPTS)});
+		const dir = writeGrokBuildSession(home, {id, cwd, createdAt, title: prompt('grok')});
 		out.push({agent: 'grok', id, cwd, createdAt, file: path.join(dir, 'updates.jsonl')});
 		for (let i = 0; i < children; i++) {
 			const child = rng.uuid();
@@ -339,10 +359,10 @@ function grokWriter({home, rng, out}: Writers) {
 	};
 }
 
-function agyWriter({home, rng, out}: Writers) {
+function agyWriter({home, rng, out, prompt}: Writers) {
 	return (cwd: string, createdAt: number, children: number) => {
 		const id = rng.uuid();
-		writeAgyConversation(home, {id, workspaces: [cwd], createdAt, title: rng.pick(PROMPTS)});
+		writeAgyConversation(home, {id, workspaces: [cwd], createdAt, title: prompt('agy')});
 		out.push({agent: 'agy', id, cwd, createdAt});
 		for (let i = 0; i < children; i++) {
 			const child = rng.uuid();
@@ -408,7 +428,15 @@ export function buildWorld(options: WorldOptions = {}): BenchWorld {
 
 	const conversations: ConversationSpec[] = [];
 	withSeededCrypto(rng, () => {
-		const ctx: Writers = {home, rng, out: conversations, finish: []};
+		const drawn = new Map<AgentId, number>();
+		const prompt = (agent: AgentId) => {
+			const picked = rng.pick(PROMPTS);
+			const nth = (drawn.get(agent) ?? 0) + 1;
+			drawn.set(agent, nth);
+			const seeded = SEEDED_PHRASES.find(p => p.agent === agent && p.nth === nth);
+			return seeded ? `${picked}: ${seeded.phrase}` : picked;
+		};
+		const ctx: Writers = {home, rng, out: conversations, finish: [], prompt};
 		const claude = claudeWriter(ctx);
 		const codex = codexWriter(ctx);
 		const opencode = opencodeWriter(ctx);

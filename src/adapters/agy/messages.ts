@@ -15,13 +15,13 @@ export function agyMessages(ctx: AdapterContext, id: string, since: string | und
 	const file = transcriptFile(paths, id);
 	const read = readFilesSince(fs.existsSync(file) ? [file] : [], decodeCursor(since));
 	const messages: ConversationMessage[] = [];
-	for (const {record} of read.records) {
+	const offsets = read.each(record => {
 		const source = str(record, 'source');
 		const role = source === 'USER_EXPLICIT' ? 'user' : source === 'MODEL' ? 'assistant' : undefined;
-		if (!role) continue;
+		if (!role) return;
 		const text = textOfContent(record['content']).replace(/<\/?USER_REQUEST>/g, '');
 		const m = messageOf(role, toEpochMs(record['created_at']), text);
 		if (m) messages.push(m);
-	}
-	return {messages, cursor: encodeCursor({files: read.files}), restart: read.restart};
+	});
+	return {messages, cursor: encodeCursor({files: offsets}), restart: read.restart};
 }

@@ -1,7 +1,10 @@
 import {isoMs, obj, str} from '../common/jsonl.js';
-import {compactUsage, count, decodeCursor, encodeCursor, messageOf, readFilesSince, textOfContent} from '../common/messageRead.js';
+import {compactUsage, count, decodeCursor, encodeCursor, linesHolding, messageOf, readFilesSince, textOfContent} from '../common/messageRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {claudeRoot, transcriptsIn} from './transcripts.js';
+
+/** Lines that can be a user or assistant record (others are skipped unparsed). */
+const MAIN_RECORDS = linesHolding('"user"', '"assistant"');
 
 /** How many recent message ids a cursor remembers: claude writes one API message's usage on each of its records, one after another. */
 const SEEN_IDS = 8;
@@ -40,13 +43,13 @@ export function claudeMessages(ctx: AdapterContext, id: string, since: string | 
 	const seen = new Set<string>(Array.isArray(state?.['seen']) ? (state['seen'] as string[]) : []);
 	let headless = state?.['headless'] === true;
 	const messages: ConversationMessage[] = [];
-	for (const {record} of read.records) {
+	const offsets = read.each(record => {
 		const type = record['type'];
-		if (type !== 'user' && type !== 'assistant') continue;
+		if (type !== 'user' && type !== 'assistant') return;
 		if (str(record, 'entrypoint')?.startsWith('sdk')) headless = true;
-		if (record['isSidechain'] === true || record['isMeta'] === true) continue;
+		if (record['isSidechain'] === true || record['isMeta'] === true) return;
 		const message = obj(record, 'message');
-		if (!message) continue;
+		if (!message) return;
 		const messageId = str(message, 'id');
 		const u = usageOf(record);
 		if (u && messageId !== undefined && !seen.has(messageId)) {
@@ -55,7 +58,7 @@ export function claudeMessages(ctx: AdapterContext, id: string, since: string | 
 		} else if (u && messageId === undefined) usage = add(usage, u);
 		const m = messageOf(type, isoMs(record['timestamp']), textOfContent(message['content']));
 		if (m) messages.push(m);
-	}
-	const cursor = encodeCursor({files: read.files, state: {...(usage ? {usage} : {}), seen: [...seen].slice(-SEEN_IDS), headless}});
+	}, MAIN_RECORDS);
+	const cursor = encodeCursor({files: offsets, state: {...(usage ? {usage} : {}), seen: [...seen].slice(-SEEN_IDS), headless}});
 	return {messages, cursor, restart: read.restart, ...(usage ? {usage} : {}), headless};
 }

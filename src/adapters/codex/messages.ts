@@ -1,10 +1,13 @@
 import {isoMs, obj, str} from '../common/jsonl.js';
-import {compactUsage, count, decodeCursor, encodeCursor, messageOf, readFilesSince, textOfContent} from '../common/messageRead.js';
+import {compactUsage, count, decodeCursor, encodeCursor, linesHolding, messageOf, readFilesSince, textOfContent} from '../common/messageRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {verifyRolloutsOf} from './rollouts.js';
 
 /** Context codex injects as user messages (instructions, environment): not what the user typed. */
 const INJECTED = /^\s*<(environment_context|user_instructions|permissions instructions|user_shell_command|turn_aborted)|^\s*# AGENTS\.md instructions/;
+
+/** Lines that can be a message, a token count or the session's meta (others are skipped unparsed). */
+const READ_RECORDS = linesHolding('"message"', '"token_count"', '"session_meta"');
 
 /**
  * `token_count.info.total_token_usage` is the thread's running total (cumulative, not one turn):
@@ -33,9 +36,9 @@ export function codexMessages(ctx: AdapterContext, id: string, since: string | u
 	let usage = state?.['usage'] as TokenUsage | undefined;
 	let headless = state?.['headless'] === true;
 	const messages: ConversationMessage[] = [];
-	for (const {record} of read.records) {
+	const offsets = read.each(record => {
 		const payload = obj(record, 'payload');
-		if (!payload) continue;
+		if (!payload) return;
 		const type = str(record, 'type');
 		if (type === 'session_meta') {
 			if (payload['source'] === 'exec') headless = true;
@@ -43,13 +46,13 @@ export function codexMessages(ctx: AdapterContext, id: string, since: string | u
 			usage = totalUsage(payload) ?? usage;
 		} else if (type === 'response_item' && payload['type'] === 'message') {
 			const role = str(payload, 'role');
-			if (role !== 'user' && role !== 'assistant') continue;
+			if (role !== 'user' && role !== 'assistant') return;
 			const text = textOfContent(payload['content']);
-			if (role === 'user' && INJECTED.test(text)) continue;
+			if (role === 'user' && INJECTED.test(text)) return;
 			const m = messageOf(role, isoMs(record['timestamp']), text);
 			if (m) messages.push(m);
 		}
-	}
-	const cursor = encodeCursor({files: read.files, state: {...(usage ? {usage} : {}), headless}});
+	}, READ_RECORDS);
+	const cursor = encodeCursor({files: offsets, state: {...(usage ? {usage} : {}), headless}});
 	return {messages, cursor, restart: read.restart, ...(usage ? {usage} : {}), headless};
 }

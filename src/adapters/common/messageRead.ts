@@ -27,40 +27,70 @@ export function encodeCursor(state: CursorState): string {
 	return JSON.stringify(state);
 }
 
-/** One record of a JSON Lines file, with the byte offset its line starts at. */
-export interface LineRecord {
-	readonly record: Record<string, unknown>;
-	readonly offset: number;
+/** Whether the line in `buf` from `start` to `end` (its newline excluded) is worth parsing. */
+export type LineFilter = (buf: Buffer, start: number, end: number) => boolean;
+
+/**
+ * A filter passing lines that hold one of `needles` (JSON strings with their quotes, such as
+ * `"user"`): a line without any is skipped unparsed. Only a shortcut: the reader still checks
+ * every record it gets, so a line let through by mistake costs a parse, nothing else.
+ */
+export function linesHolding(...needles: readonly string[]): LineFilter {
+	const wanted = needles.map(n => Buffer.from(n));
+	return (buf, start, end) => {
+		const line = buf.subarray(start, end);
+		return wanted.some(n => line.includes(n));
+	};
 }
 
-/** Whole lines of `file` from byte `from`: the records, and the offset after the last whole line. */
-function readWholeLines(file: string, from: number, size: number): {records: LineRecord[]; end: number} {
-	const records: LineRecord[] = [];
-	if (size <= from) return {records, end: from};
+/** How much of a file is read at a time: a transcript of hundreds of MB is never held whole. */
+const BLOCK_BYTES = 1024 * 1024;
+
+/**
+ * Each whole line of `file` from byte `from` to `size`, read a block at a time (a line longer
+ * than a block grows the buffer); returns the offset after the last whole line.
+ */
+function eachWholeLine(file: string, from: number, size: number, fn: (record: Record<string, unknown>) => void, wanted?: LineFilter): number {
+	if (size <= from) return from;
 	const fd = fs.openSync(file, 'r');
-	let data: Buffer;
 	try {
-		data = Buffer.allocUnsafe(size - from);
-		let read = 0;
-		while (read < data.length) {
-			const n = fs.readSync(fd, data, read, data.length - read, from + read);
+		let buf = Buffer.allocUnsafe(Math.min(BLOCK_BYTES, size - from));
+		// buf[0] is at file offset `pos`; its first `carry` bytes are a line not finished yet.
+		let pos = from;
+		let carry = 0;
+		while (pos + carry < size) {
+			if (carry === buf.length) {
+				const bigger = Buffer.allocUnsafe(buf.length * 2);
+				buf.copy(bigger, 0, 0, carry);
+				buf = bigger;
+			}
+			const n = fs.readSync(fd, buf, carry, Math.min(buf.length - carry, size - pos - carry), pos + carry);
 			if (n === 0) break;
-			read += n;
+			const filled = carry + n;
+			let start = 0;
+			for (let nl = buf.indexOf(10, start); nl >= 0 && nl < filled; nl = buf.indexOf(10, start)) {
+				if (nl > start && (!wanted || wanted(buf, start, nl))) {
+					const record = parseJsonLine(buf.toString('utf8', start, nl));
+					if (record) fn(record);
+				}
+				start = nl + 1;
+			}
+			buf.copy(buf, 0, start, filled);
+			carry = filled - start;
+			pos += start;
 		}
-		data = data.subarray(0, read);
+		return pos;
 	} finally {
 		fs.closeSync(fd);
 	}
-	const last = data.lastIndexOf(10);
-	if (last < 0) return {records, end: from};
-	let start = 0;
-	while (start <= last) {
-		const nl = data.indexOf(10, start);
-		const record = parseJsonLine(data.toString('utf8', start, nl));
-		if (record) records.push({record, offset: from + start});
-		start = nl + 1;
-	}
-	return {records, end: from + last + 1};
+}
+
+/** The lines appended to some files since a cursor (`readFilesSince`). */
+export interface FilesRead {
+	/** The conversation was rewritten: every file is read from its start. */
+	readonly restart: boolean;
+	/** Calls `fn` with each record after the cursor, file by file, in order; returns inode → offset read up to. */
+	each(fn: (record: Record<string, unknown>) => void, wanted?: LineFilter): Record<string, number>;
 }
 
 /**
@@ -68,27 +98,25 @@ function readWholeLines(file: string, from: number, size: number): {records: Lin
  * inode) or went away since means the conversation was rewritten: every file is read again from
  * the start and `restart` is true.
  */
-export function readFilesSince(
-	files: readonly string[],
-	since: CursorState | undefined,
-): {records: LineRecord[]; files: Record<string, number>; restart: boolean} {
+export function readFilesSince(files: readonly string[], since: CursorState | undefined): FilesRead {
 	const known = since?.files ?? {};
 	const stats = files.map(file => ({file, st: fs.statSync(file, {throwIfNoEntry: false})}));
 	const present = new Map(stats.filter(s => s.st?.isFile()).map(s => [String(s.st?.ino), s.st?.size ?? 0]));
 	// A file read before that is gone or replaced (another inode), or shorter than what was read.
 	const restart = since !== undefined && Object.entries(known).some(([ino, offset]) => (present.get(ino) ?? -1) < offset);
 	const fresh = since === undefined || restart;
-	const records: LineRecord[] = [];
-	const next: Record<string, number> = {};
-	for (const {file, st} of stats) {
-		if (!st?.isFile()) continue;
-		const ino = String(st.ino);
-		const from = fresh ? 0 : (known[ino] ?? 0);
-		const read = readWholeLines(file, from, st.size);
-		records.push(...read.records);
-		next[ino] = read.end;
-	}
-	return {records, files: next, restart};
+	return {
+		restart,
+		each(fn, wanted) {
+			const next: Record<string, number> = {};
+			for (const {file, st} of stats) {
+				if (!st?.isFile()) continue;
+				const ino = String(st.ino);
+				next[ino] = eachWholeLine(file, fresh ? 0 : (known[ino] ?? 0), st.size, fn, wanted);
+			}
+			return next;
+		},
+	};
 }
 
 /** A file's size and mtime, for sources re-read whole when they change. */

@@ -3,7 +3,8 @@ import {isoMs, obj} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {addUsage, compactUsage, count, decodeCursor, encodeCursor, messageOf, signatureOf, textOfContent} from '../common/messageRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
-import {legacyRecords, sessionsWithId} from './chats.js';
+import path from 'node:path';
+import {geminiRoot, legacyRecords, sessionsWithId} from './chats.js';
 
 const SESSION_CONTEXT = '<session_context>';
 
@@ -37,16 +38,52 @@ function chatMessages(file: string): Record<string, unknown>[] {
 }
 
 /**
+ * What a chat's signature covers: its files, and the folders holding them (a chat file added
+ * beside them moves a folder's mtime).
+ */
+function signatureOfChat(files: readonly string[]): string {
+	return signatureOf([...files, ...new Set(files.map(f => path.dirname(f)))]);
+}
+
+/**
+ * The files a cursor names, when each is a plain path under gemini's root; else undefined (an
+ * older cursor, or one that names something else: the chat is then looked for by its id).
+ */
+function filesNamed(root: string, state: Readonly<Record<string, unknown>> | undefined): string[] | undefined {
+	const named = state?.['files'];
+	if (!Array.isArray(named) || named.length === 0) return undefined;
+	const files: string[] = [];
+	for (const rel of named) {
+		if (typeof rel !== 'string' || rel === '' || path.isAbsolute(rel)) return undefined;
+		const file = path.resolve(root, rel);
+		if (!file.startsWith(root + path.sep)) return undefined;
+		files.push(file);
+	}
+	return files;
+}
+
+/**
  * gemini rewrites and rewinds its chat files (`$set`, `$rewindTo`), so a chat is read whole again
- * whenever one of its files changed; tokens are summed over the messages that remain.
+ * whenever one of its files changed; tokens are summed over the messages that remain. The cursor
+ * names the chat's files: when none of them nor their folders changed, nothing is read and no
+ * other folder is looked at (a search hit's re-check costs a few stats, not a listing of every
+ * project's chats).
  */
 export function geminiMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
+	const root = geminiRoot(ctx);
+	const before = decodeCursor(since);
+	const unchanged = (): MessageRead => ({
+		messages: [],
+		cursor: since ?? '',
+		restart: false,
+		...(before?.state?.['usage'] ? {usage: before.state['usage'] as TokenUsage} : {}),
+	});
+	const named = filesNamed(root, before?.state);
+	if (named && before?.sig === signatureOfChat(named)) return unchanged();
 	const files = sessionsWithId(ctx, id).flatMap(s => s.files.map(f => f.file));
 	if (files.length === 0) return undefined;
-	const sig = signatureOf(files);
-	const before = decodeCursor(since);
-	if (before?.sig === sig)
-		return {messages: [], cursor: since ?? '', restart: false, ...(before.state?.['usage'] ? {usage: before.state['usage'] as TokenUsage} : {})};
+	const sig = signatureOfChat(files);
+	if (before?.sig === sig) return unchanged();
 	const messages: ConversationMessage[] = [];
 	let usage: TokenUsage | undefined;
 	for (const file of files) {
@@ -58,5 +95,6 @@ export function geminiMessages(ctx: AdapterContext, id: string, since: string | 
 			if (m) messages.push(m);
 		}
 	}
-	return {messages, cursor: encodeCursor({sig, state: usage ? {usage} : {}}), restart: since !== undefined, ...(usage ? {usage} : {})};
+	const state = {files: files.map(f => path.relative(root, f)), ...(usage ? {usage} : {})};
+	return {messages, cursor: encodeCursor({sig, state}), restart: since !== undefined, ...(usage ? {usage} : {})};
 }

@@ -8,6 +8,7 @@ import {compactUsage, count, decodeCursor, encodeCursor, messageOf, readFilesSin
 import {withReadOnlyDb} from '../../system/sqliteRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {buildSessionOf, cliDb, layoutOf} from './build.js';
+import {preparedOn} from '../common/statements.js';
 
 const CHUNK_ROLES: Readonly<Record<string, string>> = {user_message_chunk: 'user', agent_message_chunk: 'assistant'};
 
@@ -50,17 +51,17 @@ function buildMessages(ctx: AdapterContext, id: string, since: string | undefine
 		if (m) messages.push(m);
 		current = undefined;
 	};
-	for (const {record} of read.records) {
+	const offsets = read.each(record => {
 		const update = obj(obj(record, 'params'), 'update');
 		const role = CHUNK_ROLES[str(update, 'sessionUpdate') ?? ''];
-		if (role === undefined) continue;
+		if (role === undefined) return;
 		if (current?.role !== role) flush();
 		current ??= {role, at: toEpochMs(record['timestamp']) ?? 0, parts: []};
 		current.parts.push(textOfContent(update?.['content']));
-	}
+	});
 	flush();
 	const usage = buildUsage(session.dir);
-	return {messages, cursor: encodeCursor({files: read.files}), restart: read.restart, ...(usage ? {usage} : {})};
+	return {messages, cursor: encodeCursor({files: offsets}), restart: read.restart, ...(usage ? {usage} : {})};
 }
 
 /** grok-cli: `messages` rows after `seq`; usage is the sum of its `usage_events`. */
@@ -68,15 +69,14 @@ function cliMessages(ctx: AdapterContext, id: string, since: string | undefined)
 	const db = cliDb(ctx);
 	if (!fs.existsSync(db)) return undefined;
 	return withReadOnlyDb(db, ctx.reads, handle => {
-		if (!handle.prepare('SELECT 1 FROM sessions WHERE id = ?').get(id)) return undefined;
+		if (!preparedOn(handle, 'SELECT 1 FROM sessions WHERE id = ?').get(id)) return undefined;
 		let row = decodeCursor(since)?.row ?? -1;
 		const messages: ConversationMessage[] = [];
 		if (hasColumns(handle, 'messages', ['session_id', 'seq', 'role', 'message_json'])) {
-			const rows = handle
-				.prepare(
-					"SELECT seq, role, message_json AS j, created_at AS t FROM messages WHERE session_id = ? AND seq > ? AND role IN ('user', 'assistant') ORDER BY seq",
-				)
-				.all(id, row) as {
+			const rows = preparedOn(
+				handle,
+				"SELECT seq, role, message_json AS j, created_at AS t FROM messages WHERE session_id = ? AND seq > ? AND role IN ('user', 'assistant') ORDER BY seq",
+			).all(id, row) as {
 				seq: number;
 				role: string;
 				j: string;
@@ -90,7 +90,9 @@ function cliMessages(ctx: AdapterContext, id: string, since: string | undefined)
 		}
 		let usage: TokenUsage | undefined;
 		if (hasColumns(handle, 'usage_events', ['session_id', 'input_tokens', 'output_tokens'])) {
-			const sum = handle.prepare('SELECT count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o FROM usage_events WHERE session_id = ?').get(id) as {
+			const sum = preparedOn(handle, 'SELECT count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o FROM usage_events WHERE session_id = ?').get(
+				id,
+			) as {
 				n: number;
 				i: number | null;
 				o: number | null;

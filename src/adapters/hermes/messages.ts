@@ -3,6 +3,7 @@ import {compactUsage, count, decodeCursor, encodeCursor, messageOf} from '../com
 import {withReadOnlyDb, type ReadDb} from '../../system/sqliteRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {hermesRoot, storesOf} from './store.js';
+import {preparedOn} from '../common/statements.js';
 
 const TOKEN_COLUMNS = {input: 'input_tokens', output: 'output_tokens', cacheRead: 'cache_read_tokens', cacheWrite: 'cache_write_tokens'} as const;
 
@@ -11,14 +12,14 @@ function usageIn(db: ReadDb, id: string): TokenUsage | undefined {
 	const have = columnsOf(db, 'sessions');
 	const cols = Object.entries(TOKEN_COLUMNS).filter(([, c]) => have.has(c));
 	if (cols.length > 0) {
-		const row = db.prepare(`SELECT ${cols.map(([, c]) => `"${c}"`).join(', ')} FROM sessions WHERE id = ?`).get(id) as Record<string, unknown> | undefined;
+		const row = preparedOn(db, `SELECT ${cols.map(([, c]) => `"${c}"`).join(', ')} FROM sessions WHERE id = ?`).get(id) as Record<string, unknown> | undefined;
 		if (row) {
 			const u = Object.fromEntries(cols.map(([k, c]) => [k, count(row[c])]));
 			if (Object.values(u).some(v => v !== undefined && v > 0)) return compactUsage(u);
 		}
 	}
 	if (!hasColumns(db, 'session_model_usage', ['session_id', 'input_tokens', 'output_tokens'])) return undefined;
-	const sum = db.prepare('SELECT count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o FROM session_model_usage WHERE session_id = ?').get(id) as {
+	const sum = preparedOn(db, 'SELECT count(*) AS n, sum(input_tokens) AS i, sum(output_tokens) AS o FROM session_model_usage WHERE session_id = ?').get(id) as {
 		n: number;
 		i: number | null;
 		o: number | null;
@@ -31,14 +32,15 @@ export function hermesMessages(ctx: AdapterContext, id: string, since: string | 
 	const before = decodeCursor(since);
 	for (const store of storesOf(ctx, hermesRoot(ctx))) {
 		const found = withReadOnlyDb(store.db, ctx.reads, db => {
-			const session = db.prepare('SELECT source FROM sessions WHERE id = ?').get(id) as {source: string | null} | undefined;
+			const session = preparedOn(db, 'SELECT source FROM sessions WHERE id = ?').get(id) as {source: string | null} | undefined;
 			if (!session) return undefined;
 			const restart = before !== undefined && before.sig !== store.db;
 			let row = restart || before === undefined ? 0 : (before.row ?? 0);
 			const messages: ConversationMessage[] = [];
-			const rows = db
-				.prepare("SELECT id, role, content, timestamp FROM messages WHERE session_id = ? AND id > ? AND role IN ('user', 'assistant') ORDER BY id")
-				.all(id, row) as {
+			const rows = preparedOn(
+				db,
+				"SELECT id, role, content, timestamp FROM messages WHERE session_id = ? AND id > ? AND role IN ('user', 'assistant') ORDER BY id",
+			).all(id, row) as {
 				id: number;
 				role: string;
 				content: string | null;

@@ -5,6 +5,7 @@ import {compactUsage, count, decodeCursor, encodeCursor, messageOf, textOfConten
 import {withReadOnlyDb, type ReadDb} from '../../system/sqliteRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {dbFiles, q, SESSION_TABLES} from './store.js';
+import {preparedOn} from '../common/statements.js';
 
 interface SessionTokens {
 	readonly tokens_input: number | null;
@@ -33,9 +34,10 @@ function sessionIn(db: ReadDb, id: string): {table: string; usage?: TokenUsage} 
 	for (const table of SESSION_TABLES) {
 		if (!hasColumns(db, table, ['id'])) continue;
 		const tokens = hasColumns(db, table, ['tokens_input', 'tokens_output', 'tokens_cache_read', 'tokens_cache_write']);
-		const row = db
-			.prepare(`SELECT ${tokens ? 'tokens_input, tokens_output, tokens_cache_read, tokens_cache_write' : 'id'} FROM ${q(table)} WHERE id = ?`)
-			.get(id) as SessionTokens | undefined;
+		const row = preparedOn(
+			db,
+			`SELECT ${tokens ? 'tokens_input, tokens_output, tokens_cache_read, tokens_cache_write' : 'id'} FROM ${q(table)} WHERE id = ?`,
+		).get(id) as SessionTokens | undefined;
 		if (!row) continue;
 		const usage = tokens ? sessionUsage(row) : undefined;
 		return {table, ...(usage ? {usage} : {})};
@@ -48,11 +50,10 @@ function v1Parts(db: ReadDb, id: string, from: number): {row: number; messages: 
 	const messages: ConversationMessage[] = [];
 	let row = from;
 	if (!hasColumns(db, 'part', ['message_id', 'session_id', 'data']) || !hasColumns(db, 'message', ['id', 'data'])) return {row, messages};
-	const rows = db
-		.prepare(
-			'SELECT p.rowid AS r, p.data AS pd, m.data AS md, p.time_created AS t FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id = ? AND p.rowid > ? ORDER BY p.rowid',
-		)
-		.all(id, from) as {r: number; pd: string; md: string; t: number | null}[];
+	const rows = preparedOn(
+		db,
+		'SELECT p.rowid AS r, p.data AS pd, m.data AS md, p.time_created AS t FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id = ? AND p.rowid > ? ORDER BY p.rowid',
+	).all(id, from) as {r: number; pd: string; md: string; t: number | null}[];
 	for (const r of rows) {
 		row = Math.max(row, r.r);
 		const part = parseJsonLine(r.pd);
@@ -68,7 +69,7 @@ function v2Messages(db: ReadDb, id: string, from: number): {row: number; message
 	const messages: ConversationMessage[] = [];
 	let row = from;
 	if (!hasColumns(db, 'session_message', ['session_id', 'seq', 'type', 'data'])) return {row, messages};
-	const rows = db.prepare('SELECT seq, type, data, time_created AS t FROM session_message WHERE session_id = ? AND seq > ? ORDER BY seq').all(id, from) as {
+	const rows = preparedOn(db, 'SELECT seq, type, data, time_created AS t FROM session_message WHERE session_id = ? AND seq > ? ORDER BY seq').all(id, from) as {
 		seq: number;
 		type: string;
 		data: string;
