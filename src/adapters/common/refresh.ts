@@ -74,6 +74,11 @@ export interface Refresh {
 	list(dir: string, read: () => fs.Dirent[]): fs.Dirent[];
 	/** `list` for a listing of names only. */
 	names(dir: string, read: () => string[]): string[];
+	/**
+	 * `file`'s stat (following links; undefined when it is not there), taken once per refresh: one
+	 * refresh is one moment, and the discovery's watch signature and the parses stat the same files.
+	 */
+	stat(file: string): fs.Stats | undefined;
 }
 
 export interface RefreshOptions {
@@ -99,6 +104,15 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 	const parses = options.parses ?? new ParseCache();
 	const vouch = options.vouch;
 	const limit = options.directLookups ?? DIRECT_LOOKUPS;
+	/** The parses kept (or found still good) during this refresh. */
+	const checked = new Set<string>();
+	const stats = new Map<string, fs.Stats | undefined>();
+	const statOf = (file: string): fs.Stats | undefined => {
+		if (stats.has(file)) return stats.get(file);
+		const st = statNow(file);
+		stats.set(file, st);
+		return st;
+	};
 	const memoOf = <T>(key: string, compute: () => T): T => {
 		if (values.has(key)) return values.get(key) as T;
 		const value = compute();
@@ -131,16 +145,35 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 			const asked = memoOf(`${key}\0asked`, () => ({count: 0}));
 			return ++asked.count <= limit ? undefined : memoOf(key, build);
 		},
-		parse: (kind, file, also, parse, keep) => parseIn(parses, vouch, kind, file, also, parse, keep),
+		parse<T>(kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
+			// One refresh is one moment: a file stat()ed (and kept) once in it is not stat()ed again
+			// when a second caller asks (discovery read it; in-use and verify ask for it again).
+			const key = `${kind}\0${file}`;
+			const known = checked.has(key) ? parses.parsed.get(key) : undefined;
+			if (known?.also === also) return known.value as T;
+			const value = parseIn(parses, vouch, statOf, kind, file, also, parse, keep);
+			if (parses.parsed.has(key)) checked.add(key);
+			return value;
+		},
 		list: (dir, read) => listing(parses.listings, dir, read),
 		names: (dir, read) => listing(parses.names, dir, read),
+		stat: statOf,
 	};
 }
 
 /** `Refresh.parse` against `parses`, trusting `vouch` (when given) for files no event named. */
+function statNow(file: string): fs.Stats | undefined {
+	try {
+		return fs.statSync(file, {throwIfNoEntry: false});
+	} catch {
+		return undefined;
+	}
+}
+
 function parseIn<T>(
 	parses: ParseCache,
 	vouch: Vouch | undefined,
+	statOf: (file: string) => fs.Stats | undefined,
 	kind: string,
 	file: string,
 	also: string,
@@ -153,12 +186,7 @@ function parseIn<T>(
 	// re-read after one transcript grew then costs one read, not a thousand stats.
 	if (vouch && known?.seq !== undefined && known.also === also && vouch.fileUnchangedSince(file, known.seq)) return known.value as T;
 	const seq = vouch?.seq;
-	let st: fs.Stats | undefined;
-	try {
-		st = fs.statSync(file, {throwIfNoEntry: false});
-	} catch {
-		st = undefined;
-	}
+	const st = statOf(file);
 	if (!st) {
 		parses.parsed.delete(key);
 		return parse();
@@ -230,5 +258,5 @@ export function indexAfter<T>(ctx: InRefresh, key: MemoKey<T>, build: () => T): 
  */
 export function parseCached<T>(ctx: InRefresh, kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
 	if (ctx.refresh) return ctx.refresh.parse(kind, file, also, parse, keep);
-	return ctx.parses ? parseIn(ctx.parses, undefined, kind, file, also, parse, keep) : parse();
+	return ctx.parses ? parseIn(ctx.parses, undefined, statNow, kind, file, also, parse, keep) : parse();
 }
