@@ -270,7 +270,7 @@ describe('argvUsers and fileUsers', () => {
 		expect(await fileUsers(ctx, [path.join(dir, 'gone.db')])).toEqual([]);
 	});
 
-	it('fileUsers in a refresh: a file whose name nobody holds open is skipped, one reached through a link is not', async () => {
+	it('fileUsers in a refresh: a file that is none of the open files is skipped, a link to one is not', async () => {
 		const dir = fs.realpathSync(scratch());
 		const held = path.join(dir, 'held.jsonl');
 		fs.writeFileSync(held, '');
@@ -290,7 +290,7 @@ describe('argvUsers and fileUsers', () => {
 		const ctx: AdapterContext = {...base, processes: table, refresh: createRefresh()};
 		expect((await fileUsers(ctx, [link])).map(h => h.reason)).toEqual([`holds ${held} open`]);
 		expect(await fileUsers(ctx, [other])).toEqual([]);
-		// `other` is no link and nobody holds a file of its name: it was never resolved nor asked about.
+		// Nobody holds `other` open: it was never resolved nor asked about.
 		expect(asked).toEqual([[held]]);
 	});
 

@@ -2,13 +2,13 @@ import path from 'node:path';
 import type {ProcessRef} from '../../domain/types.js';
 import {pidIndex, type Holder, type ProcessTable} from '../../system/processes.js';
 import type {AdapterContext, InUseHolder} from '../types.js';
-import {lstatOrUndefined, realpathOrUndefined} from './paths.js';
+import {realpathOrUndefined} from './paths.js';
 import {memoKind, type MemoKey} from './refresh.js';
 
 /** Kept with the process table it was computed from (perTable). */
 type PerTable<T> = {readonly all: readonly ProcessRef[]; readonly value: T};
 const SELF_PIDS = memoKind<PerTable<ReadonlySet<number>>>('in-use:self-pids');
-const OPEN_NAMES = memoKind<{value?: {table: ProcessTable; names: Promise<Set<string>>}}>('in-use:open-names');
+const OPEN_FILES = memoKind<{value?: {table: ProcessTable; ids: Promise<Set<string>>}}>('in-use:open-files');
 const ARGV_NAMES = memoKind<{value?: PerTable<ArgvNames>}>('in-use:argv-names');
 
 /**
@@ -116,29 +116,49 @@ export async function argvUsers(ctx: AdapterContext, ids: readonly string[]): Pr
 	return out;
 }
 
-/**
- * The names (last path component) of every file some process holds open, once per table inside
- * a refresh when the table lists open files in one pass; else undefined.
- */
-async function openNames(ctx: AdapterContext): Promise<ReadonlySet<string> | undefined> {
-	const table = ctx.processes;
-	const every = table.openFiles?.bind(table);
-	if (!ctx.refresh || !every) return undefined;
-	const kept = ctx.refresh.memo(OPEN_NAMES.of().text, (): {value?: {table: ProcessTable; names: Promise<Set<string>>}} => ({}));
-	if (kept.value?.table !== table) kept.value = {table, names: every().then(files => new Set(files.map(f => path.basename(f.path))))};
-	return kept.value.names;
+/** A file's identity: its device and inode, whatever path (or link) reaches it. */
+function identity(st: {readonly dev: number; readonly ino: number}): string {
+	return `${st.dev}:${st.ino}`;
 }
 
 /**
- * `paths` resolved (realpath), as open files show them, leaving out those that do not exist. A
- * path whose name no process holds open, and that is no link (a link's target has another
- * name), is held by nobody: it costs one lstat, not a realpath per conversation file.
+ * The identities of every file some process holds open, once per table inside a refresh when the
+ * table lists open files in one pass (a thousand paths stat()ed once); else undefined.
+ */
+async function openIdentities(ctx: AdapterContext): Promise<ReadonlySet<string> | undefined> {
+	const table = ctx.processes;
+	const refresh = ctx.refresh;
+	const every = table.openFiles?.bind(table);
+	if (!refresh || !every) return undefined;
+	const kept = refresh.memo(OPEN_FILES.of().text, (): {value?: {table: ProcessTable; ids: Promise<Set<string>>}} => ({}));
+	if (kept.value?.table !== table) {
+		const ids = every().then(files => {
+			const out = new Set<string>();
+			for (const file of new Set(files.map(f => f.path))) {
+				const st = path.isAbsolute(file) ? refresh.stat(file) : undefined;
+				if (st) out.add(identity(st));
+			}
+			return out;
+		});
+		kept.value = {table, ids};
+	}
+	return kept.value.ids;
+}
+
+/**
+ * `paths` resolved (realpath), as open files show them, leaving out those that do not exist.
+ * Inside a refresh, a file that is none of the open files (by identity, so a link to an open file
+ * is kept) is held by nobody: the refresh's stat of it (the parse took it) answers, not a
+ * realpath per conversation file.
  */
 async function heldCandidates(ctx: AdapterContext, paths: readonly string[]): Promise<string[]> {
-	const names = await openNames(ctx);
+	const open = await openIdentities(ctx);
 	const out: string[] = [];
 	for (const p of paths) {
-		if (names && !names.has(path.basename(p)) && lstatOrUndefined(p)?.isSymbolicLink() !== true) continue;
+		if (open) {
+			const st = ctx.refresh?.stat(p);
+			if (!st || !open.has(identity(st))) continue;
+		}
 		const real = realpathOrUndefined(p);
 		if (real !== undefined) out.push(real);
 	}
