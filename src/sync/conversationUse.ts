@@ -1,5 +1,5 @@
 import {ADAPTERS} from '../adapters/index.js';
-import {argvNames, type ArgvNames} from '../adapters/common/inUse.js';
+import {argvNames, argvNamesIn, type ArgvNames} from '../adapters/common/inUse.js';
 import {folderResolver, trimSlash, type LiveUse} from '../adapters/common/liveEvidence.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
@@ -109,11 +109,11 @@ interface Named {
 	readonly ids: ReadonlySet<string>;
 }
 
-function namedOf(table: readonly ProcessRef[], listed: Listed, last: Named | undefined): Named {
+function namedOf(ctx: AdapterContext, table: readonly ProcessRef[], listed: Listed, last: Named | undefined): Named {
 	// The parts made for this table serve while no longer id is listed than they were made for.
 	const kept = last?.table === table && last.longest >= listed.longest ? last : undefined;
 	const longest = kept ? kept.longest : listed.longest;
-	const parts = kept ? kept.parts : argvNames(table, longest);
+	const parts = kept ? kept.parts : argvNamesIn(ctx, table, longest);
 	const ids = new Set<string>();
 	for (const part of parts.byPart.keys()) if (listed.ids.has(part)) ids.add(part);
 	return {table, longest, parts, ids};
@@ -171,7 +171,7 @@ export async function withUseEach(
 	if (lists.every(list => list.length === 0)) return {lists, ...(memo ? {memo} : {})};
 	const table = await ctx.processes.list();
 	const listed = listedOf(lists, memo?.listed);
-	const named = namedOf(table, listed, memo?.named);
+	const named = namedOf(ctx, table, listed, memo?.named);
 	const agents = [...listed.agents.keys()].sort();
 	const usesOf = await usesFor(ctx, agents, adapters);
 	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed.ids)]));

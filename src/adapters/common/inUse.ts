@@ -24,7 +24,7 @@ function selfPids(ctx: AdapterContext, all: readonly ProcessRef[]): ReadonlySet<
 /** `compute()` once per refresh and process table (the refresh's table is one listing); outside a refresh, every time. */
 function perTable<T>(ctx: AdapterContext, key: MemoKey<PerTable<T>>, all: readonly ProcessRef[], compute: () => T): T {
 	if (!ctx.refresh) return compute();
-	const kept = ctx.refresh.memo(key.text, (): PerTable<T> => ({all, value: compute()}));
+	const kept = ctx.refresh.perListing(key.text, (): PerTable<T> => ({all, value: compute()}));
 	return kept.all === all ? kept.value : compute();
 }
 
@@ -90,11 +90,14 @@ export function argvNames(all: readonly ProcessRef[], longest: number): ArgvName
 	return {longest, byPart};
 }
 
-/** This table's argv names for ids up to `longest` long (kept per table inside a refresh, made again for a longer id). */
-function namesFor(ctx: AdapterContext, all: readonly ProcessRef[], longest: number): ArgvNames {
+/**
+ * This table's argv names for ids up to `longest` long: kept per table while the refresh's listing
+ * stands (a refresh for a file change reuses it), made again for a longer id.
+ */
+export function argvNamesIn(ctx: AdapterContext, all: readonly ProcessRef[], longest: number): ArgvNames {
 	const want = Math.max(ARGV_PART_FLOOR, longest);
 	if (!ctx.refresh) return argvNames(all, want);
-	const kept = ctx.refresh.memo(ARGV_NAMES.of().text, (): {value?: PerTable<ArgvNames>} => ({}));
+	const kept = ctx.refresh.perListing(ARGV_NAMES.of().text, (): {value?: PerTable<ArgvNames>} => ({}));
 	if (kept.value?.all !== all || kept.value.value.longest < want) kept.value = {all, value: argvNames(all, want)};
 	return kept.value.value;
 }
@@ -102,7 +105,7 @@ function namesFor(ctx: AdapterContext, all: readonly ProcessRef[], longest: numb
 /** Processes (other than us) whose argv names one of `ids` (see `ArgvNames`); the first id named is the reason. */
 export async function argvUsers(ctx: AdapterContext, ids: readonly string[]): Promise<InUseHolder[]> {
 	const all = await ctx.processes.list();
-	const names = namesFor(ctx, all, Math.max(0, ...ids.map(id => id.length)));
+	const names = argvNamesIn(ctx, all, Math.max(0, ...ids.map(id => id.length)));
 	const named = new Map<number, string>();
 	for (const id of ids) for (const at of (id === '' ? undefined : names.byPart.get(id)) ?? []) if (!named.has(at)) named.set(at, id);
 	if (named.size === 0) return [];
@@ -130,7 +133,7 @@ async function openIdentities(ctx: AdapterContext): Promise<ReadonlySet<string> 
 	const refresh = ctx.refresh;
 	const every = table.openFiles?.bind(table);
 	if (!refresh || !every) return undefined;
-	const kept = refresh.memo(OPEN_FILES.of().text, (): {value?: {table: ProcessTable; ids: Promise<Set<string>>}} => ({}));
+	const kept = refresh.perListing(OPEN_FILES.of().text, (): {value?: {table: ProcessTable; ids: Promise<Set<string>>}} => ({}));
 	if (kept.value?.table !== table) {
 		const ids = every().then(files => {
 			const out = new Set<string>();
