@@ -21,7 +21,11 @@ export interface Vouch {
 }
 
 interface Parsed {
-	readonly stamp: string;
+	/** The file's stat when it was parsed (compared as numbers: a refresh asks about 20,000 files). */
+	readonly mtimeMs: number;
+	readonly ctimeMs: number;
+	readonly size: number;
+	readonly ino: number;
 	readonly also: string;
 	/** The folder watch's `seq` when this was parsed under a vouch (else undefined). */
 	readonly seq: number | undefined;
@@ -148,10 +152,10 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 		parse<T>(kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
 			// One refresh is one moment: a file stat()ed (and kept) once in it is not stat()ed again
 			// when a second caller asks (discovery read it; in-use and verify ask for it again).
-			const key = `${kind}\0${file}`;
+			const key = parseKey(kind, file);
 			const known = checked.has(key) ? parses.parsed.get(key) : undefined;
 			if (known?.also === also) return known.value as T;
-			const value = parseIn(parses, vouch, statOf, kind, file, also, parse, keep);
+			const value = parseIn(parses, vouch, statOf, key, file, also, parse, keep);
 			if (parses.parsed.has(key)) checked.add(key);
 			return value;
 		},
@@ -162,6 +166,11 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 }
 
 /** `Refresh.parse` against `parses`, trusting `vouch` (when given) for files no event named. */
+/** Where a parse of `file` is kept in a ParseCache. */
+function parseKey(kind: string, file: string): string {
+	return `${kind}\0${file}`;
+}
+
 function statNow(file: string): fs.Stats | undefined {
 	try {
 		return fs.statSync(file, {throwIfNoEntry: false});
@@ -174,13 +183,12 @@ function parseIn<T>(
 	parses: ParseCache,
 	vouch: Vouch | undefined,
 	statOf: (file: string) => fs.Stats | undefined,
-	kind: string,
+	key: string,
 	file: string,
 	also: string,
 	parse: () => T,
 	keep: (value: T) => boolean = () => true,
 ): T {
-	const key = `${kind}\0${file}`;
 	const known = parses.parsed.get(key);
 	// A file no change event named since it was read is not even stat()ed: a busy folder
 	// re-read after one transcript grew then costs one read, not a thousand stats.
@@ -191,8 +199,7 @@ function parseIn<T>(
 		parses.parsed.delete(key);
 		return parse();
 	}
-	const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}:${also}`;
-	if (known?.stamp === stamp) {
+	if (known && known.mtimeMs === st.mtimeMs && known.ctimeMs === st.ctimeMs && known.size === st.size && known.ino === st.ino && known.also === also) {
 		if (seq !== undefined && known.seq !== seq) parses.parsed.set(key, {...known, seq});
 		return known.value as T;
 	}
@@ -202,7 +209,7 @@ function parseIn<T>(
 		return value;
 	}
 	if (parses.parsed.size >= PARSED_LIMIT) parses.parsed.clear();
-	parses.parsed.set(key, {stamp, also, seq, value});
+	parses.parsed.set(key, {mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, ino: st.ino, also, seq, value});
 	return value;
 }
 
@@ -258,5 +265,5 @@ export function indexAfter<T>(ctx: InRefresh, key: MemoKey<T>, build: () => T): 
  */
 export function parseCached<T>(ctx: InRefresh, kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
 	if (ctx.refresh) return ctx.refresh.parse(kind, file, also, parse, keep);
-	return ctx.parses ? parseIn(ctx.parses, undefined, statNow, kind, file, also, parse, keep) : parse();
+	return ctx.parses ? parseIn(ctx.parses, undefined, statNow, parseKey(kind, file), file, also, parse, keep) : parse();
 }
