@@ -108,8 +108,6 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 	const parses = options.parses ?? new ParseCache();
 	const vouch = options.vouch;
 	const limit = options.directLookups ?? DIRECT_LOOKUPS;
-	/** The parses kept (or found still good) during this refresh. */
-	const checked = new Set<string>();
 	const stats = new Map<string, fs.Stats | undefined>();
 	const statOf = (file: string): fs.Stats | undefined => {
 		if (stats.has(file)) return stats.get(file);
@@ -149,16 +147,9 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 			const asked = memoOf(`${key}\0asked`, () => ({count: 0}));
 			return ++asked.count <= limit ? undefined : memoOf(key, build);
 		},
-		parse<T>(kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
-			// One refresh is one moment: a file stat()ed (and kept) once in it is not stat()ed again
-			// when a second caller asks (discovery read it; in-use and verify ask for it again).
-			const key = parseKey(kind, file);
-			const known = checked.has(key) ? parses.parsed.get(key) : undefined;
-			if (known?.also === also) return known.value as T;
-			const value = parseIn(parses, vouch, statOf, key, file, also, parse, keep);
-			if (parses.parsed.has(key)) checked.add(key);
-			return value;
-		},
+		// One refresh is one moment: each file is stat()ed once in it (`stat`), so a second caller
+		// (discovery read it; in-use and verify ask again) gets the kept parse without a syscall.
+		parse: (kind, file, also, parse, keep) => parseIn(parses, vouch, statOf, parseKey(kind, file), file, also, parse, keep),
 		list: (dir, read) => listing(parses.listings, dir, read),
 		names: (dir, read) => listing(parses.names, dir, read),
 		stat: statOf,
