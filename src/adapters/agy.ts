@@ -6,7 +6,7 @@ import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead
 import {unverifiedExitInput} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, rewriteJsonFile} from './common/jsonRecords.js';
-import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, rootContaining} from './common/paths.js';
+import {canonicalCwd, listDir, lstatOrUndefined, rootContaining} from './common/paths.js';
 import {type InRefresh, memo, memoKind} from './common/refresh.js';
 import {dirItem, fileItem, makePlan, removePaths} from './common/plan.js';
 import {runsProgram, subcommand} from './common/programs.js';
@@ -243,13 +243,10 @@ export const agyAdapter: AgentAdapter = {
 		const paths = agyPaths(ctx);
 		const index = indexIn(ctx, paths);
 		const ids = [id, ...descendantsOf(index, id)];
-		const files = ids
-			.flatMap(x => {
-				const db = conversationDb(paths, x);
-				return [db, `${db}-wal`, `${db}-shm`, transcriptFile(paths, x)];
-			})
-			.map(realpathOrUndefined)
-			.filter((f): f is string => f !== undefined);
+		const files = ids.flatMap(x => {
+			const db = conversationDb(paths, x);
+			return [db, `${db}-wal`, `${db}-shm`, transcriptFile(paths, x)];
+		});
 		const users = uniqueHolders([...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files, h => isService(h.argv)))]);
 		return [...users, ...(await busyInWorkspace(ctx, index, id, users))];
 	},

@@ -7,7 +7,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {liveUsesOnce, needsFolders, usersOf} from './common/liveEvidence.js';
 import {removeJsonMembers} from './common/jsonKey.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
-import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
+import {canonicalCwd, listDir} from './common/paths.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertPlanOf, assertValidId, type AgentAdapter, type InUseHolder} from './types.js';
@@ -179,8 +179,7 @@ export const claudeAdapter: AgentAdapter = {
 		const cwds = needsFolders(uses) ? transcriptCwds(ctx, transcripts, id) : [];
 		const holders: InUseHolder[] = usersOf(ctx, uses, {ids: [id, ...agents.map(a => a.id)], cwds});
 		holders.push(...(await argvUsers(ctx, [id, ...agents.map(a => a.id)])));
-		const files = [...transcripts, ...agents.map(a => a.file)].map(f => realpathOrUndefined(f)).filter((f): f is string => f !== undefined);
-		holders.push(...(await fileUsers(ctx, files)));
+		holders.push(...(await fileUsers(ctx, [...transcripts, ...agents.map(a => a.file)])));
 		return uniqueHolders(holders);
 	},
 

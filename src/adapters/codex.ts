@@ -17,7 +17,7 @@ import {
 } from './common/liveEvidence.js';
 import {oneLine} from './common/jsonl.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
-import {canonicalCwd, realpathOrUndefined} from './common/paths.js';
+import {canonicalCwd} from './common/paths.js';
 import {memo, memoKind} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -241,22 +241,13 @@ export const codexAdapter: AgentAdapter = {
 		assertValidId(codexAdapter, id);
 		const uses = await liveUses(ctx);
 		// A TUI that keeps no evidence of its thread uses every thread of its folder (fail safe).
-		const vague = needsFolders(uses)
-			? usersOf(
-					ctx,
-					uses.filter(u => u.claim.kind !== 'ids'),
-					{ids: [id], cwds: threadCwds(ctx, id)},
-				)
-			: [];
+		const vague = needsFolders(uses) ? usersOf(ctx, uses, {ids: [], cwds: threadCwds(ctx, id)}) : [];
 		const named = await threadsNamedByProcesses(ctx);
 		if (named && !named.has(id)) return uniqueHolders(vague);
 		const ids = [id, ...descendantsOf(id, parentMap(ctx, readThreadIndex(ctx)))];
 		// The recorder keeps the rollout open for the thread's lifetime; the databases are shared
 		// by every codex process (and the app-server daemon), so holding them says nothing.
-		const files = ids
-			.flatMap(owner => rolloutsOf(ctx, owner))
-			.map(r => realpathOrUndefined(r.file))
-			.filter((f): f is string => f !== undefined);
+		const files = ids.flatMap(owner => rolloutsOf(ctx, owner)).map(r => r.file);
 		return uniqueHolders([...usersOf(ctx, uses, {ids, cwds: []}), ...vague, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 

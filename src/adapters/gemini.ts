@@ -4,9 +4,9 @@ import type {ProcessRef} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {measuredExitInput, readGeminiScreen} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, projectUse, sameResolved, usersOf, type LiveUse} from './common/liveEvidence.js';
+import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, projectUse, usersOf, ANY_FOLDER, type LiveUse} from './common/liveEvidence.js';
 import {runsProgram} from './common/programs.js';
-import {canonicalCwd, listDir, lstatOrUndefined, realpathOrUndefined, removeInsideRoots} from './common/paths.js';
+import {canonicalCwd, listDir, lstatOrUndefined, removeInsideRoots} from './common/paths.js';
 import {memo} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -59,7 +59,6 @@ export function removeGeminiStubs(ctx: AdapterContext, id: string): string[] {
 const SESSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A session whose project folder is unknown: every project claim reaches it (fail safe). */
-const ANY_FOLDER = '\0any';
 
 /**
  * Which session each live gemini process (the wrapper and its node child) is on: argv
@@ -210,10 +209,10 @@ export const geminiAdapter: AgentAdapter = {
 		const own = sessionsWithId(ctx, id);
 		const family = [...own, ...own.flatMap(s => descendantsOf(subAgentsBelow(ctx, s.project, id), id))];
 		const ids = [...new Set([id, ...family.map(s => s.id)])];
-		const files = family.flatMap(s => s.files.map(f => realpathOrUndefined(f.file))).filter((f): f is string => f !== undefined);
+		const files = family.flatMap(s => s.files.map(f => f.file));
 		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? [...new Set(own.map(s => s.project.cwd ?? ANY_FOLDER))] : [];
-		const byProject = usersOf(ctx, uses, {ids, cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
+		const byProject = usersOf(ctx, uses, {ids, cwds});
 		return uniqueHolders([...byProject, ...(await argvUsers(ctx, ids)), ...(await fileUsers(ctx, files))]);
 	},
 

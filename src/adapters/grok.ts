@@ -180,25 +180,16 @@ export const grokAdapter: AgentAdapter = {
 		const sessions = buildLinks(ctx);
 		const family = [...sessions.filter(s => s.id === id), ...buildDescendants(sessions, id)];
 		const ids = [id, ...family.map(s => s.id)];
-		const files = family
-			.flatMap(s =>
-				listDir(s.dir, ctx)
-					.filter(e => e.isFile())
-					.map(e => realpathOrUndefined(path.join(s.dir, e.name))),
-			)
-			.filter((f): f is string => f !== undefined);
+		const files = family.flatMap(s =>
+			listDir(s.dir, ctx)
+				.filter(e => e.isFile())
+				.map(e => path.join(s.dir, e.name)),
+		);
 		// A TUI that holds no session's files and names none in argv could be on any session of its
 		// folder (its welcome screen resumes one with a key): each of them is in use (fail safe).
 		const uses = await liveUses(ctx);
 		const cwd = buildSessionOf(ctx, id)?.cwd;
-		const vague =
-			needsFolders(uses) && cwd
-				? usersOf(
-						ctx,
-						uses.filter(u => u.claim.kind !== 'ids'),
-						{ids: [], cwds: [cwd]},
-					)
-				: [];
+		const vague = needsFolders(uses) && cwd ? usersOf(ctx, uses, {ids: [], cwds: [cwd]}) : [];
 		return uniqueHolders([
 			...usersOf(ctx, uses, {ids, cwds: []}),
 			...vague,

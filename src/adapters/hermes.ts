@@ -5,8 +5,8 @@ import {messageOf} from '../domain/result.js';
 import {StoreReadError, withReadOnlyDb} from '../system/sqliteRead.js';
 import {MEASURED_EXIT_STEPS} from './common/exitSequences.js';
 import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
-import {liveUsesOnce, needsFolders, sameResolved, usersOf} from './common/liveEvidence.js';
-import {canonicalCwd, listDir, realpathOrUndefined} from './common/paths.js';
+import {liveUsesOnce, needsFolders, usersOf, ANY_FOLDER} from './common/liveEvidence.js';
+import {canonicalCwd, listDir} from './common/paths.js';
 import {memo, memoKind} from './common/refresh.js';
 import {makePlan, removePaths} from './common/plan.js';
 import {runsProgram} from './common/programs.js';
@@ -28,7 +28,6 @@ const DUMPS = memoKind<ReturnType<typeof requestDumps>>('hermes:dumps');
 // compression continuations; /branch and reset children are separate conversations.
 
 /** A session whose folder is unknown: every project claim reaches it (fail safe). */
-const ANY_FOLDER = '\0any';
 
 /** Who uses what, by hermes' own evidence (see `liveUsesOnce`). */
 const liveUses = liveUsesOnce('hermes', hermesRoot, (ctx, procs) => hermesLiveUses(ctx, hermesAdapter.matchesProcess, procs));
@@ -209,12 +208,11 @@ export const hermesAdapter: AgentAdapter = {
 			if (use.open) files.push(use.store.db, `${use.store.db}-wal`);
 			leases.push(...(await liveLeaseHolders(ctx, use.leases)));
 		}
-		const real = files.map(realpathOrUndefined).filter((f): f is string => f !== undefined);
 		// A plain `hermes` TUI keeps no record of which session it is on: its folder's are all in use.
 		const live = await liveUses(ctx);
 		const cwds = needsFolders(live) ? [...new Set(conversationFolders(ctx, id))] : [];
-		const byProject = usersOf(ctx, live, {ids: [...ids], cwds}, (claim, cwd) => cwd === ANY_FOLDER || sameResolved(claim, cwd));
-		return uniqueHolders([...byProject, ...(await argvUsers(ctx, [...ids])), ...(await fileUsers(ctx, real, h => isService(h.argv))), ...leases]);
+		const byProject = usersOf(ctx, live, {ids: [...ids], cwds});
+		return uniqueHolders([...byProject, ...(await argvUsers(ctx, [...ids])), ...(await fileUsers(ctx, files, h => isService(h.argv))), ...leases]);
 	},
 
 	liveUses,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type {Conversation, ProcessRef} from '../domain/types.js';
 import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
 import {argvUsers, uniqueHolders} from './common/inUse.js';
-import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, projectUse, sameResolvedTree, usersOf, type LiveUse} from './common/liveEvidence.js';
+import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {subcommand as subcommandOf} from './common/programs.js';
 import {canonicalCwd} from './common/paths.js';
 import {memo, memoKind} from './common/refresh.js';
@@ -202,7 +202,7 @@ export const opencodeAdapter: AgentAdapter = {
 		const ids = [id, ...(direct?.value ?? storedDescendants(ctx, id))];
 		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? [sessionFolder(ctx, id)] : [];
-		return uniqueHolders([...usersOf(ctx, uses, {ids, cwds}, sameResolvedTree), ...(await argvUsers(ctx, ids))]);
+		return uniqueHolders([...usersOf(ctx, uses, {ids, cwds}, 'tree'), ...(await argvUsers(ctx, ids))]);
 	},
 
 	liveUses,

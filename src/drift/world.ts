@@ -122,14 +122,15 @@ export function carriedIds(world: DriftWorld, pane: Pane, agent: AgentId): Reado
 	let ids = perAgent.get(agent);
 	if (ids === undefined) {
 		// A session id on a pane whose agent is gone is a leftover, not a live conversation.
-		const reported = reportedId(pane, agent);
-		const procs = agentProcesses(pane, agent, world.agents);
-		// The agent's own evidence (its live record, a file it holds open) names a conversation as surely as argv.
-		const evidence = world.input.paneEvidence?.get(pane.id);
-		const evident = evidence?.agent === agent ? evidence.ids : [];
-		ids = runsAgent(pane, agent, world.agents)
-			? new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv), ...evident])
-			: null;
+		if (!runsAgent(pane, agent, world.agents)) ids = null;
+		else {
+			const reported = reportedId(pane, agent);
+			const procs = agentProcesses(pane, agent, world.agents);
+			// The agent's own evidence (its live record, a file it holds open) names a conversation as surely as argv.
+			const evidence = world.input.paneEvidence?.get(pane.id);
+			const evident = evidence?.agent === agent ? evidence.ids : [];
+			ids = new Set([...(reported === undefined ? [] : [reported]), ...procs.flatMap(proc => proc.argv), ...evident]);
+		}
 		perAgent.set(agent, ids);
 	}
 	return ids;
@@ -181,7 +182,9 @@ export function paneAgentCwd(world: DriftWorld, pane: Pane, agent: AgentId): str
 
 /** Paths compare without a trailing slash. */
 export function samePath(a: string, b: string): boolean {
-	const trim = (p: string) => (p.length > 1 ? p.replace(/\/+$/, '') : p);
+	if (a === b) return true;
+	// Asked for every conversation of a busy cwd: a regex only when there is a slash to trim.
+	const trim = (p: string) => (p.length > 1 && p.endsWith('/') ? p.replace(/\/+$/, '') : p);
 	return trim(a) === trim(b);
 }
 

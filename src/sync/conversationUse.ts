@@ -1,4 +1,5 @@
 import {ADAPTERS} from '../adapters/index.js';
+import {argvNames, argvNamesIn, type ArgvNames} from '../adapters/common/inUse.js';
 import {folderResolver, trimSlash, type LiveUse} from '../adapters/common/liveEvidence.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
@@ -51,39 +52,10 @@ function mayBeUsed(conv: Conversation, net: Net, named: ReadonlySet<string>, res
 	return net.folders.size > 0 && (inTree(net.folders, trimSlash(conv.cwd)) || inTree(net.folders, resolve(conv.cwd)));
 }
 
-/**
- * Every part of the argv words that an id of at most `longest` characters could be: a word, or a
- * part of one between `-`, `_` or its ends (`rollout-…-<id>.jsonl`). Every agent's ids are made of
- * letters, digits, `-` and `_`. One pass over the argv words, once per process listing, instead of
- * a substring search of every argv per conversation.
- */
-function argvParts(processes: readonly ProcessRef[], longest: number): Set<string> {
-	const parts = new Set<string>();
-	for (const proc of processes) {
-		for (const arg of proc.argv) {
-			for (const word of arg.split(/[^A-Za-z0-9_-]+/)) {
-				for (let start = 0; start < word.length; start = nextPart(word, start)) {
-					const last = Math.min(word.length, start + longest);
-					for (let end = start + 1; end <= last; end++) {
-						if (end === word.length || word[end] === '-' || word[end] === '_') parts.add(word.slice(start, end));
-					}
-				}
-			}
-		}
-	}
-	return parts;
-}
-
-/** The listed ids some process's argv names (see `argvParts`). */
+/** The listed ids some process's argv names (`argvNames`, the rule argvUsers asks). */
 export function idsNamed(processes: readonly ProcessRef[], listed: ReadonlySet<string>): Set<string> {
 	const longest = Math.max(0, ...[...listed].map(id => id.length));
-	return new Set([...argvParts(processes, longest)].filter(part => listed.has(part)));
-}
-
-/** Where the part after the one starting at `start` starts (past the next `-` or `_`), or the word's end. */
-function nextPart(word: string, start: number): number {
-	for (let i = start; i < word.length; i++) if (word[i] === '-' || word[i] === '_') return i + 1;
-	return word.length;
+	return new Set([...argvNames(processes, longest).byPart.keys()].filter(part => listed.has(part)));
 }
 
 type List = readonly Conversation[];
@@ -133,17 +105,17 @@ interface Named {
 	readonly table: readonly ProcessRef[];
 	/** The longest id the parts were made for. */
 	readonly longest: number;
-	readonly parts: ReadonlySet<string>;
+	readonly parts: ArgvNames;
 	readonly ids: ReadonlySet<string>;
 }
 
-function namedOf(table: readonly ProcessRef[], listed: Listed, last: Named | undefined): Named {
+function namedOf(ctx: AdapterContext, table: readonly ProcessRef[], listed: Listed, last: Named | undefined): Named {
 	// The parts made for this table serve while no longer id is listed than they were made for.
 	const kept = last?.table === table && last.longest >= listed.longest ? last : undefined;
 	const longest = kept ? kept.longest : listed.longest;
-	const parts = kept ? kept.parts : argvParts(table, longest);
+	const parts = kept ? kept.parts : argvNamesIn(ctx, table, longest);
 	const ids = new Set<string>();
-	for (const part of parts) if (listed.ids.has(part)) ids.add(part);
+	for (const part of parts.byPart.keys()) if (listed.ids.has(part)) ids.add(part);
 	return {table, longest, parts, ids};
 }
 
@@ -199,7 +171,7 @@ export async function withUseEach(
 	if (lists.every(list => list.length === 0)) return {lists, ...(memo ? {memo} : {})};
 	const table = await ctx.processes.list();
 	const listed = listedOf(lists, memo?.listed);
-	const named = namedOf(table, listed, memo?.named);
+	const named = namedOf(ctx, table, listed, memo?.named);
 	const agents = [...listed.agents.keys()].sort();
 	const usesOf = await usesFor(ctx, agents, adapters);
 	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed.ids)]));

@@ -470,10 +470,18 @@ export class DiscoveryCache {
 		const signatures = new Map<string, string | undefined>();
 		const looked: Looked = new WeakMap();
 		const stats = new Map<string, ReturnType<StatFn>>();
-		const statOnce: StatFn = file => {
-			if (!stats.has(file)) stats.set(file, this.stat(file));
-			return stats.get(file);
-		};
+		// The real stat is the refresh's own (the parses that follow stat the same files); a stand-in is asked once per path.
+		const refreshStat = ctx.refresh?.stat.bind(ctx.refresh);
+		const statOnce: StatFn =
+			this.stat === realStat && refreshStat
+				? file => {
+						const st = refreshStat(file);
+						return st ? {mtimeMs: st.mtimeMs, size: st.size, isDirectory: st.isDirectory()} : undefined;
+					}
+				: file => {
+						if (!stats.has(file)) stats.set(file, this.stat(file));
+						return stats.get(file);
+					};
 		return (adapter, cwd) => {
 			if (this.once) return undefined;
 			const key = cwdKey(adapter.id, cwd);

@@ -133,6 +133,18 @@ function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | unde
  */
 export interface ConversationsMemo {
 	last?: {readonly list: readonly Conversation[]; readonly missing: string; readonly out: readonly Conversation[]};
+	/** The folders of the list's resumable conversations (a few dozen for 20,000 conversations). */
+	folders?: {readonly list: readonly Conversation[]; readonly cwds: readonly string[]};
+}
+
+/** The distinct folders of `list`'s conversations whose adapter verdict is `yes`, in list order. */
+function resumableFolders(list: readonly Conversation[], memo?: ConversationsMemo): readonly string[] {
+	if (memo?.folders?.list === list) return memo.folders.cwds;
+	const cwds = new Set<string>();
+	for (const c of list) if (c.resumeState.kind === 'yes') cwds.add(c.cwd);
+	const folders = {list, cwds: [...cwds]};
+	if (memo) memo.folders = folders;
+	return folders.cwds;
 }
 
 export function createConversationsMemo(): ConversationsMemo {
@@ -144,8 +156,8 @@ export function createConversationsMemo(): ConversationsMemo {
  * already applied by discovery) and the folder check. The same array when every folder is there.
  */
 export function conversationsOf(list: readonly Conversation[], cwdExists: (cwd: string) => boolean, memo?: ConversationsMemo): readonly Conversation[] {
-	const missing = new Set<string>();
-	for (const c of list) if (c.resumeState.kind === 'yes' && !missing.has(c.cwd) && !cwdExists(c.cwd)) missing.add(c.cwd);
+	// Each folder asked once per refresh, not each conversation (the list stands across most refreshes).
+	const missing = new Set(resumableFolders(list, memo).filter(cwd => !cwdExists(cwd)));
 	if (missing.size === 0) return list;
 	const key = [...missing].sort().join('\0');
 	const last = memo?.last;

@@ -4,6 +4,7 @@ import {afterEach, describe, expect, it} from 'vitest';
 import {argvUsers, fileUsers, uniqueHolders} from '../../src/adapters/common/inUse.js';
 import {createRefresh, ParseCache} from '../../src/adapters/common/refresh.js';
 import {
+	ANY_FOLDER,
 	agentProcessesOf,
 	commandOf,
 	cwdOf,
@@ -76,7 +77,28 @@ describe('usersOf: the rule', () => {
 
 	it('what "its project" means is the agent\'s: a sub-folder counts only with sameTree', () => {
 		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}).map(h => h.pid)).toEqual([]);
-		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}, sameResolvedTree).map(h => h.pid)).toEqual([2]);
+		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}, 'tree').map(h => h.pid)).toEqual([2]);
+	});
+
+	it("'tree': the claim's folder, one above or below the conversation's, or the root; ANY_FOLDER is on every project", () => {
+		const tree = [
+			use(5, {kind: 'project', cwd: '/w/p', folder: '/w/p'}),
+			use(6, {kind: 'project', cwd: '/', folder: '/'}),
+			use(7, {kind: 'project', cwd: '/v', folder: '/v'}),
+		];
+		const pids = (cwds: string[], project: 'folder' | 'tree' = 'tree') => usersOf({}, tree, {ids: [], cwds}, project).map(h => h.pid);
+		expect(pids(['/w/p'])).toEqual([5, 6]);
+		expect(pids(['/w/p/sub/deeper'])).toEqual([5, 6]);
+		expect(pids(['/w'])).toEqual([5, 6]);
+		expect(pids(['/w/pq'])).toEqual([6]);
+		expect(pids(['/'])).toEqual([5, 6, 7]);
+		expect(pids(['/w/p'], 'folder')).toEqual([5]);
+		expect(pids([ANY_FOLDER], 'folder')).toEqual([5, 6, 7]);
+		expect(pids([ANY_FOLDER])).toEqual([5, 6, 7]);
+		// Inside a refresh (the index kept for the list of uses), the same answers.
+		const ctx = {refresh: createRefresh()};
+		expect(usersOf(ctx, tree, {ids: [], cwds: ['/w']}, 'tree').map(h => h.pid)).toEqual([5, 6]);
+		expect(usersOf(ctx, tree, {ids: [], cwds: ['/v/x']}, 'tree').map(h => h.pid)).toEqual([6, 7]);
 	});
 
 	it("an ids claim naming none of the conversation's ids is no use of it, whatever the agent's project rule", () => {
@@ -272,16 +294,45 @@ describe('argvUsers and fileUsers', () => {
 		expect(await argvUsers(ctx, ['cd34'])).toEqual([]);
 	});
 
-	it('fileUsers: every holder but ourselves and those ignored, each with the path it holds', async () => {
+	it('fileUsers: every holder but ourselves and those ignored, each with the path it holds (resolved)', async () => {
+		const dir = fs.realpathSync(scratch());
+		const db = path.join(dir, 'a.db');
+		fs.writeFileSync(db, '');
 		const holders: Holder[] = [
-			{pid: 21, startTime: 1, command: 'agent', argv: ['agent'], path: '/s/a.db'},
-			{pid: process.pid, startTime: 2, command: 'us', argv: ['us'], path: '/s/a.db'},
-			{pid: 22, startTime: 3, command: 'daemon', argv: ['daemon'], path: '/s/a.db'},
+			{pid: 21, startTime: 1, command: 'agent', argv: ['agent'], path: db},
+			{pid: process.pid, startTime: 2, command: 'us', argv: ['us'], path: db},
+			{pid: 22, startTime: 3, command: 'daemon', argv: ['daemon'], path: db},
 		];
 		const ctx = ctxOf([], holders);
 		expect(await fileUsers(ctx, [])).toEqual([]);
-		expect(await fileUsers(ctx, ['/s/a.db'], h => h.command === 'daemon')).toEqual([{pid: 21, startTime: 1, command: 'agent', reason: 'holds /s/a.db open'}]);
-		expect((await fileUsers(ctx, ['/s/a.db'])).map(h => h.pid)).toEqual([21, 22]);
+		expect(await fileUsers(ctx, [db], h => h.command === 'daemon')).toEqual([{pid: 21, startTime: 1, command: 'agent', reason: `holds ${db} open`}]);
+		expect((await fileUsers(ctx, [db])).map(h => h.pid)).toEqual([21, 22]);
+		// A path that does not exist is held by nobody (the table is not even asked).
+		expect(await fileUsers(ctx, [path.join(dir, 'gone.db')])).toEqual([]);
+	});
+
+	it('fileUsers in a refresh: a file that is none of the open files is skipped, a link to one is not', async () => {
+		const dir = fs.realpathSync(scratch());
+		const held = path.join(dir, 'held.jsonl');
+		fs.writeFileSync(held, '');
+		const link = path.join(dir, 'link.jsonl');
+		fs.symlinkSync(held, link);
+		const other = path.join(dir, 'other.jsonl');
+		fs.writeFileSync(other, '');
+		const asked: string[][] = [];
+		const base = ctxOf([], [], [{pid: 21, path: held}]);
+		const table: ProcessTable = {
+			...base.processes,
+			holders: async paths => {
+				asked.push([...paths]);
+				return paths.includes(held) ? [{pid: 21, startTime: 1, command: 'agent', argv: ['agent'], path: held}] : [];
+			},
+		};
+		const ctx: AdapterContext = {...base, processes: table, refresh: createRefresh()};
+		expect((await fileUsers(ctx, [link])).map(h => h.reason)).toEqual([`holds ${held} open`]);
+		expect(await fileUsers(ctx, [other])).toEqual([]);
+		// Nobody holds `other` open: it was never resolved nor asked about.
+		expect(asked).toEqual([[held]]);
 	});
 
 	it('uniqueHolders keeps the first reason per process', () => {

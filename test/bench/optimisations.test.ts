@@ -388,6 +388,21 @@ describe('the parse cache', () => {
 		expect(parses).toBe(3);
 	});
 
+	it('one refresh is one moment: a file kept once in it is not looked at again in it; the next refresh sees the change', () => {
+		const file = path.join(dir, 'moment.jsonl');
+		fs.writeFileSync(file, 'aaaa');
+		const parse = () => fs.readFileSync(file, 'utf8');
+		const refresh = createRefresh({parses: kept});
+		expect(refresh.parse('moment', file, '', parse)).toBe('aaaa');
+		fs.writeFileSync(file, 'bbbbbb');
+		expect(refresh.parse('moment', file, '', parse)).toBe('aaaa');
+		// Another `also` (another file the parse reads moved) is looked at again.
+		expect(refresh.parse('moment', file, 'moved', parse)).toBe('bbbbbb');
+		expect(createRefresh({parses: kept}).parse('moment', file, 'moved', parse)).toBe('bbbbbb');
+		fs.writeFileSync(file, 'c');
+		expect(createRefresh({parses: kept}).parse('moment', file, 'moved', parse)).toBe('c');
+	});
+
 	it('does not keep a transient answer', () => {
 		const file = path.join(dir, 'db');
 		fs.writeFileSync(file, 'x');

@@ -3,7 +3,7 @@ import type {Pane, ProcessRef, SessionRecord} from '../../src/domain/types.js';
 import type {Multiplexer} from '../../src/mux/types.js';
 import {cwdKey, inUseKey, pinKey, type DiscoveryResult} from '../../src/sync/discoveryResult.js';
 import {readListing} from '../../src/sync/refresh.js';
-import {joinSnapshot, type JoinInputs} from '../../src/sync/snapshot.js';
+import {conversationsOf, createConversationsMemo, joinSnapshot, type JoinInputs} from '../../src/sync/snapshot.js';
 import {createProcessTable, type ProcessTable} from '../../src/system/processes.js';
 import {conversation, pane, proc, row, UUID} from './support.js';
 
@@ -223,5 +223,23 @@ describe('joinSnapshot: the conversations view by the same resume rule', () => {
 		const first = join([], [], {discovery: discovery({conversations: list}), cwdExists: () => false, conversationsMemo});
 		const again = join([], [], {discovery: discovery({conversations: list}), cwdExists: () => false, conversationsMemo});
 		expect(again.conversations).toBe(first.conversations);
+	});
+});
+
+describe('the conversation list and its folders', () => {
+	it('asks each folder of the same list again on every refresh, so a folder gone since shows', () => {
+		const list = [conversation(UUID(1), {cwd: '/w/a'}), conversation(UUID(2), {cwd: '/w/b'}), conversation(UUID(3), {cwd: '/w/a'})];
+		const memo = createConversationsMemo();
+		const asked: string[] = [];
+		const present = (gone: string) => (cwd: string) => {
+			asked.push(cwd);
+			return cwd !== gone;
+		};
+		expect(conversationsOf(list, present(''), memo)).toBe(list);
+		// One question per folder, not per conversation.
+		expect(asked).toEqual(['/w/a', '/w/b']);
+		const after = conversationsOf(list, present('/w/b'), memo);
+		expect(after.map(c => c.resumeState.kind)).toEqual(['yes', 'no', 'yes']);
+		expect(conversationsOf(list, present('/w/a'), memo).map(c => c.resumeState.kind)).toEqual(['no', 'yes', 'no']);
 	});
 });

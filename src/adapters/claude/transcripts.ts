@@ -123,7 +123,8 @@ function parseTranscript(file: string, id: string): Transcript {
 			if (prompt === undefined && record['type'] === 'user') prompt = messageText(record);
 		}
 	}
-	const mtime = lstatOrUndefined(file)?.mtimeMs ?? 0;
+	// The file's time only stands in for times no record gives (an lstat per transcript otherwise).
+	const mtime = first === undefined || last === undefined ? (lstatOrUndefined(file)?.mtimeMs ?? 0) : 0;
 	const createdAt = first ?? mtime;
 	const title = summary ?? (prompt ? oneLine(prompt) : undefined);
 	return {id, file, cwd, createdAt, updatedAt: Math.max(last ?? mtime, createdAt), title, realMessages};

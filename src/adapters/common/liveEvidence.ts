@@ -9,6 +9,8 @@ import {type InRefresh, memo, memoKind, memoPerListing, parseCached} from './ref
 const LIVE_USES = memoKind<Promise<LiveUse[]>>('live-uses');
 /** This refresh's folder resolver (see `folderResolverIn`). */
 const FOLDER_RESOLVER = memoKind<(p: string) => string>('in-use:folder-resolver');
+/** Each list of live uses' index (see `usersOf`), for this refresh. */
+const USE_INDEX = memoKind<WeakMap<readonly LiveUse[], UseIndex>>('in-use:use-index');
 
 // "Which conversation is this live process on": one answer per agent process, used by inUse
 // (purge, resume, the sessions and conversations views) and by adopt (which conversation to pin).
@@ -106,31 +108,96 @@ export function sameFolder(a: string, b: string): boolean {
 	return trimSlash(a) === trimSlash(b) || sameResolved(resolveFolder(a), resolveFolder(b));
 }
 
+/** A conversation whose folder is not recorded (`UseTarget.cwds`): every project claim is on its project. */
+export const ANY_FOLDER = '\0any';
+
+/**
+ * What "its project" means for an agent: the same folder (resolved), or the same tree (one
+ * inside the other, or the same; the root is every tree: opencode's project is the repository).
+ */
+export type ProjectRule = 'folder' | 'tree';
+
+/** `p` and the folders above it (`/x/y`: `/x/y`, `/x`, `/`). */
+function selfAndAbove(p: string): string[] {
+	const out = [p];
+	for (let at = p.lastIndexOf('/'); at > 0; at = p.lastIndexOf('/', at - 1)) out.push(p.slice(0, at));
+	if (p.startsWith('/') && p !== '/') out.push('/');
+	return out;
+}
+
+/** Positions in `uses`, by what their claims name: each claim looked at once per list of uses, not once per conversation. */
+interface UseIndex {
+	readonly any: readonly number[];
+	readonly project: readonly number[];
+	readonly byId: ReadonlyMap<string, readonly number[]>;
+	/** Project claims by their resolved folder. */
+	readonly byFolder: ReadonlyMap<string, readonly number[]>;
+	/** Project claims by each folder strictly above theirs. */
+	readonly below: ReadonlyMap<string, readonly number[]>;
+}
+
+function indexOfUses(uses: readonly LiveUse[]): UseIndex {
+	const any: number[] = [];
+	const project: number[] = [];
+	const byId = new Map<string, number[]>();
+	const byFolder = new Map<string, number[]>();
+	const below = new Map<string, number[]>();
+	const add = (map: Map<string, number[]>, key: string, at: number) => {
+		const list = map.get(key);
+		if (!list) map.set(key, [at]);
+		else if (list[list.length - 1] !== at) list.push(at);
+	};
+	uses.forEach(({claim}, at) => {
+		if (claim.kind === 'any') any.push(at);
+		else if (claim.kind === 'ids') for (const id of claim.ids) add(byId, id, at);
+		else {
+			project.push(at);
+			const [own, ...above] = selfAndAbove(claim.folder);
+			add(byFolder, own ?? claim.folder, at);
+			for (const folder of above) add(below, folder, at);
+		}
+	});
+	return {any, project, byId, byFolder, below};
+}
+
+/** The index of this list of uses: once per list inside a refresh (the live uses are one list per agent and listing). */
+function indexOfUsesIn(ctx: InRefresh, uses: readonly LiveUse[]): UseIndex {
+	if (!ctx.refresh) return indexOfUses(uses);
+	const known = memo(ctx, USE_INDEX.of(), () => new WeakMap<readonly LiveUse[], UseIndex>());
+	let index = known.get(uses);
+	if (!index) known.set(uses, (index = indexOfUses(uses)));
+	return index;
+}
+
 /**
  * THE in-use rule (README "In use"): a conversation is in use when a live process's claim names
  * it (or a descendant), when a process that keeps no per-conversation evidence runs in its
- * project folder, or when a process may act on any conversation. `sameProject` says what "its
- * project" means for the agent (the same folder, or the same tree for opencode); it is given
- * both folders resolved (`resolveFolder`), so it compares strings.
+ * project folder (`project` says what that means for the agent; a conversation whose folder is
+ * not recorded, `ANY_FOLDER`, is on every project), or when a process may act on any
+ * conversation. Holders come in the order of `uses`.
  */
-export function usersOf(
-	ctx: InRefresh,
-	uses: readonly LiveUse[],
-	target: UseTarget,
-	sameProject: (claim: string, cwd: string) => boolean = sameResolved,
-): InUseHolder[] {
-	const ids = new Set(target.ids);
-	const cwds = target.cwds.map(folderResolverIn(ctx));
-	const out: InUseHolder[] = [];
-	for (const use of uses) {
-		const claim = use.claim;
-		const hit =
-			claim.kind === 'any' ||
-			(claim.kind === 'ids' && claim.ids.some(id => ids.has(id))) ||
-			(claim.kind === 'project' && cwds.some(cwd => sameProject(claim.folder, cwd)));
-		if (hit) out.push({pid: use.pid, startTime: use.startTime, command: use.command, reason: use.reason});
+export function usersOf(ctx: InRefresh, uses: readonly LiveUse[], target: UseTarget, project: ProjectRule = 'folder'): InUseHolder[] {
+	const index = indexOfUsesIn(ctx, uses);
+	const hits = new Set<number>(index.any);
+	const addAll = (list: readonly number[] | undefined) => {
+		for (const at of list ?? []) hits.add(at);
+	};
+	for (const id of target.ids) addAll(index.byId.get(id));
+	for (const cwd of target.cwds.map(folderResolverIn(ctx))) {
+		if (cwd === ANY_FOLDER || (project === 'tree' && cwd === '/')) addAll(index.project);
+		else if (project === 'folder') addAll(index.byFolder.get(cwd));
+		else {
+			for (const folder of selfAndAbove(cwd)) addAll(index.byFolder.get(folder));
+			addAll(index.byFolder.get('/'));
+			addAll(index.below.get(cwd));
+		}
 	}
-	return out;
+	return [...hits]
+		.sort((a, b) => a - b)
+		.map(at => {
+			const use = uses[at] as LiveUse;
+			return {pid: use.pid, startTime: use.startTime, command: use.command, reason: use.reason};
+		});
 }
 
 /** Do any of `uses` claim by project or claim everything? Only then is a conversation's folder worth looking up. */

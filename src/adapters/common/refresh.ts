@@ -21,7 +21,11 @@ export interface Vouch {
 }
 
 interface Parsed {
-	readonly stamp: string;
+	/** The file's stat when it was parsed (compared as numbers: a refresh asks about 20,000 files). */
+	readonly mtimeMs: number;
+	readonly ctimeMs: number;
+	readonly size: number;
+	readonly ino: number;
 	readonly also: string;
 	/** The folder watch's `seq` when this was parsed under a vouch (else undefined). */
 	readonly seq: number | undefined;
@@ -74,6 +78,11 @@ export interface Refresh {
 	list(dir: string, read: () => fs.Dirent[]): fs.Dirent[];
 	/** `list` for a listing of names only. */
 	names(dir: string, read: () => string[]): string[];
+	/**
+	 * `file`'s stat (following links; undefined when it is not there), taken once per refresh: one
+	 * refresh is one moment, and the discovery's watch signature and the parses stat the same files.
+	 */
+	stat(file: string): fs.Stats | undefined;
 }
 
 export interface RefreshOptions {
@@ -99,6 +108,13 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 	const parses = options.parses ?? new ParseCache();
 	const vouch = options.vouch;
 	const limit = options.directLookups ?? DIRECT_LOOKUPS;
+	const stats = new Map<string, fs.Stats | undefined>();
+	const statOf = (file: string): fs.Stats | undefined => {
+		if (stats.has(file)) return stats.get(file);
+		const st = statNow(file);
+		stats.set(file, st);
+		return st;
+	};
 	const memoOf = <T>(key: string, compute: () => T): T => {
 		if (values.has(key)) return values.get(key) as T;
 		const value = compute();
@@ -131,40 +147,50 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 			const asked = memoOf(`${key}\0asked`, () => ({count: 0}));
 			return ++asked.count <= limit ? undefined : memoOf(key, build);
 		},
-		parse: (kind, file, also, parse, keep) => parseIn(parses, vouch, kind, file, also, parse, keep),
+		// One refresh is one moment: each file is stat()ed once in it (`stat`), so a second caller
+		// (discovery read it; in-use and verify ask again) gets the kept parse without a syscall.
+		parse: (kind, file, also, parse, keep) => parseIn(parses, vouch, statOf, parseKey(kind, file), file, also, parse, keep),
 		list: (dir, read) => listing(parses.listings, dir, read),
 		names: (dir, read) => listing(parses.names, dir, read),
+		stat: statOf,
 	};
 }
 
 /** `Refresh.parse` against `parses`, trusting `vouch` (when given) for files no event named. */
+/** Where a parse of `file` is kept in a ParseCache. */
+function parseKey(kind: string, file: string): string {
+	return `${kind}\0${file}`;
+}
+
+function statNow(file: string): fs.Stats | undefined {
+	try {
+		return fs.statSync(file, {throwIfNoEntry: false});
+	} catch {
+		return undefined;
+	}
+}
+
 function parseIn<T>(
 	parses: ParseCache,
 	vouch: Vouch | undefined,
-	kind: string,
+	statOf: (file: string) => fs.Stats | undefined,
+	key: string,
 	file: string,
 	also: string,
 	parse: () => T,
 	keep: (value: T) => boolean = () => true,
 ): T {
-	const key = `${kind}\0${file}`;
 	const known = parses.parsed.get(key);
 	// A file no change event named since it was read is not even stat()ed: a busy folder
 	// re-read after one transcript grew then costs one read, not a thousand stats.
 	if (vouch && known?.seq !== undefined && known.also === also && vouch.fileUnchangedSince(file, known.seq)) return known.value as T;
 	const seq = vouch?.seq;
-	let st: fs.Stats | undefined;
-	try {
-		st = fs.statSync(file, {throwIfNoEntry: false});
-	} catch {
-		st = undefined;
-	}
+	const st = statOf(file);
 	if (!st) {
 		parses.parsed.delete(key);
 		return parse();
 	}
-	const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}:${also}`;
-	if (known?.stamp === stamp) {
+	if (known && known.mtimeMs === st.mtimeMs && known.ctimeMs === st.ctimeMs && known.size === st.size && known.ino === st.ino && known.also === also) {
 		if (seq !== undefined && known.seq !== seq) parses.parsed.set(key, {...known, seq});
 		return known.value as T;
 	}
@@ -174,7 +200,7 @@ function parseIn<T>(
 		return value;
 	}
 	if (parses.parsed.size >= PARSED_LIMIT) parses.parsed.clear();
-	parses.parsed.set(key, {stamp, also, seq, value});
+	parses.parsed.set(key, {mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, ino: st.ino, also, seq, value});
 	return value;
 }
 
@@ -230,5 +256,5 @@ export function indexAfter<T>(ctx: InRefresh, key: MemoKey<T>, build: () => T): 
  */
 export function parseCached<T>(ctx: InRefresh, kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
 	if (ctx.refresh) return ctx.refresh.parse(kind, file, also, parse, keep);
-	return ctx.parses ? parseIn(ctx.parses, undefined, kind, file, also, parse, keep) : parse();
+	return ctx.parses ? parseIn(ctx.parses, undefined, statNow, parseKey(kind, file), file, also, parse, keep) : parse();
 }
