@@ -14,11 +14,12 @@ import {ParkDialog} from './screens/ParkDialog.js';
 import {TrashScreen} from './screens/TrashScreen.js';
 import {anyRunning, OperationsPanel} from './widgets/OperationsPanel.js';
 import {sameStatusView, selectStatusView, StatusBar, statusBarLines} from './widgets/StatusBar.js';
-import {useNow} from './useNow.js';
+import {useAgeClock, useNow} from './useNow.js';
+import {nextAgesChange} from './format.js';
 import {useTerminalSize} from './useTerminalSize.js';
 import {currentTextHits, visibleConversations} from '../src/store/conversations.js';
 import {folderUsage, usageLine} from '../src/domain/usage.js';
-import {sameSessionsView, selectSessionsView} from '../src/store/selectors.js';
+import {sameSessionsView, selectSessionsView, visibleSessions} from '../src/store/selectors.js';
 import type {AppState} from '../src/store/state.js';
 
 export interface AppProps {
@@ -79,12 +80,13 @@ interface PaneProps {
 	readonly height: number;
 	readonly width: number;
 	readonly home: string;
-	readonly now: number;
 }
 
-const SessionsPane = React.memo(function SessionsPane({height, width, home, now}: PaneProps): React.JSX.Element {
+const SessionsPane = React.memo(function SessionsPane({height, width, home}: PaneProps): React.JSX.Element {
 	const view = useStoreSelector(selectSessionsView, sameSessionsView);
 	const detailScroll = useStoreSelector(selectDetailScroll);
+	const records = visibleSessions(view);
+	const now = useAgeClock(at => nextAgesChange(records, r => r.createdAt, at));
 	return <SessionsScreen state={view} height={height} width={width} home={home} now={now} detailScroll={detailScroll} />;
 });
 
@@ -93,8 +95,9 @@ const FindingsPane = React.memo(function FindingsPane({height, width}: Pick<Pane
 	return <FindingsScreen findings={findings} cursor={cursor} height={height} width={width} />;
 });
 
-const ConversationsPane = React.memo(function ConversationsPane({height, width, home, now}: PaneProps): React.JSX.Element {
+const ConversationsPane = React.memo(function ConversationsPane({height, width, home}: PaneProps): React.JSX.Element {
 	const view = useStoreSelector(selectConversations, shallowEqual);
+	const now = useAgeClock(at => nextAgesChange(view.conversations, c => c.updatedAt, at));
 	return <ConversationsScreen {...view} height={height} width={width} home={home} now={now} />;
 });
 
@@ -151,9 +154,9 @@ export function App({home}: AppProps): React.JSX.Element {
 				) : list === 'trash' ? (
 					<TrashPane height={height} width={width} />
 				) : list === 'conversations' ? (
-					<ConversationsPane height={height} width={width} home={home} now={now} />
+					<ConversationsPane height={height} width={width} home={home} />
 				) : (
-					<SessionsPane height={height} width={width} home={home} now={now} />
+					<SessionsPane height={height} width={width} home={home} />
 				)}
 			</Box>
 			<OperationsPanel operations={operations} now={now} limit={MAX_OPERATION_LINES} />

@@ -1,14 +1,34 @@
-import {useEffect, useState} from 'react';
+import {useEffect, useReducer, useState} from 'react';
 
 /**
- * The current time, re-read every `intervalMs` while `active` (spinners, elapsed times). Idle
- * dashboards tick only once a minute so they cost no CPU.
+ * The current time, re-read every `intervalMs` while `active` (spinners, elapsed times). Inactive,
+ * it does not tick at all: what an idle screen shows of the time is ages, and `useAgeClock`
+ * redraws those exactly when one changes.
  */
 export function useNow(active: boolean, intervalMs = 100): number {
 	const [now, setNow] = useState(() => Date.now());
 	useEffect(() => {
-		const timer = setInterval(() => setNow(Date.now()), active ? intervalMs : 60_000);
+		if (!active) return undefined;
+		setNow(Date.now());
+		const timer = setInterval(() => setNow(Date.now()), intervalMs);
 		return () => clearInterval(timer);
 	}, [active, intervalMs]);
+	return now;
+}
+
+/**
+ * The time the ages on screen are read at: the time of each render, and a render of its own when
+ * the first of them would change (`nextChange`, given that time). An idle list of day-old rows
+ * then draws no frame for hours; a list with a minutes-old row, one a minute.
+ */
+export function useAgeClock(nextChange: (now: number) => number | undefined): number {
+	const [woken, wake] = useReducer((n: number) => n + 1, 0);
+	const now = Date.now();
+	const at = nextChange(now);
+	useEffect(() => {
+		if (at === undefined) return undefined;
+		const timer = setTimeout(wake, Math.max(0, at - Date.now()) + 1);
+		return () => clearTimeout(timer);
+	}, [at, woken]);
 	return now;
 }

@@ -20,15 +20,24 @@ function sameHealth(a: MuxHealth | null | undefined, b: MuxHealth | null): boole
 	return a !== null && a !== undefined && b !== null && a.kind === b.kind && a.ok === b.ok && a.message === b.message;
 }
 
-/** Plain data (findings: strings, numbers, arrays and objects of them) equal by value. */
+/** Plain data (findings: strings, numbers, arrays and objects of them) equal by value. No allocation: it runs over every finding each refresh. */
 export function samePlain(a: unknown, b: unknown): boolean {
 	if (a === b) return true;
 	if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-	if (Array.isArray(a) !== Array.isArray(b)) return false;
-	if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => samePlain(x, b[i]));
-	const ka = Object.keys(a);
-	if (ka.length !== Object.keys(b).length) return false;
-	return ka.every(key => Object.hasOwn(b, key) && samePlain((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+	if (Array.isArray(a) || Array.isArray(b)) {
+		if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+		for (let i = 0; i < a.length; i++) if (!samePlain(a[i], b[i])) return false;
+		return true;
+	}
+	const x = a as Record<string, unknown>;
+	const y = b as Record<string, unknown>;
+	let keys = 0;
+	for (const key in x) {
+		if (!Object.hasOwn(y, key) || !samePlain(x[key], y[key])) return false;
+		keys += 1;
+	}
+	for (const key in y) if (Object.hasOwn(y, key)) keys -= 1;
+	return keys === 0;
 }
 
 function sameFindings(a: readonly Finding[] | undefined, b: readonly Finding[]): boolean {
