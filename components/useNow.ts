@@ -1,4 +1,4 @@
-import {useEffect, useReducer, useState} from 'react';
+import {useEffect, useReducer, useRef, useState} from 'react';
 
 /**
  * The current time, re-read every `intervalMs` while `active` (spinners, elapsed times). Inactive,
@@ -16,18 +16,30 @@ export function useNow(active: boolean, intervalMs = 100): number {
 	return now;
 }
 
+/** At most one redraw for ages per this long: rows made moments apart turn their ages moments apart. */
+const AGE_REDRAW_GAP_MS = 60_000;
+
 /**
  * The time the ages on screen are read at: the time of each render, and a render of its own when
- * the first of them would change (`nextChange`, given that time). An idle list of day-old rows
- * then draws no frame for hours; a list with a minutes-old row, one a minute.
+ * the first of them would change (`nextChange`, given that time), at most one a minute (a list of
+ * rows made over a few seconds turns its ages in one frame, not one per row). An idle list of
+ * day-old rows then draws no frame for hours; a list with a minutes-old row, one a minute.
  */
 export function useAgeClock(nextChange: (now: number) => number | undefined): number {
 	const [woken, wake] = useReducer((n: number) => n + 1, 0);
+	const lastWake = useRef(Number.NEGATIVE_INFINITY);
 	const now = Date.now();
 	const at = nextChange(now);
 	useEffect(() => {
 		if (at === undefined) return undefined;
-		const timer = setTimeout(wake, Math.max(0, at - Date.now()) + 1);
+		const wait = Math.max(at + 1, lastWake.current + AGE_REDRAW_GAP_MS) - Date.now();
+		const timer = setTimeout(
+			() => {
+				lastWake.current = Date.now();
+				wake();
+			},
+			Math.max(0, wait),
+		);
 		return () => clearTimeout(timer);
 	}, [at, woken]);
 	return now;
