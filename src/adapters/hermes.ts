@@ -190,7 +190,7 @@ export const hermesAdapter: AgentAdapter = {
 		if (index) {
 			uses = [];
 			for (const data of storesNaming(index.data, id)) {
-				const use = withReadOnlyDb(data.store.db, db => storeUse(viewOf(data), db, data.columns, id));
+				const use = withReadOnlyDb(data.store.db, ctx.reads, db => storeUse(viewOf(data), db, data.columns, id));
 				if (use) uses.push(use);
 			}
 		} else {

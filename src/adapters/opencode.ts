@@ -68,7 +68,7 @@ async function opencodeLiveUses(ctx: AdapterContext, procs?: readonly ProcessRef
 
 /** The folder a session records, or '/' (every project) when the store cannot say: fail safe. */
 function sessionFolder(ctx: AdapterContext, id: string): string {
-	const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => sessionByQuery(open, id)) : undefined;
+	const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => sessionByQuery(open, id), ctx.reads) : undefined;
 	const session = direct
 		? direct.value
 		: readStores(ctx)
@@ -140,7 +140,7 @@ export const opencodeAdapter: AgentAdapter = {
 
 	async verify(ctx, id, cwd) {
 		assertValidId(opencodeAdapter, id);
-		const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => sessionByQuery(open, id)) : undefined;
+		const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => sessionByQuery(open, id), ctx.reads) : undefined;
 		const {stores, problems} = direct ? {stores: [], problems: []} : readStores(ctx);
 		const session = direct ? direct.value : stores.map(s => s.sessions.get(id)).find(s => s !== undefined);
 		if (!session) return problems.length > 0 ? {kind: 'unknown', reason: problems.join('; ')} : {kind: 'no', reason: 'no session with this id'};
@@ -198,7 +198,7 @@ export const opencodeAdapter: AgentAdapter = {
 
 	async inUse(ctx, id) {
 		assertValidId(opencodeAdapter, id);
-		const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => descendantsByQuery(open, id)) : undefined;
+		const direct = queryDirectly(ctx) ? withEveryDb(dbFiles(ctx), open => descendantsByQuery(open, id), ctx.reads) : undefined;
 		const ids = [id, ...(direct?.value ?? storedDescendants(ctx, id))];
 		const uses = await liveUses(ctx);
 		const cwds = needsFolders(uses) ? [sessionFolder(ctx, id)] : [];

@@ -2,6 +2,7 @@ import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
 import type {LiveUse} from './common/liveEvidence.js';
 import type {Exec} from '../system/exec.js';
 import type {ProcessTable} from '../system/processes.js';
+import type {ReadPool} from '../system/sqliteRead.js';
 import type {ParseCache, Refresh} from './common/refresh.js';
 
 /**
@@ -39,6 +40,12 @@ export interface AdapterContext {
 	 * only when it changed. Absent: every call outside a refresh parses what it reads.
 	 */
 	readonly parses?: ParseCache;
+	/**
+	 * Read connections kept open for one refresh (or one search sync) by its owner, which closes
+	 * them when it ends: every row's call then opens a shared store once. Pass it to
+	 * `withReadOnlyDb`; absent, each read opens and closes its own connection.
+	 */
+	readonly reads?: ReadPool;
 }
 
 /** One message of a conversation as the search index keeps it: who said it, when, and its text. */

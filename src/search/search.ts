@@ -3,7 +3,7 @@
 // were checked against their source a moment before.
 import {createRefresh} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter, MessageRead, TokenUsage} from '../adapters/types.js';
-import {keepingReadConnections} from '../system/sqliteRead.js';
+import {keepingReadConnections, type ReadPool} from '../system/sqliteRead.js';
 import type {AgentId, Conversation} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import type {IndexedConversation, QueryFilter, RawHit, SearchStore} from './store.js';
@@ -114,14 +114,16 @@ function storeRead(deps: SearchDeps, adapter: AgentAdapter, conv: Readable, know
  */
 export async function syncIndex(deps: SearchDeps, only?: readonly Conversation[]): Promise<SyncStats> {
 	// One read-only connection per agent database for the whole sync, not one per conversation.
-	return keepingReadConnections(() => syncNow(deps, only));
+	return keepingReadConnections(reads => syncNow(deps, reads, only));
 }
 
-async function syncNow(deps: SearchDeps, only?: readonly Conversation[]): Promise<SyncStats> {
+async function syncNow(deps: SearchDeps, reads: ReadPool, only?: readonly Conversation[]): Promise<SyncStats> {
 	const warn = deps.warn ?? (() => {});
 	// A whole sync shares one refresh (each store listed once for thousands of reads); a few named
 	// conversations are looked up directly, which costs far less than listing every store again.
-	const ctx: AdapterContext = only ? deps.context : {...deps.context, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
+	const ctx: AdapterContext = only
+		? {...deps.context, reads}
+		: {...deps.context, reads, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
 	// A watch event names a few conversations: only those rows are looked up, not the whole index.
 	const rows = only ? only.map(c => deps.store.get(c.agent, c.id)).filter((c): c is IndexedConversation => c !== undefined) : deps.store.all();
 	const known = new Map(rows.map(c => [`${c.agent}\u0000${c.id}`, c]));

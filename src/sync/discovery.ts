@@ -14,7 +14,7 @@ import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import {folderExists} from '../system/folder.js';
 import {snapshotTable, type ProcessTable} from '../system/processes.js';
-import {keepingReadConnections} from '../system/sqliteRead.js';
+import {keepingReadConnections, type ReadPool} from '../system/sqliteRead.js';
 import {ConversationList, keepUnchanged} from './discoveryMerge.js';
 import {cwdKey, inUseKey, pinKey, type CwdFacts, type DiscoveryResult, type UseFacts} from './discoveryResult.js';
 import {FolderWatch} from './folderWatch.js';
@@ -432,10 +432,11 @@ export class DiscoveryCache {
 		const vouch = this.watch && !full ? this.watch.vouch() : undefined;
 		const listing = this.tableFor(options.processes);
 		const refresh = createRefresh({parses: this.parses, ...(vouch ? {vouch} : {}), ...(listing.kept ? {listing: listing.kept} : {})});
-		const ctx: AdapterContext = {...this.ctx, refresh, processes: listing.table};
-		const look: Look = {rescan: options.rescan, full, dirty, signature: this.signer(ctx)};
 		const before = this.answers;
-		const read = async () => {
+		// Each store a call reads stays open for the refresh's other calls (ctx.reads), closed when it ends.
+		const read = async (reads: ReadPool) => {
+			const ctx: AdapterContext = {...this.ctx, refresh, processes: listing.table, reads};
+			const look: Look = {rescan: options.rescan, full, dirty, signature: this.signer(ctx)};
 			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.step(ctx, before.byCwd, this.cwdAsks(rows), look);
 			const verified = await this.step(ctx, before.verified, this.pinAsks(checked), look);
 			const use = await this.refreshUse(ctx, checked, verified, listing.key, options.rescan);
@@ -454,7 +455,6 @@ export class DiscoveryCache {
 			const paneEvidence = options.panes === undefined ? undefined : await this.evidence.update(ctx, rows, options.panes ?? [], this.evidenceLook(look));
 			return {byCwd, verified, used: use.used, conversations, paneEvidence};
 		};
-		// Each store a call reads stays open for the refresh's other calls (keepingReadConnections).
 		const {byCwd, verified, used, conversations, paneEvidence} = await keepingReadConnections(read);
 		return {
 			byCwd: new Map([...byCwd].map(([k, e]) => [k, e.value])),

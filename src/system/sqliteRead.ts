@@ -1,4 +1,3 @@
-import {AsyncLocalStorage} from 'node:async_hooks';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,10 +104,6 @@ interface ReadConnection {
 	busy: number;
 }
 
-/** Connections kept open for one refresh, by absolute path, least recently used first (`keepingReadConnections`). */
-// eslint-disable-next-line no-restricted-syntax -- issue 27: the refresh should own this pool (withReadOnlyDb would take it from ctx); left for the adapters work.
-const keptConnections = new AsyncLocalStorage<Map<string, ReadConnection>>();
-
 /**
  * How many connections a refresh keeps. A few shared stores (hermes, opencode, grok) are read by
  * every row; agy keeps a database per conversation, read once each, and hundreds of open
@@ -117,29 +112,62 @@ const keptConnections = new AsyncLocalStorage<Map<string, ReadConnection>>();
 const KEPT_CONNECTIONS = 8;
 
 /**
- * Run `fn` (one discovery refresh) keeping the databases it reads open until it ends (the last
- * few used): its verify and inUse calls then open each shared store once, not once per row (an
- * open costs about a millisecond: stat, access, /proc/locks, the header read, schema probes).
- * The connections are closed, and any private copy removed, when `fn` settles.
+ * The read connections one refresh keeps open (the last few used), owned by that refresh and
+ * passed to adapters as `ctx.reads`: its verify and inUse calls then open each shared store once,
+ * not once per row (an open costs about a millisecond: stat, access, /proc/locks, the header
+ * read, schema probes). `close` closes them and removes any private copy; after it, reads open
+ * and close their own connection.
  */
-export async function keepingReadConnections<T>(fn: () => Promise<T>): Promise<T> {
-	const kept = new Map<string, ReadConnection>();
-	try {
-		return await keptConnections.run(kept, fn);
-	} finally {
-		for (const connection of kept.values()) close(connection);
+export class ReadPool {
+	/** By absolute path, least recently used first. */
+	private readonly kept = new Map<string, ReadConnection>();
+	private closed = false;
+
+	/** `withReadOnlyDb(file, fn)` on the connection kept for `file` (opened on first use). */
+	withDb<T>(file: string, fn: (db: ReadDb) => T): T {
+		const abs = path.resolve(file);
+		if (this.closed) return readOnce(abs, fn);
+		const connection = this.kept.get(abs) ?? openReadOnly(abs);
+		// Busy before the bound is applied: the connection about to be read is never the one closed.
+		connection.busy += 1;
+		this.keep(abs, connection);
+		try {
+			return readWith(connection.db, abs, fn);
+		} finally {
+			connection.busy -= 1;
+		}
+	}
+
+	close(): void {
+		this.closed = true;
+		for (const connection of this.kept.values()) close(connection);
+		this.kept.clear();
+	}
+
+	/** Keep `connection` as the most recently used, closing the least recently used idle ones beyond the bound. */
+	private keep(abs: string, connection: ReadConnection): void {
+		const kept = this.kept;
+		kept.delete(abs);
+		kept.set(abs, connection);
+		for (const [file, old] of kept) {
+			if (kept.size <= KEPT_CONNECTIONS) break;
+			if (old.busy > 0) continue;
+			kept.delete(file);
+			close(old);
+		}
 	}
 }
 
-/** Keep `connection` as the most recently used, closing the least recently used idle ones beyond the bound. */
-function keep(kept: Map<string, ReadConnection>, abs: string, connection: ReadConnection): void {
-	kept.delete(abs);
-	kept.set(abs, connection);
-	for (const [file, old] of kept) {
-		if (kept.size <= KEPT_CONNECTIONS) break;
-		if (old.busy > 0) continue;
-		kept.delete(file);
-		close(old);
+/**
+ * Run `fn` (one discovery refresh) with a pool of its own (`ReadPool`), closed when `fn` settles;
+ * `fn` hands the pool to what it reads through (`ctx.reads`).
+ */
+export async function keepingReadConnections<T>(fn: (reads: ReadPool) => Promise<T>): Promise<T> {
+	const reads = new ReadPool();
+	try {
+		return await fn(reads);
+	} finally {
+		reads.close();
 	}
 }
 
@@ -155,29 +183,24 @@ function close(connection: ReadConnection): void {
  * - `-wal` without `-shm`, or sidecars a dead process left (no live lock on the `-shm`): read a
  *   private copy of db + `-wal`, then remove the copy. A `mode=ro` open would rebuild the stale
  *   wal-index inside the user's `-shm`, which rewrites that file.
- * `fn` runs with the open handle; the handle (and any copy) is gone when this returns, or, inside
- * `keepingReadConnections`, when that ends (the same handle serves the refresh's later reads).
- * Throws StoreReadError for a missing, corrupt, locked or unreadable database.
+ * `fn` runs with the open handle; the handle (and any copy) is gone when this returns, or, given
+ * a refresh's `reads` pool (`ctx.reads`), when that pool closes (the same handle serves the
+ * refresh's later reads). Throws StoreReadError for a missing, corrupt, locked or unreadable database.
  */
-export function withReadOnlyDb<T>(file: string, fn: (db: ReadDb) => T): T {
-	const abs = path.resolve(file);
-	const kept = keptConnections.getStore();
-	if (!kept) {
-		const connection = openReadOnly(abs);
-		try {
-			return readWith(connection.db, abs, fn);
-		} finally {
-			close(connection);
-		}
-	}
-	const connection = kept.get(abs) ?? openReadOnly(abs);
-	// Busy before the bound is applied: the connection about to be read is never the one closed.
-	connection.busy += 1;
-	keep(kept, abs, connection);
+export function withReadOnlyDb<T>(file: string, fn: (db: ReadDb) => T): T;
+export function withReadOnlyDb<T>(file: string, reads: ReadPool | undefined, fn: (db: ReadDb) => T): T;
+export function withReadOnlyDb<T>(file: string, ...args: [(db: ReadDb) => T] | [ReadPool | undefined, (db: ReadDb) => T]): T {
+	const [reads, fn] = args.length === 1 ? [undefined, args[0]] : args;
+	return reads ? reads.withDb(file, fn) : readOnce(path.resolve(file), fn);
+}
+
+/** `fn` on a connection of its own, closed (and any copy removed) when it returns. */
+function readOnce<T>(abs: string, fn: (db: ReadDb) => T): T {
+	const connection = openReadOnly(abs);
 	try {
 		return readWith(connection.db, abs, fn);
 	} finally {
-		connection.busy -= 1;
+		close(connection);
 	}
 }
 

@@ -169,10 +169,10 @@ describe('read-only connections kept for one refresh', () => {
 	it('one handle serves every read of a store inside the refresh, and is closed when it ends', async () => {
 		const file = walDatabase(base);
 		const handles: unknown[] = [];
-		await keepingReadConnections(async () => {
-			withReadOnlyDb(file, db => handles.push(db));
+		await keepingReadConnections(async reads => {
+			withReadOnlyDb(file, reads, db => handles.push(db));
 			await new Promise(resolve => setImmediate(resolve));
-			expect(withReadOnlyDb(file, db => (handles.push(db), db.prepare('SELECT count(*) AS n FROM t').get()))).toEqual({n: 2});
+			expect(withReadOnlyDb(file, reads, db => (handles.push(db), db.prepare('SELECT count(*) AS n FROM t').get()))).toEqual({n: 2});
 		});
 		expect(handles[0]).toBe(handles[1]);
 		expect((handles[0] as {open: boolean}).open).toBe(false);
@@ -189,11 +189,11 @@ describe('read-only connections kept for one refresh', () => {
 			return walDatabase(dir);
 		});
 		const handles: {open: boolean}[] = [];
-		await keepingReadConnections(async () => {
+		await keepingReadConnections(async reads => {
 			// The first store stays in use while the others are read (opencode holds one open per database).
-			withReadOnlyDb(files[0] ?? '', outer => {
+			withReadOnlyDb(files[0] ?? '', reads, outer => {
 				handles.push(outer);
-				for (const file of files.slice(1)) withReadOnlyDb(file, db => handles.push(db));
+				for (const file of files.slice(1)) withReadOnlyDb(file, reads, db => handles.push(db));
 				expect(outer.open).toBe(true);
 			});
 			const open = handles.filter(h => h.open).length;
@@ -215,9 +215,9 @@ describe('read-only connections kept for one refresh', () => {
 		fs.writeFileSync(`${file}-wal`, '');
 		const before = tempCopies();
 		let during: string[] = [];
-		await keepingReadConnections(async () => {
-			withReadOnlyDb(file, db => db.prepare('SELECT count(*) FROM t').get());
-			withReadOnlyDb(file, db => db.prepare('SELECT count(*) FROM t').get());
+		await keepingReadConnections(async reads => {
+			withReadOnlyDb(file, reads, db => db.prepare('SELECT count(*) FROM t').get());
+			withReadOnlyDb(file, reads, db => db.prepare('SELECT count(*) FROM t').get());
 			during = [...tempCopies()].filter(n => !before.has(n));
 		});
 		expect(during).toHaveLength(1);

@@ -256,9 +256,9 @@ describe('tableColumns', () => {
 
 	it('are probed once per connection: the kept one of a refresh remembers them, a new one asks again', async () => {
 		const file = store(scratch());
-		const kept = await keepingReadConnections(async () => {
-			const first = withReadOnlyDb(file, db => [tableColumns(db), columnsOf(db, 't')] as const);
-			const again = withReadOnlyDb(file, db => [tableColumns(db), columnsOf(db, 't')] as const);
+		const kept = await keepingReadConnections(async reads => {
+			const first = withReadOnlyDb(file, reads, db => [tableColumns(db), columnsOf(db, 't')] as const);
+			const again = withReadOnlyDb(file, reads, db => [tableColumns(db), columnsOf(db, 't')] as const);
 			return {first, again};
 		});
 		expect(kept.again[0]).toBe(kept.first[0]);

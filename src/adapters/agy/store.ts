@@ -4,7 +4,7 @@
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import type {ResumeState} from '../../domain/types.js';
-import {hasTable, tableColumns, withReadOnlyDb} from '../../system/sqliteRead.js';
+import {hasTable, tableColumns, withReadOnlyDb, type ReadPool} from '../../system/sqliteRead.js';
 import {pushTo} from '../common/groups.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from '../common/jsonRecords.js';
 import {oneLine, readFirstJsonLine} from '../common/jsonl.js';
@@ -81,12 +81,12 @@ function parseWorkspaces(value: unknown): string[] {
 	return parsed.map(workspacePath).filter((w): w is string => w !== undefined);
 }
 
-function readSummaries(paths: AgyPaths): {summaries: Map<string, AgySummary>; problem?: string} {
+function readSummaries(paths: AgyPaths, reads?: ReadPool): {summaries: Map<string, AgySummary>; problem?: string} {
 	const summaries = new Map<string, AgySummary>();
 	if (!lstatOrUndefined(paths.summariesDb)) return {summaries};
 	return unlessUnreadable(
 		() => {
-			withReadOnlyDb(paths.summariesDb, db => {
+			withReadOnlyDb(paths.summariesDb, reads, db => {
 				const columns = tableColumns(db).get(SUMMARY_TABLE);
 				if (!columns?.has('conversation_id')) return;
 				const pick = (name: string) => (columns.has(name) ? name : `NULL AS ${name}`);
@@ -126,8 +126,8 @@ function readClaims(paths: AgyPaths): Map<string, string[]> {
 	return claims;
 }
 
-export function readIndex(paths: AgyPaths): AgyIndex {
-	const {summaries, problem} = readSummaries(paths);
+export function readIndex(paths: AgyPaths, reads?: ReadPool): AgyIndex {
+	const {summaries, problem} = readSummaries(paths, reads);
 	return {summaries, claims: readClaims(paths), problems: problem ? [problem] : []};
 }
 
@@ -167,18 +167,18 @@ export function stepsState(ctx: InRefresh, paths: AgyPaths, id: string): ResumeS
 		'agy-steps',
 		file,
 		`${wal?.mtimeMs}:${wal?.size}`,
-		() => stepsStateNow(paths, id),
+		() => stepsStateNow(paths, id, ctx.reads),
 		state => state.kind !== 'unknown',
 	);
 }
 
 /** Steps in the conversation's own database: resume is safe only when it exists and has some. */
-function stepsStateNow(paths: AgyPaths, id: string): ResumeState {
+function stepsStateNow(paths: AgyPaths, id: string, reads: ReadPool | undefined): ResumeState {
 	const file = conversationDb(paths, id);
 	if (!lstatOrUndefined(file)) return {kind: 'no', reason: 'no conversation database (agy would silently start a new conversation)'};
 	return unlessUnreadable(
 		() => {
-			return withReadOnlyDb(file, db => {
+			return withReadOnlyDb(file, reads, db => {
 				if (!hasTable(db, 'steps')) return {kind: 'unknown', reason: `${file}: no steps table (unexpected schema)`};
 				// Whether there is a step, not how many: counting reads the whole table.
 				const row = db.prepare<[], {n: number}>('SELECT EXISTS (SELECT 1 FROM steps) AS n').get();
@@ -223,7 +223,7 @@ export function descendantsOf(index: AgyIndex, id: string): string[] {
 
 /** The index and the ids on disk, read once per refresh (memo) for the refresh's many calls. */
 export function indexIn(ctx: AdapterContext, paths: AgyPaths): AgyIndex {
-	return memo(ctx, INDEX.of(paths.summariesDb), () => readIndex(paths));
+	return memo(ctx, INDEX.of(paths.summariesDb), () => readIndex(paths, ctx.reads));
 }
 
 export function idsIn(ctx: AdapterContext, paths: AgyPaths): string[] {

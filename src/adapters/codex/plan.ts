@@ -25,7 +25,7 @@ function rowItems(ctx: AdapterContext, ids: readonly string[]): PlanItem[] {
 	const wanted = new Set(ids);
 	const placeholders = ids.map(() => '?').join(', ');
 	for (const db of databases(ctx)) {
-		withReadOnlyDb(db, handle => {
+		withReadOnlyDb(db, ctx.reads, handle => {
 			for (const [table, columns] of tableColumns(handle)) {
 				const cols = threadColumns(table, columns);
 				if (cols.length === 0) continue;

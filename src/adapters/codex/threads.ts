@@ -32,7 +32,7 @@ function readThreadIndexNow(ctx: AdapterContext): ThreadIndex {
 	for (const db of stateDatabases(ctx)) {
 		unlessUnreadable(
 			() => {
-				withReadOnlyDb(db, handle => {
+				withReadOnlyDb(db, ctx.reads, handle => {
 					const tables = tableColumns(handle);
 					const threads = tables.get('threads');
 					if (threads?.has('id')) {
@@ -124,7 +124,7 @@ function parentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, str
 	if (ids.length === 0) return links;
 	for (const db of stateDatabases(ctx)) {
 		unlessUnreadable(
-			() => withReadOnlyDb(db, handle => parentLinks(handle, tableColumns(handle), ids).forEach((parent, child) => links.set(child, parent))),
+			() => withReadOnlyDb(db, ctx.reads, handle => parentLinks(handle, tableColumns(handle), ids).forEach((parent, child) => links.set(child, parent))),
 			() => undefined,
 		);
 	}

@@ -198,8 +198,8 @@ export function memoKind<T>(kind: string): MemoKind<T> {
 	return {of: (...parts) => ({text: [kind, ...parts].join('\0')})};
 }
 
-/** What the helpers below need of a context: its refresh, if it is inside one. */
-export type InRefresh = Pick<AdapterContext, 'refresh' | 'parses'>;
+/** What the helpers below need of a context: its refresh, if it is inside one (and its read connections). */
+export type InRefresh = Pick<AdapterContext, 'refresh' | 'parses' | 'reads'>;
 
 /**
  * `compute()` once per refresh when the context is inside one, else every time. Only for

@@ -1,7 +1,7 @@
 // The grok CLI's sqlite sessions, the purge plans of both layouts, and who holds the database.
 
 import type {Conversation, ResumeState} from '../../domain/types.js';
-import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb} from '../../system/sqliteRead.js';
+import {StoreReadError, tableColumns, withReadOnlyDb, type ReadDb, type ReadPool} from '../../system/sqliteRead.js';
 import {fileUsers} from '../common/inUse.js';
 import {toEpochMs} from '../common/jsonRecords.js';
 import {oneLine} from '../common/jsonl.js';
@@ -61,16 +61,16 @@ function readCliDb(file: string, db: ReadDb, id?: string): CliSession[] {
 /** grok-cli's sessions, or a problem line when grok.db exists but cannot be read (read once per refresh). */
 export function cliSessions(ctx: AdapterContext): {sessions: CliSession[]; problem?: string} {
 	const file = cliDb(ctx);
-	return memo(ctx, cliKey(file), () => readCliSessions(file));
+	return memo(ctx, cliKey(file), () => readCliSessions(file, ctx.reads));
 }
 
 const cliKey = (file: string) => CLI_SESSIONS.of(file);
 
-function readCliSessions(file: string, id?: string): {sessions: CliSession[]; problem?: string} {
+function readCliSessions(file: string, reads: ReadPool | undefined, id?: string): {sessions: CliSession[]; problem?: string} {
 	if (!lstatOrUndefined(file)) return {sessions: []};
 	return unlessUnreadable(
 		() => {
-			return {sessions: withReadOnlyDb(file, db => readCliDb(file, db, id))};
+			return {sessions: withReadOnlyDb(file, reads, db => readCliDb(file, db, id))};
 		},
 		problem => ({sessions: [], problem}),
 	);
@@ -83,7 +83,7 @@ function readCliSessions(file: string, id?: string): {sessions: CliSession[]; pr
  */
 export function cliSessionOf(ctx: AdapterContext, id: string): {session: CliSession | undefined; problem?: string} {
 	const file = cliDb(ctx);
-	const {sessions, problem} = indexAfter(ctx, cliKey(file), () => readCliSessions(file)) ?? readCliSessions(file, id);
+	const {sessions, problem} = indexAfter(ctx, cliKey(file), () => readCliSessions(file, ctx.reads)) ?? readCliSessions(file, ctx.reads, id);
 	return {session: sessions.find(s => s.id === id), ...(problem ? {problem} : {})};
 }
 
@@ -122,7 +122,7 @@ const TOOL_RESULTS_WHERE = 'tool_call_row_id IN (SELECT id FROM tool_calls WHERE
 export function cliPlan(ctx: AdapterContext, id: string): PlanItem[] {
 	const file = cliDb(ctx);
 	if (!lstatOrUndefined(file)) return [];
-	return withReadOnlyDb(file, db => {
+	return withReadOnlyDb(file, ctx.reads, db => {
 		const columns = tableColumns(db);
 		const count = (table: string, where: string) =>
 			columns.has(table) ? (db.prepare<[string], {n: number}>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(id)?.n ?? 0) : 0;

@@ -67,7 +67,7 @@ function buildMessages(ctx: AdapterContext, id: string, since: string | undefine
 function cliMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
 	const db = cliDb(ctx);
 	if (!fs.existsSync(db)) return undefined;
-	return withReadOnlyDb(db, handle => {
+	return withReadOnlyDb(db, ctx.reads, handle => {
 		if (!handle.prepare('SELECT 1 FROM sessions WHERE id = ?').get(id)) return undefined;
 		let row = decodeCursor(since)?.row ?? -1;
 		const messages: ConversationMessage[] = [];

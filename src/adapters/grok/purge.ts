@@ -57,7 +57,7 @@ function linesItem(file: string, id: string, count: number, description: string)
 function searchRows(ctx: AdapterContext, id: string, ids: readonly string[]): PlanItem | undefined {
 	const file = searchDb(ctx);
 	if (!lstatOrUndefined(file)?.isFile()) return undefined;
-	const count = withReadOnlyDb(file, db => {
+	const count = withReadOnlyDb(file, ctx.reads, db => {
 		if (!tableColumns(db).get(SEARCH_TABLE)?.has('session_id')) return 0;
 		const marks = ids.map(() => '?').join(', ');
 		return db.prepare<string[], {n: number}>(`SELECT count(*) AS n FROM ${SEARCH_TABLE} WHERE session_id IN (${marks})`).get(...ids)?.n ?? 0;

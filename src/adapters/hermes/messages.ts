@@ -30,7 +30,7 @@ function usageIn(db: ReadDb, id: string): TokenUsage | undefined {
 export function hermesMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
 	const before = decodeCursor(since);
 	for (const store of storesOf(ctx, hermesRoot(ctx))) {
-		const found = withReadOnlyDb(store.db, db => {
+		const found = withReadOnlyDb(store.db, ctx.reads, db => {
 			const session = db.prepare('SELECT source FROM sessions WHERE id = ?').get(id) as {source: string | null} | undefined;
 			if (!session) return undefined;
 			const restart = before !== undefined && before.sig !== store.db;

@@ -236,7 +236,7 @@ function readStoresNow(ctx: AdapterContext): {data: StoreData[]; problems: strin
 	for (const store of storesOf(ctx, hermesRoot(ctx))) {
 		unlessUnreadable(
 			() => {
-				data.push(withReadOnlyDb(store.db, db => readStoreDb(store, db)));
+				data.push(withReadOnlyDb(store.db, ctx.reads, db => readStoreDb(store, db)));
 			},
 			problem => problems.push(problem),
 		);
@@ -262,7 +262,7 @@ export function askStores<T>(ctx: AdapterContext, ask: (view: ReturnType<typeof 
 	for (const store of storesOf(ctx, hermesRoot(ctx))) {
 		unlessUnreadable(
 			() => {
-				const answer = withReadOnlyDb(store.db, db => ask(queryView(store, db), db));
+				const answer = withReadOnlyDb(store.db, ctx.reads, db => ask(queryView(store, db), db));
 				if (answer !== undefined) found.push(answer);
 			},
 			problem => problems.push(problem),

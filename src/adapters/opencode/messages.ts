@@ -88,7 +88,7 @@ function v2Messages(db: ReadDb, id: string, from: number): {row: number; message
 export function opencodeMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
 	const before = decodeCursor(since);
 	for (const file of dbFiles(ctx)) {
-		const found = withReadOnlyDb(file, db => {
+		const found = withReadOnlyDb(file, ctx.reads, db => {
 			const session = sessionIn(db, id);
 			if (!session) return undefined;
 			const from = before?.sig === file ? (before.row ?? 0) : 0;

@@ -205,14 +205,14 @@ interface Planned extends DeletionFacts {
 export function deletionFacts(ctx: AdapterContext, plan: PurgePlan): DeletionFacts {
 	const dbs = [...new Set(plan.items.filter(i => i.kind === 'rows').map(i => i.path))];
 	let directory: string | undefined;
-	for (const db of dbFiles(ctx)) directory ??= readStore(db).sessions.get(plan.id)?.directory;
+	for (const db of dbFiles(ctx)) directory ??= readStore(db, ctx.reads).sessions.get(plan.id)?.directory;
 	return {directory, dbs, prompts: promptLineMatch(ctx, [plan.id, ...plan.descendants]).match};
 }
 
 /** The plan; throws StoreReadError when a database that may hold the session cannot be read. */
 export function planFor(ctx: AdapterContext, id: string): Planned {
 	const parents = legacyParents(ctx);
-	const stores = dbFiles(ctx).map(readStore);
+	const stores = dbFiles(ctx).map(db => readStore(db, ctx.reads));
 	for (const store of stores) for (const [child, parent] of store.parents) parents.set(child, parent);
 	const descendants = descendantsOf(id, parents);
 	const ids = [id, ...descendants];

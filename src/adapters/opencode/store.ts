@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type {ResumeState} from '../../domain/types.js';
-import {tableColumns, withReadOnlyDb, type ReadDb} from '../../system/sqliteRead.js';
+import {tableColumns, withReadOnlyDb, type ReadDb, type ReadPool} from '../../system/sqliteRead.js';
 import {obj, str} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {canonicalCwd, listDir} from '../common/paths.js';
@@ -151,8 +151,8 @@ function taskChildren(handle: ReadDb, tables: Map<string, Set<string>>): Map<str
 	return out;
 }
 
-export function readStore(db: string): Store {
-	return withReadOnlyDb(db, handle => {
+export function readStore(db: string, reads?: ReadPool): Store {
+	return withReadOnlyDb(db, reads, handle => {
 		const tables = tableColumns(handle);
 		const sessions = readSessions(handle, db, tables);
 		const parents = new Map<string, string>();
@@ -191,12 +191,17 @@ interface OpenDb {
  * `fn` with every database open, or undefined when one cannot be read: the caller then asks the
  * whole-store index, whose problem lines and skipped stores are the answer's.
  */
-export function withEveryDb<T>(files: readonly string[], fn: (open: readonly OpenDb[]) => T, open: readonly OpenDb[] = []): {value: T} | undefined {
+export function withEveryDb<T>(
+	files: readonly string[],
+	fn: (open: readonly OpenDb[]) => T,
+	reads: ReadPool | undefined,
+	open: readonly OpenDb[] = [],
+): {value: T} | undefined {
 	const [first, ...rest] = files;
 	if (first === undefined) return {value: fn(open)};
 	return unlessUnreadable(
 		() => {
-			return withReadOnlyDb(first, handle => withEveryDb(rest, fn, [...open, {db: first, handle, tables: tableColumns(handle)}]));
+			return withReadOnlyDb(first, reads, handle => withEveryDb(rest, fn, reads, [...open, {db: first, handle, tables: tableColumns(handle)}]));
 		},
 		() => undefined,
 	);
@@ -259,7 +264,7 @@ function readStoresNow(ctx: AdapterContext): {stores: Store[]; problems: string[
 	for (const db of dbFiles(ctx)) {
 		unlessUnreadable(
 			() => {
-				stores.push(readStore(db));
+				stores.push(readStore(db, ctx.reads));
 			},
 			problem => problems.push(problem),
 		);
