@@ -15,7 +15,6 @@ import {TrashScreen} from './screens/TrashScreen.js';
 import {anyRunning, OperationsPanel} from './widgets/OperationsPanel.js';
 import {sameStatusView, selectStatusView, StatusBar, statusBarLines} from './widgets/StatusBar.js';
 import {useAgeClock, useNow} from './useNow.js';
-import {nextAgesChange} from './format.js';
 import {useTerminalSize} from './useTerminalSize.js';
 import {currentTextHits, visibleConversations} from '../src/store/conversations.js';
 import {folderUsage, usageLine} from '../src/domain/usage.js';
@@ -76,6 +75,9 @@ function selectedFolderLine(s: AppState): string {
 	return `${selected.cwd}: ${sum.usage ? usageLine(sum.usage) : '—'} (tokens of ${sum.counted} of its ${sum.total} conversations here)`;
 }
 
+const createdAt = (row: {readonly createdAt: number}) => row.createdAt;
+const updatedAt = (row: {readonly updatedAt: number}) => row.updatedAt;
+
 interface PaneProps {
 	readonly height: number;
 	readonly width: number;
@@ -86,7 +88,7 @@ const SessionsPane = React.memo(function SessionsPane({height, width, home}: Pan
 	const view = useStoreSelector(selectSessionsView, sameSessionsView);
 	const detailScroll = useStoreSelector(selectDetailScroll);
 	const records = visibleSessions(view);
-	const now = useAgeClock(at => nextAgesChange(records, r => r.createdAt, at));
+	const now = useAgeClock(records, createdAt);
 	return <SessionsScreen state={view} height={height} width={width} home={home} now={now} detailScroll={detailScroll} />;
 });
 
@@ -97,7 +99,7 @@ const FindingsPane = React.memo(function FindingsPane({height, width}: Pick<Pane
 
 const ConversationsPane = React.memo(function ConversationsPane({height, width, home}: PaneProps): React.JSX.Element {
 	const view = useStoreSelector(selectConversations, shallowEqual);
-	const now = useAgeClock(at => nextAgesChange(view.conversations, c => c.updatedAt, at));
+	const now = useAgeClock(view.conversations, updatedAt);
 	return <ConversationsScreen {...view} height={height} width={width} home={home} now={now} />;
 });
 
