@@ -14,11 +14,11 @@ import {ParkDialog} from './screens/ParkDialog.js';
 import {TrashScreen} from './screens/TrashScreen.js';
 import {anyRunning, OperationsPanel} from './widgets/OperationsPanel.js';
 import {sameStatusView, selectStatusView, StatusBar, statusBarLines} from './widgets/StatusBar.js';
-import {useNow} from './useNow.js';
+import {useAgeClock, useNow} from './useNow.js';
 import {useTerminalSize} from './useTerminalSize.js';
 import {currentTextHits, visibleConversations} from '../src/store/conversations.js';
 import {folderUsage, usageLine} from '../src/domain/usage.js';
-import {sameSessionsView, selectSessionsView} from '../src/store/selectors.js';
+import {sameSessionsView, selectSessionsView, visibleSessions} from '../src/store/selectors.js';
 import type {AppState} from '../src/store/state.js';
 
 export interface AppProps {
@@ -75,16 +75,20 @@ function selectedFolderLine(s: AppState): string {
 	return `${selected.cwd}: ${sum.usage ? usageLine(sum.usage) : '—'} (tokens of ${sum.counted} of its ${sum.total} conversations here)`;
 }
 
+const createdAt = (row: {readonly createdAt: number}) => row.createdAt;
+const updatedAt = (row: {readonly updatedAt: number}) => row.updatedAt;
+
 interface PaneProps {
 	readonly height: number;
 	readonly width: number;
 	readonly home: string;
-	readonly now: number;
 }
 
-const SessionsPane = React.memo(function SessionsPane({height, width, home, now}: PaneProps): React.JSX.Element {
+const SessionsPane = React.memo(function SessionsPane({height, width, home}: PaneProps): React.JSX.Element {
 	const view = useStoreSelector(selectSessionsView, sameSessionsView);
 	const detailScroll = useStoreSelector(selectDetailScroll);
+	const records = visibleSessions(view);
+	const now = useAgeClock(records, createdAt);
 	return <SessionsScreen state={view} height={height} width={width} home={home} now={now} detailScroll={detailScroll} />;
 });
 
@@ -93,8 +97,9 @@ const FindingsPane = React.memo(function FindingsPane({height, width}: Pick<Pane
 	return <FindingsScreen findings={findings} cursor={cursor} height={height} width={width} />;
 });
 
-const ConversationsPane = React.memo(function ConversationsPane({height, width, home, now}: PaneProps): React.JSX.Element {
+const ConversationsPane = React.memo(function ConversationsPane({height, width, home}: PaneProps): React.JSX.Element {
 	const view = useStoreSelector(selectConversations, shallowEqual);
+	const now = useAgeClock(view.conversations, updatedAt);
 	return <ConversationsScreen {...view} height={height} width={width} home={home} now={now} />;
 });
 
@@ -151,9 +156,9 @@ export function App({home}: AppProps): React.JSX.Element {
 				) : list === 'trash' ? (
 					<TrashPane height={height} width={width} />
 				) : list === 'conversations' ? (
-					<ConversationsPane height={height} width={width} home={home} now={now} />
+					<ConversationsPane height={height} width={width} home={home} />
 				) : (
-					<SessionsPane height={height} width={width} home={home} now={now} />
+					<SessionsPane height={height} width={width} home={home} />
 				)}
 			</Box>
 			<OperationsPanel operations={operations} now={now} limit={MAX_OPERATION_LINES} />

@@ -45,6 +45,28 @@ export function age(fromMs: number, nowMs: number): string {
 	return `${Math.floor(s / 86_400)}d`;
 }
 
+/**
+ * When `age(fromMs, …)` next reads differently, at or after `nowMs`. Seconds count as one step up
+ * to the first minute: an idle screen redraws for an age at most once a minute (a row's first
+ * seconds show as they were drawn, `0s`…`59s`, until it turns `1m`).
+ */
+export function nextAgeChange(fromMs: number, nowMs: number): number {
+	const s = Math.max(0, Math.round((nowMs - fromMs) / 1000));
+	const unit = s < 3600 ? 60 : s < 86_400 ? 3600 : 86_400;
+	// `age` rounds to the second: the shown value steps half a second before each whole one.
+	return fromMs + ((Math.floor(s / unit) + 1) * unit - 0.5) * 1000;
+}
+
+/** The first moment the age of any of `items` (its time by `timeOf`) reads differently; undefined: no items. */
+export function nextAgesChange<T>(items: readonly T[], timeOf: (item: T) => number, nowMs: number): number | undefined {
+	let next: number | undefined;
+	for (const item of items) {
+		const at = nextAgeChange(timeOf(item), nowMs);
+		if (next === undefined || at < next) next = at;
+	}
+	return next;
+}
+
 export function bytes(n: number): string {
 	if (n < 1024) return `${n} B`;
 	if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;

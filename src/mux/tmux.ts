@@ -12,6 +12,7 @@ import {controlCapable, escapeTmuxArg, firstLine, FORMAT, isNoServer, parsePaneR
 import {TmuxControl, tmuxVersion} from './tmuxControl.js';
 import {checkTmuxPaneId, TmuxCommands} from './tmuxCommands.js';
 import {TmuxScreens} from './tmuxScreens.js';
+import {createPaneKeeper} from './keepPanes.js';
 import {MuxError, type Multiplexer, type MuxCapabilities, type MuxEvent, type MuxHealth, type OpenPaneRequest, type PaneScreen} from './types.js';
 
 /** Which tmux server: `-L name`, `-S path`, or neither (the user's own, the one `$TMUX` names). */
@@ -69,6 +70,8 @@ export class TmuxMux implements Multiplexer {
 	private readonly listeners = new Set<(event: MuxEvent) => void>();
 	private readonly closedByUs = new Set<string>();
 	private selfIds = new Set<string>();
+	/** Unchanged panes keep their objects across listings (see keepPanes.ts). */
+	private readonly kept = createPaneKeeper();
 	private version: string | undefined;
 	private socketPath: string | undefined;
 	private lastHealth: MuxHealth;
@@ -315,7 +318,7 @@ export class TmuxMux implements Multiplexer {
 		const rows = await this.rows();
 		const table = await this.options.processes.list();
 		const self = lineage(table, this.selfPid);
-		const panes = rows.map(row => toPane(row, table, self, this.options.env));
+		const panes = this.kept.keep(rows.map(row => toPane(row, table, self, this.options.env)));
 		this.selfIds = new Set(panes.filter(p => p.isSelf).map(p => p.id));
 		return panes;
 	}

@@ -9,6 +9,7 @@ import {monotonicMs} from '../system/clock.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {createAttention, type AttentionDeps} from './attention.js';
+import {createShown} from './liveUpdate.js';
 import type {StatFn} from './discovery.js';
 import {createRefreshPipeline} from './pipeline.js';
 import type {LiveSnapshot} from './snapshot.js';
@@ -113,18 +114,20 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 			})
 		: undefined;
 
+	const shown = createShown();
+
 	const runOnce = async (job: Job): Promise<void> => {
 		try {
 			const snapshot = await pipeline.refresh(localRows(deps.store.getState().sessions), {rescan: job.rescan, listPanes: job.panes, full: job.full});
 			if (disposed) return;
-			deps.store.dispatch({
-				type: 'live/updated',
+			const update = shown.changes({
 				panes: snapshot.panes ?? [],
 				live: snapshot.live,
 				conversations: snapshot.conversations,
 				findings: snapshot.findings,
 				mux: snapshot.mux,
 			});
+			if (update) deps.store.dispatch(update);
 			attention?.observe(snapshot.live, snapshot.untracked);
 			deps.onSnapshot?.(snapshot);
 		} catch (error) {
@@ -205,14 +208,16 @@ export function startSupervisor(deps: SupervisorDeps): Supervisor {
 	 */
 	const showStatus = (event: Extract<MuxEvent, {type: 'agent-status'}>): void => {
 		if (running) return;
-		const shown = pipeline.showStatus(event.paneId, event.status, event.agent);
-		if (shown) deps.store.dispatch({type: 'live/updated', panes: shown.panes ?? [], live: shown.live});
+		const joined = pipeline.showStatus(event.paneId, event.status, event.agent);
+		const update = joined && shown.changes({panes: joined.panes ?? [], live: joined.live});
+		if (update) deps.store.dispatch(update);
 	};
 
 	const onEvent = (event: MuxEvent): void => {
 		if (disposed) return;
 		if (event.type === 'health') {
-			deps.store.dispatch({type: 'live/updated', mux: event.health});
+			const update = shown.changes({mux: event.health});
+			if (update) deps.store.dispatch(update);
 			return;
 		}
 		if (event.type === 'agent-status') showStatus(event);

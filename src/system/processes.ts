@@ -39,15 +39,17 @@ export interface Holder {
 }
 
 /** Parse /proc/<pid>/stat: the comm field may contain spaces and parentheses. */
-export function parseStat(text: string): {name: string; state: string; ppid: number; pgid: number; sid: number; startTime: number} | undefined {
+export function parseStat(
+	text: string,
+): {name: string; state: string; ppid: number; pgid: number; sid: number; startTime: number; startStack: number} | undefined {
 	const open = text.indexOf('(');
 	const close = text.lastIndexOf(')');
 	if (open < 0 || close < open) return undefined;
 	const name = text.slice(open + 1, close);
-	// fields[0] is field 3 (state); field N is fields[N - 3]. Only the first twenty are cut out: a
-	// table parses hundreds of these, and splitting all fifty-odd fields was most of that.
+	// fields[0] is field 3 (state); field N is fields[N - 3]. Only the first twenty-six are cut out:
+	// a table parses hundreds of these, and splitting all fifty-odd fields was most of that.
 	const fields: string[] = [];
-	for (let at = close + 2; fields.length < 20 && at <= text.length;) {
+	for (let at = close + 2; fields.length < 26 && at <= text.length;) {
 		const space = text.indexOf(' ', at);
 		const end = space < 0 ? text.length : space;
 		fields.push(text.slice(at, end));
@@ -58,8 +60,31 @@ export function parseStat(text: string): {name: string; state: string; ppid: num
 	const pgid = Number(fields[2]);
 	const sid = Number(fields[3]);
 	const startTime = Number(fields[19]);
+	// Field 28: where the stack starts. exec places it anew (address-space randomisation); 0 when
+	// the kernel hides it (another user's process) or there is none (a kernel thread).
+	const startStack = Number(fields[25] ?? 0) || 0;
 	if (!Number.isFinite(ppid) || !Number.isFinite(startTime)) return undefined;
-	return {name, state, ppid, pgid, sid, startTime};
+	return {name, state, ppid, pgid, sid, startTime, startStack};
+}
+
+/**
+ * What one table keeps between listings: each process's argv under what tells a process from
+ * another and from its own later exec — the start time (a reused pid), the name (exec and
+ * `process.title` rename it) and the stack's start (exec moves it). A listing then reads a known
+ * process's stat alone, not its cmdline: a minute's listing of a thousand unchanged processes
+ * costs half the file reads.
+ */
+type ArgvCache = Map<number, {readonly key: string; readonly argv: readonly string[]}>;
+
+function readArgv(pid: number): string[] {
+	try {
+		const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+		if (argv.at(-1) === '') argv.pop();
+		return argv;
+	} catch {
+		// kernel threads and zombies have no cmdline
+		return [];
+	}
 }
 
 function readCwd(pid: number): string | undefined {
@@ -71,17 +96,19 @@ function readCwd(pid: number): string | undefined {
 	}
 }
 
-function readProcess(pid: number): ProcessRef | undefined {
+function readProcess(pid: number, known?: ArgvCache): ProcessRef | undefined {
 	try {
 		const stat = parseStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
 		// A zombie has exited; it only waits to be reaped (slowly, by some inits). It is not live.
 		if (!stat || stat.state === 'Z' || stat.state === 'X') return undefined;
-		let argv: string[] = [];
-		try {
-			argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-			if (argv.at(-1) === '') argv.pop();
-		} catch {
-			// kernel threads and zombies have no cmdline
+		let argv: readonly string[];
+		// Without the stack's start (hidden) an exec under the same name could not be told: read it.
+		const key = stat.startStack === 0 ? undefined : `${stat.startTime} ${stat.startStack} ${stat.name}`;
+		const cached = key === undefined ? undefined : known?.get(pid);
+		if (cached && cached.key === key) argv = cached.argv;
+		else {
+			argv = readArgv(pid);
+			if (key !== undefined) known?.set(pid, {key, argv});
 		}
 		// The cwd is read when first asked for: only a pane's agent processes ever are, and a
 		// readlink for every process on the machine was a quarter of each table's cost.
@@ -115,14 +142,20 @@ function allPids(): number[] {
 
 export function createProcessTable(): ProcessTable {
 	let last: {readonly began: number; readonly rows: readonly ProcessRef[]} | undefined;
+	let argvs: ArgvCache = new Map();
 	return {
 		async list() {
 			const began = monotonicMs();
 			const out: ProcessRef[] = [];
+			const seen: ArgvCache = new Map();
 			for (const pid of allPids()) {
-				const proc = readProcess(pid);
+				const proc = readProcess(pid, argvs);
 				if (proc) out.push(proc);
+				const kept = argvs.get(pid);
+				if (kept) seen.set(pid, kept);
 			}
+			// Only this listing's processes stay: the cache is as big as the machine's table.
+			argvs = seen;
 			const rows = asListing(out);
 			last = {began, rows};
 			return rows;

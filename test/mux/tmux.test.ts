@@ -100,6 +100,30 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		await mux.closePane(id);
 	});
 
+	it('a listing that finds every pane as it was hands back the same panes; a changed pane is new', async () => {
+		const mux = createTmuxMux(options(tmux));
+		await tmux.run(['new-session', '-d', '-s', 'still', '--', 'sleep', '3600']);
+		const id = await mux.openPane({argv: ['codex'], cwd: s.dir, env: {PATH: s.path}});
+		await eventually('pane listed with its tree', async () => ((await mux.listPanes()).find(p => p.id === id)?.processes.length ?? 0) > 0, {retryErrors: true});
+		// Nothing moves in a quiet server: two listings in a row are one array (the first may still see the control client settle).
+		const [before, again] = await eventually('two equal listings', async () => {
+			const a = await mux.listPanes();
+			const b = await mux.listPanes();
+			return a === b ? [a, b] : undefined;
+		});
+		expect(again).toBe(before);
+		await tmux.run(['select-pane', '-t', id, '-T', 'renamed']);
+		const after = await eventually('the new title listed', async () => {
+			const listed = await mux.listPanes();
+			return listed.find(p => p.id === id)?.title === 'renamed' ? listed : undefined;
+		});
+		expect(after).not.toBe(before);
+		expect(after.find(p => p.id === id)).not.toBe(before.find(p => p.id === id));
+		// The other panes are the objects they were.
+		for (const pane of after.filter(p => p.id !== id)) expect(before).toContain(pane);
+		await mux.closePane(id);
+	});
+
 	it('a cwd with # and a title with #S are taken literally', async () => {
 		const dir = path.join(s.dir, 'a#S b');
 		fs.mkdirSync(dir);

@@ -63,6 +63,24 @@ describe('supervisor', () => {
 		expect(adapter.calls.discover).toBe(discovers);
 	});
 
+	it('a refresh that finds nothing new leaves the store alone (no frame); a changed pane reaches it', async () => {
+		const mux = new MemoryMux();
+		mux.panes = [pane('w1:p1', {agent: 'claude', agentStatus: 'idle', processes: [proc(10, 'sh'), proc(11, 'claude', ['claude'], 10)]})];
+		const {store, snapshots} = setup(mux);
+		await supervisor?.refresh();
+		let changes = 0;
+		const stop = store.subscribe(() => (changes += 1));
+		await supervisor?.refresh({rescan: true});
+		await supervisor?.refresh();
+		expect(snapshots.length).toBeGreaterThanOrEqual(3);
+		expect(changes).toBe(0);
+		mux.panes = [pane('w1:p1', {agent: 'claude', agentStatus: 'blocked', processes: [proc(10, 'sh'), proc(11, 'claude', ['claude'], 10)]})];
+		await supervisor?.refresh();
+		stop();
+		expect(changes).toBe(1);
+		expect(store.getState().live['a']?.liveStatus).toBe('blocked');
+	});
+
 	it('a health change reaches the store at once, without a listing', async () => {
 		const mux = new MemoryMux();
 		const {store} = setup(mux);

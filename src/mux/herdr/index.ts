@@ -12,6 +12,7 @@ import type {HerdrResult} from './client.js';
 import {HerdrConnection} from './connection.js';
 import {HerdrEvents} from './events.js';
 import {HerdrShells, toPane} from './paneMap.js';
+import {createPaneKeeper} from '../keepPanes.js';
 import {parseNewPane, parseProcessInfo, parseRead, type WireSnapshot} from './wire.js';
 
 export interface HerdrMuxOptions {
@@ -64,6 +65,8 @@ export class HerdrMux implements Multiplexer {
 	private readonly selfPaneId: string | undefined;
 	private readonly listeners = new Set<(event: MuxEvent) => void>();
 	private selfIds = new Set<string>();
+	/** Unchanged panes keep their objects across listings (see keepPanes.ts). */
+	private readonly kept = createPaneKeeper();
 	private disposed = false;
 	private events: HerdrEvents | undefined;
 
@@ -126,7 +129,7 @@ export class HerdrMux implements Multiplexer {
 		this.shells.pruneShells(snapshot.panes, table);
 		this.shells.saveShells(table);
 		const map = {shells: this.shells, socketPath: this.socketPath, selfPaneId: this.selfPaneId, self: lineage(table, this.selfPid)};
-		const panes = snapshot.panes.map(p => toPane(p, table, map));
+		const panes = this.kept.keep(snapshot.panes.map(p => toPane(p, table, map)));
 		this.selfIds = new Set(panes.filter(p => p.isSelf).map(p => p.id));
 		this.connection.markOk();
 		return panes;
