@@ -140,7 +140,21 @@ function allPids(): number[] {
 	}
 }
 
+/**
+ * Whether exec places each program's stack anew. With address-space randomisation off, an exec
+ * under the same name leaves the stack's start where it was, so the argv kept under it could be
+ * a former program's: then every listing reads each cmdline.
+ */
+function execMovesStack(): boolean {
+	try {
+		return fs.readFileSync('/proc/sys/kernel/randomize_va_space', 'utf8').trim() !== '0';
+	} catch {
+		return false;
+	}
+}
+
 export function createProcessTable(): ProcessTable {
+	const keepArgv = execMovesStack();
 	let last: {readonly began: number; readonly rows: readonly ProcessRef[]} | undefined;
 	let argvs: ArgvCache = new Map();
 	return {
@@ -149,7 +163,7 @@ export function createProcessTable(): ProcessTable {
 			const out: ProcessRef[] = [];
 			const seen: ArgvCache = new Map();
 			for (const pid of allPids()) {
-				const proc = readProcess(pid, argvs);
+				const proc = readProcess(pid, keepArgv ? argvs : undefined);
 				if (proc) out.push(proc);
 				const kept = argvs.get(pid);
 				if (kept) seen.set(pid, kept);

@@ -103,8 +103,8 @@ describe('usersOf: the rule', () => {
 
 	it("an ids claim naming none of the conversation's ids is no use of it, whatever the agent's project rule", () => {
 		const onOthers = [use(4, {kind: 'ids', ids: ['z']})];
-		expect(usersOf({}, onOthers, {ids: ['c'], cwds: ['/w/p']}, sameResolvedTree)).toEqual([]);
-		expect(usersOf({}, onOthers, {ids: ['c'], cwds: ['/']}, sameResolvedTree)).toEqual([]);
+		expect(usersOf({}, onOthers, {ids: ['c'], cwds: ['/w/p']}, 'tree')).toEqual([]);
+		expect(usersOf({}, onOthers, {ids: ['c'], cwds: ['/']}, 'tree')).toEqual([]);
 	});
 
 	it('needsFolders only when some claim is by project or on anything', () => {
