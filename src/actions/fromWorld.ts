@@ -5,6 +5,7 @@ import type {Multiplexer} from '../mux/types.js';
 import {createActions, type Actions} from './index.js';
 import {trashDirIn} from './trashActions.js';
 import {searchIndexPort} from './searchIndex.js';
+import {forgetInMemo, parseMemoPath} from '../system/parseMemo.js';
 import type {ActionDeps} from './types.js';
 
 /** Actions bound to a CLI world, plus the cleanup of whatever backend they opened. */
@@ -32,6 +33,7 @@ export function worldActions(world: World, overrides: Partial<ActionDeps> = {}):
 		logger: world.logger,
 		trashDir: trashDirIn(world.stateDir),
 		searchIndex: searchIndexPort(world.stateDir),
+		parseMemo: {forget: paths => forgetInMemo(parseMemoPath(world.stateDir), paths)},
 		...overrides,
 	};
 	return {

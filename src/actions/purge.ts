@@ -173,6 +173,21 @@ function forgetInIndex(deps: ActionDeps, view: PurgePlanView): string | undefine
 	}
 }
 
+/**
+ * Erase what the parse memo kept of every file the plan deletes or rewrites (a store's row holds
+ * other conversations' titles and this one's); a warning when that failed.
+ */
+function forgetInMemo(deps: ActionDeps, view: PurgePlanView): string | undefined {
+	if (!deps.parseMemo) return undefined;
+	const paths = [...new Set([...view.plan.items.map(i => i.path), ...(view.plan.changed ?? []).map(c => c.path)])];
+	try {
+		deps.parseMemo.forget(paths);
+		return undefined;
+	} catch (error) {
+		return `the parse memo could not be cleared of ${view.id}'s files: ${messageOf(error)} (run the purge again)`;
+	}
+}
+
 async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlanView, report: (p: PurgeProgress) => void, hard: boolean): Promise<PurgeResult> {
 	const session = view.session?.name ?? null;
 	const detail = {agent: view.agent, id: view.id, items: view.plan.items.length, bytes: view.plan.totalBytes, descendants: view.plan.descendants, hard};
@@ -187,6 +202,7 @@ async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlan
 	// mam-tui's own copy of the words goes with the agent's: the trash keeps what restore needs,
 	// and restore's next index sync reads the conversation again.
 	const indexWarning = forgetInIndex(deps, view);
+	const memoWarning = forgetInMemo(deps, view);
 	const kept = trash ? finishTrash(trash, await selfWriter(deps)) : undefined;
 	report({
 		label: view.label,
@@ -206,7 +222,7 @@ async function purgeOne(deps: ActionDeps, adapter: AgentAdapter, view: PurgePlan
 		outcome: clean ? 'ok' : 'failed',
 		detail: {...detail, removed: outcome.removed.length, warnings: outcome.warnings, residual, trashId: kept?.purgeId ?? null},
 	});
-	const warnings = [...outcome.warnings, ...(kept?.notes ?? []), ...(indexWarning ? [indexWarning] : [])];
+	const warnings = [...outcome.warnings, ...(kept?.notes ?? []), ...(indexWarning ? [indexWarning] : []), ...(memoWarning ? [memoWarning] : [])];
 	return {label: view.label, agent: view.agent, id: view.id, removed: outcome.removed, warnings, residual, ...(kept ? {trashId: kept.purgeId} : {})};
 }
 

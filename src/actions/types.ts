@@ -29,6 +29,17 @@ export interface ActionDeps {
 	 * the same operation. Absent: no index to keep in step (tests, a world without a state folder).
 	 */
 	readonly searchIndex?: SearchIndexPort;
+	/**
+	 * mam-tui's parse memo (`$MAM_HOME/parse-memo.db`, src/system/parseMemo.ts): a purge erases
+	 * the rows of every file its plan deletes or rewrites in the same operation. Absent: none.
+	 */
+	readonly parseMemo?: ParseMemoPort;
+}
+
+/** What purge needs of the parse memo. */
+export interface ParseMemoPort {
+	/** Erase the rows of these files (folders: every file under them), leaving no byte of them. */
+	forget(paths: readonly string[]): void;
 }
 
 /** What purge needs of the search index. */

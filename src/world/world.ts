@@ -9,6 +9,8 @@ import {realExec, type Exec} from '../system/exec.js';
 import {createFileLogger, type Logger} from '../system/logger.js';
 import {createProcessTable, type ProcessTable} from '../system/processes.js';
 import {ParseCache} from '../adapters/common/refresh.js';
+import {ParseMemo, parseMemoPath} from '../system/parseMemo.js';
+import {packageVersion} from '../system/version.js';
 
 /** The options every command accepts. */
 export interface GlobalOptions {
@@ -62,8 +64,9 @@ export function createWorld(options: GlobalOptions, env: Readonly<Record<string,
 	const processes = createProcessTable();
 	let registry: Registry | undefined;
 	const agentHome = dataHome(options.home, env);
-	// One parse cache for the process: the dashboard's refreshes, its conversations view and its actions.
-	const parses = new ParseCache();
+	// One parse cache for the process: the dashboard's refreshes, its conversations view and its
+	// actions; what it parsed is kept under the state dir for the next start (src/system/parseMemo.ts).
+	const parses = new ParseCache(new ParseMemo(parseMemoPath(dir), {appVersion: packageVersion(), log: logger}));
 	return {
 		options,
 		env,
@@ -91,6 +94,8 @@ export function createWorld(options: GlobalOptions, env: Readonly<Record<string,
 			};
 		},
 		close() {
+			// The last batch of parses goes to disk after the command's answer is out.
+			parses.close();
 			registry?.close();
 		},
 	};

@@ -22,7 +22,9 @@ import type {UiActions} from '../../src/store/uiActions.js';
 import {startSupervisor, type Supervisor} from '../../src/sync/supervisor.js';
 import {realExec} from '../../src/system/exec.js';
 import type {Logger} from '../../src/system/logger.js';
+import {ParseMemo, parseMemoPath} from '../../src/system/parseMemo.js';
 import {createProcessTable} from '../../src/system/processes.js';
+import {packageVersion} from '../../src/system/version.js';
 import {sleep, summarize, waitFor, type Summary} from './stats.js';
 import type {BenchWorld, ConversationSpec} from './world.js';
 
@@ -50,11 +52,17 @@ export interface LiveRig {
 }
 
 /** The dashboard's live side, as src/main.tsx wires it, on the bench world. */
-export async function startLive(world: BenchWorld, herdrSocket: string): Promise<LiveRig> {
+export async function startLive(world: BenchWorld, herdrSocket: string, profileName = 'first-refresh'): Promise<LiveRig> {
 	const env = world.env({HERDR_SOCKET_PATH: herdrSocket});
 	const processes = createProcessTable();
-	// One parse cache for the process, as the world of src/cli/world.ts hands it to every caller.
-	const ctx: AdapterContext = {parses: new ParseCache(), home: world.home, ownHome: true, env, exec: realExec, processes, now: Date.now, tmpDir: os.tmpdir()};
+	// A refresh that fails is logged, not thrown: the bench says so rather than timing out in silence.
+	const say = (level: string) => (message: string, detail?: unknown) =>
+		process.stderr.write(`[bench live ${level}] ${message}${detail === undefined ? '' : ` ${String(detail)}`}\n`);
+	const logger: Logger = {debug: () => undefined, info: () => undefined, warn: say('warn'), error: say('error')};
+	// One parse cache for the process, with the parse memo under MAM_HOME, as src/world/world.ts
+	// hands it to every caller: a second startLive on the same world is a restart.
+	const parses = new ParseCache(new ParseMemo(parseMemoPath(world.stateDir), {appVersion: packageVersion(), log: logger}));
+	const ctx: AdapterContext = {parses, home: world.home, ownHome: true, env, exec: realExec, processes, now: Date.now, tmpDir: os.tmpdir()};
 	const registry = Registry.open(world.registryPath);
 	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: Date.now()}));
 	registry.close();
@@ -80,16 +88,12 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 		if (listings > listingsSeen) listedSnapshots += 1;
 		listingsSeen = listings;
 	};
-	// A refresh that fails is logged, not thrown: the bench says so rather than timing out in silence.
-	const say = (level: string) => (message: string, detail?: unknown) =>
-		process.stderr.write(`[bench live ${level}] ${message}${detail === undefined ? '' : ` ${String(detail)}`}\n`);
-	const logger: Logger = {debug: () => undefined, info: () => undefined, warn: say('warn'), error: say('error')};
 	const supervisor = startSupervisor({store, mux, ctx, processes, discoverySeconds: 5, coalesceMs: 0, onSnapshot, logger});
 	await waitFor('the first complete refresh', () => (snapshots > 0 ? true : undefined), 600_000, 20);
 	const firstRefreshMs = performance.now() - started;
 	const cpu = process.cpuUsage(cpuBefore);
 	const firstRefreshCpuMs = (cpu.user + cpu.system) / 1000;
-	await profile?.('first-refresh');
+	await profile?.(profileName);
 	return {
 		store,
 		supervisor,
@@ -106,6 +110,8 @@ export async function startLive(world: BenchWorld, herdrSocket: string): Promise
 		async dispose() {
 			await supervisor.dispose();
 			await mux.dispose();
+			// The memo's last batch, as the dashboard writes it when it quits.
+			parses.close();
 		},
 	};
 }

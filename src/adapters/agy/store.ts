@@ -9,7 +9,7 @@ import {pushTo} from '../common/groups.js';
 import {isRecord, parseJsonOrUndefined, readSmallText, toEpochMs} from '../common/jsonRecords.js';
 import {oneLine, readFirstJsonLine} from '../common/jsonl.js';
 import {canonicalCwd, listDir, lstatOrUndefined} from '../common/paths.js';
-import {type InRefresh, memo, memoKind, parseCached} from '../common/refresh.js';
+import {type InRefresh, memo, memoKind, parseCached, persistedParseKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 import {childrenFrom, descendants} from '../../system/descendants.js';
 import {unlessUnreadable} from '../common/storeRead.js';
@@ -158,13 +158,16 @@ export function belongsTo(ctx: InRefresh, index: AgyIndex, id: string, cwd: stri
 	return {kind: 'no', reason: `belongs to workspace ${workspaces.at(-1) ?? ''}`};
 }
 
+/** A conversation database's resume state, kept across starts (bump the version when its parse changes). */
+export const STEPS_PARSE = persistedParseKind<ResumeState>('agy-steps', 1);
+
 /** Steps in the conversation's own database, asked again only when the database or its WAL changed. */
 export function stepsState(ctx: InRefresh, paths: AgyPaths, id: string): ResumeState {
 	const file = conversationDb(paths, id);
 	const wal = lstatOrUndefined(`${file}-wal`);
 	return parseCached(
 		ctx,
-		'agy-steps',
+		STEPS_PARSE,
 		file,
 		`${wal?.mtimeMs}:${wal?.size}`,
 		() => stepsStateNow(paths, id, ctx.reads),

@@ -7,7 +7,7 @@ import type {ResumeState} from '../../domain/types.js';
 import {isoMs, obj, oneLine, readJsonl, str} from '../common/jsonl.js';
 import {canonicalCwd, listDir, listNames, lstatOrUndefined} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
-import {type InRefresh, memo, memoKind, parseCached} from '../common/refresh.js';
+import {type InRefresh, memo, memoKind, parseCached, persistedParseKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 
 const NAME_SETS = memoKind<readonly NameSet[]>('claude:name-sets');
@@ -97,9 +97,14 @@ function isRealMessage(record: Record<string, unknown>): boolean {
 	return obj(record, 'message') !== undefined;
 }
 
+/** A transcript's summary, kept across starts (bump the version when `Transcript` or its parse changes). */
+export const TRANSCRIPT_PARSE = persistedParseKind<Transcript>('claude-transcript', 1);
+/** A legacy sub-agent transcript's parent id, kept across starts. */
+export const LEGACY_PARENT_PARSE = persistedParseKind<string | undefined>('claude-legacy-parent', 1);
+
 /** A transcript, parsed again only when it changed (a refresh re-reads the one that grew, not all). */
 export function readTranscript(ctx: InRefresh, file: string, id: string): Transcript {
-	return parseCached(ctx, 'claude-transcript', file, id, () => parseTranscript(file, id));
+	return parseCached(ctx, TRANSCRIPT_PARSE, file, id, () => parseTranscript(file, id));
 }
 
 function parseTranscript(file: string, id: string): Transcript {
@@ -203,7 +208,7 @@ function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[
 				const file = path.join(dir, name);
 				if (lstatOrUndefined(file)?.isFile() !== true) continue;
 				// First lines name the parent; parsed once per file version, not once per refresh.
-				const parent = parseCached(ctx, 'claude-legacy-parent', file, '', () => legacyParent(file));
+				const parent = parseCached(ctx, LEGACY_PARENT_PARSE, file, '', () => legacyParent(file));
 				if (parent) pushTo(legacy, parent, {id: sub[1], file, legacy: true});
 			}
 			return {dir, names, legacy};

@@ -7,7 +7,7 @@ import type {ResumeState} from '../../domain/types.js';
 import {isoMs, obj, readFirstJsonLine, readJsonl, str} from '../common/jsonl.js';
 import {listDir, lstatOrUndefined} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
-import {type InRefresh, memo, memoHas, memoKind, parseCached} from '../common/refresh.js';
+import {type InRefresh, memo, memoHas, memoKind, parseCached, persistedParseKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 
 /** A refresh's memo (common/refresh.ts): is this date folder a real one (not a link)? */
@@ -167,9 +167,12 @@ function messageText(payload: Record<string, unknown> | undefined): string {
 	return first?.text ?? '';
 }
 
+/** A rollout's summary, kept across starts (bump the version when `Rollout` or its parse changes). */
+export const ROLLOUT_PARSE = persistedParseKind<Rollout | undefined>('codex-rollout', 1);
+
 /** A rollout, parsed again only when the file changed (a refresh re-reads the one that grew, not all). */
 export function readRollout(ctx: InRefresh, ref: RolloutFile): Rollout | undefined {
-	return parseCached(ctx, 'codex-rollout', ref.file, ref.id, () => parseRollout(ref));
+	return parseCached(ctx, ROLLOUT_PARSE, ref.file, ref.id, () => parseRollout(ref));
 }
 
 function parseRollout(ref: RolloutFile): Rollout | undefined {

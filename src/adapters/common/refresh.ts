@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type {AdapterContext} from '../types.js';
+import {decodeValue, sameStamp, type ParseMemo} from '../../system/parseMemo.js';
 
 // One refresh's speed-ups, behind one object the caller passes in (`ctx.refresh`): whole-store
 // scans kept for the refresh, an index used once enough ids were asked, parsed files kept across
@@ -26,6 +27,7 @@ interface Parsed {
 	readonly ctimeMs: number;
 	readonly size: number;
 	readonly ino: number;
+	readonly dev: number;
 	readonly also: string;
 	/** The folder watch's `seq` when this was parsed under a vouch (else undefined). */
 	readonly seq: number | undefined;
@@ -38,14 +40,98 @@ type Listings<T> = Map<string, {readonly seq: number; readonly entries: readonly
 const PARSED_LIMIT = 200_000;
 
 /**
+ * A kind of parse: its name, and for a parse whose value is plain JSON data (strings, finite
+ * numbers, booleans, null, arrays, plain objects: no Map, Set or Date), the version of that
+ * value's shape, which lets the value be kept on disk across starts (the parse memo, see
+ * src/system/parseMemo.ts). Bump `version` whenever the parse's output changes, or an old
+ * start's values come back. `T` ties the kind to its value's type.
+ */
+export interface ParseKind<T> {
+	readonly name: string;
+	/** Kept across starts with this shape version; absent: kept in memory only. */
+	readonly version?: number;
+	/** Never set: ties the kind to its value's type (invariant in T). */
+	readonly valueType?: (value: T) => T;
+}
+
+/** A parse kind kept in memory only. */
+export function parseKind<T>(name: string): ParseKind<T> {
+	return {name};
+}
+
+/** A parse kind whose plain-data values are kept on disk across starts (shape `version`). */
+export function persistedParseKind<T>(name: string, version: number): ParseKind<T> {
+	return {name, version};
+}
+
+/** Parsed files by kind, then file: no key string is built per call (a refresh asks about 20,000 files). */
+class ParsedFiles {
+	private readonly kinds = new Map<string, Map<string, Parsed>>();
+	private count = 0;
+
+	of(kind: string): Map<string, Parsed> {
+		let files = this.kinds.get(kind);
+		if (!files) this.kinds.set(kind, (files = new Map()));
+		return files;
+	}
+
+	get(kind: string, file: string): Parsed | undefined {
+		return this.kinds.get(kind)?.get(file);
+	}
+
+	set(files: Map<string, Parsed>, file: string, parsed: Parsed): void {
+		if (!files.has(file)) {
+			if (this.count >= PARSED_LIMIT) this.clear();
+			this.count += 1;
+		}
+		files.set(file, parsed);
+	}
+
+	delete(files: Map<string, Parsed>, file: string): void {
+		if (files.delete(file)) this.count -= 1;
+	}
+
+	clear(): void {
+		for (const files of this.kinds.values()) files.clear();
+		this.count = 0;
+	}
+
+	get size(): number {
+		return this.count;
+	}
+
+	/** `kind\0file` of every kept parse (for tests and diagnostics: built on demand, never per call). */
+	*keys(): IterableIterator<string> {
+		for (const [kind, files] of this.kinds) for (const file of files.keys()) yield `${kind}\0${file}`;
+	}
+}
+
+/**
  * Parsed files and vouched folder listings, kept across refreshes by their owner (the discovery
  * cache): re-discovering a folder of 1,000 transcripts after one of them grew then reads one
- * file and stats the rest (or, under a vouch, stats nothing).
+ * file and stats the rest (or, under a vouch, stats nothing). With a `memo`, parses of persisted
+ * kinds are also kept on disk: a new process stats each file and loads what the last one parsed.
  */
 export class ParseCache {
-	readonly parsed = new Map<string, Parsed>();
+	readonly parsed = new ParsedFiles();
 	readonly listings: Listings<fs.Dirent> = new Map();
 	readonly names: Listings<string> = new Map();
+	/** The on-disk memo (src/system/parseMemo.ts), when this process keeps one. */
+	readonly memo: ParseMemo | undefined;
+
+	constructor(memo?: ParseMemo) {
+		this.memo = memo;
+	}
+
+	/** Write the memo's pending batch now (it is also written on its own shortly after the last change). */
+	persist(): void {
+		this.memo?.flush();
+	}
+
+	/** Write the memo's pending batch and close it. */
+	close(): void {
+		this.memo?.close();
+	}
 }
 
 /** The speed-ups of one refresh (see the top of this file). Made by `createRefresh`. */
@@ -73,7 +159,7 @@ export interface Refresh {
 	 * event named since is not even stat()ed. `keep` false: a transient answer (a locked
 	 * database) that the next call asks again.
 	 */
-	parse<T>(kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T;
+	parse<T>(kind: string | ParseKind<T>, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T;
 	/** `read()` (a readdir of `dir`), or, under a vouch with nothing come or gone in `dir`, the listing read then (a copy). */
 	list(dir: string, read: () => fs.Dirent[]): fs.Dirent[];
 	/** `list` for a listing of names only. */
@@ -149,17 +235,11 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 		},
 		// One refresh is one moment: each file is stat()ed once in it (`stat`), so a second caller
 		// (discovery read it; in-use and verify ask again) gets the kept parse without a syscall.
-		parse: (kind, file, also, parse, keep) => parseIn(parses, vouch, statOf, parseKey(kind, file), file, also, parse, keep),
+		parse: (kind, file, also, parse, keep) => parseIn(parses, vouch, statOf, kind, file, also, parse, keep),
 		list: (dir, read) => listing(parses.listings, dir, read),
 		names: (dir, read) => listing(parses.names, dir, read),
 		stat: statOf,
 	};
-}
-
-/** `Refresh.parse` against `parses`, trusting `vouch` (when given) for files no event named. */
-/** Where a parse of `file` is kept in a ParseCache. */
-function parseKey(kind: string, file: string): string {
-	return `${kind}\0${file}`;
 }
 
 function statNow(file: string): fs.Stats | undefined {
@@ -170,37 +250,64 @@ function statNow(file: string): fs.Stats | undefined {
 	}
 }
 
+function sameFile(known: Parsed, st: fs.Stats, also: string): boolean {
+	return (
+		known.mtimeMs === st.mtimeMs &&
+		known.ctimeMs === st.ctimeMs &&
+		known.size === st.size &&
+		known.ino === st.ino &&
+		known.dev === st.dev &&
+		known.also === also
+	);
+}
+
+/** What the on-disk memo kept for `file` when it still matches the stat and `also`, else undefined. */
+function fromMemo(memo: ParseMemo, kind: string, version: number, file: string, st: fs.Stats, also: string): {value: unknown} | undefined {
+	const row = memo.take(kind, version, file);
+	if (!row || row.also !== also || !sameStamp(row, st)) return undefined;
+	const decoded = decodeValue(row.value);
+	return decoded.ok ? {value: decoded.value} : undefined;
+}
+
+/** `Refresh.parse` against `parses`, trusting `vouch` (when given) for files no event named. */
 function parseIn<T>(
 	parses: ParseCache,
 	vouch: Vouch | undefined,
 	statOf: (file: string) => fs.Stats | undefined,
-	key: string,
+	kind: string | ParseKind<T>,
 	file: string,
 	also: string,
 	parse: () => T,
 	keep: (value: T) => boolean = () => true,
 ): T {
-	const known = parses.parsed.get(key);
+	const name = typeof kind === 'string' ? kind : kind.name;
+	const version = typeof kind === 'string' ? undefined : kind.version;
+	const files = parses.parsed.of(name);
+	const known = files.get(file);
 	// A file no change event named since it was read is not even stat()ed: a busy folder
 	// re-read after one transcript grew then costs one read, not a thousand stats.
 	if (vouch && known?.seq !== undefined && known.also === also && vouch.fileUnchangedSince(file, known.seq)) return known.value as T;
 	const seq = vouch?.seq;
 	const st = statOf(file);
 	if (!st) {
-		parses.parsed.delete(key);
+		parses.parsed.delete(files, file);
 		return parse();
 	}
-	if (known && known.mtimeMs === st.mtimeMs && known.ctimeMs === st.ctimeMs && known.size === st.size && known.ino === st.ino && known.also === also) {
-		if (seq !== undefined && known.seq !== seq) parses.parsed.set(key, {...known, seq});
+	if (known && sameFile(known, st, also)) {
+		if (seq !== undefined && known.seq !== seq) files.set(file, {...known, seq});
 		return known.value as T;
 	}
-	const value = parse();
+	const memo = version === undefined ? undefined : parses.memo;
+	const kept = !known && memo && version !== undefined ? fromMemo(memo, name, version, file, st, also) : undefined;
+	const value = kept ? (kept.value as T) : parse();
 	if (!keep(value)) {
-		parses.parsed.delete(key);
+		parses.parsed.delete(files, file);
+		if (memo && version !== undefined) memo.drop(name, version, file);
 		return value;
 	}
-	if (parses.parsed.size >= PARSED_LIMIT) parses.parsed.clear();
-	parses.parsed.set(key, {mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, ino: st.ino, also, seq, value});
+	parses.parsed.set(files, file, {mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, ino: st.ino, dev: st.dev, also, seq, value});
+	// Encoded (and refused when not plain data) with the memo's batch, after the refresh.
+	if (memo && version !== undefined && !kept) memo.put(name, version, file, st, also, value);
 	return value;
 }
 
@@ -254,7 +361,7 @@ export function indexAfter<T>(ctx: InRefresh, key: MemoKey<T>, build: () => T): 
  * `Refresh.parse` inside a refresh; outside one, against the context's long-lived parse cache
  * (stat()ed, never vouched), else `parse()`.
  */
-export function parseCached<T>(ctx: InRefresh, kind: string, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
+export function parseCached<T>(ctx: InRefresh, kind: string | ParseKind<T>, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T {
 	if (ctx.refresh) return ctx.refresh.parse(kind, file, also, parse, keep);
-	return ctx.parses ? parseIn(ctx.parses, undefined, statNow, parseKey(kind, file), file, also, parse, keep) : parse();
+	return ctx.parses ? parseIn(ctx.parses, undefined, statNow, kind, file, also, parse, keep) : parse();
 }

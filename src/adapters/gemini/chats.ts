@@ -7,7 +7,7 @@ import {isoMs} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {listDir, listNames} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
-import {indexAfter, type InRefresh, memo, memoKind, parseCached} from '../common/refresh.js';
+import {indexAfter, type InRefresh, memo, memoKind, parseCached, persistedParseKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 
 const NAMES = memoKind<string[]>('gemini:names');
@@ -79,7 +79,10 @@ export function projectsOf(ctx: InRefresh, root: string): Project[] {
 }
 
 /** What one chat file says about its session. */
-interface ChatFile {
+/** A chat file's summary, kept across starts (bump the version when `ChatFile` or its parse changes). */
+export const CHAT_PARSE = persistedParseKind<ChatFile | undefined>('gemini-chat', 1);
+
+export interface ChatFile {
 	readonly file: string;
 	readonly id: string;
 	readonly startedAt?: number;
@@ -102,7 +105,7 @@ function isRealMessage(record: Record<string, unknown>): boolean {
 
 /** A chat file, parsed again only when it changed (a refresh re-reads the one that grew, not all). */
 export function parseChat(ctx: InRefresh, file: string): ChatFile | undefined {
-	return parseCached(ctx, 'gemini-chat', file, '', () => parseChatNow(file));
+	return parseCached(ctx, CHAT_PARSE, file, '', () => parseChatNow(file));
 }
 
 /** Parse a whole `.jsonl` (header, messages, `$set` patches, `$rewindTo`) or a legacy `.json` record. */

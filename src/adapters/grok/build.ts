@@ -6,7 +6,7 @@ import type {Conversation} from '../../domain/types.js';
 import {parseJsonOrUndefined, readSmallText, toEpochMs} from '../common/jsonRecords.js';
 import {obj, oneLine, readJsonl, str} from '../common/jsonl.js';
 import {listDir, lstatOrUndefined} from '../common/paths.js';
-import {indexAfter, type InRefresh, memo, memoHas, memoKind, parseCached} from '../common/refresh.js';
+import {indexAfter, type InRefresh, memo, memoHas, memoKind, parseCached, persistedParseKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
 import {sessionDescendants} from '../common/groups.js';
 
@@ -46,7 +46,12 @@ export function cliDb(ctx: AdapterContext): string {
 }
 
 /** One Grok Build session folder and what its summary.json and updates.jsonl say. */
-interface BuildSession {
+/** A session folder's summary, kept across starts (bump the version when `BuildSession` or its parse changes). */
+export const BUILD_PARSE = persistedParseKind<BuildSession | undefined>('grok-build', 1);
+/** A session folder's id and parent, kept across starts. */
+export const LINK_PARSE = persistedParseKind<BuildLink | undefined>('grok-link', 1);
+
+export interface BuildSession {
 	readonly id: string;
 	readonly dir: string;
 	readonly group: string;
@@ -128,7 +133,7 @@ function buildSessionAt(ctx: InRefresh, groupDir: string, name: string): BuildSe
 	const dir = path.join(groupDir, name);
 	const summary = lstatOrUndefined(path.join(dir, 'summary.json'));
 	// The parse depends on summary.json too: its stat joins updates.jsonl's in the key.
-	return parseCached(ctx, 'grok-build', path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, name));
+	return parseCached(ctx, BUILD_PARSE, path.join(dir, 'updates.jsonl'), `${summary?.mtimeMs}:${summary?.size}`, () => readBuildSession(groupDir, name));
 }
 
 /** The cwd group folders, in listing order (listed once per refresh). */
@@ -181,7 +186,7 @@ export function buildSessionOf(ctx: AdapterContext, id: string): BuildSession | 
 }
 
 /** What inUse needs of a session: its folder and parent (summary.json only, never updates.jsonl). */
-interface BuildLink {
+export interface BuildLink {
 	readonly id: string;
 	readonly dir: string;
 	readonly parentId?: string;
@@ -208,7 +213,7 @@ export function buildLinks(ctx: AdapterContext): readonly BuildLink[] {
 		for (const groupDir of buildGroups(ctx)) {
 			for (const entry of listDir(groupDir, ctx).filter(e => e.isDirectory() && BUILD_ID.test(e.name))) {
 				const dir = path.join(groupDir, entry.name);
-				const link = parseCached(ctx, 'grok-link', path.join(dir, 'summary.json'), '', () => readBuildLink(dir, entry.name));
+				const link = parseCached(ctx, LINK_PARSE, path.join(dir, 'summary.json'), '', () => readBuildLink(dir, entry.name));
 				if (link) out.push(link);
 			}
 		}
