@@ -20,6 +20,8 @@ import {resolveCommand} from '../../components/input/keymap.js';
 import {buildClaudeFixture} from '../adapters/fixtures/claude.js';
 import {buildCodexFixture} from '../adapters/fixtures/codex.js';
 import {buildOpencodeFixture} from '../adapters/fixtures/opencode.js';
+import {ParseCache} from '../../src/adapters/common/refresh.js';
+import {forgetInMemo, ParseMemo, parseMemoPath} from '../../src/system/parseMemo.js';
 import type {FixtureWorld} from '../adapters/fixtures/types.js';
 
 /**
@@ -39,15 +41,20 @@ afterEach(() => {
 	cleanups = [];
 });
 
-function depsFor(fx: FixtureWorld, adapter: AgentAdapter): ActionDeps {
+function depsFor(fx: FixtureWorld, adapter: AgentAdapter): ActionDeps & {readonly stateDir: string} {
 	const state = fs.mkdtempSync(path.join(fx.ctx.tmpDir, 'mam-'));
 	const registry = Registry.open(path.join(state, 'registry.db'));
 	cleanups.push(() => registry.close());
+	// As the CLI's world: one parse cache for the process, its memo under $MAM_HOME.
+	const parses = new ParseCache(new ParseMemo(parseMemoPath(state), {appVersion: 'test', flushDelayMs: 60_000}));
+	cleanups.push(() => parses.close());
 	return {
+		stateDir: state,
+		parseMemo: {forget: paths => forgetInMemo(parseMemoPath(state), paths)},
 		registry,
 		mux: () => Promise.reject(new Error('no multiplexer in this test')),
 		adapterFor: agent => (agent === adapter.id ? adapter : undefined),
-		context: fx.ctx,
+		context: {...fx.ctx, parses},
 		processes: fx.ctx.processes,
 		config: DEFAULT_CONFIG,
 		now: Date.now,
@@ -86,12 +93,20 @@ describe.each(cases)('%s: purge to the trash', (agent, build, adapter) => {
 		const gone = [id, ...fx.ids.targetDescendants];
 		const whole = fx.snapshotOthers([]);
 		const others = fx.snapshotOthers(gone);
+		// A dashboard ran before: $MAM_HOME's parse memo holds what it parsed of the conversation.
+		await adapter.discover(deps.context, {includeChildren: true});
+		deps.context.parses?.persist();
+		const memoFiles = () => filesNaming(deps.stateDir, id).filter(f => path.basename(f).startsWith('parse-memo.db'));
+		if (agent !== 'opencode') expect(memoFiles()).not.toEqual([]);
 
 		const result = await purge(deps, agent, id);
 		expect(result?.residual).toEqual([]);
 		expect(result?.trashId).toMatch(/^\d{8}-\d{6}-[a-z]+-[0-9a-f]{6}$/);
 		// Erased, not just unlinked: no file under the home holds the id in any byte (freed sqlite pages included).
 		expect(filesNaming(fx.home, id)).toEqual([]);
+		// Nor mam-tui's own parse memo, with the batch the purge's own reads staged written too.
+		deps.context.parses?.persist();
+		expect(memoFiles()).toEqual([]);
 		expect(fx.snapshotOthers(gone)).toEqual(others);
 		const listed = await trashList(deps);
 		expect(listed.ok && listed.value.map(t => [t.purgeId, t.state])).toEqual([[result?.trashId, 'done']]);

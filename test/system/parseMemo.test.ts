@@ -282,15 +282,36 @@ describe('forgetInMemo', () => {
 		const neighbour = w.write('conv2.txt', '#neighbour\n');
 		const first = w.start();
 		for (const f of [target, inFolder, other, neighbour]) first.read(f);
-		first.parses.close();
+		// A dashboard still running: its batch sits in the WAL, its connection open.
+		first.parses.persist();
 		expect(memoBytes(w.state).includes(word)).toBe(true);
 
 		forgetInMemo(parseMemoPath(w.state), [target, path.join(w.data, 'conv')]);
+		expect(memoBytes(w.state).includes(word)).toBe(false);
+		first.parses.close();
 		expect(memoBytes(w.state).includes(word)).toBe(false);
 		const second = w.start();
 		for (const f of [target, inFolder, other, neighbour]) second.read(f);
 		// other and conv2.txt (a name that starts like the folder) kept; the two forgotten parsed again.
 		expect(second.memo.hits).toBe(2);
+	});
+
+	it('a row parsed again leaves no copy of its old value to survive the erase', () => {
+		const w = world();
+		const old = 'oldtitlewombat';
+		const file = w.write('t.txt', `#${old}\n${'filler '.repeat(20)}\n`);
+		const other = w.write('other.txt', '#other\n');
+		const first = w.start();
+		first.read(file);
+		first.read(other);
+		first.parses.persist();
+		fs.writeFileSync(file, `#newtitle\n${'other filler '.repeat(20)}\n`);
+		first.read(file);
+		first.parses.persist();
+		forgetInMemo(parseMemoPath(w.state), [file]);
+		first.parses.close();
+		expect(memoBytes(w.state).includes(old)).toBe(false);
+		expect(memoBytes(w.state).includes('newtitle')).toBe(false);
 	});
 
 	it('a missing memo is nothing to erase (and is not created)', () => {
