@@ -82,18 +82,8 @@ interface Staged {
 	readonly value?: unknown;
 }
 
-interface RawRow {
-	kind: string;
-	file: string;
-	version: number;
-	dev: number;
-	ino: number;
-	size: number;
-	mtime: number;
-	ctime: number;
-	also: string;
-	value: string;
-}
+/** A row as `raw()` reads it: kind, file, version, dev, ino, size, mtime, ctime, also, value. */
+type RawRow = [string, string, number, number, number, number, number, number, string, string];
 
 /** Where the memo lives in the state dir. */
 export function parseMemoPath(stateDir: string): string {
@@ -249,11 +239,12 @@ export class ParseMemo {
 		const db = this.open();
 		if (!db) return this.loaded;
 		try {
-			const rows = db.prepare<[], RawRow>('SELECT kind, file, version, dev, ino, size, mtime, ctime, also, value FROM memo').all();
-			for (const r of rows) {
-				let byFile = this.loaded.get(r.kind);
-				if (!byFile) this.loaded.set(r.kind, (byFile = new Map()));
-				byFile.set(r.file, {version: r.version, dev: r.dev, ino: r.ino, size: r.size, mtimeMs: r.mtime, ctimeMs: r.ctime, also: r.also, value: r.value});
+			// Rows as arrays: no object with ten named keys made per row only to be copied.
+			const rows = db.prepare<[], RawRow>('SELECT kind, file, version, dev, ino, size, mtime, ctime, also, value FROM memo').raw().all();
+			for (const [kind, file, version, dev, ino, size, mtimeMs, ctimeMs, also, value] of rows) {
+				let byFile = this.loaded.get(kind);
+				if (!byFile) this.loaded.set(kind, (byFile = new Map()));
+				byFile.set(file, {version, dev, ino, size, mtimeMs, ctimeMs, also, value});
 			}
 		} catch (error) {
 			this.loaded.clear();

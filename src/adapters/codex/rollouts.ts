@@ -134,12 +134,36 @@ export function rollouts(ctx: AdapterContext): RolloutFile[] {
 	return memo(ctx, ROLLOUTS.of(root), () => rolloutFiles(ctx, root));
 }
 
-/** The session_meta payload of a rollout, when its first line is one and names `id`. */
-export function metaOf(ctx: InRefresh, file: string, id: string): Record<string, unknown> | undefined {
-	// First lines never change once written: parsed once per file version, not once per question.
-	const first = parseCached(ctx, 'codex-first-line', file, '', () => readFirstJsonLine(file));
+/** What a rollout's first line says of the thread: its id, and the parent a sub-agent names. */
+export interface MetaLink {
+	readonly id: string;
+	readonly parentId?: string;
+}
+
+/**
+ * A rollout's id and parent from its session_meta, kept across starts: the first line alone holds
+ * the thread's whole instructions (kilobytes each), too much to keep for thousands of rollouts.
+ */
+export const META_LINK_PARSE = persistedParseKind<MetaLink | undefined>('codex-meta-link', 1);
+
+function metaLinkNow(file: string): MetaLink | undefined {
+	const first = readFirstJsonLine(file);
 	const payload = obj(first, 'payload');
-	return first?.['type'] === 'session_meta' && str(payload, 'id') === id ? payload : undefined;
+	const id = first?.['type'] === 'session_meta' ? str(payload, 'id') : undefined;
+	if (id === undefined) return undefined;
+	const parentId = parentFromMeta(payload);
+	return parentId === undefined ? {id} : {id, parentId};
+}
+
+/** Does the rollout's first line name `id` (a session_meta of that thread)? */
+export function confirmsId(ctx: InRefresh, file: string, id: string): boolean {
+	return parseCached(ctx, META_LINK_PARSE, file, '', () => metaLinkNow(file))?.id === id;
+}
+
+/** The parent the rollout of `id` names in its session_meta (a sub-agent's), else undefined. */
+export function metaParentOf(ctx: InRefresh, file: string, id: string): string | undefined {
+	const link = parseCached(ctx, META_LINK_PARSE, file, '', () => metaLinkNow(file));
+	return link?.id === id ? link.parentId : undefined;
 }
 
 /** The parent a sub-agent rollout names (`source.subagent.thread_spawn.parent_thread_id`). */
@@ -219,7 +243,7 @@ function parseRollout(ref: RolloutFile): Rollout | undefined {
 export function verifyRolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 	const root = codexRoot(ctx);
 	if (!memoHas(ctx, ROLLOUTS.of(root))) {
-		const dated = rolloutsByDate(ctx, root, id)?.filter(r => metaOf(ctx, r.file, id) !== undefined);
+		const dated = rolloutsByDate(ctx, root, id)?.filter(r => confirmsId(ctx, r.file, id));
 		if (dated && dated.length > 0) return dated;
 	}
 	return rolloutsOf(ctx, id);
@@ -232,7 +256,7 @@ export function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 		for (const r of rollouts(ctx)) pushTo(map, r.id, r);
 		return map;
 	});
-	return (byId.get(id) ?? []).filter(r => metaOf(ctx, r.file, id) !== undefined);
+	return (byId.get(id) ?? []).filter(r => confirmsId(ctx, r.file, id));
 }
 
 export function resumeStateOf(r: Rollout): ResumeState {

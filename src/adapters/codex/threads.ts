@@ -8,7 +8,7 @@ import {chunks, placeholders} from '../common/purgeDb.js';
 import type {AdapterContext} from '../types.js';
 import {childrenFrom, descendants} from '../../system/descendants.js';
 import {unlessUnreadable} from '../common/storeRead.js';
-import {codexRoot, databases, metaOf, parentFromMeta, ROLLOUT_FILE, type RolloutFile, rollouts, rolloutsOf, sqliteHome, UUID} from './rollouts.js';
+import {codexRoot, databases, metaParentOf, ROLLOUT_FILE, type RolloutFile, rollouts, rolloutsOf, sqliteHome, UUID} from './rollouts.js';
 
 const THREAD_INDEX = memoKind<ThreadIndex>('codex:index');
 const PARENTS = memoKind<Map<string, string>>('codex:parents');
@@ -89,7 +89,7 @@ function parentLinks(handle: ReadDb, tables: ReadonlyMap<string, ReadonlySet<str
 /** THE parent rule over the index's links: a rollout's own word (its session_meta) wins. */
 function withRolloutParents(ctx: InRefresh, links: Map<string, string>, refs: Iterable<RolloutFile>): Map<string, string> {
 	for (const ref of refs) {
-		const parent = parentFromMeta(metaOf(ctx, ref.file, ref.id));
+		const parent = metaParentOf(ctx, ref.file, ref.id);
 		if (parent) links.set(ref.id, parent);
 	}
 	return links;
