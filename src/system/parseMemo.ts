@@ -67,7 +67,11 @@ export interface ParseMemoOptions {
 	 * skips persisting one batch.
 	 */
 	readonly busyMs?: number;
-	/** Delay from the last staged change to the batched write (ms): the refresh's answer goes out first. */
+	/**
+	 * Delay from the last staged change to the batched write (ms; default 5 s): long enough that a
+	 * first start's refresh (seconds, with gaps between its parses) answers before the batch is
+	 * written; a crash loses only re-parsable work.
+	 */
 	readonly flushDelayMs?: number;
 }
 
@@ -315,7 +319,7 @@ export class ParseMemo {
 	private stage(change: Staged): void {
 		this.staged.set(rowKey(change.kind, change.file), change);
 		if (this.timer) clearTimeout(this.timer);
-		this.timer = setTimeout(() => this.flush(), this.options.flushDelayMs ?? 1500);
+		this.timer = setTimeout(() => this.flush(), this.options.flushDelayMs ?? 5000);
 		// Never keeps the process alive: `close()` writes what is left.
 		this.timer.unref();
 	}

@@ -50,7 +50,8 @@ export interface LiveRig {
 	listedSnapshots(): number;
 	/** With MAM_BENCH_PROFILE: a CPU profile of `seconds` of the idle supervisor (DIR/idle.cpuprofile), and the ms its samples were busy. */
 	profileIdle(seconds: number): Promise<number | undefined>;
-	dispose(): Promise<void>;
+	/** Stops everything; resolves to the CPU ms of writing the parse memo's last batch (as the dashboard does when it quits). */
+	dispose(): Promise<number>;
 }
 
 /** The dashboard's live side, as src/main.tsx wires it, on the bench world. */
@@ -116,7 +117,10 @@ export async function startLive(world: BenchWorld, herdrSocket: string, profileN
 			await supervisor.dispose();
 			await mux.dispose();
 			// The memo's last batch, as the dashboard writes it when it quits.
+			const before = process.cpuUsage();
 			parses.close();
+			const spent = process.cpuUsage(before);
+			return (spent.user + spent.system) / 1000;
 		},
 	};
 }
