@@ -137,22 +137,22 @@ export class ParseCache {
 /** The speed-ups of one refresh (see the top of this file). Made by `createRefresh`. */
 export interface Refresh {
 	/** The value kept under `key` for this refresh, computed by `compute` on first use. */
-	memo<T>(key: string, compute: () => T): T;
+	memo<T>(key: KeyParts, compute: () => T): T;
 	/** Is a value kept under `key` already? */
-	has(key: string): boolean;
+	has(key: KeyParts): boolean;
 	/**
 	 * `memo` for a value made from the process listing alone (an agent's live uses): kept while the
 	 * refresh's listing stands, so a refresh for a file change, which reuses the last listing,
 	 * reuses it too. Without a listing scope, kept for this refresh only.
 	 */
-	perListing<T>(key: string, compute: () => T): T;
+	perListing<T>(key: KeyParts | string, compute: () => T): T;
 	/**
 	 * The whole-store index kept under `key` once the refresh holds it (a `memo` built it) or once
 	 * more than the refresh's direct-lookup limit of ids were asked of it; before that, undefined:
 	 * look the id up directly. A few ids (a status run, a refresh after one change) then cost a
 	 * lookup each instead of reading the whole store, and many ids share one read.
 	 */
-	index<T>(key: string, build: () => T): T | undefined;
+	index<T>(key: KeyParts, build: () => T): T | undefined;
 	/**
 	 * `parse()` of `file` (one `kind` of parse), kept until the file changes (mtime, ctime, size or
 	 * inode) or `also` does (the stat of another file the parse reads); under a vouch, a file no
@@ -190,7 +190,7 @@ export interface RefreshOptions {
 const DIRECT_LOOKUPS = 32;
 
 export function createRefresh(options: RefreshOptions = {}): Refresh {
-	const values = new Map<string, unknown>();
+	const values = new Map<string, Map<string, unknown>>();
 	const parses = options.parses ?? new ParseCache();
 	const vouch = options.vouch;
 	const limit = options.directLookups ?? DIRECT_LOOKUPS;
@@ -201,12 +201,15 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 		stats.set(file, st);
 		return st;
 	};
-	const memoOf = <T>(key: string, compute: () => T): T => {
-		if (values.has(key)) return values.get(key) as T;
+	const memoOf = <T>({kind, part}: KeyParts, compute: () => T): T => {
+		let parts = values.get(kind);
+		if (parts?.has(part)) return parts.get(part) as T;
 		const value = compute();
-		values.set(key, value);
+		if (!parts) values.set(kind, (parts = new Map()));
+		parts.set(part, value);
 		return value;
 	};
+	const hasOf = ({kind, part}: KeyParts): boolean => values.get(kind)?.has(part) === true;
 	const listing = <T>(cache: Listings<T>, dir: string, read: () => T[]): T[] => {
 		if (!vouch) return read();
 		const known = cache.get(dir);
@@ -220,17 +223,19 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 	const listed = options.listing;
 	return {
 		memo: memoOf,
-		has: key => values.has(key),
-		perListing<T>(key: string, compute: () => T): T {
-			if (!listed) return memoOf(key, compute);
-			if (listed.has(key)) return listed.get(key) as T;
+		has: hasOf,
+		perListing<T>(key: KeyParts | string, compute: () => T): T {
+			// A few live-use scans a refresh: kept by one string, as the listing's owner keeps them.
+			const text = typeof key === 'string' ? key : `${key.kind}\0${key.part}`;
+			if (!listed) return memoOf({kind: text, part: ''}, compute);
+			if (listed.has(text)) return listed.get(text) as T;
 			const value = compute();
-			listed.set(key, value);
+			listed.set(text, value);
 			return value;
 		},
-		index<T>(key: string, build: () => T): T | undefined {
-			if (values.has(key)) return memoOf(key, build);
-			const asked = memoOf(`${key}\0asked`, () => ({count: 0}));
+		index<T>(key: KeyParts, build: () => T): T | undefined {
+			if (hasOf(key)) return memoOf(key, build);
+			const asked = memoOf({kind: `${key.kind}\0asked`, part: key.part}, () => ({count: 0}));
 			return ++asked.count <= limit ? undefined : memoOf(key, build);
 		},
 		// One refresh is one moment: each file is stat()ed once in it (`stat`), so a second caller
@@ -316,7 +321,8 @@ function parseIn<T>(
  * adds the store it was read from. Call sites that share a value share the kind's constant (never
  * a string copied by hand), and one kind cannot hold two types.
  */
-export interface MemoKey<T> {
+export interface MemoKey<T> extends KeyParts {
+	/** The key as one string (`kind\0part`), built on demand. */
 	readonly text: string;
 	/** Never set: ties the key to its value's type (invariant in T). */
 	readonly valueType?: (value: T) => T;
@@ -326,9 +332,31 @@ export interface MemoKind<T> {
 	of(...parts: readonly string[]): MemoKey<T>;
 }
 
+/** Where a refresh keeps a value: its kind, then the store it was read from (no string built per call). */
+export interface KeyParts {
+	readonly kind: string;
+	readonly part: string;
+}
+
 /** The kind `kind` of memo keys, holding values of type T. */
 export function memoKind<T>(kind: string): MemoKind<T> {
-	return {of: (...parts) => ({text: [kind, ...parts].join('\0')})};
+	// Every key names one store (a root, a database): that part alone, not a joined string.
+	return {of: (...parts) => new Key(kind, parts.length === 1 ? (parts[0] ?? '') : parts.join('\0'))};
+}
+
+/** A memo key: two fields, and its one-string form only when asked (a class: one shape, a getter on its prototype). */
+class Key implements KeyParts {
+	readonly kind: string;
+	readonly part: string;
+
+	constructor(kind: string, part: string) {
+		this.kind = kind;
+		this.part = part;
+	}
+
+	get text(): string {
+		return `${this.kind}\0${this.part}`;
+	}
 }
 
 /** What the helpers below need of a context: its refresh, if it is inside one (and its read connections). */
@@ -339,22 +367,22 @@ export type InRefresh = Pick<AdapterContext, 'refresh' | 'parses' | 'reads'>;
  * whole-store scans whose result the caller does not mutate.
  */
 export function memo<T>(ctx: InRefresh, key: MemoKey<T>, compute: () => T): T {
-	return ctx.refresh ? ctx.refresh.memo(key.text, compute) : compute();
+	return ctx.refresh ? ctx.refresh.memo(key, compute) : compute();
 }
 
 /** `Refresh.perListing` inside a refresh, else `compute()` every time. */
 export function memoPerListing<T>(ctx: InRefresh, key: MemoKey<T>, compute: () => T): T {
-	return ctx.refresh ? ctx.refresh.perListing(key.text, compute) : compute();
+	return ctx.refresh ? ctx.refresh.perListing(key, compute) : compute();
 }
 
 /** Does this refresh hold a value under `key` already? (Never outside a refresh.) */
 export function memoHas<T>(ctx: InRefresh, key: MemoKey<T>): boolean {
-	return ctx.refresh?.has(key.text) === true;
+	return ctx.refresh?.has(key) === true;
 }
 
 /** `Refresh.index` inside a refresh; outside one, always undefined (one call, one lookup). */
 export function indexAfter<T>(ctx: InRefresh, key: MemoKey<T>, build: () => T): T | undefined {
-	return ctx.refresh?.index(key.text, build);
+	return ctx.refresh?.index(key, build);
 }
 
 /**
