@@ -193,6 +193,9 @@ export class ParseMemo {
 	private pruned = false;
 	/** Rows handed out by `take` (for tests and the bench: what a start did not parse). */
 	hits = 0;
+	/** Rows read at start, and how many of them were asked about. */
+	private loadedRows = 0;
+	private askedRows = 0;
 
 	constructor(file: string, options: ParseMemoOptions) {
 		this.file = file;
@@ -250,6 +253,7 @@ export class ParseMemo {
 				if (!byFile) this.loaded.set(kind, (byFile = new Map()));
 				byFile.set(file, {version, dev, ino, size, mtimeMs, ctimeMs, also, value});
 			}
+			this.loadedRows = rows.length;
 		} catch (error) {
 			this.loaded.clear();
 			this.rebuildAfter(error);
@@ -290,6 +294,7 @@ export class ParseMemo {
 		const row = byFile.get(file);
 		if (!row) return undefined;
 		byFile.delete(file);
+		this.askedRows += 1;
 		if (row.version !== version) return undefined;
 		this.hits += 1;
 		return row;
@@ -375,6 +380,9 @@ export class ParseMemo {
 	private unaskedGone(): [string, string][] {
 		this.pruned = true;
 		const gone: [string, string][] = [];
+		// A process that asked about few of the rows (a `status` looking up one id) would stat
+		// thousands of files to prune: left to the next process that reads the whole history.
+		if (this.askedRows * 2 < this.loadedRows) return gone;
 		for (const [kind, byFile] of this.loaded ?? []) {
 			for (const file of byFile.keys()) {
 				if (stampNow(file)) continue;
@@ -401,6 +409,18 @@ export class ParseMemo {
  */
 export function forgetInMemo(file: string, paths: readonly string[]): void {
 	if (paths.length === 0 || !fs.existsSync(file)) return;
+	try {
+		forgetRows(file, paths);
+	} catch (error) {
+		// Another mam-tui holding the write lock: the purge says so and can be run again.
+		if (isBusy(error)) throw error;
+		// Damaged, or a WAL a reader kept from being emptied: it is only a cache, so removing it
+		// whole erases these rows too (a dashboard holding it writes on into the removed file).
+		removeFiles(file);
+	}
+}
+
+function forgetRows(file: string, paths: readonly string[]): void {
 	const db = openDatabase(file);
 	try {
 		db.pragma('secure_delete = ON');

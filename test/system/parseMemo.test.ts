@@ -199,6 +199,36 @@ describe('a restarted ParseCache', () => {
 		cleanups.push(() => rows.close());
 		expect(rows.prepare('SELECT file FROM memo').all()).toEqual([{file: a}]);
 	});
+
+	it('a process that asked about few rows (a status run) leaves the pruning to one that read them all', () => {
+		const w = world();
+		const files = ['a', 'b', 'c'].map(n => w.write(`${n}.txt`, `#${n}\n`));
+		const [a, b, c] = files as [string, string, string];
+		const first = w.start();
+		for (const f of files) first.read(f);
+		first.parses.close();
+		fs.rmSync(c);
+		const rowsNow = () => {
+			const db = openDatabase(parseMemoPath(w.state), {readonly: true});
+			try {
+				return db
+					.prepare<[], {file: string}>('SELECT file FROM memo ORDER BY file')
+					.all()
+					.map(r => r.file);
+			} finally {
+				db.close();
+			}
+		};
+		const few = w.start();
+		few.read(a);
+		few.parses.close();
+		expect(rowsNow()).toEqual([a, b, c]);
+		const all = w.start();
+		all.read(a);
+		all.read(b);
+		all.parses.close();
+		expect(rowsNow()).toEqual([a, b]);
+	});
 });
 
 describe('a memo that cannot be trusted or written', () => {
@@ -312,6 +342,14 @@ describe('forgetInMemo', () => {
 		first.parses.close();
 		expect(memoBytes(w.state).includes(old)).toBe(false);
 		expect(memoBytes(w.state).includes('newtitle')).toBe(false);
+	});
+
+	it('a damaged memo is removed whole: nothing of it is left to hold the rows', () => {
+		const w = world();
+		fs.mkdirSync(w.state, {recursive: true});
+		fs.writeFileSync(parseMemoPath(w.state), 'SQLite format 3\0'.padEnd(8192, 'zanzibarquokka '));
+		forgetInMemo(parseMemoPath(w.state), ['/some/file']);
+		expect(fs.existsSync(parseMemoPath(w.state))).toBe(false);
 	});
 
 	it('a missing memo is nothing to erase (and is not created)', () => {
