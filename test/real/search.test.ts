@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import path from 'node:path';
 import {describe, expect, it} from 'vitest';
 import {
 	DEFAULT_REPLY,
@@ -14,7 +15,7 @@ import {
 
 // `mam-tui search` against conversations the real CLIs wrote: found by a word only their message
 // bodies hold; not found once purged; found again after restore; after purge --hard no byte of
-// the word is left under HOME or $MAM_HOME (the search index included).
+// the word is left under HOME or $MAM_HOME (the search index and the parse memo included).
 
 const REPLY = /Hello from the stand-in model\./;
 
@@ -54,6 +55,9 @@ describe('real agents: search', () => {
 		expect(found.hits.map(h => [h.agent, h.id])).toEqual([[agent, id]]);
 		expect(found.hits[0]?.snippet).toContain(`[${word}]`);
 		expect(await grepMamHome(real.world, word)).not.toEqual([]);
+		// The search run read the conversation through the parse memo: the prompt is in it too.
+		const inMemo = async () => (await grepMamHome(real.world, word)).filter(f => path.basename(f).startsWith('parse-memo.db'));
+		expect(await inMemo()).not.toEqual([]);
 
 		const purged = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(purged.exitCode, purged.stdout + purged.stderr).toBe(0);
@@ -67,6 +71,8 @@ describe('real agents: search', () => {
 
 		const hard = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes', '--hard']);
 		expect(hard.exitCode, hard.stdout + hard.stderr).toBe(0);
+		// Erased by the purge itself, not by a later run pruning rows of files that are gone.
+		expect(await inMemo()).toEqual([]);
 		expect((await search(real.world, word)).hits).toEqual([]);
 		expect(await grepHome(real.world, word)).toEqual([]);
 		expect(await grepMamHome(real.world, word)).toEqual([]);
