@@ -5,7 +5,8 @@ import {ADAPTERS} from '../../src/adapters/index.js';
 import {createRefresh, ParseCache} from '../../src/adapters/common/refresh.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
 import type {AgentId} from '../../src/domain/types.js';
-import {decodeValue, encodeValue, ParseMemo, parseMemoPath} from '../../src/system/parseMemo.js';
+import {decodeValue, encodeValue} from '../../src/system/memoValue.js';
+import {ParseMemo, parseMemoPath} from '../../src/system/parseMemo.js';
 import {FIXTURE_BUILDERS} from './fixtures/index.js';
 import type {FixtureWorld} from './fixtures/types.js';
 

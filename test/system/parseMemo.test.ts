@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {createRefresh, ParseCache, parseKind, persistedParseKind, type ParseKind} from '../../src/adapters/common/refresh.js';
-import {decodeValue, encodeValue, forgetInMemo, ParseMemo, parseMemoPath, type MemoLog} from '../../src/system/parseMemo.js';
+import {decodeValue, encodeValue} from '../../src/system/memoValue.js';
+import {forgetInMemo, ParseMemo, parseMemoPath, type MemoLog} from '../../src/system/parseMemo.js';
 import {openDatabase} from '../../src/system/sqlite.js';
 import {tempDir} from '../helpers/tmp.js';
 
