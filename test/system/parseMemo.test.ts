@@ -157,6 +157,22 @@ describe('a restarted ParseCache', () => {
 		expect(w.calls()).toBe(before + 1);
 	});
 
+	it('a parse that is transient on every refresh stages no write', () => {
+		const w = world();
+		const file = w.write('x.txt', '#x\n');
+		const {memo, parses} = w.start();
+		const locked = persistedParseKind<string>('test-locked', 1);
+		for (let i = 0; i < 3; i++)
+			createRefresh({parses}).parse(
+				locked,
+				file,
+				'',
+				() => 'locked',
+				() => false,
+			);
+		expect(memo.pending).toBe(0);
+	});
+
 	it('drops the whole file written by another app version', () => {
 		const w = world();
 		const file = w.write('x.txt', '#x\n');

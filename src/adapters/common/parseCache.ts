@@ -193,7 +193,9 @@ export function parseIn<T>(
 	const value = kept ? (kept.value as T) : parse();
 	if (!keep(value)) {
 		parses.parsed.delete(files, file);
-		if (memo && version !== undefined) memo.drop(name, version, file);
+		// Only a value kept before can be on disk: a parse that is transient on every refresh (a
+		// locked database) must not cost a write each time.
+		if (memo && version !== undefined && known) memo.drop(name, version, file);
 		return value;
 	}
 	parses.parsed.set(files, file, {mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, ino: st.ino, dev: st.dev, also, seq, value});
