@@ -135,6 +135,10 @@ describe('folders', () => {
 		expect(trimSlash('/a/b//')).toBe('/a/b');
 		expect(trimSlash('/a')).toBe('/a');
 		expect(trimSlash('/')).toBe('/');
+		expect(trimSlash('//')).toBe('/');
+		expect(trimSlash('///')).toBe('/');
+		expect(trimSlash('a/')).toBe('a');
+		expect(trimSlash('')).toBe('');
 		expect(resolveFolder('/')).toBe('/');
 	});
 
@@ -265,6 +269,62 @@ describe('argvUsers and fileUsers', () => {
 			// With no arguments of our own, only we are left out.
 			process.argv = ['node', '/x/mam-tui'];
 			expect((await argvUsers(ctxOf([me, wrapper, agent]), ['ab12'])).map(h => h.pid)).toEqual([900, 901]);
+		} finally {
+			process.argv = saved;
+		}
+	});
+
+	// pid 1's parent is 0: a container whose start command is the wrapper (`npx mam-tui purge --id X`).
+	it.each([
+		{
+			name: 'the wrapper is pid 1',
+			rows: [
+				[process.pid, 1],
+				[1, 0, 'npx mam-tui purge --id ab12'],
+			],
+			users: [],
+		},
+		{
+			name: 'a shell under a pid-1 wrapper',
+			rows: [
+				[process.pid, 900],
+				[900, 1, 'sh -c mam-tui purge --id ab12'],
+				[1, 0, 'npx mam-tui purge --id ab12'],
+			],
+			users: [],
+		},
+		{
+			name: 'pid 1 is an agent that ran us',
+			rows: [
+				[process.pid, 1],
+				[1, 0, 'claude --resume ab12'],
+			],
+			users: [1],
+		},
+		{
+			name: 'pid 1 is init above a wrapper',
+			rows: [
+				[process.pid, 900],
+				[900, 1, 'npx mam-tui purge --id ab12'],
+				[1, 0, '/sbin/init ab12'],
+			],
+			users: [1],
+		},
+		{
+			name: 'a table whose parents loop',
+			rows: [
+				[process.pid, 900],
+				[900, 901, 'sh -c mam-tui purge --id ab12'],
+				[901, 900, 'sh -c mam-tui purge --id ab12'],
+			],
+			users: [],
+		},
+	] as {name: string; rows: [number, number, string?][]; users: number[]}[])('skips our wrappers up to and including pid 1: $name', async ({rows, users}) => {
+		const saved = process.argv;
+		process.argv = ['node', '/x/mam-tui', 'purge', '--id', 'ab12'];
+		try {
+			const table = rows.map(([pid, ppid, command]) => proc(pid, command?.split(' ') ?? ['node', '/x/mam-tui', 'purge', '--id', 'ab12'], {ppid}));
+			expect((await argvUsers(ctxOf(table), ['ab12'])).map(h => h.pid)).toEqual(users);
 		} finally {
 			process.argv = saved;
 		}

@@ -34,9 +34,11 @@ function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
 	if (ourArgs.length === 0) return self;
 	const byPid = pidIndex(all);
 	let current = byPid.get(process.pid);
-	while (current && current.ppid > 1) {
+	// Up to and including pid 1 (whose parent is 0): a container's start command may be the
+	// wrapper itself (`npx mam-tui purge --id X` as pid 1). A table with a loop stops where it closes.
+	while (current && current.ppid > 0) {
 		const parent = byPid.get(current.ppid);
-		if (!parent || !parent.argv.join(' ').includes(ourArgs)) break;
+		if (!parent || self.has(parent.pid) || !parent.argv.join(' ').includes(ourArgs)) break;
 		self.add(parent.pid);
 		current = parent;
 	}

@@ -61,9 +61,10 @@ function realOrSelf(p: string): string {
 	return realpathOrUndefined(p) ?? p;
 }
 
-/** A path without its trailing slashes (the root stays `/`). */
+/** A path without its trailing slashes (the root, however many slashes it is written with, stays `/`). */
 export function trimSlash(p: string): string {
-	return p.length > 1 ? p.replace(/\/+$/, '') : p;
+	const trimmed = p.replace(/\/+$/, '');
+	return trimmed === '' && p !== '' ? '/' : trimmed;
 }
 
 /** A folder as the in-use rule compares it: links resolved (when it exists), no trailing slash. */
