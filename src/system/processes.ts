@@ -17,6 +17,12 @@ export interface ProcessTable {
 	/** Optional: every open file of every process in one pass (one entry per process and path). */
 	openFiles?(): Promise<readonly OpenFile[]>;
 	/**
+	 * Optional: the open files of `pids` alone (one entry per process and path), read now. A
+	 * caller that asks about its agent's few processes then reads their fd folders, not those of
+	 * every process on the machine.
+	 */
+	openFilesOfPids?(pids: readonly number[]): Promise<readonly OpenFile[]>;
+	/**
 	 * Optional: the last `list()` pass if it began at or after `since` (a `monotonicMs()`
 	 * time), else undefined. Two readers of one moment (the mux's pane listing and the live
 	 * refresh) then share one pass over /proc instead of making two.
@@ -140,6 +146,29 @@ function allPids(): number[] {
 	}
 }
 
+/** The distinct files each of `pids` holds open (fd links); a process that is gone or not ours to read has none. */
+function openFilesIn(pids: Iterable<number>): OpenFile[] {
+	const found: OpenFile[] = [];
+	for (const pid of pids) {
+		let fds: string[];
+		try {
+			fds = fs.readdirSync(`/proc/${pid}/fd`);
+		} catch {
+			continue;
+		}
+		const targets = new Set<string>();
+		for (const fd of fds) {
+			try {
+				targets.add(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+			} catch {
+				// closed meanwhile
+			}
+		}
+		for (const target of targets) found.push({pid, path: target});
+	}
+	return found;
+}
+
 /**
  * Whether exec places each program's stack anew. With address-space randomisation off, an exec
  * under the same name leaves the stack's start where it was, so the argv kept under it could be
@@ -182,25 +211,10 @@ export function createProcessTable(): ProcessTable {
 			// Only the fd links: who the holders are comes from the process table, and only for the
 			// few paths asked about (reading stat, cmdline and cwd of every process with an open
 			// file cost more than the fd scan itself).
-			const found: OpenFile[] = [];
-			for (const pid of allPids()) {
-				let fds: string[];
-				try {
-					fds = fs.readdirSync(`/proc/${pid}/fd`);
-				} catch {
-					continue;
-				}
-				const targets = new Set<string>();
-				for (const fd of fds) {
-					try {
-						targets.add(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
-					} catch {
-						// closed meanwhile
-					}
-				}
-				for (const target of targets) found.push({pid, path: target});
-			}
-			return found;
+			return openFilesIn(allPids());
+		},
+		async openFilesOfPids(pids) {
+			return openFilesIn(new Set(pids));
 		},
 		async holders(paths) {
 			if (paths.length === 0) return [];
@@ -313,10 +327,18 @@ export function snapshotTable(base: ProcessTable, rows?: readonly ProcessRef[]):
 	// The open-file pass, shared by `holders` and by callers that scan every open file themselves.
 	let allOpen: Promise<readonly OpenFile[]> | undefined;
 	const openOnce = everyOpenFile ? () => (allOpen ??= everyOpenFile()) : undefined;
+	const someOpen = base.openFilesOfPids?.bind(base);
+	/** A few processes' open files: from the one pass when it was made already (the same moment), else read for them alone. */
+	const openOfPids = async (pids: readonly number[]): Promise<readonly OpenFile[]> => {
+		const wanted = new Set(pids);
+		if (allOpen || !someOpen) return ((await openOnce?.()) ?? []).filter(f => wanted.has(f.pid));
+		return someOpen(pids);
+	};
 	return {
 		list,
 		get: async pid => (await index()).get(pid),
 		...(openOnce ? {openFiles: openOnce} : {}),
+		...(openOnce || someOpen ? {openFilesOfPids: openOfPids} : {}),
 		async holders(paths) {
 			if (paths.length === 0) return [];
 			// A table that cannot list every open file at once is asked per call, as before.

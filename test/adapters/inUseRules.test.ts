@@ -466,7 +466,7 @@ describe('whose processes', () => {
 		expect([...parses.parsed.keys()].filter(k => k.includes(`/proc/${mine.pid}/`))).toHaveLength(1);
 	});
 
-	it('openFilesOf: from one pass when the table has it, else from /proc; nothing asked, nothing read', async () => {
+	it('openFilesOf: for the pids alone when the table can, else from its one pass, else from /proc; nothing asked, nothing read', async () => {
 		const files: OpenFile[] = [
 			{pid: 1, path: '/a'},
 			{pid: 2, path: '/b'},
@@ -480,6 +480,16 @@ describe('whose processes', () => {
 		fs.writeFileSync(file, 'x');
 		const held = await spawnFileHolder([file]);
 		cleanups.push(() => held.stop());
+		// A table that reads a few processes alone is asked for those, never for every process's files.
+		const few: AdapterContext = {
+			...ctx,
+			processes: {
+				...ctx.processes,
+				openFiles: () => Promise.reject(new Error('a pass over every process')),
+				openFilesOfPids: async pids => files.filter(f => pids.includes(f.pid)),
+			},
+		};
+		expect(await openFilesOf(few, [2])).toEqual(new Map([[2, ['/b']]]));
 		const fromProc = await openFilesOf(ctxOf([]), [held.pid, 2 ** 22 + 13]);
 		expect(fromProc.get(held.pid)).toContain(file);
 		expect(fromProc.has(2 ** 22 + 13)).toBe(false);

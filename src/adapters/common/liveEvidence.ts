@@ -310,14 +310,20 @@ export function wordAfter(argv: readonly string[], words: readonly string[], pat
 	return undefined;
 }
 
-/** The files (realpath) each of `pids` holds open, from one pass over open files when the table offers it. */
+/**
+ * The files (realpath) each of `pids` holds open: read for those processes alone when the table
+ * can (an agent's few processes, not every process's fd folder each listing), else from its one
+ * pass over open files, else from /proc.
+ */
 export async function openFilesOf(ctx: AdapterContext, pids: readonly number[]): Promise<Map<number, string[]>> {
 	const wanted = new Set(pids);
 	const out = new Map<number, string[]>();
 	if (wanted.size === 0) return out;
-	const every = ctx.processes.openFiles?.bind(ctx.processes);
-	if (every) {
-		for (const f of await every()) {
+	const table = ctx.processes;
+	const some = table.openFilesOfPids?.bind(table);
+	const every = table.openFiles?.bind(table);
+	if (some || every) {
+		for (const f of some ? await some([...wanted]) : ((await every?.()) ?? [])) {
 			if (!wanted.has(f.pid)) continue;
 			const list = out.get(f.pid);
 			if (list) list.push(f.path);
