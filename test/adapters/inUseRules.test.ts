@@ -395,6 +395,21 @@ describe('argvUsers and fileUsers', () => {
 		expect(asked).toEqual([[held]]);
 	});
 
+	it("fileUsers: a refresh's view filters by the table's kept pass; outside a refresh (purge, resume) only holders, read now, answer", async () => {
+		const dir = fs.realpathSync(scratch());
+		const held = path.join(dir, 'held.jsonl');
+		fs.writeFileSync(held, '');
+		const holder: Holder = {pid: 21, startTime: 1, command: 'agent', argv: ['agent'], path: held};
+		// The kept pass is from before process 21 opened the file; a pass made now would show it.
+		const table: ProcessTable = {
+			...ctxOf([], [holder], [{pid: 21, path: held}]).processes,
+			openFilesKept: async () => [],
+		};
+		const check: AdapterContext = {...ctxOf([]), processes: table};
+		expect((await fileUsers(check, [held])).map(h => h.pid)).toEqual([21]);
+		expect(await fileUsers({...check, refresh: createRefresh()}, [held])).toEqual([]);
+	});
+
 	it('uniqueHolders keeps the first reason per process', () => {
 		const h = (pid: number, reason: string): InUseHolder => ({pid, startTime: 1, command: 'c', reason});
 		expect(uniqueHolders([h(1, 'first'), h(2, 'x'), h(1, 'second')])).toEqual([h(1, 'first'), h(2, 'x')]);

@@ -35,5 +35,12 @@ export function ownProcessTable(root = process.pid, base: ProcessTable = createP
 			return openFilesOfPids(wanted.filter(pid => pids.has(pid)));
 		};
 	}
+	const openFilesKept = base.openFilesKept?.bind(base);
+	if (openFilesKept) {
+		table.openFilesKept = async () => {
+			const pids = await ourPids();
+			return (await openFilesKept()).filter(f => pids.has(f.pid));
+		};
+	}
 	return table;
 }

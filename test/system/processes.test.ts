@@ -82,4 +82,69 @@ describe('the process table', () => {
 		expect(await table.openFilesOfPids?.([1])).toEqual([{pid: 1, path: '/a'}]);
 		expect(asked).toEqual(['some 2', 'all']);
 	});
+
+	it('a kept pass reads new processes and those whose open files changed in number; holders and openFiles read every process now', async () => {
+		const t = tempDir('mam-kept-');
+		const [a, b, c] = ['a.txt', 'b.txt', 'c.txt'].map(name => path.join(t.dir, name)) as [string, string, string];
+		for (const file of [a, b, c]) fs.writeFileSync(file, 'x');
+		// A child that opens and closes files when told: its fd count changes only then.
+		const script = `const fs=require('fs');const fds={};require('readline').createInterface({input:process.stdin}).on('line',l=>{const [op,p]=l.split(' ');if(op==='open')fds[p]=fs.openSync(p,'r');else{fs.closeSync(fds[p]);delete fds[p];}process.stdout.write('ok\\n');});process.stdout.write('ok\\n');`;
+		child = execa('node', ['-e', script], {stdin: 'pipe', reject: false});
+		const pid = child.pid as number;
+		const lines = child.stdout as NodeJS.ReadableStream;
+		let oks = 0;
+		lines.on('data', (chunk: Buffer) => (oks += chunk.toString().split('ok').length - 1));
+		const tell = async (line: string) => {
+			const want = oks + 1;
+			child?.stdin?.write(`${line}\n`);
+			await eventually(line, () => (oks >= want ? true : undefined));
+		};
+		await eventually('child up', () => (oks >= 1 ? true : undefined));
+		const table = createProcessTable();
+		const ofChild = (files: readonly OpenFile[] | undefined) =>
+			(files ?? [])
+				.filter(f => f.pid === pid && f.path.startsWith(t.dir))
+				.map(f => f.path)
+				.sort();
+		try {
+			await tell(`open ${a}`);
+			// New to the table: read.
+			expect(ofChild(await table.openFilesKept?.())).toEqual([a]);
+			await tell(`open ${b}`);
+			// One more open file: read again.
+			expect(ofChild(await table.openFilesKept?.())).toEqual([a, b]);
+			// As many open files as at the last pass, another one among them: the view keeps what it read...
+			await tell(`close ${a}`);
+			await tell(`open ${c}`);
+			expect(ofChild(await table.openFilesKept?.())).toEqual([a, b]);
+			// ...a check never does.
+			expect(ofChild(await table.openFiles?.())).toEqual([b, c]);
+			expect((await table.holders([c])).map(h => h.pid)).toContain(pid);
+			await tell(`close ${b}`);
+			expect(ofChild(await table.openFilesKept?.())).toEqual([c]);
+		} finally {
+			child.kill('SIGKILL');
+			t.dispose();
+		}
+	});
+
+	it("a refresh's kept pass is its fresh pass when that was made, else the base's kept pass, once", async () => {
+		const asked: string[] = [];
+		const base: ProcessTable = {
+			list: async () => [],
+			get: async () => undefined,
+			holders: async () => [],
+			openFiles: async () => (asked.push('fresh'), [{pid: 1, path: '/fresh'}]),
+			openFilesKept: async () => (asked.push('kept'), [{pid: 1, path: '/kept'}]),
+		};
+		const viewFirst = snapshotTable(base);
+		expect(await viewFirst.openFilesKept?.()).toEqual([{pid: 1, path: '/kept'}]);
+		expect(await viewFirst.openFilesKept?.()).toEqual([{pid: 1, path: '/kept'}]);
+		expect(await viewFirst.openFiles?.()).toEqual([{pid: 1, path: '/fresh'}]);
+		expect(asked).toEqual(['kept', 'fresh']);
+		const freshFirst = snapshotTable(base);
+		await freshFirst.openFiles?.();
+		expect(await freshFirst.openFilesKept?.()).toEqual([{pid: 1, path: '/fresh'}]);
+		expect(asked).toEqual(['kept', 'fresh', 'fresh']);
+	});
 });

@@ -128,12 +128,14 @@ function identity(st: {readonly dev: number; readonly ino: number}): string {
 
 /**
  * The identities of every file some process holds open, once per table inside a refresh when the
- * table lists open files in one pass (a thousand paths stat()ed once); else undefined.
+ * table lists open files in one pass (a thousand paths stat()ed once); else undefined. A refresh
+ * is a view: it takes the table's kept pass (only new or changed processes' fds read) when there
+ * is one. Outside a refresh (purge, resume) nothing here is asked: `holders` reads every process.
  */
 async function openIdentities(ctx: AdapterContext): Promise<ReadonlySet<string> | undefined> {
 	const table = ctx.processes;
 	const refresh = ctx.refresh;
-	const every = table.openFiles?.bind(table);
+	const every = (table.openFilesKept ?? table.openFiles)?.bind(table);
 	if (!refresh || !every) return undefined;
 	const kept = refresh.perListing(OPEN_FILES.of().text, (): {value?: {table: ProcessTable; ids: Promise<Set<string>>}} => ({}));
 	if (kept.value?.table !== table) {
