@@ -75,6 +75,23 @@ describe('usersOf: the rule', () => {
 		expect(usersOf({}, uses, {ids: ['c'], cwds: []})).toEqual([{pid: 3, startTime: 30, command: 'agent 3', reason: 'why 3'}]);
 	});
 
+	it("holders come once each, in the uses' order, whichever claims name them; the answer is the caller's to change", () => {
+		const later = [
+			use(1, {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}),
+			use(2, {kind: 'ids', ids: ['a']}),
+			use(3, {kind: 'ids', ids: ['a', 'b']}),
+		];
+		const ctx = {refresh: createRefresh()};
+		// The ids' list (2, 3) comes before the folder's (1); the same folder twice is one list.
+		expect(usersOf(ctx, later, {ids: ['a', 'b'], cwds: ['/w/p', '/w/p/']}).map(h => h.pid)).toEqual([1, 2, 3]);
+		const one = usersOf(ctx, later, {ids: [], cwds: ['/w/p']});
+		expect(one.map(h => h.pid)).toEqual([1]);
+		one.push(...usersOf(ctx, later, {ids: ['b'], cwds: []}));
+		expect(usersOf(ctx, later, {ids: [], cwds: ['/w/p']}).map(h => h.pid)).toEqual([1]);
+		expect(usersOf(ctx, later, {ids: ['b'], cwds: []}).map(h => h.pid)).toEqual([3]);
+		expect(usersOf(ctx, later, {ids: ['x'], cwds: ['/elsewhere']})).toEqual([]);
+	});
+
 	it('what "its project" means is the agent\'s: a sub-folder counts only with sameTree', () => {
 		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}).map(h => h.pid)).toEqual([]);
 		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}, 'tree').map(h => h.pid)).toEqual([2]);

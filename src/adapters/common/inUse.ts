@@ -185,7 +185,12 @@ export async function fileUsers(ctx: AdapterContext, paths: readonly string[], i
 
 /** One entry per process (the first reason found wins). */
 export function uniqueHolders(holders: readonly InUseHolder[]): InUseHolder[] {
-	const seen = new Map<number, InUseHolder>();
-	for (const h of holders) if (!seen.has(h.pid)) seen.set(h.pid, h);
-	return [...seen.values()];
+	const seen = new Set<number>();
+	const out: InUseHolder[] = [];
+	for (const h of holders) {
+		if (seen.has(h.pid)) continue;
+		seen.add(h.pid);
+		out.push(h);
+	}
+	return out;
 }

@@ -135,6 +135,8 @@ interface UseIndex {
 	readonly byFolder: ReadonlyMap<string, readonly number[]>;
 	/** Project claims by each folder strictly above theirs. */
 	readonly below: ReadonlyMap<string, readonly number[]>;
+	/** Each use as a holder, made once per list: a refresh answers thousands of conversations from a few dozen uses. */
+	readonly holders: readonly InUseHolder[];
 }
 
 function indexOfUses(uses: readonly LiveUse[]): UseIndex {
@@ -158,7 +160,8 @@ function indexOfUses(uses: readonly LiveUse[]): UseIndex {
 			for (const folder of above) add(below, folder, at);
 		}
 	});
-	return {any, project, byId, byFolder, below};
+	const holders = uses.map(use => ({pid: use.pid, startTime: use.startTime, command: use.command, reason: use.reason}));
+	return {any, project, byId, byFolder, below, holders};
 }
 
 /** The index of this list of uses: once per list inside a refresh (the live uses are one list per agent and listing). */
@@ -179,26 +182,39 @@ function indexOfUsesIn(ctx: InRefresh, uses: readonly LiveUse[]): UseIndex {
  */
 export function usersOf(ctx: InRefresh, uses: readonly LiveUse[], target: UseTarget, project: ProjectRule = 'folder'): InUseHolder[] {
 	const index = indexOfUsesIn(ctx, uses);
-	const hits = new Set<number>(index.any);
-	const addAll = (list: readonly number[] | undefined) => {
-		for (const at of list ?? []) hits.add(at);
-	};
-	for (const id of target.ids) addAll(index.byId.get(id));
-	for (const cwd of target.cwds.map(folderResolverIn(ctx))) {
-		if (cwd === ANY_FOLDER || (project === 'tree' && cwd === '/')) addAll(index.project);
-		else if (project === 'folder') addAll(index.byFolder.get(cwd));
-		else {
-			for (const folder of selfAndAbove(cwd)) addAll(index.byFolder.get(folder));
-			addAll(index.byFolder.get('/'));
-			addAll(index.below.get(cwd));
+	// The lists of positions that name the target; most targets meet one list (their folder's).
+	const lists: (readonly number[] | undefined)[] = [index.any];
+	for (const id of target.ids) lists.push(index.byId.get(id));
+	if (target.cwds.length > 0) {
+		const resolve = folderResolverIn(ctx);
+		for (const written of target.cwds) {
+			const cwd = resolve(written);
+			if (cwd === ANY_FOLDER || (project === 'tree' && cwd === '/')) lists.push(index.project);
+			else if (project === 'folder') lists.push(index.byFolder.get(cwd));
+			else {
+				for (const folder of selfAndAbove(cwd)) lists.push(index.byFolder.get(folder));
+				lists.push(index.byFolder.get('/'), index.below.get(cwd));
+			}
 		}
 	}
-	return [...hits]
-		.sort((a, b) => a - b)
-		.map(at => {
-			const use = uses[at] as LiveUse;
-			return {pid: use.pid, startTime: use.startTime, command: use.command, reason: use.reason};
-		});
+	return holdersAt(index.holders, lists);
+}
+
+/** The holders at the positions in `lists`, each once, in the order of the uses. */
+function holdersAt(holders: readonly InUseHolder[], lists: readonly (readonly number[] | undefined)[]): InUseHolder[] {
+	let only: readonly number[] | undefined;
+	let many = false;
+	for (const list of lists) {
+		if (!list) continue;
+		if (only === undefined) only = list;
+		else if (list !== only) many = true;
+	}
+	if (only === undefined) return [];
+	// One list is in the uses' order already, each position once.
+	if (!many) return only.map(at => holders[at] as InUseHolder);
+	const hits = new Set<number>();
+	for (const list of lists) for (const at of list ?? []) hits.add(at);
+	return [...hits].sort((a, b) => a - b).map(at => holders[at] as InUseHolder);
 }
 
 /** Do any of `uses` claim by project or claim everything? Only then is a conversation's folder worth looking up. */
