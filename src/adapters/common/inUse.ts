@@ -36,7 +36,7 @@ function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
 	let current = byPid.get(process.pid);
 	// Up to and including pid 1 (whose parent is 0): a container's start command may be the
 	// wrapper itself (`npx mam-tui purge --id X` as pid 1). A table with a loop stops where it closes.
-	while (current && current.ppid > 0) {
+	while (current) {
 		const parent = byPid.get(current.ppid);
 		if (!parent || self.has(parent.pid) || !parent.argv.join(' ').includes(ourArgs)) break;
 		self.add(parent.pid);

@@ -185,36 +185,19 @@ export function usersOf(ctx: InRefresh, uses: readonly LiveUse[], target: UseTar
 	// The lists of positions that name the target; most targets meet one list (their folder's).
 	const lists: (readonly number[] | undefined)[] = [index.any];
 	for (const id of target.ids) lists.push(index.byId.get(id));
-	if (target.cwds.length > 0) {
-		const resolve = folderResolverIn(ctx);
-		for (const written of target.cwds) {
-			const cwd = resolve(written);
-			if (cwd === ANY_FOLDER || (project === 'tree' && cwd === '/')) lists.push(index.project);
-			else if (project === 'folder') lists.push(index.byFolder.get(cwd));
-			else {
-				for (const folder of selfAndAbove(cwd)) lists.push(index.byFolder.get(folder));
-				lists.push(index.byFolder.get('/'), index.below.get(cwd));
-			}
+	const resolve = folderResolverIn(ctx);
+	for (const written of target.cwds) {
+		const cwd = resolve(written);
+		if (cwd === ANY_FOLDER || (project === 'tree' && cwd === '/')) lists.push(index.project);
+		else if (project === 'folder') lists.push(index.byFolder.get(cwd));
+		else {
+			for (const folder of selfAndAbove(cwd)) lists.push(index.byFolder.get(folder));
+			lists.push(index.byFolder.get('/'), index.below.get(cwd));
 		}
 	}
-	return holdersAt(index.holders, lists);
-}
-
-/** The holders at the positions in `lists`, each once, in the order of the uses. */
-function holdersAt(holders: readonly InUseHolder[], lists: readonly (readonly number[] | undefined)[]): InUseHolder[] {
-	let only: readonly number[] | undefined;
-	let many = false;
-	for (const list of lists) {
-		if (!list) continue;
-		if (only === undefined) only = list;
-		else if (list !== only) many = true;
-	}
-	if (only === undefined) return [];
-	// One list is in the uses' order already, each position once.
-	if (!many) return only.map(at => holders[at] as InUseHolder);
 	const hits = new Set<number>();
 	for (const list of lists) for (const at of list ?? []) hits.add(at);
-	return [...hits].sort((a, b) => a - b).map(at => holders[at] as InUseHolder);
+	return [...hits].sort((a, b) => a - b).map(at => index.holders[at] as InUseHolder);
 }
 
 /** Do any of `uses` claim by project or claim everything? Only then is a conversation's folder worth looking up. */
@@ -337,9 +320,9 @@ export async function openFilesOf(ctx: AdapterContext, pids: readonly number[]):
 	if (wanted.size === 0) return out;
 	const table = ctx.processes;
 	const some = table.openFilesOfPids?.bind(table);
-	const every = table.openFiles?.bind(table);
-	if (some || every) {
-		for (const f of some ? await some([...wanted]) : ((await every?.()) ?? [])) {
+	const read = some ? () => some([...wanted]) : table.openFiles?.bind(table);
+	if (read) {
+		for (const f of await read()) {
 			if (!wanted.has(f.pid)) continue;
 			const list = out.get(f.pid);
 			if (list) list.push(f.path);
