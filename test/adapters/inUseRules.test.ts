@@ -75,6 +75,14 @@ describe('usersOf: the rule', () => {
 		expect(usersOf({}, uses, {ids: ['c'], cwds: []})).toEqual([{pid: 3, startTime: 30, command: 'agent 3', reason: 'why 3'}]);
 	});
 
+	it("'tree': a claim at the root is on every conversation, even one whose folder is written relative or empty", () => {
+		const root = [use(1, {kind: 'project', cwd: '/', folder: '/'}), use(2, {kind: 'project', cwd: '/w', folder: '/w'})];
+		for (const cwd of ['rel/x', '', '/', '/w/p', '/v']) expect(usersOf({}, root, {ids: [], cwds: [cwd]}, 'tree').map(h => h.pid)).toContain(1);
+		expect(usersOf({}, root, {ids: [], cwds: ['/']}, 'tree').map(h => h.pid)).toEqual([1, 2]);
+		expect(usersOf({}, root, {ids: [], cwds: ['/v']}, 'tree').map(h => h.pid)).toEqual([1]);
+		expect(usersOf({}, root, {ids: [], cwds: ['rel/x']}, 'folder').map(h => h.pid)).toEqual([]);
+	});
+
 	it("holders come once each, in the uses' order, whichever claims name them; the answer is the caller's to change", () => {
 		const later = [
 			use(1, {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}),

@@ -122,7 +122,8 @@ export type ProjectRule = 'folder' | 'tree';
 function selfAndAbove(p: string): string[] {
 	const out = [p];
 	for (let at = p.lastIndexOf('/'); at > 0; at = p.lastIndexOf('/', at - 1)) out.push(p.slice(0, at));
-	if (p.startsWith('/') && p !== '/') out.push('/');
+	// The root is above every folder (written relative or not: "the root is every tree").
+	if (p !== '/') out.push('/');
 	return out;
 }
 
@@ -188,11 +189,12 @@ export function usersOf(ctx: InRefresh, uses: readonly LiveUse[], target: UseTar
 	const resolve = folderResolverIn(ctx);
 	for (const written of target.cwds) {
 		const cwd = resolve(written);
-		if (cwd === ANY_FOLDER || (project === 'tree' && cwd === '/')) lists.push(index.project);
+		if (cwd === ANY_FOLDER) lists.push(index.project);
 		else if (project === 'folder') lists.push(index.byFolder.get(cwd));
 		else {
+			// Its folder and those above it (the root is above every folder), and every claim below it.
 			for (const folder of selfAndAbove(cwd)) lists.push(index.byFolder.get(folder));
-			lists.push(index.byFolder.get('/'), index.below.get(cwd));
+			lists.push(index.below.get(cwd));
 		}
 	}
 	const hits = new Set<number>();
