@@ -17,9 +17,10 @@ import {agentDelete, deleteRows, eraseStores, requestDumps, sessionFiles, storeP
 import {readHermesScreen} from './hermes/screen.js';
 import {askStores, hermesRoot, ID_PATTERN, indexFor, PROGRAMS, readStores, storesOf, viewOf} from './hermes/store.js';
 import {logFiles, removablePrompts, removeText} from './hermes/text.js';
-import {hermesLiveUses, isService, liveLeaseHolders, storeUse, type StoreUse, verdictIn} from './hermes/use.js';
+import {hermesLiveUses, isService, leasesQueried, leasesRead, liveLeaseHolders, storeUse, type Leases, type StoreUse, verdictIn} from './hermes/use.js';
 
 const DUMPS = memoKind<ReturnType<typeof requestDumps>>('hermes:dumps');
+const LEASES = memoKind<Leases>('hermes:leases');
 
 // Hermes Agent (FORMATS 6), checked against hermes 0.19.0 (pip `hermes-agent`): a state.db per
 // profile store holding sessions, messages and two FTS5 indexes over them; the TUI's prompt
@@ -189,12 +190,14 @@ export const hermesAdapter: AgentAdapter = {
 		if (index) {
 			uses = [];
 			for (const data of storesNaming(index.data, id)) {
-				const use = withReadOnlyDb(data.store.db, ctx.reads, db => storeUse(viewOf(data), db, data.columns, id));
+				// The store's leases read once per refresh: a query per conversation was most of inUse.
+				const leases = memo(ctx, LEASES.of(data.store.db), () => withReadOnlyDb(data.store.db, ctx.reads, db => leasesRead(db, data.columns)));
+				const use = storeUse(viewOf(data), leases, id);
 				if (use) uses.push(use);
 			}
 		} else {
 			// Unreadable stores are skipped, as the index skips them.
-			uses = askStores(ctx, (view, db) => storeUse(view, db, view.columns, id)).found;
+			uses = askStores(ctx, (view, db) => storeUse(view, leasesQueried(db, view.columns), id)).found;
 		}
 		const ids = new Set([id]);
 		const files: string[] = [];

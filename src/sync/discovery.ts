@@ -19,6 +19,7 @@ import {ConversationList, keepUnchanged} from './discoveryMerge.js';
 import {cwdKey, inUseKey, pinKey, type CwdFacts, type DiscoveryResult, type UseFacts} from './discoveryResult.js';
 import {FolderWatch} from './folderWatch.js';
 import {discoverCwd, PaneEvidenceCache} from './paneEvidence.js';
+import {answerMoved, listingChange} from './useChange.js';
 
 const WATCH_PATHS = memoKind<readonly string[]>('watch-paths');
 
@@ -189,6 +190,8 @@ interface Answers {
 	readonly used: ReadonlyMap<string, UseFacts>;
 	/** The `processes` key in-use was last asked under. */
 	readonly usedUnder: string | undefined;
+	/** That listing's processes: a new listing is compared with it (`listingChange`). */
+	readonly usedRows: readonly ProcessRef[] | undefined;
 	/** The (agent, cwd) keys whose conversations the last refresh found changed. */
 	readonly reread: ReadonlySet<string>;
 }
@@ -212,7 +215,7 @@ export class DiscoveryCache {
 	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
 	private readonly list: ConversationList;
 	private readonly evidence: PaneEvidenceCache;
-	private answers: Answers = {byCwd: new Map(), verified: new Map(), used: new Map(), usedUnder: undefined, reread: new Set()};
+	private answers: Answers = {byCwd: new Map(), verified: new Map(), used: new Map(), usedUnder: undefined, usedRows: undefined, reread: new Set()};
 	private listing: ListingTable | undefined;
 	/** Each watch path's hash, made once: the same thousands of paths are signed every full tick. */
 	private readonly pathHashes = new Map<string, number>();
@@ -439,7 +442,7 @@ export class DiscoveryCache {
 			const look: Look = {rescan: options.rescan, full, dirty, signature: this.signer(ctx)};
 			const byCwd = options.conversations === false ? new Map<string, Entry<CwdFacts>>() : await this.step(ctx, before.byCwd, this.cwdAsks(rows), look);
 			const verified = await this.step(ctx, before.verified, this.pinAsks(checked), look);
-			const use = await this.refreshUse(ctx, checked, verified, listing.key, options.rescan);
+			const use = await this.refreshUse(ctx, checked, verified, {key: listing.key, rows: options.processes}, options.rescan);
 			const conversations = await this.list.update(
 				ctx,
 				[...byCwd.values()].map(e => e.value),
@@ -502,11 +505,18 @@ export class DiscoveryCache {
 		ctx: AdapterContext,
 		rows: readonly SessionRecord[],
 		verified: ReadonlyMap<string, Entry<ResumeState>>,
-		processes: string | undefined,
+		processes: {readonly key: string | undefined; readonly rows: readonly ProcessRef[] | undefined},
 		rescan: boolean,
-	): Promise<Pick<Answers, 'used' | 'usedUnder'>> {
-		const {used, usedUnder} = this.answers;
-		const processesMoved = processes === undefined || processes !== usedUnder;
+	): Promise<Pick<Answers, 'used' | 'usedUnder' | 'usedRows'>> {
+		const {used, usedUnder, usedRows} = this.answers;
+		const processesMoved = processes.key === undefined || processes.key !== usedUnder;
+		// Asked again only what the change can move: answers naming a process that left, or all
+		// when a new process could use a conversation (without both listings, all).
+		const change =
+			rescan && processesMoved && usedRows && processes.rows
+				? await listingChange(ctx, this.adapters, usedRows, processes.rows, new Set(rows.flatMap(r => r.agentSessionId ?? [])))
+				: undefined;
+		const moved = (known: UseFacts) => rescan && processesMoved && (change === undefined || answerMoved(change, known));
 		const next = new Map<string, UseFacts>();
 		const todo = new Map<string, {adapter: AgentAdapter; id: string}>();
 		// Per cwd, not per row (500 rows share a few dozen cwds).
@@ -521,7 +531,7 @@ export class DiscoveryCache {
 			const key = inUseKey(row.agent, id);
 			if (next.has(key) || todo.has(key)) continue;
 			const known = used.get(key);
-			if (known && !(rescan && processesMoved)) next.set(key, known);
+			if (known && !moved(known)) next.set(key, known);
 			else todo.set(key, {adapter, id});
 		}
 		await forEachLimit([...todo], async ([key, {adapter, id}]) => {
@@ -532,6 +542,6 @@ export class DiscoveryCache {
 				next.set(key, {ok: false, error: `${adapter.label} could not tell who uses it: ${messageOf(error)}`});
 			}
 		});
-		return {used: next, usedUnder: rescan ? processes : usedUnder};
+		return rescan ? {used: next, usedUnder: processes.key, usedRows: processes.rows} : {used: next, usedUnder, usedRows};
 	}
 }

@@ -17,6 +17,20 @@ export interface ProcessTable {
 	/** Optional: every open file of every process in one pass (one entry per process and path). */
 	openFiles?(): Promise<readonly OpenFile[]>;
 	/**
+	 * Optional: the open files of `pids` alone (one entry per process and path), read now. A
+	 * caller that asks about its agent's few processes then reads their fd folders, not those of
+	 * every process on the machine.
+	 */
+	openFilesOfPids?(pids: readonly number[]): Promise<readonly OpenFile[]>;
+	/**
+	 * Optional: `openFiles` for a view (a refresh's in-use column), not for a check that decides:
+	 * a process whose pid, start time and number of open files (the size of `/proc/<pid>/fd`) are
+	 * as at the table's last such pass keeps the files read then; only new or changed processes'
+	 * fd folders are read. A minute's listing of a thousand quiet processes then costs a stat
+	 * each. Purge, resume and stop ask `holders` and `openFiles`, which read every process now.
+	 */
+	openFilesKept?(): Promise<readonly OpenFile[]>;
+	/**
 	 * Optional: the last `list()` pass if it began at or after `since` (a `monotonicMs()`
 	 * time), else undefined. Two readers of one moment (the mux's pane listing and the live
 	 * refresh) then share one pass over /proc instead of making two.
@@ -140,6 +154,65 @@ function allPids(): number[] {
 	}
 }
 
+/** The distinct files one process holds open (fd links), or undefined when it is gone or not ours to read. */
+function fdTargets(pid: number): string[] | undefined {
+	let fds: string[];
+	try {
+		fds = fs.readdirSync(`/proc/${pid}/fd`);
+	} catch {
+		return undefined;
+	}
+	const targets = new Set<string>();
+	for (const fd of fds) {
+		try {
+			targets.add(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+		} catch {
+			// closed meanwhile
+		}
+	}
+	return [...targets];
+}
+
+/** The distinct files each of `pids` holds open; a process that is gone or not ours to read has none. */
+function openFilesIn(pids: Iterable<number>): OpenFile[] {
+	const found: OpenFile[] = [];
+	for (const pid of pids) for (const target of fdTargets(pid) ?? []) found.push({pid, path: target});
+	return found;
+}
+
+/** What `openFilesKept` keeps per pid: the files read, under the process's start time and fd count then. */
+type FdCache = Map<number, {readonly key: string; readonly targets: readonly string[]}>;
+
+/**
+ * The process's identity and number of open files: `/proc/<pid>/fd`'s size is its count of open
+ * fds (Linux 6.2 and later; 0 before, when only a new start time reads the folder again).
+ */
+function fdKey(pid: number): string | undefined {
+	try {
+		const stat = parseStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+		const fds = fs.statSync(`/proc/${pid}/fd`);
+		return stat ? `${stat.startTime} ${fds.size} ${fds.ino}` : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Every open file, reading only the fd folders of processes not in `known` under the same key; `known` becomes this pass's. */
+function openFilesKeptIn(known: FdCache): {readonly files: OpenFile[]; readonly next: FdCache} {
+	const files: OpenFile[] = [];
+	const next: FdCache = new Map();
+	for (const pid of allPids()) {
+		const key = fdKey(pid);
+		if (key === undefined) continue;
+		const kept = known.get(pid);
+		const targets = kept?.key === key ? kept.targets : fdTargets(pid);
+		if (targets === undefined) continue;
+		next.set(pid, {key, targets});
+		for (const target of targets) files.push({pid, path: target});
+	}
+	return {files, next};
+}
+
 /**
  * Whether exec places each program's stack anew. With address-space randomisation off, an exec
  * under the same name leaves the stack's start where it was, so the argv kept under it could be
@@ -157,6 +230,7 @@ export function createProcessTable(): ProcessTable {
 	const keepArgv = execMovesStack();
 	let last: {readonly began: number; readonly rows: readonly ProcessRef[]} | undefined;
 	let argvs: ArgvCache = new Map();
+	let fdsKept: FdCache = new Map();
 	return {
 		async list() {
 			const began = monotonicMs();
@@ -182,25 +256,15 @@ export function createProcessTable(): ProcessTable {
 			// Only the fd links: who the holders are comes from the process table, and only for the
 			// few paths asked about (reading stat, cmdline and cwd of every process with an open
 			// file cost more than the fd scan itself).
-			const found: OpenFile[] = [];
-			for (const pid of allPids()) {
-				let fds: string[];
-				try {
-					fds = fs.readdirSync(`/proc/${pid}/fd`);
-				} catch {
-					continue;
-				}
-				const targets = new Set<string>();
-				for (const fd of fds) {
-					try {
-						targets.add(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
-					} catch {
-						// closed meanwhile
-					}
-				}
-				for (const target of targets) found.push({pid, path: target});
-			}
-			return found;
+			return openFilesIn(allPids());
+		},
+		async openFilesOfPids(pids) {
+			return openFilesIn(new Set(pids));
+		},
+		async openFilesKept() {
+			const {files, next} = openFilesKeptIn(fdsKept);
+			fdsKept = next;
+			return files;
 		},
 		async holders(paths) {
 			if (paths.length === 0) return [];
@@ -313,10 +377,23 @@ export function snapshotTable(base: ProcessTable, rows?: readonly ProcessRef[]):
 	// The open-file pass, shared by `holders` and by callers that scan every open file themselves.
 	let allOpen: Promise<readonly OpenFile[]> | undefined;
 	const openOnce = everyOpenFile ? () => (allOpen ??= everyOpenFile()) : undefined;
+	const someOpen = base.openFilesOfPids?.bind(base);
+	/** A few processes' open files: from the one pass when it was made already (the same moment), else read for them alone. */
+	const openOfPids = async (pids: readonly number[]): Promise<readonly OpenFile[]> => {
+		const wanted = new Set(pids);
+		if (allOpen || !someOpen) return ((await openOnce?.()) ?? []).filter(f => wanted.has(f.pid));
+		return someOpen(pids);
+	};
+	const everyKept = base.openFilesKept?.bind(base);
+	let keptOpen: Promise<readonly OpenFile[]> | undefined;
+	/** For a view: this table's fresh pass when it was made anyway, else the base's kept pass, once. */
+	const keptOnce = everyKept ? () => allOpen ?? (keptOpen ??= everyKept()) : undefined;
 	return {
 		list,
 		get: async pid => (await index()).get(pid),
 		...(openOnce ? {openFiles: openOnce} : {}),
+		...(openOnce || someOpen ? {openFilesOfPids: openOfPids} : {}),
+		...(keptOnce ? {openFilesKept: keptOnce} : {}),
 		async holders(paths) {
 			if (paths.length === 0) return [];
 			// A table that cannot list every open file at once is asked per call, as before.

@@ -1,5 +1,6 @@
 import '../support/sqliteUri.js';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it} from 'vitest';
@@ -12,6 +13,9 @@ import type {FixtureWorld} from './fixtures/types.js';
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 import {purgeNow} from '../helpers/purge.js';
 import {ROLLOUTS} from '../../src/adapters/codex/rollouts.js';
+import {threadsNamedByProcesses} from '../../src/adapters/codex/threads.js';
+import type {AdapterContext} from '../../src/adapters/types.js';
+import type {ProcessTable} from '../../src/system/processes.js';
 
 const SAMPLES = '/work/shared/agents/samples/codex';
 
@@ -243,6 +247,36 @@ describe('codex purge details', () => {
 			const text = fs.readFileSync(path.join(root, name), 'utf8');
 			expect(text).not.toContain(w.ids.target);
 			expect(text).toContain(w.ids.sibling);
+		}
+	});
+});
+
+describe('codex threads named by processes', () => {
+	it("inside a refresh (a view) takes the table's kept pass over open files; outside one (purge, resume) reads them now", async () => {
+		const id = '11111111-2222-4333-8444-555555555555';
+		const held = `/elsewhere/rollout-2026-01-02T03-04-05-${id}.jsonl`;
+		const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-codex-named-'));
+		try {
+			const table: ProcessTable = {
+				list: async () => [],
+				get: async () => undefined,
+				holders: async () => [],
+				openFiles: async () => [],
+				openFilesKept: async () => [{pid: 5, path: held}],
+			};
+			const ctx: AdapterContext = {
+				home,
+				ownHome: true,
+				env: {},
+				exec: async () => ({exitCode: 0, stdout: '', stderr: ''}),
+				processes: table,
+				now: Date.now,
+				tmpDir: os.tmpdir(),
+			};
+			expect(await threadsNamedByProcesses({...ctx, refresh: createRefresh()})).toEqual(new Set([id]));
+			expect(await threadsNamedByProcesses(ctx)).toEqual(new Set());
+		} finally {
+			fs.rmSync(home, {recursive: true, force: true});
 		}
 	});
 });

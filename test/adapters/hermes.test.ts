@@ -5,7 +5,9 @@ import '../support/sqliteUri.js';
 import Database from 'better-sqlite3';
 import {afterEach, describe, expect, it, vi} from 'vitest';
 import {hermesAdapter, hermesRootFor} from '../../src/adapters/hermes.js';
+import {createRefresh} from '../../src/adapters/common/refresh.js';
 import {realExec} from '../../src/system/exec.js';
+import {snapshotTable} from '../../src/system/processes.js';
 import {spawnArgvHolder, spawnFileHolder, type HeldProcess} from '../support/holders.js';
 import {buildHermesFixture, createHermesStore, hermesId, hermesSql, insertHermesSession} from './fixtures/hermes.js';
 import {expectTargetedMatchesIndex} from './fixtures/directLookups.js';
@@ -278,8 +280,14 @@ describe('hermes in use', () => {
 			now + 600,
 		);
 		expect((await hermesAdapter.inUse(w.ctx, w.ids.sibling)).map(h => [h.pid, h.reason])).toEqual([[proc.pid, `holds the lease of ${w.ids.sibling}`]]);
+		// Inside a refresh the store's leases are read once for every id: the same holders.
+		const inRefresh = () => ({...w.ctx, refresh: createRefresh({directLookups: 0}), processes: snapshotTable(w.ctx.processes)});
+		const pids = async (ctx: typeof w.ctx, id: string) => (await hermesAdapter.inUse(ctx, id)).map(h => [h.pid, h.reason]);
+		for (const id of [w.ids.target, w.ids.sibling, w.ids.old]) expect(await pids(inRefresh(), id)).toEqual(await pids(w.ctx, id));
+		expect(await pids(inRefresh(), w.ids.sibling)).toEqual([[proc.pid, `holds the lease of ${w.ids.sibling}`]]);
 		hermesSql(rootOf(w), 'UPDATE compression_locks SET expires_at = ? WHERE session_id = ?', now - 1, w.ids.sibling);
 		expect(await hermesAdapter.inUse(w.ctx, w.ids.sibling)).toEqual([]);
+		expect(await hermesAdapter.inUse(inRefresh(), w.ids.sibling)).toEqual([]);
 	});
 
 	it('holding the shared state.db counts only while the conversation is still open', async () => {

@@ -75,6 +75,31 @@ describe('usersOf: the rule', () => {
 		expect(usersOf({}, uses, {ids: ['c'], cwds: []})).toEqual([{pid: 3, startTime: 30, command: 'agent 3', reason: 'why 3'}]);
 	});
 
+	it("'tree': a claim at the root is on every conversation, even one whose folder is written relative or empty", () => {
+		const root = [use(1, {kind: 'project', cwd: '/', folder: '/'}), use(2, {kind: 'project', cwd: '/w', folder: '/w'})];
+		for (const cwd of ['rel/x', '', '/', '/w/p', '/v']) expect(usersOf({}, root, {ids: [], cwds: [cwd]}, 'tree').map(h => h.pid)).toContain(1);
+		expect(usersOf({}, root, {ids: [], cwds: ['/']}, 'tree').map(h => h.pid)).toEqual([1, 2]);
+		expect(usersOf({}, root, {ids: [], cwds: ['/v']}, 'tree').map(h => h.pid)).toEqual([1]);
+		expect(usersOf({}, root, {ids: [], cwds: ['rel/x']}, 'folder').map(h => h.pid)).toEqual([]);
+	});
+
+	it("holders come once each, in the uses' order, whichever claims name them; the answer is the caller's to change", () => {
+		const later = [
+			use(1, {kind: 'project', cwd: '/w/p', folder: resolveFolder('/w/p')}),
+			use(2, {kind: 'ids', ids: ['a']}),
+			use(3, {kind: 'ids', ids: ['a', 'b']}),
+		];
+		const ctx = {refresh: createRefresh()};
+		// The ids' list (2, 3) comes before the folder's (1); the same folder twice is one list.
+		expect(usersOf(ctx, later, {ids: ['a', 'b'], cwds: ['/w/p', '/w/p/']}).map(h => h.pid)).toEqual([1, 2, 3]);
+		const one = usersOf(ctx, later, {ids: [], cwds: ['/w/p']});
+		expect(one.map(h => h.pid)).toEqual([1]);
+		one.push(...usersOf(ctx, later, {ids: ['b'], cwds: []}));
+		expect(usersOf(ctx, later, {ids: [], cwds: ['/w/p']}).map(h => h.pid)).toEqual([1]);
+		expect(usersOf(ctx, later, {ids: ['b'], cwds: []}).map(h => h.pid)).toEqual([3]);
+		expect(usersOf(ctx, later, {ids: ['x'], cwds: ['/elsewhere']})).toEqual([]);
+	});
+
 	it('what "its project" means is the agent\'s: a sub-folder counts only with sameTree', () => {
 		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}).map(h => h.pid)).toEqual([]);
 		expect(usersOf({}, uses.slice(1, 2), {ids: [], cwds: ['/w/p/sub']}, 'tree').map(h => h.pid)).toEqual([2]);
@@ -135,6 +160,10 @@ describe('folders', () => {
 		expect(trimSlash('/a/b//')).toBe('/a/b');
 		expect(trimSlash('/a')).toBe('/a');
 		expect(trimSlash('/')).toBe('/');
+		expect(trimSlash('//')).toBe('/');
+		expect(trimSlash('///')).toBe('/');
+		expect(trimSlash('a/')).toBe('a');
+		expect(trimSlash('')).toBe('');
 		expect(resolveFolder('/')).toBe('/');
 	});
 
@@ -270,6 +299,62 @@ describe('argvUsers and fileUsers', () => {
 		}
 	});
 
+	// pid 1's parent is 0: a container whose start command is the wrapper (`npx mam-tui purge --id X`).
+	it.each([
+		{
+			name: 'the wrapper is pid 1',
+			rows: [
+				[process.pid, 1],
+				[1, 0, 'npx mam-tui purge --id ab12'],
+			],
+			users: [],
+		},
+		{
+			name: 'a shell under a pid-1 wrapper',
+			rows: [
+				[process.pid, 900],
+				[900, 1, 'sh -c mam-tui purge --id ab12'],
+				[1, 0, 'npx mam-tui purge --id ab12'],
+			],
+			users: [],
+		},
+		{
+			name: 'pid 1 is an agent that ran us',
+			rows: [
+				[process.pid, 1],
+				[1, 0, 'claude --resume ab12'],
+			],
+			users: [1],
+		},
+		{
+			name: 'pid 1 is init above a wrapper',
+			rows: [
+				[process.pid, 900],
+				[900, 1, 'npx mam-tui purge --id ab12'],
+				[1, 0, '/sbin/init ab12'],
+			],
+			users: [1],
+		},
+		{
+			name: 'a table whose parents loop',
+			rows: [
+				[process.pid, 900],
+				[900, 901, 'sh -c mam-tui purge --id ab12'],
+				[901, 900, 'sh -c mam-tui purge --id ab12'],
+			],
+			users: [],
+		},
+	] as {name: string; rows: [number, number, string?][]; users: number[]}[])('skips our wrappers up to and including pid 1: $name', async ({rows, users}) => {
+		const saved = process.argv;
+		process.argv = ['node', '/x/mam-tui', 'purge', '--id', 'ab12'];
+		try {
+			const table = rows.map(([pid, ppid, command]) => proc(pid, command?.split(' ') ?? ['node', '/x/mam-tui', 'purge', '--id', 'ab12'], {ppid}));
+			expect((await argvUsers(ctxOf(table), ['ab12'])).map(h => h.pid)).toEqual(users);
+		} finally {
+			process.argv = saved;
+		}
+	});
+
 	it('with our own arguments but our process not in the table (a listing from before we started), names every user', async () => {
 		const saved = process.argv;
 		process.argv = ['node', '/x/mam-tui', 'purge', '--id', 'ab12'];
@@ -333,6 +418,21 @@ describe('argvUsers and fileUsers', () => {
 		expect(await fileUsers(ctx, [other])).toEqual([]);
 		// Nobody holds `other` open: it was never resolved nor asked about.
 		expect(asked).toEqual([[held]]);
+	});
+
+	it("fileUsers: a refresh's view filters by the table's kept pass; outside a refresh (purge, resume) only holders, read now, answer", async () => {
+		const dir = fs.realpathSync(scratch());
+		const held = path.join(dir, 'held.jsonl');
+		fs.writeFileSync(held, '');
+		const holder: Holder = {pid: 21, startTime: 1, command: 'agent', argv: ['agent'], path: held};
+		// The kept pass is from before process 21 opened the file; a pass made now would show it.
+		const table: ProcessTable = {
+			...ctxOf([], [holder], [{pid: 21, path: held}]).processes,
+			openFilesKept: async () => [],
+		};
+		const check: AdapterContext = {...ctxOf([]), processes: table};
+		expect((await fileUsers(check, [held])).map(h => h.pid)).toEqual([21]);
+		expect(await fileUsers({...check, refresh: createRefresh()}, [held])).toEqual([]);
 	});
 
 	it('uniqueHolders keeps the first reason per process', () => {
@@ -406,7 +506,7 @@ describe('whose processes', () => {
 		expect([...parses.parsed.keys()].filter(k => k.includes(`/proc/${mine.pid}/`))).toHaveLength(1);
 	});
 
-	it('openFilesOf: from one pass when the table has it, else from /proc; nothing asked, nothing read', async () => {
+	it('openFilesOf: for the pids alone when the table can, else from its one pass, else from /proc; nothing asked, nothing read', async () => {
 		const files: OpenFile[] = [
 			{pid: 1, path: '/a'},
 			{pid: 2, path: '/b'},
@@ -420,6 +520,16 @@ describe('whose processes', () => {
 		fs.writeFileSync(file, 'x');
 		const held = await spawnFileHolder([file]);
 		cleanups.push(() => held.stop());
+		// A table that reads a few processes alone is asked for those, never for every process's files.
+		const few: AdapterContext = {
+			...ctx,
+			processes: {
+				...ctx.processes,
+				openFiles: () => Promise.reject(new Error('a pass over every process')),
+				openFilesOfPids: async pids => files.filter(f => pids.includes(f.pid)),
+			},
+		};
+		expect(await openFilesOf(few, [2])).toEqual(new Map([[2, ['/b']]]));
 		const fromProc = await openFilesOf(ctxOf([]), [held.pid, 2 ** 22 + 13]);
 		expect(fromProc.get(held.pid)).toContain(file);
 		expect(fromProc.has(2 ** 22 + 13)).toBe(false);

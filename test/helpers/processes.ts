@@ -28,5 +28,19 @@ export function ownProcessTable(root = process.pid, base: ProcessTable = createP
 			return (await openFiles()).filter(f => pids.has(f.pid));
 		};
 	}
+	const openFilesOfPids = base.openFilesOfPids?.bind(base);
+	if (openFilesOfPids) {
+		table.openFilesOfPids = async wanted => {
+			const pids = await ourPids();
+			return openFilesOfPids(wanted.filter(pid => pids.has(pid)));
+		};
+	}
+	const openFilesKept = base.openFilesKept?.bind(base);
+	if (openFilesKept) {
+		table.openFilesKept = async () => {
+			const pids = await ourPids();
+			return (await openFilesKept()).filter(f => pids.has(f.pid));
+		};
+	}
 	return table;
 }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {DiscoveryCache} from '../../src/sync/discovery.js';
+import type {OpenFile} from '../../src/system/processes.js';
 import {cwdKey, inUseKey, pinKey} from '../../src/sync/discoveryResult.js';
 import {adaptersWith, conversation, countingAdapter, ctx, proc, row, UUID, type CountingAdapter} from './support.js';
 
@@ -96,6 +97,47 @@ describe('DiscoveryCache', () => {
 		expect(adapter.calls.inUse).toBe(1);
 		await cache.refresh(rows, {rescan: true, processes: [...table, proc(3, 'claude')]});
 		expect(adapter.calls.inUse).toBe(2);
+	});
+
+	it('asks inUse again only for what a new listing can move: a new possible user, or a holder that left', async () => {
+		const open: OpenFile[] = [
+			{pid: 5, path: '/dev/null'},
+			{pid: 5, path: 'pipe:[77]'},
+			{pid: 5, path: '/usr/lib/libc.so.6'},
+			{pid: 6, path: '/home/u/notes.txt'},
+		];
+		const processes = {...ctx.processes, openFilesOfPids: async (pids: readonly number[]) => open.filter(f => pids.includes(f.pid))};
+		const viewed = new DiscoveryCache({ctx: {...ctx, processes}, adapters: adaptersWith(adapter)});
+		const rows = [row({name: 'p', cwd: dir, status: 'stopped', agentSessionId: UUID(3)})];
+		let table = [proc(1, 'init'), proc(2, 'sh')];
+		const ask = async (next: typeof table, rescan = true) => {
+			table = next;
+			return (await viewed.refresh(rows, {rescan, processes: table})).inUse.get(inUseKey('claude', UUID(3)));
+		};
+		await ask(table);
+		expect(adapter.calls.inUse).toBe(1);
+		// A process holding nothing a store could be: the answer stands.
+		await ask([...table, proc(5, 'sleep', ['sleep', '60'])]);
+		expect(adapter.calls.inUse).toBe(1);
+		// One holding a file outside the system's folders could be a user.
+		adapter.holders = [{pid: 6, startTime: 60, command: 'tail', reason: 'holds it open'}];
+		expect(await ask([...table, proc(6, 'tail', ['tail', '-f', 'notes.txt'])])).toEqual({ok: true, holders: adapter.holders});
+		expect(adapter.calls.inUse).toBe(2);
+		// One whose argv has a word shaped like an id.
+		await ask([...table, proc(7, 'grep', ['grep', UUID(9)])]);
+		expect(adapter.calls.inUse).toBe(3);
+		// A process that is no holder leaves: the answer stands; the holder leaves: asked again.
+		await ask(table.filter(p => p.pid !== 5));
+		expect(adapter.calls.inUse).toBe(3);
+		adapter.holders = [];
+		expect(await ask(table.filter(p => p.pid !== 6))).toEqual({ok: true, holders: []});
+		expect(adapter.calls.inUse).toBe(4);
+		// A pane event's refresh never asks again, whatever came.
+		await ask([...table, proc(8, 'claude')], false);
+		expect(adapter.calls.inUse).toBe(4);
+		// The next tick judges what came since the last answers: an agent's process.
+		await ask(table);
+		expect(adapter.calls.inUse).toBe(5);
 	});
 
 	it('never asks inUse for a conversation that did not verify, nor for a vanished cwd', async () => {

@@ -143,7 +143,10 @@ function parentsOf(ctx: AdapterContext, ids: readonly string[]): Map<string, str
  * the first line of every rollout on disk (thousands) to build every thread's family.
  */
 export function threadsNamedByProcesses(ctx: AdapterContext): Promise<ReadonlySet<string>> | undefined {
-	const openFiles = ctx.processes.openFiles?.bind(ctx.processes);
+	// A refresh is a view: the table's kept pass (only new or changed processes' fds read); purge
+	// and resume ask outside one, and read every process's open files now.
+	const table = ctx.processes;
+	const openFiles = (ctx.refresh ? (table.openFilesKept ?? table.openFiles) : table.openFiles)?.bind(table);
 	if (!openFiles) return undefined;
 	return memo(ctx, NAMED_BY_PROCESSES.of(codexRoot(ctx)), async () => {
 		const named = new Set<string>();

@@ -34,9 +34,11 @@ function selfPidsNow(all: readonly ProcessRef[]): Set<number> {
 	if (ourArgs.length === 0) return self;
 	const byPid = pidIndex(all);
 	let current = byPid.get(process.pid);
-	while (current && current.ppid > 1) {
+	// Up to and including pid 1 (whose parent is 0): a container's start command may be the
+	// wrapper itself (`npx mam-tui purge --id X` as pid 1). A table with a loop stops where it closes.
+	while (current) {
 		const parent = byPid.get(current.ppid);
-		if (!parent || !parent.argv.join(' ').includes(ourArgs)) break;
+		if (!parent || self.has(parent.pid) || !parent.argv.join(' ').includes(ourArgs)) break;
 		self.add(parent.pid);
 		current = parent;
 	}
@@ -126,12 +128,14 @@ function identity(st: {readonly dev: number; readonly ino: number}): string {
 
 /**
  * The identities of every file some process holds open, once per table inside a refresh when the
- * table lists open files in one pass (a thousand paths stat()ed once); else undefined.
+ * table lists open files in one pass (a thousand paths stat()ed once); else undefined. A refresh
+ * is a view: it takes the table's kept pass (only new or changed processes' fds read) when there
+ * is one. Outside a refresh (purge, resume) nothing here is asked: `holders` reads every process.
  */
 async function openIdentities(ctx: AdapterContext): Promise<ReadonlySet<string> | undefined> {
 	const table = ctx.processes;
 	const refresh = ctx.refresh;
-	const every = table.openFiles?.bind(table);
+	const every = (table.openFilesKept ?? table.openFiles)?.bind(table);
 	if (!refresh || !every) return undefined;
 	const kept = refresh.perListing(OPEN_FILES.of().text, (): {value?: {table: ProcessTable; ids: Promise<Set<string>>}} => ({}));
 	if (kept.value?.table !== table) {
@@ -181,7 +185,12 @@ export async function fileUsers(ctx: AdapterContext, paths: readonly string[], i
 
 /** One entry per process (the first reason found wins). */
 export function uniqueHolders(holders: readonly InUseHolder[]): InUseHolder[] {
-	const seen = new Map<number, InUseHolder>();
-	for (const h of holders) if (!seen.has(h.pid)) seen.set(h.pid, h);
-	return [...seen.values()];
+	const seen = new Set<number>();
+	const out: InUseHolder[] = [];
+	for (const h of holders) {
+		if (seen.has(h.pid)) continue;
+		seen.add(h.pid);
+		out.push(h);
+	}
+	return out;
 }

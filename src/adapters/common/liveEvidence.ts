@@ -61,9 +61,10 @@ function realOrSelf(p: string): string {
 	return realpathOrUndefined(p) ?? p;
 }
 
-/** A path without its trailing slashes (the root stays `/`). */
+/** A path without its trailing slashes (the root, however many slashes it is written with, stays `/`). */
 export function trimSlash(p: string): string {
-	return p.length > 1 ? p.replace(/\/+$/, '') : p;
+	const trimmed = p.replace(/\/+$/, '');
+	return trimmed === '' && p !== '' ? '/' : trimmed;
 }
 
 /** A folder as the in-use rule compares it: links resolved (when it exists), no trailing slash. */
@@ -121,7 +122,8 @@ export type ProjectRule = 'folder' | 'tree';
 function selfAndAbove(p: string): string[] {
 	const out = [p];
 	for (let at = p.lastIndexOf('/'); at > 0; at = p.lastIndexOf('/', at - 1)) out.push(p.slice(0, at));
-	if (p.startsWith('/') && p !== '/') out.push('/');
+	// The root is above every folder (written relative or not: "the root is every tree").
+	if (p !== '/') out.push('/');
 	return out;
 }
 
@@ -134,6 +136,8 @@ interface UseIndex {
 	readonly byFolder: ReadonlyMap<string, readonly number[]>;
 	/** Project claims by each folder strictly above theirs. */
 	readonly below: ReadonlyMap<string, readonly number[]>;
+	/** Each use as a holder, made once per list: a refresh answers thousands of conversations from a few dozen uses. */
+	readonly holders: readonly InUseHolder[];
 }
 
 function indexOfUses(uses: readonly LiveUse[]): UseIndex {
@@ -157,7 +161,8 @@ function indexOfUses(uses: readonly LiveUse[]): UseIndex {
 			for (const folder of above) add(below, folder, at);
 		}
 	});
-	return {any, project, byId, byFolder, below};
+	const holders = uses.map(use => ({pid: use.pid, startTime: use.startTime, command: use.command, reason: use.reason}));
+	return {any, project, byId, byFolder, below, holders};
 }
 
 /** The index of this list of uses: once per list inside a refresh (the live uses are one list per agent and listing). */
@@ -178,26 +183,23 @@ function indexOfUsesIn(ctx: InRefresh, uses: readonly LiveUse[]): UseIndex {
  */
 export function usersOf(ctx: InRefresh, uses: readonly LiveUse[], target: UseTarget, project: ProjectRule = 'folder'): InUseHolder[] {
 	const index = indexOfUsesIn(ctx, uses);
-	const hits = new Set<number>(index.any);
-	const addAll = (list: readonly number[] | undefined) => {
-		for (const at of list ?? []) hits.add(at);
-	};
-	for (const id of target.ids) addAll(index.byId.get(id));
-	for (const cwd of target.cwds.map(folderResolverIn(ctx))) {
-		if (cwd === ANY_FOLDER || (project === 'tree' && cwd === '/')) addAll(index.project);
-		else if (project === 'folder') addAll(index.byFolder.get(cwd));
+	// The lists of positions that name the target; most targets meet one list (their folder's).
+	const lists: (readonly number[] | undefined)[] = [index.any];
+	for (const id of target.ids) lists.push(index.byId.get(id));
+	const resolve = folderResolverIn(ctx);
+	for (const written of target.cwds) {
+		const cwd = resolve(written);
+		if (cwd === ANY_FOLDER) lists.push(index.project);
+		else if (project === 'folder') lists.push(index.byFolder.get(cwd));
 		else {
-			for (const folder of selfAndAbove(cwd)) addAll(index.byFolder.get(folder));
-			addAll(index.byFolder.get('/'));
-			addAll(index.below.get(cwd));
+			// Its folder and those above it (the root is above every folder), and every claim below it.
+			for (const folder of selfAndAbove(cwd)) lists.push(index.byFolder.get(folder));
+			lists.push(index.below.get(cwd));
 		}
 	}
-	return [...hits]
-		.sort((a, b) => a - b)
-		.map(at => {
-			const use = uses[at] as LiveUse;
-			return {pid: use.pid, startTime: use.startTime, command: use.command, reason: use.reason};
-		});
+	const hits = new Set<number>();
+	for (const list of lists) for (const at of list ?? []) hits.add(at);
+	return [...hits].sort((a, b) => a - b).map(at => index.holders[at] as InUseHolder);
 }
 
 /** Do any of `uses` claim by project or claim everything? Only then is a conversation's folder worth looking up. */
@@ -309,14 +311,20 @@ export function wordAfter(argv: readonly string[], words: readonly string[], pat
 	return undefined;
 }
 
-/** The files (realpath) each of `pids` holds open, from one pass over open files when the table offers it. */
+/**
+ * The files (realpath) each of `pids` holds open: read for those processes alone when the table
+ * can (an agent's few processes, not every process's fd folder each listing), else from its one
+ * pass over open files, else from /proc.
+ */
 export async function openFilesOf(ctx: AdapterContext, pids: readonly number[]): Promise<Map<number, string[]>> {
 	const wanted = new Set(pids);
 	const out = new Map<number, string[]>();
 	if (wanted.size === 0) return out;
-	const every = ctx.processes.openFiles?.bind(ctx.processes);
-	if (every) {
-		for (const f of await every()) {
+	const table = ctx.processes;
+	const some = table.openFilesOfPids?.bind(table);
+	const read = some ? () => some([...wanted]) : table.openFiles?.bind(table);
+	if (read) {
+		for (const f of await read()) {
 			if (!wanted.has(f.pid)) continue;
 			const list = out.get(f.pid);
 			if (list) list.push(f.path);

@@ -22,21 +22,70 @@ interface LeaseRow {
 	readonly id: string;
 }
 
-/** Turn leases and compression locks (holder `pid=<n>`) of `ids`. */
-function leaseRows(db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>, ids: readonly string[]): LeaseRow[] {
-	const out: LeaseRow[] = [];
-	for (const [table, column] of [
-		['session_turn_leases', 'conversation_id'],
-		['compression_locks', 'session_id'],
-	] as const) {
+/** The lease tables and the column naming the conversation, in the order their rows are reported. */
+const LEASE_TABLES = [
+	['session_turn_leases', 'conversation_id'],
+	['compression_locks', 'session_id'],
+] as const;
+
+/** The lease tables this store has (with a holder and an expiry). */
+function leaseTables(columns: ReadonlyMap<string, ReadonlySet<string>>): (typeof LEASE_TABLES)[number][] {
+	return LEASE_TABLES.filter(([table, column]) => {
 		const have = columns.get(table);
-		if (!have?.has(column) || !have.has('holder') || !have.has('expires_at')) continue;
-		for (const part of chunks(ids)) {
-			const sql = `SELECT holder, expires_at AS expires, ${column} AS id FROM ${table} WHERE ${column} IN (${placeholders(part.length)})`;
-			out.push(...db.prepare<string[], LeaseRow>(sql).all(...part));
+		return have?.has(column) === true && have.has('holder') && have.has('expires_at');
+	});
+}
+
+/** A table's rows in one order whatever the query plan: by `ids`' order, then holder and expiry. */
+function inOrder(rows: readonly LeaseRow[], ids: readonly string[]): LeaseRow[] {
+	const at = new Map(ids.map((id, i) => [id, i]));
+	const key = (r: LeaseRow) => `${String(r.holder)}\0${String(r.expires)}`;
+	return [...rows].sort((a, b) => (at.get(a.id) ?? 0) - (at.get(b.id) ?? 0) || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/** Turn leases and compression locks (holder `pid=<n>`) of some ids: a query per call, or a refresh's one read of them all. */
+export type Leases = (ids: readonly string[]) => LeaseRow[];
+
+/** Leases of `ids`, asked of the database (one query per table and chunk of ids). */
+export function leasesQueried(db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>): Leases {
+	return ids => {
+		const out: LeaseRow[] = [];
+		for (const [table, column] of leaseTables(columns)) {
+			const rows: LeaseRow[] = [];
+			for (const part of chunks(ids)) {
+				const sql = `SELECT holder, expires_at AS expires, ${column} AS id FROM ${table} WHERE ${column} IN (${placeholders(part.length)})`;
+				rows.push(...db.prepare<string[], LeaseRow>(sql).all(...part));
+			}
+			out.push(...inOrder(rows, ids));
 		}
-	}
-	return out;
+		return out;
+	};
+}
+
+/**
+ * Every lease of the store, read once (a refresh asks about a thousand conversations; the lease
+ * tables hold only the few sessions running turns): `Leases` answered from that read, as the
+ * queries would answer.
+ */
+export function leasesRead(db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>): Leases {
+	const byTable = leaseTables(columns).map(([table, column]) => {
+		const byId = new Map<string, LeaseRow[]>();
+		for (const row of db.prepare<[], LeaseRow>(`SELECT holder, expires_at AS expires, ${column} AS id FROM ${table}`).all()) {
+			const same = byId.get(row.id);
+			if (same) same.push(row);
+			else byId.set(row.id, [row]);
+		}
+		return byId;
+	});
+	return ids => {
+		const unique = [...new Set(ids)];
+		return byTable.flatMap(byId =>
+			inOrder(
+				unique.flatMap(id => byId.get(id) ?? []),
+				ids,
+			),
+		);
+	};
 }
 
 /** The leases whose pid still runs and has not expired. */
@@ -60,7 +109,7 @@ export interface StoreUse {
 	readonly leases: readonly LeaseRow[];
 }
 
-export function storeUse(view: StoreView, db: ReadDb, columns: ReadonlyMap<string, ReadonlySet<string>>, id: string): StoreUse | undefined {
+export function storeUse(view: StoreView, leases: Leases, id: string): StoreUse | undefined {
 	// Stores that hold `id` or rows of its vanished conversation (children pointing at it).
 	if (!view.row(id) && view.children(id).length === 0) return undefined;
 	const own = [id, ...descendantsIn(view, id)];
@@ -68,7 +117,7 @@ export function storeUse(view: StoreView, db: ReadDb, columns: ReadonlyMap<strin
 		const row = view.row(x);
 		return row !== undefined && row.endedAt === undefined;
 	});
-	return {store: view.store, own, open, leases: leaseRows(db, columns, own)};
+	return {store: view.store, own, open, leases: leases(own)};
 }
 
 /** One verdict for `id` in the store holding its row (index and queries alike). */
