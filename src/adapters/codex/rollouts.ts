@@ -134,10 +134,25 @@ export function rollouts(ctx: AdapterContext): RolloutFile[] {
 	return memo(ctx, ROLLOUTS.of(root), () => rolloutFiles(ctx, root));
 }
 
-/** The session_meta payload of a rollout, when its first line is one and names `id`. */
+/**
+ * What a rollout's first line is asked for (`metaOf`, `parentFromMeta`): its type and the
+ * payload's id, source and parent. The rest is dropped before the line is kept in a parse cache:
+ * a real session_meta carries codex's instructions (kilobytes each), and a cache holds one line
+ * per rollout (thousands) for as long as the dashboard or an index build runs.
+ */
+function slimFirstLine(first: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+	if (!first) return undefined;
+	const payload = obj(first, 'payload');
+	if (!payload) return {type: first['type']};
+	const kept: Record<string, unknown> = {};
+	for (const key of ['id', 'source', 'parent_thread_id'] as const) if (key in payload) kept[key] = payload[key];
+	return {type: first['type'], payload: kept};
+}
+
+/** The session_meta payload of a rollout (the fields `slimFirstLine` keeps), when its first line is one and names `id`. */
 export function metaOf(ctx: InRefresh, file: string, id: string): Record<string, unknown> | undefined {
 	// First lines never change once written: parsed once per file version, not once per question.
-	const first = parseCached(ctx, 'codex-first-line', file, '', () => readFirstJsonLine(file));
+	const first = parseCached(ctx, 'codex-first-line', file, '', () => slimFirstLine(readFirstJsonLine(file)));
 	const payload = obj(first, 'payload');
 	return first?.['type'] === 'session_meta' && str(payload, 'id') === id ? payload : undefined;
 }
