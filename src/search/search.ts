@@ -71,7 +71,7 @@ async function listed(
 	warn: (line: string) => void,
 ): Promise<{conversations: readonly Conversation[]; complete: boolean}> {
 	try {
-		const found = await adapter.discover(ctx, {includeChildren: true});
+		const found = await adapter.discover(ctx, {includeChildren: true, factsOnly: true});
 		for (const p of found.problems) warn(`${adapter.id}: ${p}`);
 		return {conversations: found.conversations, complete: found.problems.length === 0};
 	} catch (error) {
