@@ -318,16 +318,19 @@ export class SearchStore {
 	 */
 	flushStaged(): number {
 		if (this.stmt('SELECT 1 FROM stage LIMIT 1').get() === undefined) return 0;
-		return this.transaction(() => {
+		const moved = this.transaction(() => {
 			const before = (this.stmt('SELECT max(rowid) AS n FROM msg').get() as {n: number | null}).n ?? 0;
 			// A conversation forgotten since it was staged has no row: its messages are not indexed.
-			const moved = this.stmt(
+			const count = this.stmt(
 				'INSERT INTO msg (conv, role, at, text) SELECT s.conv, s.role, s.at, s.text FROM stage s JOIN conv c ON c.key = s.conv ORDER BY s.ord, s.rowid',
 			).run().changes;
 			this.stmt('INSERT INTO fts (rowid, text) SELECT rowid, text FROM msg WHERE rowid > ?').run(before);
 			this.stmt('DELETE FROM stage').run();
-			return moved;
+			return count;
 		});
+		// The stage's pages (zeroed: secure_delete) go back to the file system.
+		this.db.pragma('incremental_vacuum');
+		return moved;
 	}
 
 	private dropMessages(key: number): void {
