@@ -47,7 +47,7 @@ export interface IndexWorker {
 
 /**
  * The old generation's limit. A build lists one agent at a time, and what stays live is one
- * agent's discovery (about 10 MB for the bench world's 7,000 claude conversations): without a
+ * agent's discovery (about 10 MB for the bench world's 5,900 claude conversations): without a
  * limit V8 let the heap grow to 60 MB before collecting (the thread added 85 MB to the
  * dashboard's RSS; 53 MB with this limit, for about 50 ms more of full collections on a build of
  * 3-4 CPU seconds: --trace-gc, loaded machine). A larger history can run out: the
