@@ -148,6 +148,12 @@ function removeFiles(file: string): void {
 	for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) fs.rmSync(f, {force: true});
 }
 
+/** Is `error` SQLite's "another connection holds the lock"? */
+function isBusy(error: unknown): boolean {
+	const code = (error as {code?: unknown} | undefined)?.code;
+	return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
+}
+
 /** True when `db` is a mam-tui search index of this schema, readable through. */
 function trusted(db: SqliteDb): boolean {
 	try {
@@ -158,8 +164,16 @@ function trusted(db: SqliteDb): boolean {
 		// Without FTS5's secure-delete a purged word stays in the index's segments until a merge:
 		// an index that lost it is rebuilt rather than trusted with a purge.
 		if ((db.prepare("SELECT v FROM fts_config WHERE k = 'secure-delete'").get() as {v: number} | undefined)?.v !== 1) return false;
-		// A damaged FTS index answers wrongly rather than failing: FTS5's own check says.
-		db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 0)").run();
+		// A damaged FTS index answers wrongly rather than failing: FTS5's own check says. It is a
+		// write: while another connection writes (a build in the dashboard's index thread), which
+		// opened the file as trusted, it is left for the next open rather than waited for (an
+		// open that timed out here took the index for corrupt and deleted it under the writer).
+		db.pragma('busy_timeout = 0');
+		try {
+			db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 0)").run();
+		} catch (error) {
+			if (!isBusy(error)) throw error;
+		}
 		return db.pragma('quick_check', {simple: true}) === 'ok';
 	} catch {
 		return false;
@@ -220,9 +234,24 @@ export class SearchStore {
 		db.pragma('cache_size = -2000');
 		// The file holds the agents' words: only its owner reads it.
 		fs.chmodSync(file, 0o600);
-		// A build that stopped before its end left messages staged: their conversations are
-		// recorded as read, so the messages are indexed now.
-		this.flushStaged();
+		this.flushLeftovers();
+	}
+
+	/**
+	 * A build that stopped before its end left messages staged: their conversations are recorded
+	 * as read, so the messages are indexed now. Only when no one is writing: a build running in
+	 * another process (the dashboard's index thread) holds the write lock for a while and indexes
+	 * its stage itself at its end; an open (a search, a purge) never waits for that.
+	 */
+	private flushLeftovers(): void {
+		this.db.pragma('busy_timeout = 0');
+		try {
+			this.flushStaged();
+		} catch (error) {
+			if (!isBusy(error)) throw error;
+		} finally {
+			this.db.pragma('busy_timeout = 5000');
+		}
 	}
 
 	static open(file: string): SearchStore {

@@ -84,3 +84,31 @@ describe('staged messages of a whole sync', () => {
 		expect(bytesUnder(dir).includes('quokkasecretword')).toBe(false);
 	});
 });
+
+describe('opening the index while another connection writes', () => {
+	it('does not wait for it or fail: the staged messages are indexed by whoever comes later', () => {
+		const dir = stateDir();
+		const store = openSearchStore(dir);
+		store.transaction(() => store.put(conv('claude', 'c1', 1000), [{role: 'user', at: 1000, text: 'locked wombat'}], false, true));
+		store.close();
+		// A build in another process, in the middle of a write.
+		const writer = new Database(searchIndexPath(dir));
+		writer.exec("BEGIN IMMEDIATE; UPDATE conv SET title = 'busy'");
+		const started = Date.now();
+		const during = openSearchStore(dir);
+		expect(Date.now() - started).toBeLessThan(2000);
+		// Trusted, not taken for corrupt and built again under the writer.
+		expect(during.rebuilt).toBe(false);
+		expect(during.get('claude', 'c1')?.id).toBe('c1');
+		expect(during.query('"wombat"', {all: true})).toEqual([]);
+		writer.exec('COMMIT');
+		writer.close();
+		during.close();
+		const after = openSearchStore(dir);
+		try {
+			expect(after.query('"wombat"', {all: true}).map(h => h.conversation.id)).toEqual(['c1']);
+		} finally {
+			after.close();
+		}
+	});
+});
