@@ -36,7 +36,7 @@ export function searchIndexPort(stateDir: string): SearchIndexPort {
 		async indexAgain(adapter, context, id) {
 			// No index yet: its first build reads the conversation with all the others.
 			if (!fs.existsSync(searchIndexPath(stateDir))) return;
-			const found = await adapter.discover(context, {includeChildren: true});
+			const found = await adapter.discover(context, {includeChildren: true, factsOnly: true});
 			const family = familyOf(found.conversations, id);
 			if (family.length === 0) return;
 			const store = openSearchStore(stateDir);

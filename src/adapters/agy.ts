@@ -1,6 +1,6 @@
 import {agyMessages} from './agy/messages.js';
 import path from 'node:path';
-import type {Conversation} from '../domain/types.js';
+import type {Conversation, ResumeState} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import {StoreReadError, tableColumns, withReadOnlyDb} from '../system/sqliteRead.js';
 import {unverifiedExitInput} from './common/exitSequences.js';
@@ -39,7 +39,10 @@ const WATCH = memoKind<string[]>('agy:watch');
 // Antigravity CLI (FORMATS 5): one sqlite database per conversation, a shared summaries
 // database, brain/<id>/ artifacts and a workspace → newest-conversation cache.
 
-function toConversation(ctx: InRefresh, paths: AgyPaths, index: AgyIndex, id: string, children: ReadonlyMap<string, number>): Conversation {
+/** The resume state of a listing that asked for facts only (`DiscoverQuery.factsOnly`): not read. */
+const NOT_READ: ResumeState = {kind: 'unknown', reason: 'not read (facts only)'};
+
+function toConversation(ctx: InRefresh, paths: AgyPaths, index: AgyIndex, id: string, children: ReadonlyMap<string, number>, factsOnly: boolean): Conversation {
 	const summary = index.summaries.get(id);
 	const times = conversationTimes(paths, id);
 	const childCount = children.get(id) ?? 0;
@@ -52,7 +55,8 @@ function toConversation(ctx: InRefresh, paths: AgyPaths, index: AgyIndex, id: st
 		...(summary?.parentId ? {parentId: summary.parentId} : {}),
 		...(summary?.title ? {title: summary.title} : {}),
 		childCount,
-		resumeState: stepsState(ctx, paths, id),
+		// Opening each conversation's own database is most of a listing's cost.
+		resumeState: factsOnly ? NOT_READ : stepsState(ctx, paths, id),
 	};
 }
 
@@ -147,7 +151,7 @@ export const agyAdapter: AgentAdapter = {
 		const children = memo(ctx, CHILDREN.of(paths.summariesDb), () => childCounts(index));
 		const conversations = idsIn(ctx, paths)
 			.filter(id => isCandidate(ctx, paths, index, id, query))
-			.map(id => toConversation(ctx, paths, index, id, children))
+			.map(id => toConversation(ctx, paths, index, id, children, query.factsOnly === true))
 			.sort((a, b) => b.createdAt - a.createdAt);
 		return {conversations, problems: [...index.problems]};
 	},

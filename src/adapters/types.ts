@@ -84,6 +84,12 @@ export interface DiscoverQuery {
 	readonly since?: number;
 	/** Include child / sub-agent conversations (default: parents only). */
 	readonly includeChildren?: boolean;
+	/**
+	 * The caller reads only the facts (id, cwd, times, title, parent: the search index): an
+	 * adapter may leave out what costs a read per conversation for nothing else (resumeState is
+	 * then `unknown`).
+	 */
+	readonly factsOnly?: boolean;
 }
 
 /** What discovery found, plus problems that made part of the store unreadable. */

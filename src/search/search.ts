@@ -71,7 +71,7 @@ async function listed(
 	warn: (line: string) => void,
 ): Promise<{conversations: readonly Conversation[]; complete: boolean}> {
 	try {
-		const found = await adapter.discover(ctx, {includeChildren: true});
+		const found = await adapter.discover(ctx, {includeChildren: true, factsOnly: true});
 		for (const p of found.problems) warn(`${adapter.id}: ${p}`);
 		return {conversations: found.conversations, complete: found.problems.length === 0};
 	} catch (error) {
@@ -87,8 +87,8 @@ async function readNew(adapter: AgentAdapter, ctx: AdapterContext, known: Indexe
 	return adapter.messages(ctx, conv.id, known?.cursor);
 }
 
-/** Store what was read of `conv`. */
-function storeRead(deps: SearchDeps, adapter: AgentAdapter, conv: Readable, known: IndexedConversation | undefined, read: MessageRead): void {
+/** Store what was read of `conv` (`staged`: see SearchStore.put). */
+function storeRead(deps: SearchDeps, adapter: AgentAdapter, conv: Readable, known: IndexedConversation | undefined, read: MessageRead, staged = false): void {
 	const parent = 'parentId' in conv ? conv.parentId : (conv as IndexedConversation).parent;
 	const usage = read.usage ?? (read.restart ? undefined : known?.usage);
 	deps.store.put(
@@ -107,6 +107,7 @@ function storeRead(deps: SearchDeps, adapter: AgentAdapter, conv: Readable, know
 		},
 		read.messages,
 		read.restart,
+		staged,
 	);
 }
 
@@ -120,48 +121,68 @@ export async function syncIndex(deps: SearchDeps, only?: readonly Conversation[]
 	return keepingReadConnections(reads => syncNow(deps, reads, only));
 }
 
+interface Counts {
+	conversations: number;
+	read: number;
+	messages: number;
+	forgotten: number;
+}
+
 async function syncNow(deps: SearchDeps, reads: ReadPool, only?: readonly Conversation[]): Promise<SyncStats> {
-	const warn = deps.warn ?? (() => {});
-	// A whole sync shares one refresh (each store listed once for thousands of reads); a few named
-	// conversations are looked up directly, which costs far less than listing every store again.
-	const ctx: AdapterContext = only
-		? {...deps.context, reads}
-		: {...deps.context, reads, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
 	// A watch event names a few conversations: only those rows are looked up, not the whole index.
 	const rows = only ? only.map(c => deps.store.get(c.agent, c.id)).filter((c): c is IndexedConversation => c !== undefined) : deps.store.all();
 	const known = new Map(rows.map(c => [`${c.agent}\u0000${c.id}`, c]));
-	const lists = new Map<AgentAdapter, {conversations: readonly Conversation[]; complete: boolean}>();
-	for (const adapter of deps.adapters)
-		lists.set(adapter, only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn));
-	// Oldest first, every agent together: rowids then grow with time, which is what lets a query
-	// rank the newest matches first (SearchStore.query).
-	const changed = [...lists].flatMap(([adapter, list]) =>
-		list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt).map(conv => ({adapter, conv})),
-	);
-	changed.sort((a, b) => a.conv.updatedAt - b.conv.updatedAt);
-	let read = 0;
-	let messages = 0;
+	const counts: Counts = {conversations: 0, read: 0, messages: 0, forgotten: 0};
+	try {
+		// One agent at a time, each listed in a refresh of its own: what its discovery parsed
+		// (tens of MB for a large history) is dropped before the next agent is listed. A whole
+		// sync stages the messages and indexes them at its end, oldest first (SearchStore.flushStaged).
+		for (const adapter of deps.adapters) await syncAgent(deps, reads, adapter, known, counts, only);
+	} finally {
+		if (!only) deps.store.flushStaged();
+	}
+	return counts;
+}
+
+/** `syncNow` for one agent. */
+async function syncAgent(
+	deps: SearchDeps,
+	reads: ReadPool,
+	adapter: AgentAdapter,
+	known: ReadonlyMap<string, IndexedConversation>,
+	counts: Counts,
+	only?: readonly Conversation[],
+): Promise<void> {
+	const warn = deps.warn ?? (() => {});
+	// A whole sync shares one refresh per agent (its store listed once for thousands of reads); a
+	// few named conversations are looked up directly, which costs far less than listing every store again.
+	const ctx: AdapterContext = only
+		? {...deps.context, reads}
+		: {...deps.context, reads, refresh: createRefresh(deps.context.parses ? {parses: deps.context.parses} : {})};
+	const list = only ? {conversations: only.filter(c => c.agent === adapter.id), complete: false} : await listed(adapter, ctx, warn);
+	const changed = list.conversations.filter(c => known.get(`${adapter.id}\u0000${c.id}`)?.stamp !== c.updatedAt);
+	changed.sort((a, b) => a.updatedAt - b.updatedAt);
 	const size = deps.chunk ?? CHUNK;
-	let results: {adapter: AgentAdapter; conv: Conversation; known: IndexedConversation | undefined; read: MessageRead}[] = [];
+	let results: {conv: Conversation; known: IndexedConversation | undefined; read: MessageRead}[] = [];
 	let bytes = 0;
 	// One transaction per batch: one WAL commit for 200 conversations, not one per message. A
 	// batch also ends at BATCH_TEXT characters: a few long conversations never sit in memory together.
 	const write = async (more: boolean) => {
 		deps.store.transaction(() => {
-			for (const r of results) storeRead(deps, r.adapter, r.conv, r.known, r.read);
+			for (const r of results) storeRead(deps, adapter, r.conv, r.known, r.read, !only);
 		});
-		read += results.length;
-		messages += results.reduce((sum, r) => sum + r.read.messages.length, 0);
+		counts.read += results.length;
+		counts.messages += results.reduce((sum, r) => sum + r.read.messages.length, 0);
 		results = [];
 		bytes = 0;
 		if (more) await yieldToLoop();
 	};
-	for (const [i, {adapter, conv}] of changed.entries()) {
+	for (const [i, conv] of changed.entries()) {
 		const was = known.get(`${adapter.id}\u0000${conv.id}`);
 		try {
 			const got = await readNew(adapter, ctx, was, conv);
 			if (got) {
-				results.push({adapter, conv, known: was, read: got});
+				results.push({conv, known: was, read: got});
 				bytes += got.messages.reduce((sum, m) => sum + m.text.length, 0);
 			}
 		} catch (error) {
@@ -170,16 +191,11 @@ async function syncNow(deps: SearchDeps, reads: ReadPool, only?: readonly Conver
 		if (results.length >= size || bytes >= BATCH_TEXT) await write(i + 1 < changed.length);
 	}
 	if (results.length > 0) await write(false);
-	let conversations = 0;
-	let forgotten = 0;
-	for (const [adapter, list] of lists) {
-		conversations += list.conversations.length;
-		if (!list.complete) continue;
-		const present = new Set(list.conversations.map(c => c.id));
-		const gone = [...known.values()].filter(c => c.agent === adapter.id && !present.has(c.id)).map(c => c.id);
-		forgotten += deps.store.forget(adapter.id, gone);
-	}
-	return {conversations, read, messages, forgotten};
+	counts.conversations += list.conversations.length;
+	if (!list.complete) return;
+	const present = new Set(list.conversations.map(c => c.id));
+	const gone = [...known.values()].filter(c => c.agent === adapter.id && !present.has(c.id)).map(c => c.id);
+	counts.forgotten += deps.store.forget(adapter.id, gone);
 }
 
 /**

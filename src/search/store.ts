@@ -15,7 +15,7 @@ import type {ConversationMessage, TokenUsage} from '../adapters/types.js';
 /** `PRAGMA application_id`: 'mams'. A file without it is not ours and is never trusted. */
 const APPLICATION_ID = 0x6d616d73;
 /** Bumped when the schema or what is indexed changes: an older index is rebuilt from the agents' files. */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 const SCHEMA = `
 CREATE TABLE conv (
@@ -41,6 +41,14 @@ CREATE TABLE msg (
 	text TEXT NOT NULL
 );
 CREATE INDEX msg_conv ON msg (conv);
+CREATE TABLE stage (
+	rowid INTEGER PRIMARY KEY,
+	conv INTEGER NOT NULL,
+	ord INTEGER NOT NULL,
+	role TEXT NOT NULL,
+	at INTEGER NOT NULL,
+	text TEXT NOT NULL
+);
 CREATE VIRTUAL TABLE fts USING fts5(text, content='msg', content_rowid='rowid', detail=column, tokenize='unicode61 remove_diacritics 2');
 INSERT INTO fts (fts, rank) VALUES ('secure-delete', 1);
 `;
@@ -140,18 +148,32 @@ function removeFiles(file: string): void {
 	for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) fs.rmSync(f, {force: true});
 }
 
+/** Is `error` SQLite's "another connection holds the lock"? */
+function isBusy(error: unknown): boolean {
+	const code = (error as {code?: unknown} | undefined)?.code;
+	return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
+}
+
 /** True when `db` is a mam-tui search index of this schema, readable through. */
 function trusted(db: SqliteDb): boolean {
 	try {
 		if (db.pragma('application_id', {simple: true}) !== APPLICATION_ID) return false;
 		if (db.pragma('user_version', {simple: true}) !== SCHEMA_VERSION) return false;
 		const names = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all() as {name: string}[]).map(r => r.name));
-		if (!['conv', 'msg', 'fts'].every(n => names.has(n))) return false;
+		if (!['conv', 'msg', 'stage', 'fts'].every(n => names.has(n))) return false;
 		// Without FTS5's secure-delete a purged word stays in the index's segments until a merge:
 		// an index that lost it is rebuilt rather than trusted with a purge.
 		if ((db.prepare("SELECT v FROM fts_config WHERE k = 'secure-delete'").get() as {v: number} | undefined)?.v !== 1) return false;
-		// A damaged FTS index answers wrongly rather than failing: FTS5's own check says.
-		db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 0)").run();
+		// A damaged FTS index answers wrongly rather than failing: FTS5's own check says. It is a
+		// write: while another connection writes (a build in the dashboard's index thread), which
+		// opened the file as trusted, it is left for the next open rather than waited for (an
+		// open that timed out here took the index for corrupt and deleted it under the writer).
+		db.pragma('busy_timeout = 0');
+		try {
+			db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 0)").run();
+		} catch (error) {
+			if (!isBusy(error)) throw error;
+		}
 		return db.pragma('quick_check', {simple: true}) === 'ok';
 	} catch {
 		return false;
@@ -212,6 +234,24 @@ export class SearchStore {
 		db.pragma('cache_size = -2000');
 		// The file holds the agents' words: only its owner reads it.
 		fs.chmodSync(file, 0o600);
+		this.flushLeftovers();
+	}
+
+	/**
+	 * A build that stopped before its end left messages staged: their conversations are recorded
+	 * as read, so the messages are indexed now. Only when no one is writing: a build running in
+	 * another process (the dashboard's index thread) holds the write lock for a while and indexes
+	 * its stage itself at its end; an open (a search, a purge) never waits for that.
+	 */
+	private flushLeftovers(): void {
+		this.db.pragma('busy_timeout = 0');
+		try {
+			this.flushStaged();
+		} catch (error) {
+			if (!isBusy(error)) throw error;
+		} finally {
+			this.db.pragma('busy_timeout = 5000');
+		}
 	}
 
 	static open(file: string): SearchStore {
@@ -256,9 +296,10 @@ export class SearchStore {
 
 	/**
 	 * Record what was read of a conversation: its facts, where the next read starts, and the new
-	 * messages (after dropping the old ones when the source was rewritten).
+	 * messages (after dropping the old ones when the source was rewritten). `staged`: the messages
+	 * wait in `stage` until `flushStaged` (a full sync, which reads one agent after another).
 	 */
-	put(conv: IndexedConversation, messages: readonly ConversationMessage[], restart: boolean): void {
+	put(conv: IndexedConversation, messages: readonly ConversationMessage[], restart: boolean, staged = false): void {
 		const existing = this.stmt('SELECT key FROM conv WHERE agent = ? AND id = ?').get(conv.agent, conv.id) as {key: number} | undefined;
 		if (existing && restart) this.dropMessages(existing.key);
 		const values = [
@@ -286,12 +327,39 @@ export class SearchStore {
 				).run(conv.agent, conv.id, ...values).lastInsertRowid,
 			);
 		}
+		if (staged) {
+			const stage = this.stmt('INSERT INTO stage (conv, ord, role, at, text) VALUES (?, ?, ?, ?, ?)');
+			for (const m of messages) stage.run(key, conv.stamp, m.role, m.at, m.text);
+			return;
+		}
 		const insert = this.stmt('INSERT INTO msg (conv, role, at, text) VALUES (?, ?, ?, ?)');
 		const index = this.stmt('INSERT INTO fts (rowid, text) VALUES (?, ?)');
 		for (const m of messages) {
 			const rowid = insert.run(key, m.role, m.at, m.text).lastInsertRowid;
 			index.run(rowid, m.text);
 		}
+	}
+
+	/**
+	 * Index the staged messages, oldest conversation first (by the `stamp` they were read at):
+	 * rowids then grow with time whatever order the agents were read in, which is what lets a
+	 * query rank the newest matches first (`query`). Returns how many were indexed.
+	 */
+	flushStaged(): number {
+		if (this.stmt('SELECT 1 FROM stage LIMIT 1').get() === undefined) return 0;
+		const moved = this.transaction(() => {
+			const before = (this.stmt('SELECT max(rowid) AS n FROM msg').get() as {n: number | null}).n ?? 0;
+			// A conversation forgotten since it was staged has no row: its messages are not indexed.
+			const count = this.stmt(
+				'INSERT INTO msg (conv, role, at, text) SELECT s.conv, s.role, s.at, s.text FROM stage s JOIN conv c ON c.key = s.conv ORDER BY s.ord, s.rowid',
+			).run().changes;
+			this.stmt('INSERT INTO fts (rowid, text) SELECT rowid, text FROM msg WHERE rowid > ?').run(before);
+			this.stmt('DELETE FROM stage').run();
+			return count;
+		});
+		// The stage's pages (zeroed: secure_delete) go back to the file system.
+		this.db.pragma('incremental_vacuum');
+		return moved;
 	}
 
 	private dropMessages(key: number): void {
@@ -313,6 +381,8 @@ export class SearchStore {
 				const row = this.stmt('SELECT key FROM conv WHERE agent = ? AND id = ?').get(agent, id) as {key: number} | undefined;
 				if (!row) continue;
 				this.dropMessages(row.key);
+				// Staged by a build not finished yet (another process's): erased as well.
+				this.stmt('DELETE FROM stage WHERE conv = ?').run(row.key);
 				this.stmt('DELETE FROM conv WHERE key = ?').run(row.key);
 				removed++;
 			}

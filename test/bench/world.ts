@@ -320,6 +320,8 @@ function hermesWriter({home, out, prompt}: Writers) {
 			endedAt: createdAt + 60_000,
 			endReason: 'user_exit',
 			title: seen === 0 ? text : `${text} #${seen + 1}`,
+			// As real hermes keeps it: what the user typed is the first user message (the title is only a label).
+			prompt: text,
 		});
 		out.push({agent: 'hermes', id, cwd, createdAt});
 		for (let i = 0; i < children; i++) {

@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {linesHolding, readFilesSince} from '../../src/adapters/common/messageRead.js';
+import {ParseCache} from '../../src/adapters/common/refresh.js';
+import {metaOf, parentFromMeta} from '../../src/adapters/codex/rollouts.js';
 
 // The JSON Lines reader behind the message readers: a block at a time (a transcript of hundreds
 // of MB is never one string), whole lines only, the cursor at the end of the last whole line.
@@ -47,5 +49,33 @@ describe('readFilesSince', () => {
 		const got: unknown[] = [];
 		readFilesSince([file], undefined).each(record => got.push(record['n']), linesHolding('"user"', '"assistant"'));
 		expect(got).toEqual([1, 3]);
+	});
+});
+
+describe("codex rollouts' first lines in a parse cache", () => {
+	it('keep what is asked of them (id, source, parent), not the instructions', () => {
+		const dir = path.join(scratch(), 'sessions', '2026', '04', '01');
+		fs.mkdirSync(dir, {recursive: true});
+		const id = '019d46c7-e5ea-7cb7-a1f5-df8ecb25fddf';
+		const parent = '019d46c7-e5ea-7cb7-a1f5-df8ecb25fdde';
+		const file = path.join(dir, `rollout-2026-04-01T02-03-18-${id}.jsonl`);
+		const instructions = `You are a coding agent. ${'rule '.repeat(4000)}`;
+		const meta = {
+			id,
+			cwd: '/w',
+			source: {subagent: {thread_spawn: {parent_thread_id: parent}}},
+			base_instructions: {text: instructions},
+			user_instructions: instructions,
+		};
+		fs.writeFileSync(file, `${JSON.stringify({timestamp: '2026-04-01T02:03:18.990Z', type: 'session_meta', payload: meta})}\n`);
+		const parses = new ParseCache();
+		const ctx = {parses};
+		expect(metaOf(ctx, file, id)?.['id']).toBe(id);
+		expect(parentFromMeta(metaOf(ctx, file, id))).toBe(parent);
+		expect(metaOf(ctx, file, 'another')).toBeUndefined();
+		const kept = JSON.stringify([...parses.parsed.values()].map(p => p.value));
+		expect(kept).toContain(parent);
+		expect(kept).not.toContain('rule rule');
+		expect(kept.length).toBeLessThan(500);
 	});
 });

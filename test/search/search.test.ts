@@ -308,6 +308,24 @@ describe('the index thread', () => {
 		expect(warnings).toEqual([]);
 		await expect(index.search('quillwort', {noSync: true})).rejects.toThrow(/closed/);
 	});
+
+	it('is started again without its heap limit when it runs out, and answers the same jobs', async () => {
+		const {startIndexWorker} = await import('../../src/search/worker.js');
+		const w = world([claudeAdapter]);
+		w.store.close();
+		const c = writeClaude(w.layout, w.layout.cwds[0], 'the overgrown hornwort note', 'ok');
+		const warnings: string[] = [];
+		// 1 MB of old generation: the thread cannot even load its modules.
+		const setup = {stateDir: w.stateDir, home: w.layout.home, ownHome: false, env: {}, tmpDir: w.layout.base, heapLimitMb: 1};
+		const index = startIndexWorker(setup, line => warnings.push(line));
+		try {
+			expect((await index.sync()).read).toBe(1);
+			expect((await index.search('hornwort', {noSync: true})).map(h => h.id)).toEqual([c.id]);
+		} finally {
+			await index.close();
+		}
+		expect(warnings).toEqual(['search index thread ran out of its heap limit: started again without it']);
+	});
 });
 
 describe('the conversations view with message search', () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import {toEpochMs} from '../common/jsonRecords.js';
 import {str} from '../common/jsonl.js';
-import {decodeCursor, encodeCursor, messageOf, readFilesSince, textOfContent} from '../common/messageRead.js';
+import {decodeCursor, encodeCursor, messageOf, readFilesSince, statIn, textOfContent} from '../common/messageRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead} from '../types.js';
 import {agyPaths, conversationDb, transcriptFile} from './store.js';
 
@@ -13,7 +13,7 @@ export function agyMessages(ctx: AdapterContext, id: string, since: string | und
 	const paths = agyPaths(ctx);
 	if (!fs.existsSync(conversationDb(paths, id))) return undefined;
 	const file = transcriptFile(paths, id);
-	const read = readFilesSince(fs.existsSync(file) ? [file] : [], decodeCursor(since));
+	const read = readFilesSince(fs.existsSync(file) ? [file] : [], decodeCursor(since), statIn(ctx));
 	const messages: ConversationMessage[] = [];
 	const offsets = read.each(record => {
 		const source = str(record, 'source');

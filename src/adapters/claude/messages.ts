@@ -1,5 +1,5 @@
 import {isoMs, obj, str} from '../common/jsonl.js';
-import {compactUsage, count, decodeCursor, encodeCursor, linesHolding, messageOf, readFilesSince, textOfContent} from '../common/messageRead.js';
+import {compactUsage, count, decodeCursor, encodeCursor, linesHolding, messageOf, readFilesSince, statIn, textOfContent} from '../common/messageRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {claudeRoot, transcriptsIn} from './transcripts.js';
 
@@ -37,7 +37,7 @@ export function claudeMessages(ctx: AdapterContext, id: string, since: string | 
 	const files = [...transcriptsIn(ctx, claudeRoot(ctx), id)];
 	if (files.length === 0) return undefined;
 	const before = decodeCursor(since);
-	const read = readFilesSince(files, before);
+	const read = readFilesSince(files, before, statIn(ctx));
 	const state = read.restart ? undefined : before?.state;
 	let usage = state?.['usage'] as TokenUsage | undefined;
 	const seen = new Set<string>(Array.isArray(state?.['seen']) ? (state['seen'] as string[]) : []);

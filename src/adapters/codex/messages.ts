@@ -1,5 +1,5 @@
 import {isoMs, obj, str} from '../common/jsonl.js';
-import {compactUsage, count, decodeCursor, encodeCursor, linesHolding, messageOf, readFilesSince, textOfContent} from '../common/messageRead.js';
+import {compactUsage, count, decodeCursor, encodeCursor, linesHolding, messageOf, readFilesSince, statIn, textOfContent} from '../common/messageRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {verifyRolloutsOf} from './rollouts.js';
 
@@ -31,7 +31,7 @@ export function codexMessages(ctx: AdapterContext, id: string, since: string | u
 	const files = verifyRolloutsOf(ctx, id).map(r => r.file);
 	if (files.length === 0) return undefined;
 	const before = decodeCursor(since);
-	const read = readFilesSince(files, before);
+	const read = readFilesSince(files, before, statIn(ctx));
 	const state = read.restart ? undefined : before?.state;
 	let usage = state?.['usage'] as TokenUsage | undefined;
 	let headless = state?.['headless'] === true;

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import type {ConversationMessage, TokenUsage} from '../types.js';
 import {parseJsonLine} from './lines.js';
+import type {InRefresh} from './refresh.js';
 
 /** What a cursor holds: per file its inode and the offset read up to, or the last row key; plus adapter state. */
 export interface CursorState {
@@ -93,14 +94,28 @@ export interface FilesRead {
 	each(fn: (record: Record<string, unknown>) => void, wanted?: LineFilter): Record<string, number>;
 }
 
+function statNow(file: string): fs.Stats | undefined {
+	return fs.statSync(file, {throwIfNoEntry: false});
+}
+
 /**
- * The records appended to `files` since the cursor. A file that shrank, was replaced (another
+ * The stat of `file` for a read inside `ctx`'s refresh: the one discovery took in this refresh
+ * (a full index sync lists every conversation, then reads each: a second stat per file was a
+ * tenth of its reading), else a fresh one.
+ */
+export function statIn(ctx: InRefresh): (file: string) => fs.Stats | undefined {
+	return ctx.refresh ? file => ctx.refresh?.stat(file) : statNow;
+}
+
+/**
+ * The records appended to `files` since the cursor (`statOf`: see `statIn`). The read stops at
+ * the size in that stat: what was appended after it is read next time. A file that shrank, was replaced (another
  * inode) or went away since means the conversation was rewritten: every file is read again from
  * the start and `restart` is true.
  */
-export function readFilesSince(files: readonly string[], since: CursorState | undefined): FilesRead {
+export function readFilesSince(files: readonly string[], since: CursorState | undefined, statOf: (file: string) => fs.Stats | undefined = statNow): FilesRead {
 	const known = since?.files ?? {};
-	const stats = files.map(file => ({file, st: fs.statSync(file, {throwIfNoEntry: false})}));
+	const stats = files.map(file => ({file, st: statOf(file)}));
 	const present = new Map(stats.filter(s => s.st?.isFile()).map(s => [String(s.st?.ino), s.st?.size ?? 0]));
 	// A file read before that is gone or replaced (another inode), or shorter than what was read.
 	const restart = since !== undefined && Object.entries(known).some(([ino, offset]) => (present.get(ino) ?? -1) < offset);

@@ -4,7 +4,7 @@ import {parseJsonOrUndefined, readSmallText, toEpochMs} from '../common/jsonReco
 import {obj, str} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {hasColumns} from '../common/dbRead.js';
-import {compactUsage, count, decodeCursor, encodeCursor, messageOf, readFilesSince, textOfContent} from '../common/messageRead.js';
+import {compactUsage, count, decodeCursor, encodeCursor, messageOf, readFilesSince, statIn, textOfContent} from '../common/messageRead.js';
 import {withReadOnlyDb} from '../../system/sqliteRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {buildSessionOf, cliDb, layoutOf} from './build.js';
@@ -43,7 +43,7 @@ function buildMessages(ctx: AdapterContext, id: string, since: string | undefine
 	if (!session) return undefined;
 	const file = path.join(session.dir, 'updates.jsonl');
 	if (!fs.existsSync(file)) return undefined;
-	const read = readFilesSince([file], decodeCursor(since));
+	const read = readFilesSince([file], decodeCursor(since), statIn(ctx));
 	const messages: ConversationMessage[] = [];
 	let current: {role: string; at: number; parts: string[]} | undefined;
 	const flush = () => {

@@ -4,6 +4,10 @@ import {withReadOnlyDb, type ReadDb} from '../../system/sqliteRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {hermesRoot, storesOf} from './store.js';
 import {preparedOn} from '../common/statements.js';
+import {memo, memoKind} from '../common/refresh.js';
+
+/** The profile stores, listed once per refresh: an index build reads thousands of sessions in one. */
+const STORES = memoKind<ReturnType<typeof storesOf>>('hermes:message-stores');
 
 const TOKEN_COLUMNS = {input: 'input_tokens', output: 'output_tokens', cacheRead: 'cache_read_tokens', cacheWrite: 'cache_write_tokens'} as const;
 
@@ -30,7 +34,8 @@ function usageIn(db: ReadDb, id: string): TokenUsage | undefined {
 /** The session's user and assistant messages after message id `since`, from the first profile store holding it. */
 export function hermesMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
 	const before = decodeCursor(since);
-	for (const store of storesOf(ctx, hermesRoot(ctx))) {
+	const root = hermesRoot(ctx);
+	for (const store of memo(ctx, STORES.of(root), () => storesOf(ctx, root))) {
 		const found = withReadOnlyDb(store.db, ctx.reads, db => {
 			const session = preparedOn(db, 'SELECT source FROM sessions WHERE id = ?').get(id) as {source: string | null} | undefined;
 			if (!session) return undefined;

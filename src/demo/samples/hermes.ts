@@ -74,6 +74,8 @@ export interface HermesSessionSpec {
 	readonly sessionKey?: string;
 	/** Real messages (user + assistant pairs); default 1 pair. */
 	readonly turns?: number;
+	/** What the user typed first (hermes stores it as the first user message); default `hello 0 from <id>`. */
+	readonly prompt?: string;
 }
 
 /** Create `<home>/state.db` (WAL, as hermes leaves it) with the schema; `fts: false` leaves the indexes out. */
@@ -118,7 +120,7 @@ export function insertHermesSession(home: string, spec: HermesSessionSpec): void
 		);
 		const insert = db.prepare('INSERT INTO messages (session_id, role, content, timestamp, finish_reason) VALUES (?, ?, ?, ?, ?)');
 		for (let i = 0; i < (spec.turns ?? 1); i++) {
-			const prompt = `hello ${i} from ${spec.id}`;
+			const prompt = i === 0 && spec.prompt !== undefined ? spec.prompt : `hello ${i} from ${spec.id}`;
 			prompts.push(prompt);
 			insert.run(spec.id, 'user', prompt, seconds(spec.startedAt + 100 + i * 200), null);
 			insert.run(spec.id, 'assistant', 'Hello from the stand-in model.', seconds(spec.startedAt + 200 + i * 200), 'stop');
