@@ -133,6 +133,12 @@ function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | unde
  */
 export interface ConversationsMemo {
 	last?: {readonly list: readonly Conversation[]; readonly missing: string; readonly out: readonly Conversation[]};
+	/**
+	 * The copies made for the folders in `missing`, by the adapter's conversation object: a file
+	 * change gives a new list that holds all but one of the same objects, and copying every
+	 * conversation of a missing folder again cost milliseconds a refresh (and the garbage).
+	 */
+	copies?: {readonly missing: string; readonly made: WeakMap<Conversation, Conversation>};
 	/** The folders of the list's resumable conversations (a few dozen for 20,000 conversations). */
 	folders?: {readonly list: readonly Conversation[]; readonly cwds: readonly string[]};
 }
@@ -162,8 +168,20 @@ export function conversationsOf(list: readonly Conversation[], cwdExists: (cwd: 
 	const key = [...missing].sort().join('\0');
 	const last = memo?.last;
 	if (last && last.list === list && last.missing === key) return last.out;
-	const out = list.map(c => (c.resumeState.kind === 'yes' && missing.has(c.cwd) ? {...c, resumeState: conversationResumeState(c, false)} : c));
-	if (memo) memo.last = {list, missing: key, out};
+	const made = memo?.copies?.missing === key ? memo.copies.made : new WeakMap<Conversation, Conversation>();
+	const out = list.map(c => {
+		if (c.resumeState.kind !== 'yes' || !missing.has(c.cwd)) return c;
+		let copy = made.get(c);
+		if (!copy) {
+			copy = {...c, resumeState: conversationResumeState(c, false)};
+			made.set(c, copy);
+		}
+		return copy;
+	});
+	if (memo) {
+		memo.last = {list, missing: key, out};
+		memo.copies = {missing: key, made};
+	}
 	return out;
 }
 
