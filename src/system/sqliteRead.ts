@@ -233,8 +233,16 @@ function openReadOnly(abs: string): ReadConnection {
 		return {db: openUri(`file:${encodeUriPath(copy)}?mode=ro`, abs), cleanup, busy: 0};
 	} catch (error) {
 		cleanup();
-		throw error;
+		throw copyError(abs, error);
 	}
+}
+
+/** A failure to copy a store and its WAL (a `-wal` that is a folder, unreadable): a StoreReadError naming the store. */
+function copyError(abs: string, error: unknown): unknown {
+	if (error instanceof StoreReadError || !(error instanceof Error) || !('code' in error)) return error;
+	const code = String((error as NodeJS.ErrnoException).code);
+	const why = code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a folder' : code === 'ENOENT' ? 'went away' : code;
+	return new StoreReadError(`${abs}: cannot be copied with its write-ahead log (${why})`, abs);
 }
 
 /** `fn` on an open handle, its SQLite errors as StoreReadError naming `file`. */

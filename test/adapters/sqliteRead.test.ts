@@ -149,6 +149,17 @@ describe('what cannot be read', () => {
 		expect(fs.readdirSync(dir)).toEqual(['text.db']);
 	});
 
+	it('a -wal that is a folder is a StoreReadError naming the store', () => {
+		const dir = scratch();
+		const file = store(dir);
+		fs.mkdirSync(`${file}-wal`);
+		const e = thrown(() => count(file));
+		expect(e).toBeInstanceOf(StoreReadError);
+		expect((e as StoreReadError).message).toBe(`${file}: cannot be copied with its write-ahead log (is a folder)`);
+		expect((e as StoreReadError).dbPath).toBe(file);
+		expect(fs.readdirSync(dir).sort()).toEqual(['store.db', 'store.db-wal']);
+	});
+
 	it('a query the schema cannot answer is a StoreReadError; an error of the reader itself stays what it was', () => {
 		const dir = scratch();
 		const file = store(dir);
