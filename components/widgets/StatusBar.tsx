@@ -34,7 +34,7 @@ export function selectStatusView(state: AppState): StatusView {
 		lastRefresh: state.lastRefresh,
 		notices: state.notices,
 		ui: {mode: state.ui.mode},
-		needYou: needYouCount(state.sessions, state.live) + untrackedSummary(state).needYou,
+		needYou: needYouCount(state) + untrackedSummary(state).needYou,
 		hosts: state.hosts,
 	};
 }

@@ -98,10 +98,20 @@ export function parkedSummary(sessions: readonly SessionRecord[]): {readonly cou
 	return {count, freedBytes};
 }
 
-/** How many running sessions wait for the user (their agent is blocked): the status bar's "N need you". */
-export function needYouCount(sessions: AppState['sessions'], live: AppState['live']): number {
+/** What the need-you counts read; `memo` (the store's) remembers them per input arrays. */
+type NeedYouInputs = Pick<AppState, 'sessions' | 'live'> & {readonly memo?: AppState['memo']};
+
+/**
+ * How many running sessions wait for the user (their agent is blocked): the status bar's "N need
+ * you". Remembered per (sessions, live): the status bar asks on every store change, keystrokes
+ * included, and the answer changes only with those two.
+ */
+export function needYouCount(state: NeedYouInputs): number {
+	const hit = state.memo?.needYou.get(state.sessions);
+	if (hit && hit.live === state.live) return hit.count;
 	let count = 0;
-	for (const s of sessions) if (s.status === 'running' && Object.hasOwn(live, s.name) && live[s.name]?.liveStatus === 'blocked') count++;
+	for (const s of state.sessions) if (s.status === 'running' && Object.hasOwn(state.live, s.name) && state.live[s.name]?.liveStatus === 'blocked') count++;
+	state.memo?.needYou.set(state.sessions, {live: state.live, count});
 	return count;
 }
 
@@ -111,12 +121,20 @@ export interface UntrackedSummary {
 	readonly needYou: number;
 }
 
-export function untrackedSummary(state: Pick<AppState, 'panes' | 'findings'>): UntrackedSummary {
+/**
+ * Remembered per (findings, panes) in the store's memo: the sessions screen and the status bar ask
+ * on every store change (every keystroke), and it walks every finding and every pane.
+ */
+export function untrackedSummary(state: Pick<AppState, 'panes' | 'findings'> & {readonly memo?: AppState['memo']}): UntrackedSummary {
+	const hit = state.memo?.untracked.get(state.findings);
+	if (hit && hit.panes === state.panes) return hit.summary;
 	const ids = new Set<string>();
 	for (const f of state.findings) if (f.kind === 'untracked-pane' && f.paneId !== undefined) ids.add(f.paneId);
 	let needYou = 0;
 	for (const pane of state.panes) if (ids.has(pane.id) && paneStatus(pane) === 'blocked') needYou++;
-	return {count: ids.size, needYou};
+	const summary = {count: ids.size, needYou};
+	state.memo?.untracked.set(state.findings, {panes: state.panes, summary});
+	return summary;
 }
 
 /** The conversation under the conversations cursor. */

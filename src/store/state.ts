@@ -247,10 +247,14 @@ export interface ViewMemo {
 			readonly rows: readonly Conversation[];
 		}
 	>;
+	/** `needYouCount`'s answer per sessions array, for the live data it was counted with. */
+	readonly needYou: WeakMap<readonly SessionRecord[], {readonly live: AppState['live']; readonly count: number}>;
+	/** `untrackedSummary`'s answer per findings array, for the panes it was counted with. */
+	readonly untracked: WeakMap<readonly Finding[], {readonly panes: readonly Pane[]; readonly summary: {readonly count: number; readonly needYou: number}}>;
 }
 
 export function createViewMemo(): ViewMemo {
-	return {sorted: new WeakMap(), conversations: new WeakMap()};
+	return {sorted: new WeakMap(), conversations: new WeakMap(), needYou: new WeakMap(), untracked: new WeakMap()};
 }
 
 /** What the search index found for `query`: by `agent:id`, the snippet of the best message. */

@@ -11,12 +11,12 @@ import {ADAPTERS} from '../adapters/index.js';
 import {createRefresh, memo, memoKind, ParseCache} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
-import {isAgentId, type AgentId, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
+import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
 import {folderExists} from '../system/folder.js';
 import {snapshotTable, type ProcessTable} from '../system/processes.js';
 import {keepingReadConnections, type ReadPool} from '../system/sqliteRead.js';
 import {ConversationList, keepUnchanged} from './discoveryMerge.js';
-import {cwdKey, inUseKey, pinKey, type CwdFacts, type DiscoveryResult, type UseFacts} from './discoveryResult.js';
+import {cwdKey, inUseKey, pinKey, resumableFolders, type CwdFacts, type DiscoveryResult, type UseFacts} from './discoveryResult.js';
 import {FolderWatch} from './folderWatch.js';
 import {discoverCwd, PaneEvidenceCache} from './paneEvidence.js';
 import {answerMoved, listingChange} from './useChange.js';
@@ -214,6 +214,12 @@ export class DiscoveryCache {
 	/** Per cwd key, the watch paths its last signature covered (shared between keys with one list). */
 	private readonly signedPaths = new Map<string, ReadonlySet<string>>();
 	private readonly list: ConversationList;
+	/**
+	 * Each cwd list's resumable folders, while that list stands: the join asks whether those
+	 * folders exist, and walking all 20,000 conversations for them took milliseconds a refresh
+	 * when a file change re-reads one cwd.
+	 */
+	private readonly foldersOf = new WeakMap<readonly Conversation[], readonly string[]>();
 	private readonly evidence: PaneEvidenceCache;
 	private answers: Answers = {byCwd: new Map(), verified: new Map(), used: new Map(), usedUnder: undefined, usedRows: undefined, reread: new Set()};
 	private listing: ListingTable | undefined;
@@ -465,7 +471,26 @@ export class DiscoveryCache {
 			inUse: used,
 			conversations,
 			...(paneEvidence ? {paneEvidence} : {}),
+			folders: this.folders(this.answers.byCwd),
 		};
+	}
+
+	/**
+	 * The resumable folders of every cwd list the merged list comes from: a superset of the merged
+	 * list's (the in-use rule only turns verdicts to no, and a conversation two cwds list shows once).
+	 */
+	private folders(byCwd: ReadonlyMap<string, Entry<CwdFacts>>): readonly string[] {
+		const all = new Set<string>();
+		for (const {value} of byCwd.values()) {
+			if (!value.ok) continue;
+			let folders = this.foldersOf.get(value.conversations);
+			if (!folders) {
+				folders = resumableFolders(value.conversations);
+				this.foldersOf.set(value.conversations, folders);
+			}
+			for (const folder of folders) all.add(folder);
+		}
+		return [...all];
 	}
 
 	/** Each (agent, cwd) signature at most once per refresh (none for a one-shot cache: nothing compares them later). */

@@ -25,6 +25,18 @@ export interface DiscoveryResult {
 	readonly conversations: readonly Conversation[];
 	/** By pane id: which conversation the agent of a pane no pinned row accounts for is on (asked only when `panes` were given). */
 	readonly paneEvidence?: ReadonlyMap<string, PaneEvidence>;
+	/**
+	 * The folders of `conversations` whose adapter verdict is `yes` (`resumableFolders`), or more:
+	 * the join asks each whether it still exists. Absent: the join works them out from the list.
+	 */
+	readonly folders?: readonly string[];
+}
+
+/** The distinct folders of `list`'s conversations whose adapter verdict is `yes`, in list order. */
+export function resumableFolders(list: readonly Conversation[]): string[] {
+	const cwds = new Set<string>();
+	for (const c of list) if (c.resumeState.kind === 'yes') cwds.add(c.cwd);
+	return [...cwds];
 }
 
 export const cwdKey = (agent: string, cwd: string): string => `${agent}\0${cwd}`;

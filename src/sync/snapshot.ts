@@ -20,7 +20,7 @@ import {ownPane} from '../drift/paneJoin.js';
 import type {MuxHealth} from '../mux/types.js';
 import type {SessionLive} from '../store/state.js';
 import {driftInputOf} from './driftInput.js';
-import {pinKey, inUseKey, type DiscoveryResult} from './discoveryResult.js';
+import {pinKey, inUseKey, resumableFolders, type DiscoveryResult} from './discoveryResult.js';
 
 // The pure join of one refresh: registry rows, panes and what discovery found → the snapshot the
 // dashboard shows (live data and resume state per row, untracked panes, conversations, findings).
@@ -133,16 +133,21 @@ function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | unde
  */
 export interface ConversationsMemo {
 	last?: {readonly list: readonly Conversation[]; readonly missing: string; readonly out: readonly Conversation[]};
+	/**
+	 * The copies made for the folders in `missing`, by the adapter's conversation object: a file
+	 * change gives a new list that holds all but one of the same objects, and copying every
+	 * conversation of a missing folder again cost milliseconds a refresh (and the garbage).
+	 */
+	copies?: {readonly missing: string; readonly made: WeakMap<Conversation, Conversation>};
 	/** The folders of the list's resumable conversations (a few dozen for 20,000 conversations). */
 	folders?: {readonly list: readonly Conversation[]; readonly cwds: readonly string[]};
 }
 
-/** The distinct folders of `list`'s conversations whose adapter verdict is `yes`, in list order. */
-function resumableFolders(list: readonly Conversation[], memo?: ConversationsMemo): readonly string[] {
+/** `list`'s resumable folders: discovery's (`folders`) when it gave them, else worked out once per list. */
+function foldersOf(list: readonly Conversation[], given: readonly string[] | undefined, memo?: ConversationsMemo): readonly string[] {
+	if (given) return given;
 	if (memo?.folders?.list === list) return memo.folders.cwds;
-	const cwds = new Set<string>();
-	for (const c of list) if (c.resumeState.kind === 'yes') cwds.add(c.cwd);
-	const folders = {list, cwds: [...cwds]};
+	const folders = {list, cwds: resumableFolders(list)};
 	if (memo) memo.folders = folders;
 	return folders.cwds;
 }
@@ -155,15 +160,32 @@ export function createConversationsMemo(): ConversationsMemo {
  * The conversation list with the resume rule applied: the adapter's verdict (with the in-use rule
  * already applied by discovery) and the folder check. The same array when every folder is there.
  */
-export function conversationsOf(list: readonly Conversation[], cwdExists: (cwd: string) => boolean, memo?: ConversationsMemo): readonly Conversation[] {
+export function conversationsOf(
+	list: readonly Conversation[],
+	cwdExists: (cwd: string) => boolean,
+	memo?: ConversationsMemo,
+	folders?: readonly string[],
+): readonly Conversation[] {
 	// Each folder asked once per refresh, not each conversation (the list stands across most refreshes).
-	const missing = new Set(resumableFolders(list, memo).filter(cwd => !cwdExists(cwd)));
+	const missing = new Set(foldersOf(list, folders, memo).filter(cwd => !cwdExists(cwd)));
 	if (missing.size === 0) return list;
 	const key = [...missing].sort().join('\0');
 	const last = memo?.last;
 	if (last && last.list === list && last.missing === key) return last.out;
-	const out = list.map(c => (c.resumeState.kind === 'yes' && missing.has(c.cwd) ? {...c, resumeState: conversationResumeState(c, false)} : c));
-	if (memo) memo.last = {list, missing: key, out};
+	const made = memo?.copies?.missing === key ? memo.copies.made : new WeakMap<Conversation, Conversation>();
+	const out = list.map(c => {
+		if (c.resumeState.kind !== 'yes' || !missing.has(c.cwd)) return c;
+		let copy = made.get(c);
+		if (!copy) {
+			copy = {...c, resumeState: conversationResumeState(c, false)};
+			made.set(c, copy);
+		}
+		return copy;
+	});
+	if (memo) {
+		memo.last = {list, missing: key, out};
+		memo.copies = {missing: key, made};
+	}
 	return out;
 }
 
@@ -245,7 +267,7 @@ export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 		panes: inputs.panes,
 		live,
 		untracked,
-		conversations: conversationsOf(inputs.discovery.conversations, inputs.cwdExists, inputs.conversationsMemo),
+		conversations: conversationsOf(inputs.discovery.conversations, inputs.cwdExists, inputs.conversationsMemo, inputs.discovery.folders),
 		findings,
 	};
 }

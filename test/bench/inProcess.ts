@@ -187,6 +187,7 @@ function targetConversation(world: BenchWorld, rig: LiveRig, run: number): Conve
 export async function measureRefresh(world: BenchWorld, rig: LiveRig, herdr: HerdrCounter, runs: number): Promise<RefreshResult> {
 	// Steady state: the refreshes start-up queued (a full one follows the first) are done first.
 	await rig.supervisor.refresh();
+	const fileProfile = await startProfile(process.env['MAM_BENCH_KEYS_PROFILE']);
 	const fileChange: number[] = [];
 	const fileChangeRequests: number[] = [];
 	for (let run = 0; run < runs; run++) {
@@ -210,6 +211,7 @@ export async function measureRefresh(world: BenchWorld, rig: LiveRig, herdr: Her
 		await sleep(300);
 		fileChangeRequests.push(total(await herdr.count()) - total(before));
 	}
+	await fileProfile?.('file-change');
 	const paneEvent: number[] = [];
 	const paneEventListing: number[] = [];
 	const paneEventRequests: number[] = [];
@@ -355,6 +357,7 @@ export async function measureKeys(store: Store<AppState, Action>, home: string, 
 	});
 	try {
 		await sleep(500);
+		const keyProfile = await startProfile(process.env['MAM_BENCH_KEYS_PROFILE']);
 		const latencies: number[] = [];
 		for (let i = 0; i < presses; i++) {
 			// Down through the list, then back up: the window scrolls both ways.
@@ -371,6 +374,7 @@ export async function measureKeys(store: Store<AppState, Action>, home: string, 
 			latencies.push(frame.at - t0);
 			await sleep(gapMs);
 		}
+		await keyProfile?.(`keys-${size.columns}`);
 		return summarize(latencies);
 	} finally {
 		instance.unmount();

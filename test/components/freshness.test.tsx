@@ -31,6 +31,25 @@ function setup(overrides: Partial<AppState> = {}) {
 const lineOf = (frame: string, name: string) => frame.split('\n').find(l => l.slice(3).startsWith(`${name} `)) ?? '';
 
 describe('a memoised screen still shows every change', () => {
+	it("the status bar's need-you count follows the live data and the untracked panes, not only new arrays of them", async () => {
+		const {r, store} = setup();
+		await waitForFrame(r, f => f.includes('gamma'));
+		const blocked = {liveStatus: 'blocked', resumeState: {kind: 'yes'}} as const;
+		store.dispatch({type: 'live/updated', live: {beta: blocked}});
+		await waitForFrame(r, f => f.includes('│ 1 needs you'));
+		const finding = {kind: 'untracked-pane', paneId: 'w9:p1', level: 'warn', message: 'an agent outside the registry', evidence: []} as unknown as Finding;
+		const pane = {id: 'w9:p1', mux: 'herdr', agent: 'claude', agentStatus: 'idle', processes: [], isSelf: false} as const;
+		store.dispatch({type: 'live/updated', findings: [finding], panes: [pane]});
+		await waitForFrame(r, f => f.includes('1 findings'));
+		// The same findings array, a new listing where the untracked pane asks for the user.
+		store.dispatch({type: 'live/updated', panes: [{...pane, agentStatus: 'blocked'}]});
+		await waitForFrame(r, f => f.includes('│ 2 need you'));
+		// The same rows, new live data: beta is no longer blocked.
+		store.dispatch({type: 'live/updated', live: {beta: {...blocked, liveStatus: 'idle'}}});
+		const frame = await waitForFrame(r, f => f.includes('│ 1 needs you'));
+		expect(lineOf(frame, 'beta')).toMatch(/idle/);
+	});
+
 	it('a live update of a row that is not selected reaches its line', async () => {
 		const {r, store} = setup();
 		await waitForFrame(r, f => f.includes('gamma'));

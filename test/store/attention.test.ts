@@ -20,7 +20,7 @@ describe('attention first', () => {
 	it('sorts blocked first, then working, idle, the rest of the running, stopped', () => {
 		const order = visibleSessions({sessions: rows, live: statuses, ui: {filter: ''}}).map(s => s.name);
 		expect(order).toEqual(['d-ask', 'f-ask', 'c-work', 'a-idle', 'e-new', 'b-off']);
-		expect(needYouCount(rows, statuses)).toBe(2);
+		expect(needYouCount({sessions: rows, live: statuses})).toBe(2);
 	});
 
 	it('keeps the cursor on the same session when a status change moves it (a key acts on what the user looks at)', () => {

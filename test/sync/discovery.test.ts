@@ -5,6 +5,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest';
 import {DiscoveryCache} from '../../src/sync/discovery.js';
 import type {OpenFile} from '../../src/system/processes.js';
 import {cwdKey, inUseKey, pinKey} from '../../src/sync/discoveryResult.js';
+import {conversationsOf} from '../../src/sync/snapshot.js';
 import {adaptersWith, conversation, countingAdapter, ctx, proc, row, UUID, type CountingAdapter} from './support.js';
 
 let dir: string;
@@ -45,6 +46,23 @@ describe('DiscoveryCache', () => {
 		fs.writeFileSync(path.join(dir, 'missing-until-later'), 'x');
 		await cache.refresh(rows, {rescan: true});
 		expect(adapter.calls.discover).toBe(3);
+	});
+
+	it("gives the join the folders of every resumable conversation, a re-read cwd's new ones included", async () => {
+		const store = path.join(dir, 'store.jsonl');
+		touch(store, 1000);
+		adapter.watch = [store];
+		const [a, b] = ['a', 'b'].map(name => path.join(dir, name)) as [string, string];
+		adapter.conversations = [conversation(UUID(1), {cwd: a}), conversation(UUID(2), {cwd: b, resumeState: {kind: 'no', reason: 'empty'}})];
+		const rows = [row({name: 'a', cwd: a, status: 'running'}), row({name: 'b', cwd: b, status: 'running'})];
+		expect((await cache.refresh(rows, {rescan: true})).folders).toEqual([a]);
+		touch(store, 2000);
+		adapter.conversations = [conversation(UUID(3), {cwd: b}), conversation(UUID(1), {cwd: a})];
+		const after = await cache.refresh(rows, {rescan: true});
+		expect(after.folders).toEqual([a, b]);
+		// The join then shows the conversation of the folder that is gone as not resumable.
+		const shown = conversationsOf(after.conversations, cwd => cwd !== b, undefined, after.folders);
+		expect(Object.fromEntries(shown.map(x => [x.id, x.resumeState.kind]))).toEqual({[UUID(1)]: 'yes', [UUID(3)]: 'no'});
 	});
 
 	it('a watch path that changed only its size, or only its mtime, or went away, is read again', async () => {

@@ -242,4 +242,20 @@ describe('the conversation list and its folders', () => {
 		expect(after.map(c => c.resumeState.kind)).toEqual(['yes', 'no', 'yes']);
 		expect(conversationsOf(list, present('/w/a'), memo).map(c => c.resumeState.kind)).toEqual(['no', 'yes', 'no']);
 	});
+
+	it('copies a conversation of a missing folder once: a new list keeps the copies of the same conversations and shows the changed one', () => {
+		const memo = createConversationsMemo();
+		const gone = () => false;
+		const kept = conversation(UUID(1), {cwd: '/w/gone'});
+		const before = conversation(UUID(2), {cwd: '/w/gone', updatedAt: 1});
+		const first = conversationsOf([kept, before], gone, memo);
+		// One file changed: the adapter hands back a new object for it, the same one for the rest.
+		const after = conversation(UUID(2), {cwd: '/w/gone', updatedAt: 2});
+		const second = conversationsOf([kept, after], gone, memo);
+		expect(second[0]).toBe(first[0]);
+		expect(second[1]).toMatchObject({id: UUID(2), updatedAt: 2, resumeState: {kind: 'no'}});
+		// The folder back, then gone again: a copy follows the folder check of its own refresh.
+		expect(conversationsOf([kept, after], () => true, memo)[1]?.resumeState.kind).toBe('yes');
+		expect(conversationsOf([kept, after], gone, memo)[1]).toMatchObject({updatedAt: 2, resumeState: {kind: 'no'}});
+	});
 });
