@@ -4,7 +4,7 @@ import path from 'node:path';
 import {afterEach, describe, expect, it} from 'vitest';
 import {linesHolding, readFilesSince} from '../../src/adapters/common/messageRead.js';
 import {ParseCache} from '../../src/adapters/common/refresh.js';
-import {metaOf, parentFromMeta} from '../../src/adapters/codex/rollouts.js';
+import {confirmsId, metaParentOf} from '../../src/adapters/codex/rollouts.js';
 
 // The JSON Lines reader behind the message readers: a block at a time (a transcript of hundreds
 // of MB is never one string), whole lines only, the cursor at the end of the last whole line.
@@ -70,10 +70,11 @@ describe("codex rollouts' first lines in a parse cache", () => {
 		fs.writeFileSync(file, `${JSON.stringify({timestamp: '2026-04-01T02:03:18.990Z', type: 'session_meta', payload: meta})}\n`);
 		const parses = new ParseCache();
 		const ctx = {parses};
-		expect(metaOf(ctx, file, id)?.['id']).toBe(id);
-		expect(parentFromMeta(metaOf(ctx, file, id))).toBe(parent);
-		expect(metaOf(ctx, file, 'another')).toBeUndefined();
-		const kept = JSON.stringify([...parses.parsed.values()].map(p => p.value));
+		expect(confirmsId(ctx, file, id)).toBe(true);
+		expect(metaParentOf(ctx, file, id)).toBe(parent);
+		expect(confirmsId(ctx, file, 'another')).toBe(false);
+		expect(metaParentOf(ctx, file, 'another')).toBeUndefined();
+		const kept = JSON.stringify([...parses.parsed.of('codex-meta-link').values()].map(p => p.value));
 		expect(kept).toContain(parent);
 		expect(kept).not.toContain('rule rule');
 		expect(kept.length).toBeLessThan(500);
