@@ -1,3 +1,6 @@
+// Kept whole (about 415 lines): the one reader of /proc. The listing, the open-file passes and the
+// table's snapshot share one rule for "the same process" (pid + start time, and what exec changes),
+// which the kept argv and the kept open files both rely on: it is checked in one file.
 import fs from 'node:fs';
 import {monotonicMs} from './clock.js';
 import {descendants} from './descendants.js';

@@ -1,3 +1,6 @@
+// Kept whole (about 380 lines): every rule by which a live process's evidence (argv, environment,
+// open files, folder) names a conversation is here, so the in-use safety rule that purge relies on
+// is read, and mutation-tested, in one file.
 import fs from 'node:fs';
 import path from 'node:path';
 import type {ProcessRef} from '../../domain/types.js';
