@@ -18,6 +18,7 @@ import {
 // the word is left under HOME or $MAM_HOME (the search index and the parse memo included).
 
 const REPLY = /Hello from the stand-in model\./;
+const MEMO_READ: ReadonlySet<RealAgent> = new Set(['claude', 'codex', 'gemini', 'grok']);
 
 interface Hits {
 	readonly hits: readonly {readonly agent: string; readonly id: string; readonly snippet: string}[];
@@ -55,9 +56,10 @@ describe('real agents: search', () => {
 		expect(found.hits.map(h => [h.agent, h.id])).toEqual([[agent, id]]);
 		expect(found.hits[0]?.snippet).toContain(`[${word}]`);
 		expect(await grepMamHome(real.world, word)).not.toEqual([]);
-		// The search run read the conversation through the parse memo: the prompt is in it too.
+		// The search run read a file-based conversation through the parse memo: the prompt is in
+		// it too. opencode and hermes keep theirs in sqlite stores, which the memo never holds.
 		const inMemo = async () => (await grepMamHome(real.world, word)).filter(f => path.basename(f).startsWith('parse-memo.db'));
-		expect(await inMemo()).not.toEqual([]);
+		if (MEMO_READ.has(agent)) expect(await inMemo()).not.toEqual([]);
 
 		const purged = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
 		expect(purged.exitCode, purged.stdout + purged.stderr).toBe(0);
