@@ -134,11 +134,17 @@ export function readFilesSince(files: readonly string[], since: CursorState | un
 	};
 }
 
-/** A file's size and mtime, for sources re-read whole when they change. */
-export function signatureOf(files: readonly string[]): string {
+/** Is `file` there (following links, as `fs.existsSync`)? Inside a refresh, from the stat it took already (`statIn`). */
+export function existsIn(ctx: InRefresh): (file: string) => boolean {
+	const statOf = statIn(ctx);
+	return file => statOf(file) !== undefined;
+}
+
+/** A file's size and mtime, for sources re-read whole when they change (`statOf`: see `statIn`). */
+export function signatureOf(files: readonly string[], statOf: (file: string) => fs.Stats | undefined = statNow): string {
 	return files
 		.map(file => {
-			const st = fs.statSync(file, {throwIfNoEntry: false});
+			const st = statOf(file);
 			return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '-';
 		})
 		.join('|');
