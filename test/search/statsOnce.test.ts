@@ -6,13 +6,14 @@ import type {AdapterContext} from '../../src/adapters/types.js';
 import {buildAgyFixture} from '../adapters/fixtures/agy.js';
 import {buildGeminiFixture} from '../adapters/fixtures/gemini.js';
 import {buildGrokBuildOnlyFixture, buildGrokFixture} from '../adapters/fixtures/grok.js';
+import {buildOpencodeFixture} from '../adapters/fixtures/opencode.js';
 import type {FixtureWorld} from '../adapters/fixtures/types.js';
 import {keepingReadConnections} from '../../src/system/sqliteRead.js';
 
 // A full index build lists an agent's conversations, then reads each one's messages inside the
 // same refresh, with one read connection per database (search.ts syncAgent). One refresh is one moment: the messages readers take the
 // stat the listing took (existence checks, gemini's change signature) instead of a second one
-// per file, and read the same messages as alone.
+// per file, list a folder once (opencode's databases), and read the same messages as alone.
 
 const worlds: FixtureWorld[] = [];
 afterEach(() => {
@@ -20,11 +21,17 @@ afterEach(() => {
 	for (const w of worlds.splice(0)) w.cleanup();
 });
 
-const builders = {gemini: buildGeminiFixture, agy: buildAgyFixture, grok: buildGrokFixture, 'grok build': buildGrokBuildOnlyFixture};
+const builders = {
+	gemini: buildGeminiFixture,
+	agy: buildAgyFixture,
+	grok: buildGrokFixture,
+	'grok build': buildGrokBuildOnlyFixture,
+	opencode: buildOpencodeFixture,
+};
 
 describe('messages inside a full sync refresh', () => {
 	for (const [name, build] of Object.entries(builders)) {
-		it(`${name}: stats each file once per refresh, and reads what a read alone reads`, async () => {
+		it(`${name}: stats and lists each file once per refresh, and reads what a read alone reads`, async () => {
 			const world = build();
 			worlds.push(world);
 			const adapter = ADAPTERS[world.agent];
@@ -37,10 +44,12 @@ describe('messages inside a full sync refresh', () => {
 				expect(first.some(r => (r?.messages.length ?? 0) > 0)).toBe(true);
 				const stats = vi.spyOn(fs, 'statSync');
 				const exists = vi.spyOn(fs, 'existsSync');
+				const listings = vi.spyOn(fs, 'readdirSync');
 				const again = [];
 				for (const c of listed.conversations) again.push(await adapter.messages(ctx, c.id, undefined));
 				expect(stats).not.toHaveBeenCalled();
 				expect(exists).not.toHaveBeenCalled();
+				expect(listings).not.toHaveBeenCalled();
 				vi.restoreAllMocks();
 				const alone = [];
 				for (const c of listed.conversations) alone.push(await adapter.messages(world.ctx, c.id, undefined));
