@@ -1,5 +1,8 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {afterEach, describe, expect, it, vi} from 'vitest';
+import {existsIn} from '../../src/adapters/common/messageRead.js';
 import {createRefresh} from '../../src/adapters/common/refresh.js';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import type {AdapterContext} from '../../src/adapters/types.js';
@@ -58,4 +61,19 @@ describe('messages inside a full sync refresh', () => {
 			});
 		});
 	}
+});
+
+describe('existsIn', () => {
+	it('answers as fs.existsSync outside a refresh, a stat that fails included', () => {
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mam-exists-'));
+		try {
+			const file = path.join(dir, 'a');
+			fs.writeFileSync(file, 'x');
+			// A path through a file: stat fails with ENOTDIR; one too long fails with ENAMETOOLONG.
+			for (const p of [file, path.join(dir, 'missing'), path.join(file, 'below'), path.join(dir, 'n'.repeat(5000))])
+				expect(existsIn({})(p)).toBe(fs.existsSync(p));
+		} finally {
+			fs.rmSync(dir, {recursive: true, force: true});
+		}
+	});
 });

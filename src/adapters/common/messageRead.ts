@@ -134,10 +134,19 @@ export function readFilesSince(files: readonly string[], since: CursorState | un
 	};
 }
 
-/** Is `file` there (following links, as `fs.existsSync`)? Inside a refresh, from the stat it took already (`statIn`). */
+/**
+ * `fs.existsSync(file)` (links followed; any failure to stat is false), inside a refresh from the
+ * stat it took already (`statIn`).
+ */
 export function existsIn(ctx: InRefresh): (file: string) => boolean {
 	const statOf = statIn(ctx);
-	return file => statOf(file) !== undefined;
+	return file => {
+		try {
+			return statOf(file) !== undefined;
+		} catch {
+			return false;
+		}
+	};
 }
 
 /** A file's size and mtime, for sources re-read whole when they change (`statOf`: see `statIn`). */
