@@ -1,7 +1,6 @@
-import fs from 'node:fs';
 import {toEpochMs} from '../common/jsonRecords.js';
 import {str} from '../common/jsonl.js';
-import {decodeCursor, encodeCursor, messageOf, readFilesSince, statIn, textOfContent} from '../common/messageRead.js';
+import {decodeCursor, encodeCursor, existsIn, messageOf, readFilesSince, statIn, textOfContent} from '../common/messageRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead} from '../types.js';
 import {agyPaths, conversationDb, transcriptFile} from './store.js';
 
@@ -11,9 +10,9 @@ import {agyPaths, conversationDb, transcriptFile} from './store.js';
  */
 export function agyMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
 	const paths = agyPaths(ctx);
-	if (!fs.existsSync(conversationDb(paths, id))) return undefined;
-	const file = transcriptFile(paths, id);
-	const read = readFilesSince(fs.existsSync(file) ? [file] : [], decodeCursor(since), statIn(ctx));
+	if (!existsIn(ctx)(conversationDb(paths, id))) return undefined;
+	// A transcript not there is skipped by the read (and restarts it when the cursor named it).
+	const read = readFilesSince([transcriptFile(paths, id)], decodeCursor(since), statIn(ctx));
 	const messages: ConversationMessage[] = [];
 	const offsets = read.each(record => {
 		const source = str(record, 'source');

@@ -134,11 +134,26 @@ export function readFilesSince(files: readonly string[], since: CursorState | un
 	};
 }
 
-/** A file's size and mtime, for sources re-read whole when they change. */
-export function signatureOf(files: readonly string[]): string {
+/**
+ * `fs.existsSync(file)` (links followed; any failure to stat is false), inside a refresh from the
+ * stat it took already (`statIn`).
+ */
+export function existsIn(ctx: InRefresh): (file: string) => boolean {
+	const statOf = statIn(ctx);
+	return file => {
+		try {
+			return statOf(file) !== undefined;
+		} catch {
+			return false;
+		}
+	};
+}
+
+/** A file's size and mtime, for sources re-read whole when they change (`statOf`: see `statIn`). */
+export function signatureOf(files: readonly string[], statOf: (file: string) => fs.Stats | undefined = statNow): string {
 	return files
 		.map(file => {
-			const st = fs.statSync(file, {throwIfNoEntry: false});
+			const st = statOf(file);
 			return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '-';
 		})
 		.join('|');

@@ -1,7 +1,7 @@
 import {readSmallText} from '../common/jsonRecords.js';
 import {isoMs, obj} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
-import {addUsage, compactUsage, count, decodeCursor, encodeCursor, messageOf, signatureOf, textOfContent} from '../common/messageRead.js';
+import {addUsage, compactUsage, count, decodeCursor, encodeCursor, messageOf, signatureOf, statIn, textOfContent} from '../common/messageRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import path from 'node:path';
 import {geminiRoot, legacyRecords, sessionsWithId} from './chats.js';
@@ -41,8 +41,9 @@ function chatMessages(file: string): Record<string, unknown>[] {
  * What a chat's signature covers: its files, and the folders holding them (a chat file added
  * beside them moves a folder's mtime).
  */
-function signatureOfChat(files: readonly string[]): string {
-	return signatureOf([...files, ...new Set(files.map(f => path.dirname(f)))]);
+function signatureOfChat(ctx: AdapterContext, files: readonly string[]): string {
+	// Inside a full sync's refresh the listing stat()ed these already: one moment, no second stat.
+	return signatureOf([...files, ...new Set(files.map(f => path.dirname(f)))], statIn(ctx));
 }
 
 /**
@@ -79,10 +80,10 @@ export function geminiMessages(ctx: AdapterContext, id: string, since: string | 
 		...(before?.state?.['usage'] ? {usage: before.state['usage'] as TokenUsage} : {}),
 	});
 	const named = filesNamed(root, before?.state);
-	if (named && before?.sig === signatureOfChat(named)) return unchanged();
+	if (named && before?.sig === signatureOfChat(ctx, named)) return unchanged();
 	const files = sessionsWithId(ctx, id).flatMap(s => s.files.map(f => f.file));
 	if (files.length === 0) return undefined;
-	const sig = signatureOfChat(files);
+	const sig = signatureOfChat(ctx, files);
 	if (before?.sig === sig) return unchanged();
 	const messages: ConversationMessage[] = [];
 	let usage: TokenUsage | undefined;

@@ -1,10 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import {parseJsonOrUndefined, readSmallText, toEpochMs} from '../common/jsonRecords.js';
 import {obj, str} from '../common/jsonl.js';
 import {parseJsonLine} from '../common/lines.js';
 import {hasColumns} from '../common/dbRead.js';
-import {compactUsage, count, decodeCursor, encodeCursor, messageOf, readFilesSince, statIn, textOfContent} from '../common/messageRead.js';
+import {compactUsage, count, decodeCursor, encodeCursor, existsIn, messageOf, readFilesSince, statIn, textOfContent} from '../common/messageRead.js';
 import {withReadOnlyDb} from '../../system/sqliteRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
 import {buildSessionOf, cliDb, layoutOf} from './build.js';
@@ -42,7 +41,7 @@ function buildMessages(ctx: AdapterContext, id: string, since: string | undefine
 	const session = buildSessionOf(ctx, id);
 	if (!session) return undefined;
 	const file = path.join(session.dir, 'updates.jsonl');
-	if (!fs.existsSync(file)) return undefined;
+	if (!existsIn(ctx)(file)) return undefined;
 	const read = readFilesSince([file], decodeCursor(since), statIn(ctx));
 	const messages: ConversationMessage[] = [];
 	let current: {role: string; at: number; parts: string[]} | undefined;
@@ -67,7 +66,7 @@ function buildMessages(ctx: AdapterContext, id: string, since: string | undefine
 /** grok-cli: `messages` rows after `seq`; usage is the sum of its `usage_events`. */
 function cliMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
 	const db = cliDb(ctx);
-	if (!fs.existsSync(db)) return undefined;
+	if (!existsIn(ctx)(db)) return undefined;
 	return withReadOnlyDb(db, ctx.reads, handle => {
 		if (!preparedOn(handle, 'SELECT 1 FROM sessions WHERE id = ?').get(id)) return undefined;
 		let row = decodeCursor(since)?.row ?? -1;
