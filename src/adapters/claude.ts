@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import {messageOf} from '../domain/result.js';
 import type {Conversation} from '../domain/types.js';
@@ -7,7 +6,7 @@ import {argvUsers, fileUsers, uniqueHolders} from './common/inUse.js';
 import {liveUsesOnce, needsFolders, usersOf} from './common/liveEvidence.js';
 import {removeJsonMembers} from './common/jsonKey.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
-import {canonicalCwd, listDir} from './common/paths.js';
+import {canonicalCwd, existsOnce, listDir} from './common/paths.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
 import {assertPlanOf, assertValidId, type AgentAdapter, type InUseHolder} from './types.js';
@@ -55,12 +54,7 @@ export const claudeAdapter: AgentAdapter = {
 		const found = new Map<string, Conversation>();
 		const problems: string[] = [];
 		// One existsSync per cwd, not per transcript (a busy project folder: a thousand, one cwd).
-		const cwds = new Map<string, boolean>();
-		const exists = (cwd: string): boolean => {
-			let known = cwds.get(cwd);
-			if (known === undefined) cwds.set(cwd, (known = fs.existsSync(cwd)));
-			return known;
-		};
+		const exists = existsOnce();
 		for (const dir of projectDirs(ctx, root, query.cwd)) {
 			const legacy = legacyChildCounts(ctx, dir);
 			const entries = listDir(dir, ctx);

@@ -17,7 +17,7 @@ import {
 } from './common/liveEvidence.js';
 import {oneLine} from './common/jsonl.js';
 import {jsonFieldIn, removeLines} from './common/lines.js';
-import {canonicalCwd} from './common/paths.js';
+import {canonicalCwd, existsOnce} from './common/paths.js';
 import {memo, memoKind} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -123,6 +123,8 @@ export const codexAdapter: AgentAdapter = {
 		const problems = [...index.problems, ...read.problems];
 		const childCount = (id: string) => read.children.get(id) ?? 0;
 		const conversations: Conversation[] = [];
+		// One existsSync per cwd, not per rollout (thousands of rollouts, a few dozen cwds).
+		const exists = existsOnce();
 		for (const r of read.byId.values()) {
 			const parentId = r.parentId ?? parents.get(r.id);
 			if (parentId !== undefined && !query.includeChildren) continue;
@@ -138,7 +140,7 @@ export const codexAdapter: AgentAdapter = {
 				...(parentId ? {parentId} : {}),
 				...(title ? {title} : {}),
 				childCount: childCount(r.id),
-				resumeState: resumeStateOf(r),
+				resumeState: resumeStateOf(r, exists),
 			});
 		}
 		conversations.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));

@@ -14,6 +14,7 @@ import {assertPlanOf, assertValidId, type AdapterContext, type AgentAdapter} fro
 import {
 	buildConversation,
 	buildDescendants,
+	buildFamily,
 	buildLinks,
 	buildRoot,
 	buildSessionOf,
@@ -177,8 +178,7 @@ export const grokAdapter: AgentAdapter = {
 			const {session} = cliSessionOf(ctx, id);
 			return uniqueHolders([...(await argvUsers(ctx, [id])), ...(await cliDbUsers(ctx, session))]);
 		}
-		const sessions = buildLinks(ctx);
-		const family = [...sessions.filter(s => s.id === id), ...buildDescendants(sessions, id)];
+		const family = buildFamily(ctx, buildLinks(ctx), id);
 		const ids = [id, ...family.map(s => s.id)];
 		const files = family.flatMap(s =>
 			listDir(s.dir, ctx)

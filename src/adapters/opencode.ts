@@ -5,7 +5,7 @@ import {measuredExitInput, readOpencodeScreen} from './common/exitSequences.js';
 import {argvUsers, uniqueHolders} from './common/inUse.js';
 import {agentProcessesOf, flagValue, idsUse, liveUsesOnce, needsFolders, projectUse, usersOf, type LiveUse} from './common/liveEvidence.js';
 import {subcommand as subcommandOf} from './common/programs.js';
-import {canonicalCwd} from './common/paths.js';
+import {canonicalCwd, existsOnce} from './common/paths.js';
 import {memo, memoKind} from './common/refresh.js';
 import {removePaths} from './common/plan.js';
 import {scanResidual} from './common/residual.js';
@@ -101,6 +101,8 @@ export const opencodeAdapter: AgentAdapter = {
 		const want = query.cwd === undefined ? undefined : canonicalCwd(ctx, query.cwd);
 		const seen = new Set<string>();
 		const conversations: Conversation[] = [];
+		// One existsSync per folder, not per session.
+		const exists = existsOnce();
 		for (const store of stores) {
 			// Children counted in one pass per store (per session it would cost sessions²).
 			const children = memo(ctx, CHILDREN.of(store.db), () => {
@@ -125,7 +127,7 @@ export const opencodeAdapter: AgentAdapter = {
 					...(parentId ? {parentId} : {}),
 					...(s.title ? {title: s.title} : {}),
 					childCount,
-					resumeState: resumeStateOf(s),
+					resumeState: resumeStateOf(s, exists),
 				});
 			}
 		}

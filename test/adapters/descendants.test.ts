@@ -1,5 +1,7 @@
 import {describe, expect, it} from 'vitest';
-import {sessionDescendants} from '../../src/adapters/common/groups.js';
+import {sessionDescendants, sessionTree} from '../../src/adapters/common/groups.js';
+import {createRefresh} from '../../src/adapters/common/refresh.js';
+import {buildFamily} from '../../src/adapters/grok/build.js';
 import {childrenFrom, descendants} from '../../src/system/descendants.js';
 import {processTree} from '../../src/system/processes.js';
 
@@ -37,6 +39,25 @@ describe('descendants', () => {
 		const grandchild = {id: 'g', parentId: 'k1'};
 		const self = {id: 'p', parentId: 'g'};
 		expect(sessionDescendants([grandchild, one, self, twin], 'p')).toEqual([one, twin, grandchild]);
+	});
+
+	it('sessionDescendants with a tree made once answers as without, and the list is walked once for many ids', () => {
+		const s = (id: string, parentId?: string) => ({id, dir: `/g/${id}`, ...(parentId ? {parentId} : {})});
+		const list = [s('c', 'b'), s('a'), s('b', 'a'), s('a', 'c'), s('d', 'b'), s('e')];
+		const tree = sessionTree(list);
+		for (const id of ['a', 'b', 'c', 'd', 'e', 'none']) expect(sessionDescendants(list, id, tree)).toEqual(sessionDescendants(list, id));
+		// grok's family: every session named the id (two groups), then its descendants.
+		const ctx = {refresh: createRefresh()};
+		expect(buildFamily(ctx, list, 'a')).toEqual([list[1], list[3], list[2], list[0], list[4]]);
+		let walks = 0;
+		const counted = new Proxy(list, {
+			get: (target, key, receiver) => {
+				if (key === Symbol.iterator) walks += 1;
+				return Reflect.get(target, key, receiver) as unknown;
+			},
+		});
+		for (const id of ['a', 'b', 'c', 'd', 'e']) buildFamily(ctx, counted, id);
+		expect(walks).toBe(1);
 	});
 
 	it('gives a process tree root first, then its subtree breadth first', () => {

@@ -435,6 +435,23 @@ describe('argvUsers and fileUsers', () => {
 		expect(await fileUsers({...check, refresh: createRefresh()}, [held])).toEqual([]);
 	});
 
+	it('fileUsers in a refresh: a file only we hold open is held by nobody, and no pass over every process is made for it', async () => {
+		const dir = fs.realpathSync(scratch());
+		const ours = path.join(dir, 'state.db');
+		fs.writeFileSync(ours, '');
+		const asked: string[][] = [];
+		const table: ProcessTable = {
+			...ctxOf([], [], [{pid: process.pid, path: ours}]).processes,
+			openFilesKept: async () => [{pid: process.pid, path: ours}],
+			holders: async paths => {
+				asked.push([...paths]);
+				return [{pid: process.pid, startTime: 1, command: 'us', argv: ['us'], path: ours}];
+			},
+		};
+		expect(await fileUsers({...ctxOf([]), processes: table, refresh: createRefresh()}, [ours])).toEqual([]);
+		expect(asked).toEqual([]);
+	});
+
 	it('uniqueHolders keeps the first reason per process', () => {
 		const h = (pid: number, reason: string): InUseHolder => ({pid, startTime: 1, command: 'c', reason});
 		expect(uniqueHolders([h(1, 'first'), h(2, 'x'), h(1, 'second')])).toEqual([h(1, 'first'), h(2, 'x')]);

@@ -259,9 +259,9 @@ export function rolloutsOf(ctx: AdapterContext, id: string): RolloutFile[] {
 	return (byId.get(id) ?? []).filter(r => confirmsId(ctx, r.file, id));
 }
 
-export function resumeStateOf(r: Rollout): ResumeState {
+export function resumeStateOf(r: Rollout, exists: (cwd: string) => boolean = fs.existsSync): ResumeState {
 	if (r.realMessages === 0) return {kind: 'no', reason: 'no messages yet'};
 	if (!r.cwd) return {kind: 'unknown', reason: 'the rollout records no cwd'};
-	if (!fs.existsSync(r.cwd)) return {kind: 'no', reason: `cwd ${r.cwd} no longer exists`};
+	if (!exists(r.cwd)) return {kind: 'no', reason: `cwd ${r.cwd} no longer exists`};
 	return {kind: 'yes'};
 }

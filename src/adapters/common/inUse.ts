@@ -127,10 +127,12 @@ function identity(st: {readonly dev: number; readonly ino: number}): string {
 }
 
 /**
- * The identities of every file some process holds open, once per table inside a refresh when the
- * table lists open files in one pass (a thousand paths stat()ed once); else undefined. A refresh
- * is a view: it takes the table's kept pass (only new or changed processes' fds read) when there
- * is one. Outside a refresh (purge, resume) nothing here is asked: `holders` reads every process.
+ * The identities of every file some other process holds open, once per table inside a refresh
+ * when the table lists open files in one pass (a thousand paths stat()ed once); else undefined. A
+ * refresh is a view: it takes the table's kept pass (only new or changed processes' fds read) when
+ * there is one. Outside a refresh (purge, resume) nothing here is asked: `holders` reads every
+ * process. Our own files (the stores a refresh keeps open, the parse memo) are left out: we are
+ * never a holder (`fileUsers`), and a file only we hold made a second pass over every process.
  */
 async function openIdentities(ctx: AdapterContext): Promise<ReadonlySet<string> | undefined> {
 	const table = ctx.processes;
@@ -141,7 +143,7 @@ async function openIdentities(ctx: AdapterContext): Promise<ReadonlySet<string> 
 	if (kept.value?.table !== table) {
 		const ids = every().then(files => {
 			const out = new Set<string>();
-			for (const file of new Set(files.map(f => f.path))) {
+			for (const file of new Set(files.flatMap(f => (f.pid === process.pid ? [] : [f.path])))) {
 				const st = path.isAbsolute(file) ? refresh.stat(file) : undefined;
 				if (st) out.add(identity(st));
 			}

@@ -111,6 +111,19 @@ export function listNames(dir: string, ctx: InRefresh = {}): string[] {
 	return ctx.refresh ? ctx.refresh.names(dir, read) : read();
 }
 
+/**
+ * `fs.existsSync`, asked once per path for as long as the caller keeps the function (one
+ * discover): a store of thousands of conversations names a few dozen cwds.
+ */
+export function existsOnce(): (p: string) => boolean {
+	const known = new Map<string, boolean>();
+	return p => {
+		let exists = known.get(p);
+		if (exists === undefined) known.set(p, (exists = fs.existsSync(p)));
+		return exists;
+	};
+}
+
 /** lstat without throwing. */
 export function lstatOrUndefined(p: string): fs.Stats | undefined {
 	try {

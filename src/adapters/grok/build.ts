@@ -8,11 +8,13 @@ import {obj, oneLine, readJsonl, str} from '../common/jsonl.js';
 import {listDir, lstatOrUndefined} from '../common/paths.js';
 import {indexAfter, type InRefresh, memo, memoHas, memoKind, parseCached, persistedParseKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
-import {sessionDescendants} from '../common/groups.js';
+import {sessionDescendants, sessionTree, type SessionTree} from '../common/groups.js';
 
 const GROUPS = memoKind<string[]>('grok:groups');
 const BUILD_SESSIONS = memoKind<BuildSession[]>('grok:build');
 const LINKS = memoKind<readonly BuildLink[]>('grok:links');
+/** Each list of sessions' tree (see `treeOf`), for this refresh. */
+const TREES = memoKind<WeakMap<readonly BuildLink[], SessionTree<BuildLink>>>('grok:trees');
 
 const BUILD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -175,7 +177,7 @@ function indexFor(ctx: AdapterContext): BuildSession[] | undefined {
 /** The first group's session folder named `id` (the index's `find`), read alone. */
 export function buildSessionOf(ctx: AdapterContext, id: string): BuildSession | undefined {
 	const index = indexFor(ctx);
-	if (index) return index.find(s => s.id === id);
+	if (index) return treeOf(ctx, index).byId.get(id)?.[0];
 	for (const groupDir of buildGroups(ctx)) {
 		// A folder, not a link to one (the listing's Dirent type is the entry's own).
 		if (!lstatOrUndefined(path.join(groupDir, id))?.isDirectory()) continue;
@@ -224,6 +226,24 @@ export function buildLinks(ctx: AdapterContext): readonly BuildLink[] {
 /** Descendants through `parent_session_id` in every session's summary.json, at any depth. */
 export function buildDescendants<T extends BuildLink>(sessions: readonly T[], id: string): T[] {
 	return sessionDescendants(sessions, id);
+}
+
+/** The sessions named `id` (one per group that has it) and their descendants. */
+export function buildFamily<T extends BuildLink>(ctx: InRefresh, sessions: readonly T[], id: string): T[] {
+	const tree = treeOf(ctx, sessions);
+	return [...(tree.byId.get(id) ?? []), ...sessionDescendants(sessions, id, tree)];
+}
+
+/**
+ * `sessionTree` of this list, made once per list inside a refresh: a refresh asks inUse about
+ * thousands of sessions, and a scan of every session per id was most of it.
+ */
+function treeOf<T extends BuildLink>(ctx: InRefresh, sessions: readonly T[]): SessionTree<T> {
+	const trees = memo(ctx, TREES.of(), () => new WeakMap<readonly BuildLink[], SessionTree<BuildLink>>());
+	let tree = trees.get(sessions);
+	if (!tree) trees.set(sessions, (tree = sessionTree(sessions)));
+	// Made from this very list (the key): its entries are T.
+	return tree as SessionTree<T>;
 }
 
 export function buildConversation(session: BuildSession, children: ReadonlyMap<string, number>): Conversation {

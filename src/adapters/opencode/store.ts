@@ -290,9 +290,9 @@ export function storedDescendants(ctx: AdapterContext, id: string): string[] {
 	return descendants(id, childrenOf);
 }
 
-export function resumeStateOf(s: Session): ResumeState {
+export function resumeStateOf(s: Session, exists: (cwd: string) => boolean = fs.existsSync): ResumeState {
 	if (s.messages === 0) return {kind: 'no', reason: 'no messages yet'};
-	if (!fs.existsSync(s.directory)) return {kind: 'no', reason: `cwd ${s.directory} no longer exists`};
+	if (!exists(s.directory)) return {kind: 'no', reason: `cwd ${s.directory} no longer exists`};
 	return {kind: 'yes'};
 }
 
