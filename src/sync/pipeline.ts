@@ -12,7 +12,7 @@ import {DiscoveryCache, type StatFn} from './discovery.js';
 import {driftInputOf} from './driftInput.js';
 import {createStatusProbe} from './liveStatus.js';
 import {gatherJoinInputs, readListing, type Listing} from './refresh.js';
-import {createConversationsMemo, joinLive, joinSnapshot, type JoinInputs, type LiveSnapshot} from './snapshot.js';
+import {createConversationsMemo, createRowsMemo, joinLive, joinSnapshot, type JoinInputs, type LiveSnapshot} from './snapshot.js';
 
 // THE refresh pipeline: one object that owns everything a refresh needs between the mux, /proc,
 // the adapters and the pure join: the process table, the discovery cache (with its folder watch),
@@ -148,6 +148,7 @@ export function createRefreshPipeline(deps: RefreshPipelineDeps): RefreshPipelin
 	const status = createStatusProbe({ctx, mux: deps.mux, agentOf, ...(deps.logger ? {logger: deps.logger} : {})});
 	const driftMemo = createDriftMemo();
 	const conversationsMemo = createConversationsMemo();
+	const rowsMemo = createRowsMemo();
 	const source = {mux: deps.mux, ...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}), processes};
 	const conversations = deps.conversations !== false;
 	let listing: Listing | undefined;
@@ -184,6 +185,7 @@ export function createRefreshPipeline(deps: RefreshPipelineDeps): RefreshPipelin
 			now,
 			driftMemo,
 			conversationsMemo,
+			rowsMemo,
 			status,
 			...(last ? {previousLive: last.snapshot.live} : {}),
 			adapters,
