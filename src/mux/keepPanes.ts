@@ -16,7 +16,8 @@ function sameProcess(a: ProcessRef, b: ProcessRef): boolean {
 	return a.argv.every((arg, i) => arg === b.argv[i]);
 }
 
-function sameTree(a: readonly ProcessRef[], b: readonly ProcessRef[]): boolean {
+/** Two process lists (a pane's tree, a whole table) equal process by process, by `sameProcess`. */
+export function sameTree(a: readonly ProcessRef[], b: readonly ProcessRef[]): boolean {
 	return a === b || (a.length === b.length && a.every((proc, i) => sameProcess(proc, b[i] as ProcessRef)));
 }
 

@@ -1,5 +1,5 @@
 // The tmux backend: one object because the control client, the health line, the listing and its
-// polling share one lifetime and one connection state (about 400 lines, most of them those four).
+// polling share one lifetime and one connection state (about 460 lines, most of them those four).
 // The row format and escaping are in tmuxArgs.ts, the commands in tmuxCommands.ts, what %output
 // says about each pane in tmuxScreens.ts and the control-mode client itself in tmuxControl.ts.
 import type {Pane} from '../domain/types.js';
@@ -52,6 +52,16 @@ const RECONNECT_MS = 2000;
  */
 const NO_SERVER_POLL_EVERY = 5;
 /**
+ * With the control client attached, tmux itself says when panes come and go (`%layout-change`,
+ * `%window-add`: a poll at once) and when a watched pane prints; a poll still finds what no
+ * notification carries (an agent that started or ended in a pane, a new title). After this many
+ * polls that found nothing and no pane printed, only every QUIET_POLL_EVERY-th poll looks: listing
+ * 100 panes every second was a third of an idle dashboard's CPU. Any change or output polls every
+ * second again.
+ */
+const QUIET_AFTER_POLLS = 10;
+const QUIET_POLL_EVERY = 4;
+/**
  * The tmux backend (SPEC 2) over the tmux CLI, argv arrays only. Change detection polls
  * `list-panes` every `pollMs` while someone listens; a listing adds one /proc scan for the
  * process trees and the agent each pane runs (by the adapters' `matchesProcess`).
@@ -90,6 +100,8 @@ export class TmuxMux implements Multiplexer {
 	 */
 	private noServer = false;
 	private skippedPolls = 0;
+	/** Polls in a row that found nothing, with no pane printing meanwhile (see QUIET_AFTER_POLLS). */
+	private quietPolls = 0;
 	private readonly commands: TmuxCommands;
 	private readonly screens = new TmuxScreens({emit: event => this.emit(event), listening: () => this.listeners.size > 0});
 	private disposed = false;
@@ -169,6 +181,7 @@ export class TmuxMux implements Multiplexer {
 				...(this.options.logger ? {logger: this.options.logger} : {}),
 				onOutput: (paneId, data) => this.onOutput(paneId, data),
 				onLayout: () => {
+					this.quietPolls = 0;
 					if (this.pollTimer) void this.poll();
 				},
 				onClose: reason => this.onControlClosed(control, reason),
@@ -198,7 +211,9 @@ export class TmuxMux implements Multiplexer {
 
 	/** A watched pane printed (mam-tui's own pane prints whenever the dashboard draws: reporting it would feed a loop). */
 	private onOutput(paneId: string, data: Buffer): void {
-		if (!this.selfIds.has(paneId)) this.screens.output(paneId, data);
+		if (this.selfIds.has(paneId)) return;
+		this.quietPolls = 0;
+		this.screens.output(paneId, data);
 	}
 
 	/** Run one tmux command as its own process. */
@@ -386,10 +401,16 @@ export class TmuxMux implements Multiplexer {
 		this.seen = undefined;
 	}
 
+	/** Has polling gone quiet (see QUIET_AFTER_POLLS)? Only with the control client, which reports layouts and output. */
+	private quiet(): boolean {
+		return this.control?.connected === true && this.quietPolls >= QUIET_AFTER_POLLS;
+	}
+
 	/** One poll: compare each pane's signature with the last poll's and report the differences. */
 	private async poll(): Promise<void> {
 		if (this.polling) return;
 		if (this.noServer && this.seen && ++this.skippedPolls % NO_SERVER_POLL_EVERY !== 0) return;
+		if (this.quiet() && ++this.skippedPolls % QUIET_POLL_EVERY !== 0) return;
 		this.polling = true;
 		try {
 			const rows = await this.rows();
@@ -398,16 +419,21 @@ export class TmuxMux implements Multiplexer {
 			this.seen = now;
 			if (!before || this.listeners.size === 0) return;
 			let changed = false;
+			let found = false;
 			for (const [id, signature] of now) {
-				if (!before.has(id)) this.emit({type: 'pane-created', paneId: id});
-				else if (before.get(id) !== signature) changed = true;
+				if (!before.has(id)) {
+					found = true;
+					this.emit({type: 'pane-created', paneId: id});
+				} else if (before.get(id) !== signature) changed = true;
 			}
 			for (const id of before.keys()) {
 				if (now.has(id)) continue;
+				found = true;
 				// tmux cannot say why a pane went; if we did not close it, its process ended.
 				this.emit({type: this.closedByUs.delete(id) ? 'pane-closed' : 'pane-exited', paneId: id});
 			}
 			if (changed) this.emit({type: 'changed'});
+			this.quietPolls = found || changed ? 0 : this.quietPolls + 1;
 		} catch (error) {
 			this.options.logger?.debug('tmux poll failed', messageOf(error));
 		} finally {

@@ -119,16 +119,28 @@ function namedOf(ctx: AdapterContext, table: readonly ProcessRef[], listed: List
 	return {table, longest, parts, ids};
 }
 
-/**
- * What the in-use answers were made from, kept by the caller between refreshes: while the live
- * uses (made once per process listing, see `Refresh.perListing`) and the ids argv names stand, a
- * list (the same array) keeps its answered list and a conversation (the same object: its cwd was
- * not read again) its answer; only new ones are asked.
- */
-export interface UseMemo {
+/** One agent's in-use answers, and what they were made from (its live uses, the ids argv names). */
+interface AgentAnswers {
 	readonly key: string;
 	readonly answers: WeakMap<Conversation, Conversation>;
-	readonly lists: WeakMap<List, List>;
+}
+
+/** A list answered, with the key each of its agents' answers were made under. */
+interface AnsweredList {
+	readonly keys: ReadonlyMap<AgentId, string>;
+	readonly list: List;
+}
+
+/**
+ * What the in-use answers were made from, kept by the caller between refreshes: while an agent's
+ * live uses (made once per process listing, see `Refresh.perListing`) and the ids argv names
+ * stand, a list of its conversations (the same array) keeps its answered list and a conversation
+ * (the same object: its cwd was not read again) its answer; only new ones are asked. Kept per
+ * agent: a claude starting or ending asks claude's conversations again, not codex's.
+ */
+export interface UseMemo {
+	readonly byAgent: ReadonlyMap<AgentId, AgentAnswers>;
+	readonly lists: WeakMap<List, AnsweredList>;
 	readonly listed: Listed;
 	readonly named: Named;
 }
@@ -175,50 +187,67 @@ export async function withUseEach(
 	const agents = [...listed.agents.keys()].sort();
 	const usesOf = await usesFor(ctx, agents, adapters);
 	const nets = new Map([...usesOf].map(([agent, uses]) => [agent, netOf(uses, listed.ids)]));
-	const key = JSON.stringify([
-		[...usesOf].map(([agent, uses]) => [agent, uses.map(u => [u.pid, u.startTime, u.claim])]),
-		[...named.ids].sort(),
-		agents.map(a => nets.get(a)?.unlisted),
-	]);
-	const same = memo?.key === key;
-	const answers = same ? memo.answers : new WeakMap<Conversation, Conversation>();
-	const answeredLists = same ? memo.lists : new WeakMap<List, List>();
+	const namedKey = JSON.stringify([...named.ids].sort());
+	const byAgent = new Map<AgentId, AgentAnswers>();
+	for (const [agent, uses] of usesOf) {
+		const key = JSON.stringify([uses.map(u => [u.pid, u.startTime, u.claim]), namedKey, nets.get(agent)?.unlisted]);
+		const kept = memo?.byAgent.get(agent);
+		byAgent.set(agent, kept?.key === key ? kept : {key, answers: new WeakMap()});
+	}
+	const answeredLists = memo?.lists ?? new WeakMap<List, AnsweredList>();
 	const resolve = folderResolver();
+	const rule: Rule = {nets, named: named.ids, resolve, byAgent};
 	const out: List[] = [];
 	for (const list of lists) {
 		let answered = answeredLists.get(list);
-		if (answered === undefined) {
-			answered = await answerList(ctx, list, adapters, {nets, named: named.ids, resolve, answers});
+		if (answered === undefined || moved(answered, byAgent)) {
+			answered = await answerList(ctx, list, adapters, rule);
 			answeredLists.set(list, answered);
 		}
-		out.push(answered);
+		out.push(answered.list);
 	}
-	return {lists: out, memo: {key, answers, lists: answeredLists, listed, named}};
+	return {lists: out, memo: {byAgent, lists: answeredLists, listed, named}};
+}
+
+/** Were some of `answered`'s agents' answers made under another key than now? */
+function moved(answered: AnsweredList, byAgent: ReadonlyMap<AgentId, AgentAnswers>): boolean {
+	for (const [agent, key] of answered.keys) if (byAgent.get(agent)?.key !== key) return true;
+	return false;
 }
 
 interface Rule {
 	readonly nets: ReadonlyMap<AgentId, Net>;
 	readonly named: ReadonlySet<string>;
 	readonly resolve: (p: string) => string;
-	readonly answers: WeakMap<Conversation, Conversation>;
+	readonly byAgent: Map<AgentId, AgentAnswers>;
 }
 
-/** One list answered (the same array when nothing in it is in use). */
-async function answerList(ctx: AdapterContext, list: List, adapters: Readonly<Record<AgentId, AgentAdapter>>, rule: Rule): Promise<List> {
+/** `agent`'s answers (every listed agent has some; one that is not is answered afresh, fail safe). */
+function answersOf(rule: Rule, agent: AgentId): AgentAnswers {
+	let answers = rule.byAgent.get(agent);
+	if (!answers) rule.byAgent.set(agent, (answers = {key: '', answers: new WeakMap()}));
+	return answers;
+}
+
+/** One list answered (the same array when nothing in it is in use), with its agents' keys. */
+async function answerList(ctx: AdapterContext, list: List, adapters: Readonly<Record<AgentId, AgentAdapter>>, rule: Rule): Promise<AnsweredList> {
 	let changed = false;
 	const out: Conversation[] = [];
+	const keys = new Map<AgentId, string>();
 	for (const conv of list) {
-		let answer = rule.answers.get(conv);
+		const {key, answers} = answersOf(rule, conv.agent);
+		keys.set(conv.agent, key);
+		let answer = answers.get(conv);
 		if (answer === undefined) {
 			// Most of 20,000 conversations are no candidate: answered without a promise each.
 			const net = rule.nets.get(conv.agent);
 			answer = net && mayBeUsed(conv, net, rule.named, rule.resolve) ? await usedAnswer(ctx, conv, adapters) : conv;
-			rule.answers.set(conv, answer);
+			answers.set(conv, answer);
 		}
 		if (answer !== conv) changed = true;
 		out.push(answer);
 	}
-	return changed ? out : list;
+	return {keys, list: changed ? out : list};
 }
 
 /** A candidate `conv` itself, or a copy saying who uses it (or that nobody could tell). */

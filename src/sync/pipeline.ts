@@ -1,9 +1,10 @@
 import {ADAPTERS} from '../adapters/index.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {paneAgent} from '../domain/paneAgent.js';
-import type {AgentId, AgentStatus, Pane, SessionRecord} from '../domain/types.js';
+import type {AgentId, AgentStatus, Pane, ProcessRef, SessionRecord} from '../domain/types.js';
 import {createDriftMemo} from '../drift/detect.js';
 import type {DriftInput} from '../drift/input.js';
+import {sameTree} from '../mux/keepPanes.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {Logger} from '../system/logger.js';
 import {snapshotTable, type ProcessTable} from '../system/processes.js';
@@ -11,7 +12,7 @@ import {DiscoveryCache, type StatFn} from './discovery.js';
 import {driftInputOf} from './driftInput.js';
 import {createStatusProbe} from './liveStatus.js';
 import {gatherJoinInputs, readListing, type Listing} from './refresh.js';
-import {createConversationsMemo, joinLive, joinSnapshot, type JoinInputs, type LiveSnapshot} from './snapshot.js';
+import {createConversationsMemo, createRowsMemo, joinLive, joinSnapshot, type JoinInputs, type LiveSnapshot} from './snapshot.js';
 
 // THE refresh pipeline: one object that owns everything a refresh needs between the mux, /proc,
 // the adapters and the pure join: the process table, the discovery cache (with its folder watch),
@@ -112,6 +113,23 @@ export async function collectDriftInput(sources: CollectSources): Promise<DriftI
 	}
 }
 
+/** Kernel threads (kthreadd, pid 2, and its children) come and go by the minute; none runs an agent or holds a file. */
+function userland(rows: readonly ProcessRef[]): readonly ProcessRef[] {
+	return rows.filter(p => p.pid !== 2 && p.ppid !== 2);
+}
+
+/**
+ * The last listing again when `next` shows the very same panes (the mux hands back last time's
+ * array when no pane changed) and the same processes (pid, start, parent, name, argv). Everything
+ * made from a listing alone (the agents' live uses, the open files, the in-use answers, drift's
+ * indexes) is kept with it, so an idle minute's listing costs the listing, not a re-derivation
+ * of the whole machine. A full refresh (every five minutes) takes the new listing whatever it shows.
+ */
+export function steadyListing(before: Listing | undefined, next: Listing, full: boolean): Listing {
+	if (full || !before?.processes || !next.processes || next.panes !== before.panes || next.problem !== before.problem) return next;
+	return sameTree(userland(before.processes), userland(next.processes)) ? before : next;
+}
+
 export function createRefreshPipeline(deps: RefreshPipelineDeps): RefreshPipeline {
 	const once = deps.once === true;
 	const adapters = deps.adapters ?? ADAPTERS;
@@ -130,6 +148,7 @@ export function createRefreshPipeline(deps: RefreshPipelineDeps): RefreshPipelin
 	const status = createStatusProbe({ctx, mux: deps.mux, agentOf, ...(deps.logger ? {logger: deps.logger} : {})});
 	const driftMemo = createDriftMemo();
 	const conversationsMemo = createConversationsMemo();
+	const rowsMemo = createRowsMemo();
 	const source = {mux: deps.mux, ...(deps.muxProblem ? {muxProblem: deps.muxProblem} : {}), processes};
 	const conversations = deps.conversations !== false;
 	let listing: Listing | undefined;
@@ -144,7 +163,7 @@ export function createRefreshPipeline(deps: RefreshPipelineDeps): RefreshPipelin
 	const listFor = async (sessions: readonly SessionRecord[], request: PipelineRequest): Promise<{listing: Listing; early: boolean}> => {
 		if (request.listPanes === false && listing) return {listing, early: false};
 		const listed = readListing(source);
-		if (!once || last) return {listing: await listed, early: false};
+		if (!once || last) return {listing: steadyListing(listing, await listed, request.full === true), early: false};
 		const stopped = sessions.filter(s => s.status === 'stopped' || s.status === 'parked');
 		const early = discovery.refresh(stopped, {rescan: true, conversations: false}).catch(() => undefined);
 		const [result] = await Promise.all([listed, early]);
@@ -166,6 +185,7 @@ export function createRefreshPipeline(deps: RefreshPipelineDeps): RefreshPipelin
 			now,
 			driftMemo,
 			conversationsMemo,
+			rowsMemo,
 			status,
 			...(last ? {previousLive: last.snapshot.live} : {}),
 			adapters,

@@ -10,7 +10,7 @@ import {folderExists} from '../system/folder.js';
 import type {ProcessTable} from '../system/processes.js';
 import type {DiscoveryCache} from './discovery.js';
 import type {StatusProbe} from './liveStatus.js';
-import {joinSnapshot, liveRowIds, type ConversationsMemo, type JoinInputs, type LiveSnapshot} from './snapshot.js';
+import {joinSnapshot, liveRowIds, type ConversationsMemo, type JoinInputs, type LiveSnapshot, type RowsMemo} from './snapshot.js';
 
 // One refresh's I/O: the mux listing, the process table, discovery and the cwd checks, gathered
 // into the pure join's inputs. Callers do not wire these steps themselves: the refresh pipeline
@@ -47,6 +47,8 @@ export interface SnapshotDeps {
 	readonly driftMemo?: DriftMemo;
 	/** The conversation list's resume rule, kept by the caller across refreshes. */
 	readonly conversationsMemo?: ConversationsMemo;
+	/** The rows' join, kept by the caller across refreshes. */
+	readonly rowsMemo?: RowsMemo;
 	/** The last snapshot's live data (unchanged rows keep their objects). */
 	readonly previousLive?: Readonly<Record<string, SessionLive>>;
 	/** Reads the agents' statuses onto the panes (every refresh: records and changed screens). */
@@ -113,6 +115,7 @@ export async function gatherJoinInputs(deps: SnapshotDeps): Promise<JoinInputs> 
 		...(deps.conversations === false ? {findings: false} : {}),
 		...(deps.driftMemo ? {driftMemo: deps.driftMemo} : {}),
 		...(deps.conversationsMemo ? {conversationsMemo: deps.conversationsMemo} : {}),
+		...(deps.rowsMemo ? {rowsMemo: deps.rowsMemo} : {}),
 		...(deps.previousLive ? {previousLive: deps.previousLive} : {}),
 		...(deps.adapters ? {adapters: deps.adapters} : {}),
 		// Per cwd, not per row: 500 rows share a few dozen cwds.

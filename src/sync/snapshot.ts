@@ -66,6 +66,8 @@ export interface JoinInputs {
 	readonly driftMemo?: DriftMemo;
 	/** Keeps the conversation list's resume rule between refreshes (see `ConversationsMemo`). */
 	readonly conversationsMemo?: ConversationsMemo;
+	/** Keeps the rows' join between refreshes (see `RowsMemo`). */
+	readonly rowsMemo?: RowsMemo;
 	/** The last snapshot's live data: rows whose live data is equal keep those objects. */
 	readonly previousLive?: Readonly<Record<string, SessionLive>>;
 }
@@ -112,7 +114,7 @@ function liveStatusOf(row: SessionRecord, pane: Pane | undefined, runs: boolean,
 }
 
 /** SPEC 6.1 by the one rule (domain/resumability.ts), from what this refresh found out. */
-function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | undefined, runs: boolean): ResumeState {
+function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | undefined, runs: boolean, cwdExists: (cwd: string) => boolean): ResumeState {
 	if (row.status !== 'purged' && !agentOf(inputs.adapters ?? ADAPTERS, row.agent))
 		return {kind: 'unknown', reason: `unknown agent ${JSON.stringify(row.agent)}`};
 	const pin = row.agentSessionId;
@@ -121,7 +123,7 @@ function resumeStateOf(row: SessionRecord, inputs: JoinInputs, pane: Pane | unde
 		pin,
 		...(pane && runs ? {livePane: pane.id} : {}),
 		cwd: row.cwd,
-		cwdPresent: inputs.cwdExists(row.cwd),
+		cwdPresent: cwdExists(row.cwd),
 		onDisk: pin === null ? undefined : inputs.discovery.verify.get(pinKey(row.agent, pin, row.cwd)),
 		use: pin === null ? undefined : inputs.discovery.inUse.get(inUseKey(row.agent, pin)),
 	}).state;
@@ -216,10 +218,69 @@ export function liveRowIds(
  * did not change keep last time's objects (and the whole record stays the same when none did).
  */
 export function joinLive(inputs: JoinInputs): Readonly<Record<string, SessionLive>> {
-	return joinRows(inputs, indexPanes(inputs.panes)).live;
+	return joinRows(inputs).live;
 }
 
-function joinRows(inputs: JoinInputs, index: PaneIndex): {live: Readonly<Record<string, SessionLive>>; claimed: ReadonlySet<string>} {
+type JoinedRows = {readonly live: Readonly<Record<string, SessionLive>>; readonly claimed: ReadonlySet<string>};
+
+/**
+ * The rows' last join and everything it read: the same rows, panes and answers (the very
+ * objects: discovery keeps an answer's object while it stands) and the same folders present give
+ * the same join. A file change re-reads a conversation list, which the rows' join never reads:
+ * joining 500 rows again for it cost milliseconds a refresh. The pipeline keeps one.
+ */
+export interface RowsMemo {
+	last?: {
+		readonly inputs: Pick<JoinInputs, 'sessions' | 'panes' | 'muxKind' | 'adapters'>;
+		readonly verify: DiscoveryResult['verify'];
+		readonly inUse: DiscoveryResult['inUse'];
+		/** Each row cwd's answer from `cwdExists`. */
+		readonly cwds: ReadonlyMap<string, boolean>;
+		readonly joined: JoinedRows;
+	};
+}
+
+export function createRowsMemo(): RowsMemo {
+	return {};
+}
+
+/** The same keys with the very same values (in any order)? */
+function sameValues<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): boolean {
+	if (a === b) return true;
+	if (a.size !== b.size) return false;
+	for (const [key, value] of b) if (a.get(key) !== value) return false;
+	return true;
+}
+
+/** The memo's join, when `inputs` are what it was made from and every folder it asked about is as it was. */
+function keptRows(memo: RowsMemo | undefined, inputs: JoinInputs): JoinedRows | undefined {
+	const last = memo?.last;
+	if (!last) return undefined;
+	const was = last.inputs;
+	if (was.sessions !== inputs.sessions || was.panes !== inputs.panes || was.muxKind !== inputs.muxKind || was.adapters !== inputs.adapters) return undefined;
+	if (!sameValues(last.verify, inputs.discovery.verify) || !sameValues(last.inUse, inputs.discovery.inUse)) return undefined;
+	for (const [cwd, present] of last.cwds) if (inputs.cwdExists(cwd) !== present) return undefined;
+	return last.joined;
+}
+
+function joinRows(inputs: JoinInputs): JoinedRows {
+	const kept = keptRows(inputs.rowsMemo, inputs);
+	if (kept) return kept;
+	const cwds = new Map<string, boolean>();
+	const cwdExists = (cwd: string): boolean => {
+		let present = cwds.get(cwd);
+		if (present === undefined) cwds.set(cwd, (present = inputs.cwdExists(cwd)));
+		return present;
+	};
+	const joined = joinEachRow(inputs, indexPanes(inputs.panes), cwdExists);
+	if (inputs.rowsMemo) {
+		const {sessions, panes, muxKind, adapters} = inputs;
+		inputs.rowsMemo.last = {inputs: {sessions, panes, muxKind, adapters}, verify: inputs.discovery.verify, inUse: inputs.discovery.inUse, cwds, joined};
+	}
+	return joined;
+}
+
+function joinEachRow(inputs: JoinInputs, index: PaneIndex, cwdExists: (cwd: string) => boolean): JoinedRows {
 	const adapters = inputs.adapters ?? ADAPTERS;
 	const live: Record<string, SessionLive> = {};
 	const claimed = new Set<string>();
@@ -231,7 +292,7 @@ function joinRows(inputs: JoinInputs, index: PaneIndex): {live: Readonly<Record<
 		if (pane && row.status !== 'purged') claimed.add(pane.id);
 		const next: SessionLive = {
 			liveStatus: liveStatusOf(row, pane, runs, inputs.panes !== null),
-			resumeState: resumeStateOf(row, inputs, pane, runs),
+			resumeState: resumeStateOf(row, inputs, pane, runs, cwdExists),
 			...(pane ? {pane} : {}),
 		};
 		// A row whose live data did not change keeps its object, so the view can skip it.
@@ -250,7 +311,7 @@ function joinRows(inputs: JoinInputs, index: PaneIndex): {live: Readonly<Record<
 /** Join registry rows, panes and discovery into the snapshot. Pure but for the injected cwd checks. */
 export function joinSnapshot(inputs: JoinInputs): LiveSnapshot {
 	const adapters = inputs.adapters ?? ADAPTERS;
-	const {live, claimed} = joinRows(inputs, indexPanes(inputs.panes));
+	const {live, claimed} = joinRows(inputs);
 	const untracked = (inputs.panes ?? []).filter(p => !claimed.has(p.id) && paneAgent(p, adapters) !== undefined);
 	let findings: Finding[] = [];
 	try {

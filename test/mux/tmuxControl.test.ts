@@ -191,6 +191,40 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		}
 	});
 
+	it('polls less while nothing changes and no pane prints; a change is still found, and output polls every time again', async () => {
+		const quiet = privateTmux();
+		try {
+			await quiet.run(['new-session', '-d', '-s', 'q', '--', 'sleep', '3600']);
+			const mux = createTmuxMux(options(quiet, {pollMs: 40}));
+			const events: MuxEvent[] = [];
+			const stop = mux.subscribe(e => events.push(e));
+			try {
+				const id = await shellPane(mux);
+				await eventually('attached', () => (mux.cost.attaches >= 1 && mux.cost.commands > 0 ? true : undefined));
+				// Ten quiet polls (0.4 s), then every fourth: about 12 listings in 1.6 s, not 40.
+				await new Promise(resolve => setTimeout(resolve, 800));
+				const before = mux.cost.commands;
+				await new Promise(resolve => setTimeout(resolve, 1600));
+				expect(mux.cost.commands - before).toBeLessThanOrEqual(20);
+				// A title carries no notification: a quiet poll still finds it.
+				await quiet.run(['select-pane', '-t', id, '-T', 'renamed']);
+				await eventually('the title change found', () => (events.some(e => e.type === 'changed') ? true : undefined), {timeoutMs: 5000});
+				// A pane that prints makes every poll look again.
+				await new Promise(resolve => setTimeout(resolve, 800));
+				await quiet.run(['send-keys', '-t', id, 'echo printed', 'Enter']);
+				await eventually('the output seen', () => (events.some(e => e.type === 'output') ? true : undefined), {timeoutMs: 5000});
+				const after = mux.cost.commands;
+				await new Promise(resolve => setTimeout(resolve, 300));
+				expect(mux.cost.commands - after).toBeGreaterThanOrEqual(4);
+			} finally {
+				stop();
+				await mux.dispose();
+			}
+		} finally {
+			await quiet.kill();
+		}
+	});
+
 	it('reconnects when the server restarts', async () => {
 		const other = privateTmux();
 		try {

@@ -94,6 +94,26 @@ describe('the in-use rule over many lists (one per agent and cwd)', () => {
 		expect(next.lists[1]?.[0]?.resumeState.kind).toBe('no');
 	});
 
+	it("one agent's live uses changing asks its conversations again, not another agent's", async () => {
+		const claudeUses = [project('/w/app')];
+		const claude = countingAdapter('claude');
+		claude.holders = [holder];
+		const codex = countingAdapter('codex');
+		const adapters = {
+			...adaptersWith(claude),
+			claude: {...claude, liveUses: async () => claudeUses},
+			codex: {...codex, liveUses: async () => [{...project('/w/app'), command: 'codex'}]},
+		};
+		const a = [conversation(UUID(1), {cwd: '/w/app'})];
+		const b = [conversation(UUID(2), {cwd: '/w/app', agent: 'codex'})];
+		const first = await withUseEach(on([]), [a, b], adapters);
+		expect([claude.calls.inUse, codex.calls.inUse]).toEqual([1, 1]);
+		claudeUses.push({...project('/w/other'), pid: 43});
+		const next = await withUseEach(on([]), [a, b], adapters, first.memo);
+		expect([claude.calls.inUse, codex.calls.inUse]).toEqual([2, 1]);
+		expect(next.lists[1]).toBe(first.lists[1]);
+	});
+
 	it('a changed list adds its ids to those argv can name', async () => {
 		const {adapters} = withUses([]);
 		const resume = proc(8, 'claude', ['claude', '--resume', UUID(7)]);

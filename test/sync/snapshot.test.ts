@@ -3,7 +3,7 @@ import type {Pane, ProcessRef, SessionRecord} from '../../src/domain/types.js';
 import type {Multiplexer} from '../../src/mux/types.js';
 import {cwdKey, inUseKey, pinKey, type DiscoveryResult} from '../../src/sync/discoveryResult.js';
 import {readListing} from '../../src/sync/refresh.js';
-import {conversationsOf, createConversationsMemo, joinSnapshot, type JoinInputs} from '../../src/sync/snapshot.js';
+import {conversationsOf, createConversationsMemo, createRowsMemo, joinSnapshot, type JoinInputs} from '../../src/sync/snapshot.js';
 import {createProcessTable, type ProcessTable} from '../../src/system/processes.js';
 import {conversation, pane, proc, row, UUID} from './support.js';
 
@@ -257,5 +257,40 @@ describe('the conversation list and its folders', () => {
 		// The folder back, then gone again: a copy follows the folder check of its own refresh.
 		expect(conversationsOf([kept, after], () => true, memo)[1]?.resumeState.kind).toBe('yes');
 		expect(conversationsOf([kept, after], gone, memo)[1]).toMatchObject({updatedAt: 2, resumeState: {kind: 'no'}});
+	});
+});
+
+describe('joinSnapshot: the rows memo (a file change re-reads a list, not the rows)', () => {
+	const pinned = row({name: 'p', status: 'stopped', agentSessionId: UUID(1), cwd: '/w/p'});
+	const sessions = [pinned, row({name: 'a', paneId: 'w1:p1'})];
+	const panes = [claudePane('w1:p1')];
+	const yes = {kind: 'yes'} as const;
+	const nobody = {ok: true, holders: []} as const;
+	const answers = (verdict: DiscoveryResult['verify'] extends ReadonlyMap<string, infer V> ? V : never = yes) =>
+		discovery({verify: new Map([[pinKey('claude', UUID(1), '/w/p'), verdict]]), inUse: new Map([[inUseKey('claude', UUID(1)), nobody]])});
+
+	it('rows, panes and answers (the same objects) as last time: no row is judged again', () => {
+		const rowsMemo = createRowsMemo();
+		// Without findings: drift reads the answers on its own.
+		const first = join(sessions, panes, {rowsMemo, findings: false, discovery: answers()});
+		expect(first.live['p']?.resumeState.kind).toBe('yes');
+		const again = answers();
+		let asked = 0;
+		const verify = again.verify;
+		const counted = {...again, verify: Object.assign(new Map(verify), {get: (key: string) => ((asked += 1), verify.get(key))})};
+		const second = join(sessions, panes, {rowsMemo, findings: false, discovery: {...counted, conversations: [conversation(UUID(9))]}});
+		expect(asked).toBe(0);
+		expect(second.live).toBe(first.live);
+	});
+
+	it('a new answer, a folder gone or another row list joins the rows again', () => {
+		const rowsMemo = createRowsMemo();
+		join(sessions, panes, {rowsMemo, discovery: answers()});
+		const unknown = {kind: 'unknown', reason: 'locked'} as const;
+		expect(join(sessions, panes, {rowsMemo, discovery: answers(unknown)}).live['p']?.resumeState.kind).toBe('unknown');
+		expect(join(sessions, panes, {rowsMemo, discovery: answers()}).live['p']?.resumeState.kind).toBe('yes');
+		expect(join(sessions, panes, {rowsMemo, discovery: answers(), cwdExists: cwd => cwd !== '/w/p'}).live['p']?.resumeState.kind).toBe('no');
+		const renamed = [{...pinned, name: 'q'}, ...sessions.slice(1)];
+		expect(Object.keys(join(renamed, panes, {rowsMemo, discovery: answers()}).live)).toEqual(['q', 'a']);
 	});
 });
