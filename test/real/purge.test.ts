@@ -125,7 +125,10 @@ function unplannedChanges(before: ReadonlyMap<string, string>, after: ReadonlyMa
 		const db = file.replace(/-(wal|shm)$/, '');
 		return db !== file && !before.has(file) && before.has(db) && before.get(db) === after.get(db);
 	};
-	const covered = (file: string) => named.includes(file.replace(/-(wal|shm|journal)$/, '')) || folders.some(f => file.startsWith(f)) || opened(file);
+	// A sidecar the plan names itself (codex's `changed`: each opened database's -wal and -shm)
+	// counts as named too, also when it was there before the purge and only changed.
+	const covered = (file: string) =>
+		named.includes(file) || named.includes(file.replace(/-(wal|shm|journal)$/, '')) || folders.some(f => file.startsWith(f)) || opened(file);
 	const touched = [...new Set([...before.keys(), ...after.keys()])].filter(f => before.get(f) !== after.get(f));
 	return touched.filter(f => !covered(f)).sort();
 }
