@@ -35,7 +35,7 @@ export interface Refresh {
 	 * database) that the next call asks again.
 	 */
 	parse<T>(kind: string | ParseKind<T>, file: string, also: string, parse: () => T, keep?: (value: T) => boolean): T;
-	/** `read()` (a readdir of `dir`), or, under a vouch with nothing come or gone in `dir`, the listing read then (a copy). */
+	/** `read()` (a readdir of `dir`) once per refresh, or, under a vouch with nothing come or gone in `dir`, the listing read then (a copy). */
 	list(dir: string, read: () => fs.Dirent[]): fs.Dirent[];
 	/** `list` for a listing of names only. */
 	names(dir: string, read: () => string[]): string[];
@@ -85,14 +85,22 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 		return value;
 	};
 	const hasOf = ({kind, part}: KeyParts): boolean => values.get(kind)?.has(part) === true;
-	const listing = <T>(cache: Listings<T>, dir: string, read: () => T[]): T[] => {
+	const vouched = <T>(cache: Listings<T>, dir: string, read: () => T[]): readonly T[] => {
 		if (!vouch) return read();
 		const known = cache.get(dir);
-		if (known && vouch.listingUnchangedSince(dir, known.seq)) return [...known.entries];
+		if (known && vouch.listingUnchangedSince(dir, known.seq)) return known.entries;
 		const seq = vouch.seq;
 		const entries = read();
 		if (cache.size >= PARSED_LIMIT) cache.clear();
 		cache.set(dir, {seq, entries});
+		return entries;
+	};
+	// One refresh is one moment, for folders as for stats: each is read once in it (a full index
+	// build asks for the same data folder once per conversation); a copy each time, as callers may sort.
+	const moments = {list: new Map<string, readonly fs.Dirent[]>(), names: new Map<string, readonly string[]>()};
+	const listing = <T>(cache: Listings<T>, moment: Map<string, readonly T[]>, dir: string, read: () => T[]): T[] => {
+		let entries = moment.get(dir);
+		if (!entries) moment.set(dir, (entries = vouched(cache, dir, read)));
 		return [...entries];
 	};
 	const listed = options.listing;
@@ -116,8 +124,8 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 		// One refresh is one moment: each file is stat()ed once in it (`stat`), so a second caller
 		// (discovery read it; in-use and verify ask again) gets the kept parse without a syscall.
 		parse: (kind, file, also, parse, keep) => parseIn(parses, vouch, statOf, kind, file, also, parse, keep),
-		list: (dir, read) => listing(parses.listings, dir, read),
-		names: (dir, read) => listing(parses.names, dir, read),
+		list: (dir, read) => listing(parses.listings, moments.list, dir, read),
+		names: (dir, read) => listing(parses.names, moments.names, dir, read),
 		stat: statOf,
 	};
 }

@@ -4,12 +4,8 @@ import {hasColumns} from '../common/dbRead.js';
 import {compactUsage, count, decodeCursor, encodeCursor, messageOf, textOfContent} from '../common/messageRead.js';
 import {withReadOnlyDb, type ReadDb} from '../../system/sqliteRead.js';
 import type {AdapterContext, ConversationMessage, MessageRead, TokenUsage} from '../types.js';
-import {dataDir, dbFiles, q, SESSION_TABLES} from './store.js';
-import {memo, memoKind} from '../common/refresh.js';
+import {dbFiles, q, SESSION_TABLES} from './store.js';
 import {preparedOn} from '../common/statements.js';
-
-/** The databases of one data dir, listed once per refresh: a full index build reads thousands of sessions in one. */
-const DB_FILES = memoKind<readonly string[]>('opencode:db-files');
 
 interface SessionTokens {
 	readonly tokens_input: number | null;
@@ -92,7 +88,7 @@ function v2Messages(db: ReadDb, id: string, from: number): {row: number; message
 /** The session's text after `since`, from the first database that holds it (rows by rowid or seq). */
 export function opencodeMessages(ctx: AdapterContext, id: string, since: string | undefined): MessageRead | undefined {
 	const before = decodeCursor(since);
-	for (const file of memo(ctx, DB_FILES.of(dataDir(ctx)), () => dbFiles(ctx))) {
+	for (const file of dbFiles(ctx)) {
 		const found = withReadOnlyDb(file, ctx.reads, db => {
 			const session = sessionIn(db, id);
 			if (!session) return undefined;
