@@ -1,8 +1,9 @@
 // The installed bin is this file bundled, behind a two-line sh launcher (src/cli/launcher.ts).
-import {restoreLauncherEnv} from './cli/launcher.js';
+import {keepHeapTight, restoreLauncherEnv} from './cli/launcher.js';
 import {main} from './cli/main.js';
 
 restoreLauncherEnv();
+keepHeapTight();
 process.exitCode = await main(process.argv.slice(2));
 // 'exit' fires once the event loop has drained: every write is flushed and every handle closed.
 // Exiting there skips Node's teardown of the heap and the environment, which nothing here needs

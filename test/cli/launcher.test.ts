@@ -37,6 +37,14 @@ function envProbe(): {path: string; seen: () => string} {
 }
 
 describe('the bin launcher', () => {
+	it('keeps the heap tight with a V8 flag this Node knows (an unknown one is ignored, with a complaint on stdout)', async () => {
+		const launcher = new URL('../../src/cli/launcher.ts', import.meta.url).href;
+		const r = await execa('node', ['--import', 'tsx', '--input-type=module', '-e', `(await import(${JSON.stringify(launcher)})).keepHeapTight()`], {
+			reject: false,
+		});
+		expect({exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr}).toEqual({exitCode: 0, stdout: '', stderr: ''});
+	});
+
 	it('starts node without loading NODE_EXTRA_CA_CERTS (Node 20 reads it at start-up)', async () => {
 		const env = {...base, NODE_EXTRA_CA_CERTS: path.join(tmp.dir, 'missing-ca.pem')};
 		// node warns at start-up when the file cannot be loaded: the warning shows it read the variable.
