@@ -38,6 +38,14 @@ function exists(file: string): boolean {
 /** How long a reader waits for a writer's lock before reporting the store as locked. */
 const READ_BUSY_TIMEOUT_MS = 2000;
 
+/**
+ * A read connection's page cache, in KiB (SQLite's own default; better-sqlite3 builds with 16 MB).
+ * A refresh reads each page of an agent's store about once (whole-table scans, then lookups by id
+ * whose inner pages stay cached), and keeps up to KEPT_CONNECTIONS open: at 16 MB each, a large
+ * codex or opencode store stayed in memory until the refresh ended.
+ */
+export const READ_CACHE_KIB = 2000;
+
 function openUri(uri: string, file: string): ReadDb {
 	// fileMustExist would stat the URI string itself; existence was checked by the caller.
 	let db: SqliteDb;
@@ -54,6 +62,8 @@ function openUri(uri: string, file: string): ReadDb {
 		db.close();
 		throw new StoreReadError(`${file}: ${describeSqliteError(error)}`, file);
 	}
+	// Set once the header was read: on a file that is not a database, it would fail unmapped.
+	db.pragma(`cache_size = -${READ_CACHE_KIB}`);
 	// A connection kept for a refresh is probed by every row's call: once per connection.
 	const schema: SchemaMemo = {columns: new Map()};
 	return Object.defineProperty(db, SCHEMA, {value: schema}) as ReadDb;

@@ -10,9 +10,11 @@ import {
 	hasTable,
 	keepingReadConnections,
 	locksName,
+	READ_CACHE_KIB,
 	StoreReadError,
 	tableColumns,
 	withReadOnlyDb,
+	type ReadDb,
 	type ReadPool,
 } from '../../src/system/sqliteRead.js';
 import {spawnWalWriter, type HeldProcess} from '../support/holders.js';
@@ -224,6 +226,14 @@ describe('what cannot be read', () => {
 			}),
 		);
 		expect(handles.map(h => h.open)).toEqual([false, false]);
+	});
+
+	it("keeps a read connection's page cache at READ_CACHE_KIB, kept or not (better-sqlite3's default is 16 MB)", async () => {
+		const file = store(scratch());
+		const cacheOf = (db: ReadDb) => db.pragma('cache_size', {simple: true});
+		expect(withReadOnlyDb(file, cacheOf)).toBe(-READ_CACHE_KIB);
+		expect(await keepingReadConnections(async reads => withReadOnlyDb(file, reads, cacheOf))).toBe(-READ_CACHE_KIB);
+		expect(READ_CACHE_KIB).toBeLessThan(16_000);
 	});
 
 	it('words SQLite errors the way a user reads them', () => {
