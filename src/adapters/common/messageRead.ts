@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import type {ConversationMessage, TokenUsage} from '../types.js';
 import {parseJsonLine} from './lines.js';
-import type {InRefresh} from './refresh.js';
+import type {FileStat, InRefresh} from './refresh.js';
 
 /** What a cursor holds: per file its inode and the offset read up to, or the last row key; plus adapter state. */
 export interface CursorState {
@@ -103,7 +103,7 @@ function statNow(file: string): fs.Stats | undefined {
  * (a full index sync lists every conversation, then reads each: a second stat per file was a
  * tenth of its reading), else a fresh one.
  */
-export function statIn(ctx: InRefresh): (file: string) => fs.Stats | undefined {
+export function statIn(ctx: InRefresh): (file: string) => FileStat | undefined {
 	return ctx.refresh ? file => ctx.refresh?.stat(file) : statNow;
 }
 
@@ -113,7 +113,7 @@ export function statIn(ctx: InRefresh): (file: string) => fs.Stats | undefined {
  * inode) or went away since means the conversation was rewritten: every file is read again from
  * the start and `restart` is true.
  */
-export function readFilesSince(files: readonly string[], since: CursorState | undefined, statOf: (file: string) => fs.Stats | undefined = statNow): FilesRead {
+export function readFilesSince(files: readonly string[], since: CursorState | undefined, statOf: (file: string) => FileStat | undefined = statNow): FilesRead {
 	const known = since?.files ?? {};
 	const stats = files.map(file => ({file, st: statOf(file)}));
 	const present = new Map(stats.filter(s => s.st?.isFile()).map(s => [String(s.st?.ino), s.st?.size ?? 0]));
@@ -150,7 +150,7 @@ export function existsIn(ctx: InRefresh): (file: string) => boolean {
 }
 
 /** A file's size and mtime, for sources re-read whole when they change (`statOf`: see `statIn`). */
-export function signatureOf(files: readonly string[], statOf: (file: string) => fs.Stats | undefined = statNow): string {
+export function signatureOf(files: readonly string[], statOf: (file: string) => FileStat | undefined = statNow): string {
 	return files
 		.map(file => {
 			const st = statOf(file);

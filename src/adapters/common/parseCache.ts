@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import {decodeValue} from '../../system/memoValue.js';
-import {sameStamp, type ParseMemo} from '../../system/parseMemo.js';
+import {sameStamp, type FileStamp, type ParseMemo} from '../../system/parseMemo.js';
 
 // Parsed files kept across refreshes (`ParseCache`) and the one way a parse is looked up in it
 // (`parseIn`, behind `Refresh.parse` and `parseCached` in ./refresh.ts): by kind then file,
@@ -133,15 +133,54 @@ export class ParseCache {
 	}
 }
 
-export function statNow(file: string): fs.Stats | undefined {
+/** The part of a file's stat a refresh keeps and compares: its stamp and its type. */
+export interface FileStat extends FileStamp {
+	isFile(): boolean;
+	isDirectory(): boolean;
+}
+
+/**
+ * A stat as a refresh keeps it: fs.Stats on Node 20 also holds four Date objects, made for every
+ * stat, and a refresh keeps one per file it looked at (tens of thousands at 20,000 conversations,
+ * all alive until the refresh ends).
+ */
+class KeptStat implements FileStat {
+	readonly dev: number;
+	readonly ino: number;
+	readonly size: number;
+	readonly mtimeMs: number;
+	readonly ctimeMs: number;
+	private readonly kind: 'file' | 'dir' | 'other';
+
+	constructor(st: fs.Stats) {
+		this.dev = st.dev;
+		this.ino = st.ino;
+		this.size = st.size;
+		this.mtimeMs = st.mtimeMs;
+		this.ctimeMs = st.ctimeMs;
+		this.kind = st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
+	}
+
+	isFile(): boolean {
+		return this.kind === 'file';
+	}
+
+	isDirectory(): boolean {
+		return this.kind === 'dir';
+	}
+}
+
+/** `file`'s stat (links followed), or undefined when it is not there or cannot be stat()ed. */
+export function statNow(file: string): FileStat | undefined {
 	try {
-		return fs.statSync(file, {throwIfNoEntry: false});
+		const st = fs.statSync(file, {throwIfNoEntry: false});
+		return st ? new KeptStat(st) : undefined;
 	} catch {
 		return undefined;
 	}
 }
 
-function sameFile(known: Parsed, st: fs.Stats, also: string): boolean {
+function sameFile(known: Parsed, st: FileStat, also: string): boolean {
 	return (
 		known.mtimeMs === st.mtimeMs &&
 		known.ctimeMs === st.ctimeMs &&
@@ -153,7 +192,7 @@ function sameFile(known: Parsed, st: fs.Stats, also: string): boolean {
 }
 
 /** What the on-disk memo kept for `file` when it still matches the stat and `also`, else undefined. */
-function fromMemo(memo: ParseMemo, kind: string, version: number, file: string, st: fs.Stats, also: string): {value: unknown} | undefined {
+function fromMemo(memo: ParseMemo, kind: string, version: number, file: string, st: FileStat, also: string): {value: unknown} | undefined {
 	const row = memo.take(kind, version, file);
 	if (!row || row.also !== also || !sameStamp(row, st)) return undefined;
 	const decoded = decodeValue(row.value);
@@ -164,7 +203,7 @@ function fromMemo(memo: ParseMemo, kind: string, version: number, file: string, 
 export function parseIn<T>(
 	parses: ParseCache,
 	vouch: Vouch | undefined,
-	statOf: (file: string) => fs.Stats | undefined,
+	statOf: (file: string) => FileStat | undefined,
 	kind: string | ParseKind<T>,
 	file: string,
 	also: string,

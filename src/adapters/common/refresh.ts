@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import type {AdapterContext} from '../types.js';
-import {type Listings, PARSED_LIMIT, ParseCache, parseIn, type ParseKind, statNow, type Vouch} from './parseCache.js';
+import {type FileStat, type Listings, PARSED_LIMIT, ParseCache, parseIn, type ParseKind, statNow, type Vouch} from './parseCache.js';
 
-export {ParseCache, parseKind, persistedParseKind, type ParseKind, type Vouch} from './parseCache.js';
+export {type FileStat, ParseCache, parseKind, persistedParseKind, type ParseKind, type Vouch} from './parseCache.js';
 
 // One refresh's speed-ups, behind one object the caller passes in (`ctx.refresh`): whole-store
 // scans kept for the refresh, an index used once enough ids were asked, parsed files kept across
@@ -43,7 +43,7 @@ export interface Refresh {
 	 * `file`'s stat (following links; undefined when it is not there), taken once per refresh: one
 	 * refresh is one moment, and the discovery's watch signature and the parses stat the same files.
 	 */
-	stat(file: string): fs.Stats | undefined;
+	stat(file: string): FileStat | undefined;
 }
 
 export interface RefreshOptions {
@@ -69,8 +69,8 @@ export function createRefresh(options: RefreshOptions = {}): Refresh {
 	const parses = options.parses ?? new ParseCache();
 	const vouch = options.vouch;
 	const limit = options.directLookups ?? DIRECT_LOOKUPS;
-	const stats = new Map<string, fs.Stats | undefined>();
-	const statOf = (file: string): fs.Stats | undefined => {
+	const stats = new Map<string, FileStat | undefined>();
+	const statOf = (file: string): FileStat | undefined => {
 		if (stats.has(file)) return stats.get(file);
 		const st = statNow(file);
 		stats.set(file, st);
