@@ -196,7 +196,7 @@ export async function withUseEach(
 	}
 	const answeredLists = memo?.lists ?? new WeakMap<List, AnsweredList>();
 	const resolve = folderResolver();
-	const rule: Rule = {nets, named: named.ids, resolve, byAgent};
+	const rule: Rule = {nets, named: named.ids, resolve, byAgent, texts: new Map()};
 	const out: List[] = [];
 	for (const list of lists) {
 		let answered = answeredLists.get(list);
@@ -220,6 +220,8 @@ interface Rule {
 	readonly named: ReadonlySet<string>;
 	readonly resolve: (p: string) => string;
 	readonly byAgent: Map<AgentId, AgentAnswers>;
+	/** Each in-use text once: thousands of a folder's conversations share one holder's. */
+	readonly texts: Map<string, string>;
 }
 
 /** `agent`'s answers (every listed agent has some; one that is not is answered afresh, fail safe). */
@@ -241,7 +243,7 @@ async function answerList(ctx: AdapterContext, list: List, adapters: Readonly<Re
 		if (answer === undefined) {
 			// Most of 20,000 conversations are no candidate: answered without a promise each.
 			const net = rule.nets.get(conv.agent);
-			answer = net && mayBeUsed(conv, net, rule.named, rule.resolve) ? await usedAnswer(ctx, conv, adapters) : conv;
+			answer = net && mayBeUsed(conv, net, rule.named, rule.resolve) ? await usedAnswer(ctx, conv, adapters, rule.texts) : conv;
 			answers.set(conv, answer);
 		}
 		if (answer !== conv) changed = true;
@@ -251,11 +253,24 @@ async function answerList(ctx: AdapterContext, list: List, adapters: Readonly<Re
 }
 
 /** A candidate `conv` itself, or a copy saying who uses it (or that nobody could tell). */
-async function usedAnswer(ctx: AdapterContext, conv: Conversation, adapters: Readonly<Record<AgentId, AgentAdapter>>): Promise<Conversation> {
+async function usedAnswer(
+	ctx: AdapterContext,
+	conv: Conversation,
+	adapters: Readonly<Record<AgentId, AgentAdapter>>,
+	texts: Map<string, string>,
+): Promise<Conversation> {
 	try {
 		const holders = await adapters[conv.agent].inUse(ctx, conv.id);
-		return holders.length > 0 ? {...conv, resumeState: {kind: 'no', reason: inUseText(holders)}} : conv;
+		return holders.length > 0 ? {...conv, resumeState: {kind: 'no', reason: once(texts, inUseText(holders))}} : conv;
 	} catch (error) {
 		return {...conv, resumeState: {kind: 'unknown', reason: `${adapters[conv.agent].label} could not tell who uses it: ${messageOf(error)}`}};
 	}
+}
+
+/** `text`, or the equal string `texts` already holds: one copy however many conversations show it. */
+function once(texts: Map<string, string>, text: string): string {
+	const kept = texts.get(text);
+	if (kept !== undefined) return kept;
+	texts.set(text, text);
+	return text;
 }
