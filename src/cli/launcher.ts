@@ -42,9 +42,9 @@ export function restoreLauncherEnv(env: NodeJS.ProcessEnv = process.env): void {
 /**
  * V8's old generation grows to up to twice what survived its last full collection (a factor it
  * picks from its GC speed), and the dashboard's first refresh promotes tens of MB that die soon
- * after (the parse memo's rows, stats, the in-use pass): the heap peaked at 200-212 MB on the
- * bench world, 176-188 MB with 15 % (the built dashboard 12 s after start, four runs each; CPU
- * within the noise of the runs). Set at run time, not on node's command line: a V8 flag a later
+ * after (stats, parsed summaries, the in-use pass): the heap peaked at 200-212 MB on the bench
+ * world, 176-188 MB with 15 % (the built dashboard 12 s after start, four runs each; CPU within
+ * the noise of the runs). Set at run time, not on node's command line: a V8 flag a later
  * Node no longer knows would stop node from starting there, where here it is only ignored.
  */
 export function keepHeapTight(): void {
