@@ -5,10 +5,9 @@
 // pane evidence (paneEvidence.ts). The list it merges is discoveryMerge.ts; what it returns and
 // the keys the join looks it up by are discoveryResult.ts.
 
-import fs from 'node:fs';
 import path from 'node:path';
 import {ADAPTERS} from '../adapters/index.js';
-import {createRefresh, memo, memoKind, ParseCache} from '../adapters/common/refresh.js';
+import {createRefresh, type FileStat, memo, memoKind, ParseCache, statNow} from '../adapters/common/refresh.js';
 import type {AdapterContext, AgentAdapter} from '../adapters/types.js';
 import {messageOf} from '../domain/result.js';
 import {isAgentId, type AgentId, type Conversation, type Pane, type ProcessRef, type ResumeState, type SessionRecord} from '../domain/types.js';
@@ -24,17 +23,7 @@ import {answerMoved, listingChange} from './useChange.js';
 const WATCH_PATHS = memoKind<readonly string[]>('watch-paths');
 
 /** The stat we compare: a changed mtime or size means "look again" (`isDirectory` tells the folder watch what to watch). */
-export type StatFn = (file: string) => {readonly mtimeMs: number; readonly size: number; readonly isDirectory?: boolean} | undefined;
-
-const realStat: StatFn = file => {
-	try {
-		// No exception for a missing path: a refresh stats thousands of paths, some not there yet.
-		const st = fs.statSync(file, {throwIfNoEntry: false});
-		return st ? {mtimeMs: st.mtimeMs, size: st.size, isDirectory: st.isDirectory()} : undefined;
-	} catch {
-		return undefined;
-	}
-};
+export type StatFn = (file: string) => Pick<FileStat, 'mtimeMs' | 'size' | 'isDirectory'> | undefined;
 
 export interface DiscoveryDeps {
 	readonly ctx: AdapterContext;
@@ -124,7 +113,7 @@ function hashString(text: string): number {
 
 /** A folder is watched itself; a file (or a path not there yet) through its parent. */
 function folderOf(p: string, st: ReturnType<StatFn>): string {
-	return st?.isDirectory === true ? p : path.dirname(p);
+	return st?.isDirectory() === true ? p : path.dirname(p);
 }
 
 /** What one refresh may look at, and what the folder watch saw since the last one. */
@@ -232,7 +221,7 @@ export class DiscoveryCache {
 		this.ctx = deps.ctx;
 		this.parses = deps.ctx.parses ?? new ParseCache();
 		this.adapters = deps.adapters ?? ADAPTERS;
-		this.stat = deps.stat ?? realStat;
+		this.stat = deps.stat ?? statNow;
 		this.watch = deps.onChange ? new FolderWatch(deps.onChange) : undefined;
 		this.once = deps.once === true;
 		this.list = new ConversationList(this.adapters);
@@ -501,11 +490,8 @@ export class DiscoveryCache {
 		// The real stat is the refresh's own (the parses that follow stat the same files); a stand-in is asked once per path.
 		const refreshStat = ctx.refresh?.stat.bind(ctx.refresh);
 		const statOnce: StatFn =
-			this.stat === realStat && refreshStat
-				? file => {
-						const st = refreshStat(file);
-						return st ? {mtimeMs: st.mtimeMs, size: st.size, isDirectory: st.isDirectory()} : undefined;
-					}
+			this.stat === statNow && refreshStat
+				? refreshStat
 				: file => {
 						if (!stats.has(file)) stats.set(file, this.stat(file));
 						return stats.get(file);

@@ -319,6 +319,24 @@ describe('the folder watch', () => {
 		}
 	});
 
+	it('a watch path that is a folder is watched itself: a file written inside it is seen', async () => {
+		const cwd = path.join(dir, 'proj');
+		const folder = path.join(dir, 'sessions');
+		fs.mkdirSync(cwd);
+		fs.mkdirSync(folder);
+		const adapter = {...scriptedAdapter(dir), watchPaths: () => [folder]};
+		adapter.lists.set(cwd, []);
+		let seen = 0;
+		const cache = new DiscoveryCache({ctx, adapters: withAdapter(adapter), onChange: () => (seen += 1)});
+		try {
+			await cache.refresh([row({name: 'p', cwd})], {rescan: true});
+			fs.writeFileSync(path.join(folder, 'new.jsonl'), '{}\n');
+			await until('the write inside the folder is seen', () => seen > 0);
+		} finally {
+			cache.close();
+		}
+	});
+
 	it('the discovery cache reads a cwd again after a reported change, and not before', async () => {
 		const {cwd, stamp, adapter, conv, cache, changes} = watchedProject();
 		try {

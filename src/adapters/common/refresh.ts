@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type {AdapterContext} from '../types.js';
 import {type FileStat, type Listings, PARSED_LIMIT, ParseCache, parseIn, type ParseKind, statNow, type Vouch} from './parseCache.js';
 
-export {type FileStat, ParseCache, parseKind, persistedParseKind, type ParseKind, type Vouch} from './parseCache.js';
+export {type FileStat, ParseCache, parseKind, persistedParseKind, type ParseKind, statNow, type Vouch} from './parseCache.js';
 
 // One refresh's speed-ups, behind one object the caller passes in (`ctx.refresh`): whole-store
 // scans kept for the refresh, an index used once enough ids were asked, parsed files kept across
