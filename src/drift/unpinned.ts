@@ -1,17 +1,25 @@
 import type {AgentId, Conversation, Finding, Pane, SessionRecord} from '../domain/types.js';
 import {reportedId} from '../domain/paneAgent.js';
-import {describeRow, isActive, listSome, samePath, validId, type DriftWorld, type Screened} from './world.js';
+import {describeRow, isActive, listSome, samePath, validId, type DriftWorld, type Exclusion, type Screened} from './world.js';
 
 /** The candidates of one running unpinned row after the SPEC 5 rules, or why they are unknown. */
 export type CandidateVerdict =
 	| {
 			readonly kind: 'known';
 			readonly ids: readonly string[];
-			/** What was seen and left out, and why (evidence). */
+			/** What was seen and left out, and why (evidence): every other row's pin, then the first few others. */
 			readonly excluded: readonly string[];
+			/** How many more were left out than `excluded` describes. */
+			readonly unshown: number;
 			readonly problems: readonly string[];
 	  }
 	| {readonly kind: 'unknown'; readonly reason: string};
+
+/**
+ * How many left-out conversations the evidence describes besides other rows' pins: a busy cwd
+ * holds hundreds made before the session started, and a line for each said nothing more.
+ */
+export const SHOWN_EXCLUSIONS = 10;
 
 /** Ids pinned by any other active row of the same agent: pinning one would make a duplicate pin. */
 function claimedElsewhere(world: DriftWorld, row: SessionRecord): Map<string, string> {
@@ -24,13 +32,26 @@ function claimedElsewhere(world: DriftWorld, row: SessionRecord): Map<string, st
 }
 
 /** Why a conversation is not a candidate, before looking at other rows' pins (or undefined). */
-function exclusion(world: DriftWorld, row: SessionRecord, agent: AgentId, conv: Conversation, realCwd?: string): string | undefined {
-	if (!samePath(conv.cwd, row.cwd) && !(realCwd !== undefined && samePath(conv.cwd, realCwd))) return `${conv.id}: in ${conv.cwd}, not ${row.cwd}`;
-	if (conv.createdAt < row.epoch)
-		return `${conv.id}: created ${new Date(conv.createdAt).toISOString()}, before the session started (${new Date(row.epoch).toISOString()})`;
-	if (conv.parentId !== undefined) return `${conv.id}: a child of ${conv.parentId}, not a conversation of its own`;
-	if (!validId(world, agent, conv.id)) return `${JSON.stringify(conv.id)}: not a valid ${agent} id`;
+function exclusion(world: DriftWorld, row: SessionRecord, agent: AgentId, conv: Conversation, realCwd?: string): Exclusion | undefined {
+	if (!samePath(conv.cwd, row.cwd) && !(realCwd !== undefined && samePath(conv.cwd, realCwd))) return 'elsewhere';
+	if (conv.createdAt < row.epoch) return 'older';
+	if (conv.parentId !== undefined) return 'child';
+	if (!validId(world, agent, conv.id)) return 'invalid';
 	return undefined;
+}
+
+/** The evidence line for a conversation left out. */
+function exclusionText(why: Exclusion, row: SessionRecord, agent: AgentId, conv: Conversation): string {
+	switch (why) {
+		case 'elsewhere':
+			return `${conv.id}: in ${conv.cwd}, not ${row.cwd}`;
+		case 'older':
+			return `${conv.id}: created ${new Date(conv.createdAt).toISOString()}, before the session started (${new Date(row.epoch).toISOString()})`;
+		case 'child':
+			return `${conv.id}: a child of ${conv.parentId ?? '?'}, not a conversation of its own`;
+		case 'invalid':
+			return `${JSON.stringify(conv.id)}: not a valid ${agent} id`;
+	}
 }
 
 /**
@@ -47,7 +68,7 @@ function screen(world: DriftWorld, row: SessionRecord, agent: AgentId, conversat
 	if (!screened) {
 		screened = conversations.map(conv => {
 			const why = exclusion(world, row, agent, conv, realCwd);
-			return why === undefined ? {id: conv.id} : {id: conv.id, why};
+			return why === undefined ? {conv} : {conv, why};
 		});
 		byRow.set(key, screened);
 	}
@@ -67,14 +88,17 @@ export function candidatesFor(world: DriftWorld, row: SessionRecord, agent: Agen
 	const claimed = claimedElsewhere(world, row);
 	// A set, not a list scan per conversation: a busy cwd holds a thousand conversations.
 	const ids = new Set<string>();
-	const excluded: string[] = [];
-	for (const {id, why} of screen(world, row, agent, found.value.conversations, facts?.realCwd)) {
-		const owner = why === undefined ? claimed.get(id) : undefined;
-		if (why !== undefined) excluded.push(why);
-		else if (owner !== undefined) excluded.push(`${id}: already pinned by ${owner}`);
-		else ids.add(id);
+	const pinned: string[] = [];
+	const others: string[] = [];
+	let unshown = 0;
+	for (const {conv, why} of screen(world, row, agent, found.value.conversations, facts?.realCwd)) {
+		const owner = why === undefined ? claimed.get(conv.id) : undefined;
+		if (owner !== undefined) pinned.push(`${conv.id}: already pinned by ${owner}`);
+		else if (why === undefined) ids.add(conv.id);
+		else if (others.length < SHOWN_EXCLUSIONS) others.push(exclusionText(why, row, agent, conv));
+		else unshown++;
 	}
-	return {kind: 'known', ids: [...ids].sort(), excluded, problems: found.value.problems};
+	return {kind: 'known', ids: [...ids].sort(), excluded: [...pinned, ...others], unshown, problems: found.value.problems};
 }
 
 /** Running unpinned rows whose pane is fine: the ones `unpinned` judges. */
@@ -150,7 +174,8 @@ export function unpinnedFinding(
 	if (verdict.kind === 'unknown') {
 		return {...base(row, pane), message: `${row.name} has no pinned conversation, and its candidates are unknown: ${verdict.reason}`, evidence: [head]};
 	}
-	const evidence = [head, ...verdict.excluded.map(line => `not a candidate: ${line}`), ...verdict.problems.map(p => `could not read: ${p}`)];
+	const more = verdict.unshown > 0 ? [`not a candidate: ${verdict.unshown} more conversation(s) of ${row.cwd}`] : [];
+	const evidence = [head, ...verdict.excluded.map(line => `not a candidate: ${line}`), ...more, ...verdict.problems.map(p => `could not read: ${p}`)];
 	const rivals = verdict.ids.flatMap(id => (contested.get(`${row.agent}\0${id}`) ?? []).filter(name => name !== row.name));
 	if (verdict.ids.length === 0) {
 		return {...base(row, pane), level: 'info', message: `${row.name}: no conversation yet in ${row.cwd} since it started`, evidence};

@@ -44,8 +44,11 @@ export interface OutsidePanes {
 	readonly byArg: ReadonlyMap<string, readonly ProcessRef[]>;
 }
 
+/** Why a conversation is left out for a row, before other rows' pins (its text is made only when shown). */
+export type Exclusion = 'elsewhere' | 'older' | 'child' | 'invalid';
+
 /** One conversation's screen for one row: left out (`why`) or a candidate. */
-export type Screened = readonly {readonly id: string; readonly why?: string}[];
+export type Screened = readonly {readonly conv: Conversation; readonly why?: Exclusion}[];
 
 /**
  * Screens per conversation list (the discovery cache hands the same array while a cwd is

@@ -3,6 +3,7 @@ import {err} from '../../src/domain/result.js';
 import type {Finding, FindingKind, ProcessRef} from '../../src/domain/types.js';
 import {detectDrift, driftNotes, type DriftInput} from '../../src/drift/detect.js';
 import {CWD, EPOCH, ID, candidates, conv, pane, proc, row, world} from './builders.js';
+import {SHOWN_EXCLUSIONS} from '../../src/drift/unpinned.js';
 
 const ofKind = (findings: readonly Finding[], kind: FindingKind) => findings.filter(f => f.kind === kind);
 const kinds = (input: DriftInput) => detectDrift(input).map(f => f.kind);
@@ -347,6 +348,18 @@ describe('unpinned: the SPEC 5 candidate rules', () => {
 		const f = unpinned([conv(ID.a)], {sessions: [row(2, {status: 'stopped', paneId: null, agentSessionId: ID.a})]});
 		expect(f.fix).toBeUndefined();
 		expect(f.evidence.join('\n')).toContain(`${ID.a}: already pinned by s2`);
+	});
+
+	it("the evidence names other rows' pins and the first few left out, then counts the rest", () => {
+		const older = Array.from({length: SHOWN_EXCLUSIONS + 5}, (_, i) =>
+			conv(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, {createdAt: EPOCH - 1000 - i}),
+		);
+		const f = unpinned([...older, conv(ID.a)], {sessions: [row(2, {status: 'stopped', paneId: null, agentSessionId: ID.a})]});
+		const lines = f.evidence.filter(line => line.startsWith('not a candidate: '));
+		expect(lines[0]).toBe(`not a candidate: ${ID.a}: already pinned by s2`);
+		expect(lines.filter(line => line.includes('before the session started'))).toHaveLength(SHOWN_EXCLUSIONS);
+		expect(lines.at(-1)).toBe(`not a candidate: 5 more conversation(s) of ${CWD}`);
+		expect(lines).toHaveLength(SHOWN_EXCLUSIONS + 2);
 	});
 
 	it("another agent's pin of the same id string does not claim it", () => {
