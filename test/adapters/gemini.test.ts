@@ -9,12 +9,14 @@ import {chatFileName, geminiRoot, uuidWithPrefix, writeGeminiArtifacts, writeGem
 import {fixtureContext, makeTempLayout, writeFile, type TempLayout} from './fixtures/world.js';
 import {purgeNow} from '../helpers/purge.js';
 import {MAIN_CHATS, SUB_AGENTS} from '../../src/adapters/gemini/chats.js';
+import {snapshotTable} from '../../src/system/processes.js';
+import {spawnArgvHolder} from '../support/holders.js';
 
 const SAMPLES = '/work/shared/agents/samples/gemini';
 
-let cleanups: (() => void)[] = [];
-afterEach(() => {
-	for (const c of cleanups.reverse()) c();
+let cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+	for (const c of cleanups.reverse()) await c();
 	cleanups = [];
 });
 
@@ -253,6 +255,29 @@ describe("gemini lookups inside a refresh (indexes shared by the refresh's calls
 			expect((await geminiAdapter.verify(inRefresh, linked)).kind).toBe('no');
 			expect(await geminiAdapter.verify(inRefresh, legacy, alpha)).toEqual({kind: 'yes'});
 			expect(memoHas(inRefresh, MAIN_CHATS.of(path.join(l.home, '.gemini')))).toBe(limit === 0);
+		}
+	});
+
+	it("follows no link to a sub-agent folder, alone or inside a refresh: its sessions are not the parent's", async () => {
+		const l = layout();
+		const [alpha = ''] = l.cwds;
+		const dir = writeGeminiProject(l.home, 'alpha', alpha);
+		const at = Date.now() - 60_000;
+		const [real, linked, realChild, linkedChild] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+		writeGeminiMain(dir, {id: real, cwd: alpha, createdAt: at, prompt: 'real'});
+		writeGeminiMain(dir, {id: linked, cwd: alpha, createdAt: at + 1000, prompt: 'linked'});
+		writeGeminiSubagent(dir, real, realChild, alpha, at + 2000);
+		// `chats/<linked>` is a link to a folder of sub-agents kept outside the project.
+		const elsewhere = path.join(l.base, 'elsewhere-project');
+		writeGeminiSubagent(elsewhere, linked, linkedChild, alpha, at + 3000);
+		fs.symlinkSync(path.join(elsewhere, 'chats', linked), path.join(dir, 'chats', linked));
+		const h = await spawnArgvHolder([realChild, linkedChild]);
+		cleanups.push(() => h.stop());
+		const alone = fixtureContext(l);
+		const inRefresh = {...fixtureContext(l), refresh: createRefresh(), processes: snapshotTable(alone.processes)};
+		for (const ctx of [alone, inRefresh]) {
+			expect((await geminiAdapter.inUse(ctx, real)).map(x => x.pid)).toContain(h.pid);
+			expect((await geminiAdapter.inUse(ctx, linked)).map(x => x.pid)).not.toContain(h.pid);
 		}
 	});
 

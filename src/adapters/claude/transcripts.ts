@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type {ResumeState} from '../../domain/types.js';
 import {isoMs, obj, oneLine, readJsonl, str} from '../common/jsonl.js';
-import {canonicalCwd, listDir, listNames, lstatOrUndefined} from '../common/paths.js';
+import {canonicalCwd, listDir, lstatOrUndefined} from '../common/paths.js';
 import {pushTo} from '../common/groups.js';
 import {type InRefresh, memo, memoKind, parseCached, persistedParseKind} from '../common/refresh.js';
 import type {AdapterContext} from '../types.js';
@@ -13,7 +13,7 @@ import type {AdapterContext} from '../types.js';
 const NAME_SETS = memoKind<readonly NameSet[]>('claude:name-sets');
 const PROJECTS = memoKind<ReturnType<typeof projectDirs>>('claude:projects');
 const PROJECT_NAMES = memoKind<readonly ProjectNames[]>('claude:names');
-const FOLDERS_BY_NAME = memoKind<ReadonlyMap<string, readonly string[]>>('claude:folders-by-name');
+const FOLDERS_BY_NAME = memoKind<ReadonlyMap<string, readonly NameSet[]>>('claude:folders-by-name');
 const SUBAGENT_LISTINGS = memoKind<ReadonlyMap<string, readonly ProjectNames[]>>('claude:subagent-listings');
 
 /** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
@@ -165,28 +165,28 @@ function legacyParent(file: string): string | undefined {
 	return undefined;
 }
 
-/** One project folder's entry names (no types). */
+/** One project folder's entries by name, typed as the listing saw them (a link is a link, never followed). */
 interface NameSet {
 	readonly dir: string;
-	readonly names: ReadonlySet<string>;
+	readonly entries: ReadonlyMap<string, fs.Dirent>;
 }
 
 /**
- * Every project folder's names, listed once per refresh (a memo) for transcript and sub-agent
- * lookups. Names only (half the cost of entries with their types): the few names a lookup uses
- * are lstat()ed, so links are still never followed.
+ * Every project folder's entries, listed once per refresh (a memo) for transcript and sub-agent
+ * lookups: the listing discovery reads, with its types, so a lookup costs no lstat (a refresh
+ * asks about thousands of conversations).
  */
 function projectNameSets(ctx: AdapterContext, root: string): readonly NameSet[] {
 	return memo(ctx, NAME_SETS.of(root), () =>
-		memo(ctx, PROJECTS.of(root), () => projectDirs(ctx, root)).map(dir => ({dir, names: new Set(listNames(dir, ctx))})),
+		memo(ctx, PROJECTS.of(root), () => projectDirs(ctx, root)).map(dir => ({dir, entries: new Map(listDir(dir, ctx).map(e => [e.name, e]))})),
 	);
 }
 
 /** Which folders list each name, in folder order: a row's lookup is one map get, not a set test per folder. */
-function foldersByName(ctx: AdapterContext, root: string): ReadonlyMap<string, readonly string[]> {
+function foldersByName(ctx: AdapterContext, root: string): ReadonlyMap<string, readonly NameSet[]> {
 	return memo(ctx, FOLDERS_BY_NAME.of(root), () => {
-		const byName = new Map<string, string[]>();
-		for (const {dir, names} of projectNameSets(ctx, root)) for (const name of names) pushTo(byName, name, dir);
+		const byName = new Map<string, NameSet[]>();
+		for (const listing of projectNameSets(ctx, root)) for (const name of listing.entries.keys()) pushTo(byName, name, listing);
 		return byName;
 	});
 }
@@ -199,31 +199,27 @@ interface ProjectNames extends NameSet {
 
 function projectNames(ctx: AdapterContext, root: string): readonly ProjectNames[] {
 	return memo(ctx, PROJECT_NAMES.of(root), () =>
-		projectNameSets(ctx, root).map(({dir, names}) => {
+		projectNameSets(ctx, root).map(({dir, entries}) => {
 			const legacy = new Map<string, SubAgent[]>();
-			for (const name of names) {
+			for (const [name, entry] of entries) {
 				// Thousands of transcript names: the cheap test first.
 				const sub = name.startsWith('agent-') ? SUBAGENT_FILE.exec(name) : null;
-				if (!sub?.[1]) continue;
+				if (!sub?.[1] || !entry.isFile()) continue;
 				const file = path.join(dir, name);
-				if (lstatOrUndefined(file)?.isFile() !== true) continue;
 				// First lines name the parent; parsed once per file version, not once per refresh.
 				const parent = parseCached(ctx, LEGACY_PARENT_PARSE, file, '', () => legacyParent(file));
 				if (parent) pushTo(legacy, parent, {id: sub[1], file, legacy: true});
 			}
-			return {dir, names, legacy};
+			return {dir, entries, legacy};
 		}),
 	);
 }
 
-/** What `transcriptFiles` answers, from the names: only a folder that lists `<id>.jsonl` is lstat()ed. */
-function transcriptsNamed(byName: ReadonlyMap<string, readonly string[]>, id: string): string[] {
+/** What `transcriptFiles` answers, from the listings: each folder that lists `<id>.jsonl` as a file. */
+function transcriptsNamed(byName: ReadonlyMap<string, readonly NameSet[]>, id: string): string[] {
 	const name = `${id}.jsonl`;
 	const out: string[] = [];
-	for (const dir of byName.get(name) ?? []) {
-		const file = `${dir}${path.sep}${name}`;
-		if (lstatOrUndefined(file)?.isFile() === true) out.push(file);
-	}
+	for (const {dir, entries} of byName.get(name) ?? []) if (entries.get(name)?.isFile() === true) out.push(`${dir}${path.sep}${name}`);
 	return out;
 }
 
@@ -234,11 +230,9 @@ function transcriptsNamed(byName: ReadonlyMap<string, readonly string[]>, id: st
  */
 function subAgentsFrom(ctx: AdapterContext, root: string, id: string): SubAgent[] {
 	const out: SubAgent[] = [];
-	for (const {dir, names, legacy} of listingsNaming(ctx, root).get(id) ?? []) {
-		// The path is made only where the name exists: one join per listing and row was a quarter of the cost.
-		const folder = names.has(id) ? path.join(dir, id) : undefined;
-		// Only real folders: a link named like the session is unlinked by purge, never read through.
-		const nested = folder !== undefined && lstatOrUndefined(folder)?.isDirectory() === true ? path.join(folder, 'subagents') : undefined;
+	for (const {dir, entries, legacy} of listingsNaming(ctx, root).get(id) ?? []) {
+		// Only real folders (as listed): a link named like the session is unlinked by purge, never read through.
+		const nested = entries.get(id)?.isDirectory() === true ? path.join(dir, id, 'subagents') : undefined;
 		if (nested !== undefined && lstatOrUndefined(nested)?.isDirectory() === true) {
 			for (const entry of listDir(nested, ctx)) {
 				const m = SUBAGENT_FILE.exec(entry.name);
@@ -261,8 +255,8 @@ function listingsNaming(ctx: AdapterContext, root: string): ReadonlyMap<string, 
 	return memo(ctx, SUBAGENT_LISTINGS.of(root), () => {
 		const byId = new Map<string, ProjectNames[]>();
 		for (const listing of projectNames(ctx, root)) {
-			for (const name of listing.names) pushTo(byId, name, listing);
-			for (const parent of listing.legacy.keys()) if (!listing.names.has(parent)) pushTo(byId, parent, listing);
+			for (const name of listing.entries.keys()) pushTo(byId, name, listing);
+			for (const parent of listing.legacy.keys()) if (!listing.entries.has(parent)) pushTo(byId, parent, listing);
 		}
 		return byId;
 	});

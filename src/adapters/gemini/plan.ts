@@ -12,6 +12,7 @@ import {sessionDescendants} from '../common/groups.js';
 import {geminiRoot, ID_PATTERN, legacyRecords, MAIN_CHAT, parseChat, type Project, projectsOf, type Session, sessionsOf} from './chats.js';
 
 const SESSIONS = memoKind<Session[]>('gemini:sessions');
+const CHAT_FOLDERS = memoKind<ReadonlySet<string>>('gemini:chat-folders');
 
 export function allSessions(ctx: InRefresh, root: string): Session[] {
 	return projectsOf(ctx, root).flatMap(p => sessionsOf(ctx, p));
@@ -39,6 +40,14 @@ export function resumeStateOf(session: Session): ResumeState {
 	return messages > 0 ? {kind: 'yes'} : {kind: 'no', reason: 'the session holds no messages'};
 }
 
+/**
+ * The real folders of a project's `chats` (as listed: a link is not a folder), listed once per
+ * refresh: a refresh asks about thousands of sessions, each a lookup here instead of an lstat.
+ */
+function chatFolders(ctx: InRefresh, chats: string): ReadonlySet<string> {
+	return memo(ctx, CHAT_FOLDERS.of(chats), () => new Set(listDir(chats, ctx).flatMap(e => (e.isDirectory() ? [e.name] : []))));
+}
+
 /** The sub-agent sessions in `chats/<id>/`, their own sub-agents' folders, and so on down. */
 export function subAgentsBelow(ctx: InRefresh, project: Project, id: string): Session[] {
 	const chats = path.join(project.dir, 'chats');
@@ -48,8 +57,8 @@ export function subAgentsBelow(ctx: InRefresh, project: Project, id: string): Se
 	for (let parent = queue.shift(); parent !== undefined; parent = queue.shift()) {
 		if (visited.has(parent) || !ID_PATTERN.test(parent)) continue;
 		visited.add(parent);
+		if (!chatFolders(ctx, chats).has(parent)) continue;
 		const folder = path.join(chats, parent);
-		if (lstatOrUndefined(folder)?.isDirectory() !== true) continue;
 		for (const sub of listDir(folder, ctx)) {
 			if (!sub.isFile() || !/\.jsonl?$/.test(sub.name)) continue;
 			const chat = parseChat(ctx, path.join(folder, sub.name));
