@@ -24,16 +24,16 @@ const runBin = (args: readonly string[], env: Record<string, string>) => execa(C
  * A `tmux` first on PATH that records what it inherits, then fails: `status --mux tmux` starts it,
  * so it shows the environment of every process mam-tui starts.
  */
-function envProbe(): {path: string; seen: () => string} {
+function envProbe(): {path: string; seen: () => string; parent: () => string} {
 	const dir = path.join(tmp.dir, 'probe');
 	const out = path.join(tmp.dir, 'probe.out');
 	fs.mkdirSync(dir);
 	fs.writeFileSync(
 		path.join(dir, 'tmux'),
-		`#!/bin/sh\nprintf '%s|%s' "\${NODE_EXTRA_CA_CERTS-unset}" "\${MAM_TUI_NODE_EXTRA_CA_CERTS-unset}" > '${out}'\nexit 1\n`,
+		`#!/bin/sh\nprintf '%s|%s' "\${NODE_EXTRA_CA_CERTS-unset}" "\${MAM_TUI_NODE_EXTRA_CA_CERTS-unset}" > '${out}'\ntr '\\0' ' ' < /proc/$PPID/cmdline > '${out}.parent'\nexit 1\n`,
 		{mode: 0o755},
 	);
-	return {path: `${dir}:${base['PATH']}`, seen: () => fs.readFileSync(out, 'utf8')};
+	return {path: `${dir}:${base['PATH']}`, seen: () => fs.readFileSync(out, 'utf8'), parent: () => fs.readFileSync(`${out}.parent`, 'utf8')};
 }
 
 describe('the bin launcher', () => {
@@ -61,6 +61,12 @@ describe('the bin launcher', () => {
 		const env = {...base, PATH: probe.path, NODE_EXTRA_CA_CERTS: '/etc/corp ca/bundle.pem'};
 		await runBin(['status', '--json', '--mux', 'tmux', '--tmux-socket', 'mam-launcher-probe'], env);
 		expect(probe.seen()).toBe('/etc/corp ca/bundle.pem|unset');
+	});
+
+	it('starts node with a 4 MB young generation (the peak RSS of the first refresh)', async () => {
+		const probe = envProbe();
+		await runBin(['status', '--json', '--mux', 'tmux', '--tmux-socket', 'mam-launcher-probe'], {...base, PATH: probe.path});
+		expect(probe.parent()).toMatch(/^node --max-semi-space-size=4 \S*cli\.js status /);
 	});
 
 	it('leaves NODE_EXTRA_CA_CERTS unset for its children when the user had none, whatever else is set', async () => {
