@@ -162,8 +162,9 @@ export function isService(argv: readonly string[]): boolean {
  * cwd cannot be read). A grok process elsewhere is using some other workspace's session.
  */
 export async function cliDbUsers(ctx: AdapterContext, session: CliSession | undefined): Promise<InUseHolder[]> {
+	if (!session) return [];
 	const db = realpathOrUndefined(cliDb(ctx));
-	if (!session || !db) return [];
+	if (!db) return [];
 	const want = new Set([canonicalCwd(ctx, session.cwd), canonicalCwd(ctx, session.cwdLast)]);
 	const holders = await fileUsers(ctx, [db], h => isService(h.argv));
 	const out: InUseHolder[] = [];
