@@ -174,7 +174,7 @@ export function unpinnedFinding(
 	if (verdict.kind === 'unknown') {
 		return {...base(row, pane), message: `${row.name} has no pinned conversation, and its candidates are unknown: ${verdict.reason}`, evidence: [head]};
 	}
-	const more = verdict.unshown > 0 ? [`not a candidate: ${verdict.unshown} more conversation(s) of ${row.cwd}`] : [];
+	const more = verdict.unshown > 0 ? [`not a candidate: ${verdict.unshown} more conversation(s), not listed`] : [];
 	const evidence = [head, ...verdict.excluded.map(line => `not a candidate: ${line}`), ...more, ...verdict.problems.map(p => `could not read: ${p}`)];
 	const rivals = verdict.ids.flatMap(id => (contested.get(`${row.agent}\0${id}`) ?? []).filter(name => name !== row.name));
 	if (verdict.ids.length === 0) {

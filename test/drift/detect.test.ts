@@ -358,7 +358,7 @@ describe('unpinned: the SPEC 5 candidate rules', () => {
 		const lines = f.evidence.filter(line => line.startsWith('not a candidate: '));
 		expect(lines[0]).toBe(`not a candidate: ${ID.a}: already pinned by s2`);
 		expect(lines.filter(line => line.includes('before the session started'))).toHaveLength(SHOWN_EXCLUSIONS);
-		expect(lines.at(-1)).toBe(`not a candidate: 5 more conversation(s) of ${CWD}`);
+		expect(lines.at(-1)).toBe('not a candidate: 5 more conversation(s), not listed');
 		expect(lines).toHaveLength(SHOWN_EXCLUSIONS + 2);
 	});
 
