@@ -16,17 +16,17 @@ export const SAVED_EXTRA_CA_CERTS = 'MAM_TUI_NODE_EXTRA_CA_CERTS';
  * mam-tui opens no TLS connection. So node starts with the variable empty, and the user's value
  * rides along in SAVED_EXTRA_CA_CERTS until `restoreLauncherEnv` puts it back.
  *
- * `--max-semi-space-size=4` (MB): V8's young generation on 64-bit Node 20 grows to two 16 MB
+ * `--max-semi-space-size=8` (MB): V8's young generation on 64-bit Node 20 grows to two 16 MB
  * semi-spaces, and the dashboard's first refresh (tens of MB of agent JSON parsed) fills them.
- * Measured on the bench world (20,000 conversations, the built dashboard 12 s after start, three
- * runs each, 7 December): peak RSS 166-167 MB with 8, 163-165 MB with 6, 155-158 MB with 4; the
- * first refresh in process 1487-1668 ms with 8 and 1518-1737 ms with 4 (four runs each: within
- * the noise). (Measured earlier, with a larger heap, 4 gained nothing on 8.) A flag only: node reads
- * it when it sizes the heap, before any JavaScript.
+ * Measured on the bench world (20,000 conversations, the built dashboard, 7 December): peak RSS
+ * 166-167 MB with 8, 163-165 MB with 6, 155-158 MB with 4 (three runs each), but with 4 the
+ * collections after start cost more: CPU over the first minute of idle 0.81 s twice with 4 against
+ * 0.68-0.78 s with 8, and `npm run bench` then missed its idle target (0.57-0.70 % against
+ * 0.38 %). A flag only: node reads it when it sizes the heap, before any JavaScript.
  */
 export const LAUNCHER = [
 	'#!/bin/sh',
-	`':' //; if [ -n "\${NODE_EXTRA_CA_CERTS-}" ]; then export ${SAVED_EXTRA_CA_CERTS}="$NODE_EXTRA_CA_CERTS" NODE_EXTRA_CA_CERTS=; else unset ${SAVED_EXTRA_CA_CERTS}; fi; exec node --max-semi-space-size=4 "$0" "$@"`,
+	`':' //; if [ -n "\${NODE_EXTRA_CA_CERTS-}" ]; then export ${SAVED_EXTRA_CA_CERTS}="$NODE_EXTRA_CA_CERTS" NODE_EXTRA_CA_CERTS=; else unset ${SAVED_EXTRA_CA_CERTS}; fi; exec node --max-semi-space-size=8 "$0" "$@"`,
 	'',
 ].join('\n');
 

@@ -63,10 +63,10 @@ describe('the bin launcher', () => {
 		expect(probe.seen()).toBe('/etc/corp ca/bundle.pem|unset');
 	});
 
-	it('starts node with a 4 MB young generation (the peak RSS of the first refresh)', async () => {
+	it('starts node with an 8 MB young generation (the peak RSS of the first refresh)', async () => {
 		const probe = envProbe();
 		await runBin(['status', '--json', '--mux', 'tmux', '--tmux-socket', 'mam-launcher-probe'], {...base, PATH: probe.path});
-		expect(probe.parent()).toMatch(/^node --max-semi-space-size=4 \S*cli\.js status /);
+		expect(probe.parent()).toMatch(/^node --max-semi-space-size=8 \S*cli\.js status /);
 	});
 
 	it('leaves NODE_EXTRA_CA_CERTS unset for its children when the user had none, whatever else is set', async () => {
