@@ -23,6 +23,7 @@ import {
 	roots,
 	subAgentsIn,
 	type Transcript,
+	transcriptPaths,
 	transcriptsIn,
 } from './claude/transcripts.js';
 
@@ -58,17 +59,19 @@ export const claudeAdapter: AgentAdapter = {
 		for (const dir of projectDirs(ctx, root, query.cwd)) {
 			const legacy = legacyChildCounts(ctx, dir);
 			const entries = listDir(dir, ctx);
+			const files = transcriptPaths(ctx, dir);
 			// Only a conversation with a folder can have nested sub-agents: the listing says which
 			// do, so the others cost no lstat (a thousand per busy project folder).
 			const folders = new Set(entries.filter(e => e.isDirectory()).map(e => e.name));
 			for (const entry of entries) {
 				const id = entry.name.endsWith('.jsonl') ? entry.name.slice(0, -6) : '';
-				if (!entry.isFile() || !claudeAdapter.idPattern.test(id) || found.has(id)) continue;
+				const file = files.get(entry.name);
+				if (!entry.isFile() || file === undefined || !claudeAdapter.idPattern.test(id) || found.has(id)) continue;
 				let t: Transcript;
 				try {
-					t = readTranscript(ctx, path.join(dir, entry.name), id);
+					t = readTranscript(ctx, file, id);
 				} catch (error) {
-					problems.push(`${path.join(dir, entry.name)}: ${messageOf(error)}`);
+					problems.push(`${file}: ${messageOf(error)}`);
 					continue;
 				}
 				if (!t.cwd || (wantCwd !== undefined && t.cwd !== wantCwd)) continue;
@@ -93,11 +96,7 @@ export const claudeAdapter: AgentAdapter = {
 		const root = claudeRoot(ctx);
 		const dirs = projectDirs(ctx, root, cwd);
 		// A new transcript changes its folder's mtime; a new turn grows the transcript.
-		const transcripts = dirs.flatMap(dir =>
-			listDir(dir, ctx)
-				.filter(e => e.isFile() && e.name.endsWith('.jsonl'))
-				.map(e => path.join(dir, e.name)),
-		);
+		const transcripts = dirs.flatMap(dir => [...transcriptPaths(ctx, dir).values()]);
 		return [path.join(root, 'projects'), ...dirs, ...transcripts];
 	},
 

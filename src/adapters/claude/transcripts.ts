@@ -15,6 +15,7 @@ const PROJECTS = memoKind<ReturnType<typeof projectDirs>>('claude:projects');
 const PROJECT_NAMES = memoKind<readonly ProjectNames[]>('claude:names');
 const FOLDERS_BY_NAME = memoKind<ReadonlyMap<string, readonly NameSet[]>>('claude:folders-by-name');
 const SUBAGENT_LISTINGS = memoKind<ReadonlyMap<string, readonly ProjectNames[]>>('claude:subagent-listings');
+const TRANSCRIPT_PATHS = memoKind<ReadonlyMap<string, string>>('claude:transcript-paths');
 
 /** Sub-agent transcripts: `agent-<hex>.jsonl` (FORMATS 1); the id is the file stem. */
 const SUBAGENT_FILE = /^(agent-[0-9a-f]+)\.jsonl$/;
@@ -62,6 +63,19 @@ export function projectDirs(ctx: InRefresh, root: string, cwd?: string): string[
 	// Long paths are cut and suffixed with a hash; the cwd inside the transcript confirms the match.
 	const prefix = slug.slice(0, SLUG_LIMIT);
 	return dirs.filter(e => e.name.startsWith(prefix)).map(e => path.join(projects, e.name));
+}
+
+/**
+ * `<dir>/<name>` of each `.jsonl` file the folder lists, made once per refresh: the watch signature
+ * and the parses then keep one string per transcript (thousands, kept across refreshes), not two
+ * equal ones.
+ */
+export function transcriptPaths(ctx: InRefresh, dir: string): ReadonlyMap<string, string> {
+	return memo(ctx, TRANSCRIPT_PATHS.of(dir), () => {
+		const files = new Map<string, string>();
+		for (const e of listDir(dir, ctx)) if (e.isFile() && e.name.endsWith('.jsonl')) files.set(e.name, path.join(dir, e.name));
+		return files;
+	});
 }
 
 /** What a transcript says about its conversation. */
