@@ -80,8 +80,6 @@ export function transcriptPaths(ctx: InRefresh, dir: string): ReadonlyMap<string
 
 /** What a transcript says about its conversation. */
 export interface Transcript {
-	readonly id: string;
-	readonly file: string;
 	readonly cwd: string | undefined;
 	readonly createdAt: number;
 	readonly updatedAt: number;
@@ -111,8 +109,12 @@ function isRealMessage(record: Record<string, unknown>): boolean {
 	return obj(record, 'message') !== undefined;
 }
 
-/** A transcript's summary, kept across starts (bump the version when `Transcript` or its parse changes). */
-export const TRANSCRIPT_PARSE = persistedParseKind<Transcript>('claude-transcript', 1);
+/**
+ * A transcript's summary, kept across starts (bump the version when `Transcript` or its parse
+ * changes). It names neither the file nor the id: the caller has both, and a copy of the path in
+ * each of thousands of kept summaries was one more string per transcript (version 2).
+ */
+export const TRANSCRIPT_PARSE = persistedParseKind<Transcript>('claude-transcript', 2);
 /** A legacy sub-agent transcript's parent id, kept across starts. */
 export const LEGACY_PARENT_PARSE = persistedParseKind<string | undefined>('claude-legacy-parent', 1);
 
@@ -146,7 +148,7 @@ function parseTranscript(file: string, id: string): Transcript {
 	const mtime = first === undefined || last === undefined ? (lstatOrUndefined(file)?.mtimeMs ?? 0) : 0;
 	const createdAt = first ?? mtime;
 	const title = summary ?? (prompt ? oneLine(prompt) : undefined);
-	return {id, file, cwd, createdAt, updatedAt: Math.max(last ?? mtime, createdAt), title, realMessages};
+	return {cwd, createdAt, updatedAt: Math.max(last ?? mtime, createdAt), title, realMessages};
 }
 
 /** `<id>.jsonl` in every project folder (a conversation may have been moved or copied between them). */
