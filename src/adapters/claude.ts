@@ -58,15 +58,12 @@ export const claudeAdapter: AgentAdapter = {
 		const exists = existsOnce();
 		for (const dir of projectDirs(ctx, root, query.cwd)) {
 			const legacy = legacyChildCounts(ctx, dir);
-			const entries = listDir(dir, ctx);
-			const files = transcriptPaths(ctx, dir);
-			// Only a conversation with a folder can have nested sub-agents: the listing says which
-			// do, so the others cost no lstat (a thousand per busy project folder).
-			const folders = new Set(entries.filter(e => e.isDirectory()).map(e => e.name));
-			for (const entry of entries) {
-				const id = entry.name.endsWith('.jsonl') ? entry.name.slice(0, -6) : '';
-				const file = files.get(entry.name);
-				if (!entry.isFile() || file === undefined || !claudeAdapter.idPattern.test(id) || found.has(id)) continue;
+			// Only a conversation with a real folder can have nested sub-agents: the listing says
+			// which do (no link), so the others cost no lstat (a thousand per busy project folder).
+			const folders = new Set(listDir(dir, ctx).flatMap(e => (e.isDirectory() ? [e.name] : [])));
+			for (const [name, file] of transcriptPaths(ctx, dir)) {
+				const id = name.slice(0, -'.jsonl'.length);
+				if (!claudeAdapter.idPattern.test(id) || found.has(id)) continue;
 				let t: Transcript;
 				try {
 					t = readTranscript(ctx, file, id);

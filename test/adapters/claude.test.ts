@@ -72,6 +72,28 @@ describe('claude sub-agents inside a refresh (names listed once, links never fol
 	});
 });
 
+describe('claude sub-agent counts (discover)', () => {
+	it('count what artifacts finds: a real folder of sub-agents, not one reached through a link', async () => {
+		const l = layout();
+		const [alpha = ''] = l.cwds;
+		const dir = path.join(l.home, '.claude', 'projects', projectSlug(alpha));
+		const at = Date.now() - 60_000;
+		const [real, linked] = ['c1b2c3d4-0000-4000-8000-000000000001', 'c1b2c3d4-0000-4000-8000-000000000002'];
+		writeFile(path.join(dir, `${real}.jsonl`), claudeTranscript(real, alpha, at, 'real'));
+		writeFile(path.join(dir, real, 'subagents', 'agent-e1.jsonl'), claudeSubagentTranscript(real, 'e1', alpha, at + 10));
+		// `<linked>/subagents` is a link to a folder of sub-agent transcripts kept elsewhere.
+		writeFile(path.join(dir, `${linked}.jsonl`), claudeTranscript(linked, alpha, at + 20, 'linked'));
+		writeFile(path.join(l.base, 'elsewhere', 'subagents', 'agent-f2.jsonl'), claudeSubagentTranscript(linked, 'f2', alpha, at + 30));
+		fs.mkdirSync(path.join(dir, linked));
+		fs.symlinkSync(path.join(l.base, 'elsewhere', 'subagents'), path.join(dir, linked, 'subagents'));
+		const ctx = fixtureContext(l);
+		const {conversations} = await claudeAdapter.discover(ctx, {cwd: alpha});
+		const count = (id: string) => conversations.find(c => c.id === id)?.childCount;
+		expect([count(real), count(linked)]).toEqual([1, 0]);
+		expect((await claudeAdapter.artifacts(ctx, linked)).descendants).toEqual([]);
+	});
+});
+
 describe('claude verify inside a refresh (transcripts found by the folders names)', () => {
 	it('answers as it does alone: copies in two folders, a moved one, a linked one, a folder named like one', async () => {
 		const l = layout();

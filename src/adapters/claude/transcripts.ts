@@ -310,10 +310,13 @@ export function legacyChildCounts(ctx: InRefresh, dir: string): Map<string, numb
 	return counts;
 }
 
-/** Sub-agent transcripts under `<dir>/<id>/subagents/` (real folders only). */
+/**
+ * Sub-agent transcripts under `<dir>/<id>/subagents/`, for an `<id>` the listing shows as a real
+ * folder; `subagents` must be one too (as `subAgentsFrom` finds them: no link is read through).
+ */
 export function nestedSubAgentCount(ctx: InRefresh, dir: string, id: string): number {
 	const nested = path.join(dir, id, 'subagents');
-	if (lstatOrUndefined(path.join(dir, id))?.isDirectory() !== true) return 0;
+	if (lstatOrUndefined(nested)?.isDirectory() !== true) return 0;
 	return listDir(nested, ctx).filter(e => e.isFile() && SUBAGENT_FILE.test(e.name)).length;
 }
 
