@@ -1,6 +1,7 @@
 import React from 'react';
 import {Box, Text} from 'ink';
 import type {Conversation, SessionRecord} from '../../src/domain/types.js';
+import {shortId} from '../../src/domain/ids.js';
 import type {TokenUsage} from '../../src/domain/usage.js';
 import {usageCell} from '../../src/domain/usage.js';
 import type {ConversationScope} from '../../src/store/state.js';
@@ -78,7 +79,8 @@ export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.
 				const selected = start + i === cursor;
 				return (
 					<Text key={`${c.agent}:${c.id}`} inverse={selected} wrap="truncate">
-						{selected ? '> ' : '  '} {fit(c.agent, w.agent)} {fit(c.id, w.id)} {fit(registered.get(`${c.agent}:${c.id}`) ?? EMPTY_CELL, w.registered)}{' '}
+						{selected ? '> ' : '  '} {fit(c.agent, w.agent)} {fit(shortId(c.id, w.id), w.id)}{' '}
+						{fit(registered.get(`${c.agent}:${c.id}`) ?? EMPTY_CELL, w.registered)}{' '}
 						<Text color={RESUME_COLOR[c.resumeState.kind]}>{fit(resumeText(c.resumeState), w.resume)}</Text> {fit(age(c.updatedAt, now), w.age)}{' '}
 						{fit(String(c.childCount), w.kids)}
 						{tokenCell(c)} {fit(shortenPath(c.cwd, home), w.cwd)}

@@ -1,6 +1,7 @@
 import React, {useMemo} from 'react';
 import {Box, Text} from 'ink';
 import type {SessionRecord} from '../../src/domain/types.js';
+import {shortId} from '../../src/domain/ids.js';
 import type {SessionLive} from '../../src/store/state.js';
 import {age, EMPTY_CELL, fit, LIVE_COLOR, memory, RESUME_COLOR, resumeText, shortenPath} from '../format.js';
 import {parkedFreed} from '../../src/store/selectors.js';
@@ -118,7 +119,7 @@ const Row = React.memo(function Row({record, live, findings, selected, marked, c
 			{fit(record.host === undefined ? record.name : record.name.slice(record.host.length + 1), cols.name)} {fit(record.agent, cols.agent)}{' '}
 			{fit(freed !== undefined ? memory(freed) : (record.paneId ?? EMPTY_CELL), cols.pane)} <Text color={status.color}>{fit(status.text, cols.status)}</Text>{' '}
 			<Text color={resume ? RESUME_COLOR[resume.kind] : undefined}>{fit(resumeText(resume), cols.resume)}</Text>
-			{cols.pin ? ` ${fit(record.agentSessionId?.slice(0, 8) ?? EMPTY_CELL, cols.pin)}` : ''} {fit(ageText, cols.age)}{' '}
+			{cols.pin ? ` ${fit(record.agentSessionId ? shortId(record.agentSessionId, cols.pin) : EMPTY_CELL, cols.pin)}` : ''} {fit(ageText, cols.age)}{' '}
 			{fit(shortenPath(record.cwd, home), cols.cwd)}
 		</Text>
 	);

@@ -1,5 +1,6 @@
 import type {SessionRecord} from '../domain/types.js';
 import {EXIT} from '../domain/exitCodes.js';
+import {shortId} from '../domain/ids.js';
 import {messageOf} from '../domain/result.js';
 import {selectMuxFor} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
@@ -86,7 +87,7 @@ function humanLines(world: World, body: StatusJson): string[] {
 					s.agent,
 					s.parked ? `parked (${formatBytes(s.parked.freedBytes)} freed)` : s.status,
 					s.livePaneId ?? s.paneId ?? '—',
-					s.agentSessionId?.slice(0, 12) ?? '—',
+					s.agentSessionId ? shortId(s.agentSessionId, 13) : '—',
 					shortPath(s.cwd, home),
 					s.liveStatus ?? '—',
 					s.resumeState ?? '—',

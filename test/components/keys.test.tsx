@@ -179,7 +179,7 @@ describe('conversations view', () => {
 		const frame = await press(r, 'c');
 		expect(frame).toContain('conversations on disk');
 		expect(frame).toMatch(/claude\s+69e68769-2dbb~\s+docs\s+yes/);
-		expect(frame).toMatch(/codex\s+01a22b1d-90ae~\s+-\s+no: cwd is/);
+		expect(frame).toMatch(/codex\s+~6253868f587f\s+-\s+no: cwd is/);
 		await press(r, 'a');
 		expect(actions.adopt).toHaveBeenCalledWith({agent: 'claude', id: '69e68769-2dbb-4664-996b-bc39e1d62900'});
 		await press(r, 'j', 'r');

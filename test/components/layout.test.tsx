@@ -55,8 +55,29 @@ describe('session list layout', () => {
 		const [header, first] = frame.split('\n');
 		expect(header).toMatch(/RESUME\s+PIN\s+AGE\s+CWD/);
 		expect(first).toMatch(
-			/refactor-payment-service-v2\s+codex\s+%\d+\s+working\s+no: session is live\s+01a22b1d\s+1h\s+~\/src\/very\/long\/path\/to\/the\/payments\/ser~$/,
+			/refactor-payment-service-v2\s+codex\s+%\d+\s+working\s+no: session is live\s+~808531cf\s+1h\s+~\/src\/very\/long\/path\/to\/the\/payments\/ser~$/,
 		);
+	});
+
+	it('tells apart pins that begin with the same time: a UUIDv7 shows its end', () => {
+		// Two codex threads started in the same minute (the real CLI's ids): their first 8 characters are one.
+		const twins = [
+			session({name: 'a', agent: 'codex', agentSessionId: '01a22b1d-8e49-79f2-a157-8e33808531cf', createdAt: 0}),
+			session({name: 'b', agent: 'codex', agentSessionId: '01a22b1d-90ae-71a0-9666-6253868f587f', createdAt: 0}),
+			session({name: 'c', agent: 'claude', agentSessionId: '69e68769-2dbb-4664-996b-bc39e1d62900', createdAt: 0}),
+		];
+		const twinState = initialState({sessions: twins});
+		const frame = renderToString(
+			<AppProvider store={createStore(reducer, twinState)} actions={fakeActions()}>
+				<SessionsScreen state={selectSessionsView(twinState)} height={14} width={140} home="/home/u" now={3_600_000} />
+			</AppProvider>,
+			{columns: 140},
+		);
+		const pins = frame
+			.split('\n')
+			.slice(1, 4)
+			.map(line => /\s(\S+)\s+\d+h\s/.exec(line)?.[1]);
+		expect(pins).toEqual(['~808531cf', '~868f587f', '69e68769~']);
 	});
 
 	it('puts the detail panel beside the list from 170 columns', () => {
