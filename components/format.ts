@@ -1,5 +1,5 @@
 import type {LiveStatus, ResumeState} from '../src/domain/types.js';
-import type {HostRow} from '../src/store/state.js';
+import type {HostRow, PlanLine} from '../src/store/state.js';
 
 /**
  * Why a host's rows are as it last reported them, or undefined while it is up (or the row is
@@ -71,6 +71,23 @@ export function bytes(n: number): string {
 	if (n < 1024) return `${n} B`;
 	if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
 	return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** `n thing(s)`, or `? things` when nobody counted. */
+function counted(n: number | undefined, thing: string): string {
+	return n === undefined ? `? ${thing}s` : `${n} ${thing}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * What one plan line deletes: a file's or folder's bytes; for rows, lines and JSON keys in a
+ * shared file, how many (their bytes are an estimate, often 0: "0 B" read as "nothing").
+ */
+export function planSize(line: PlanLine): string {
+	const estimate = line.bytes > 0 ? `, ${bytes(line.bytes)}` : '';
+	if (line.kind === 'rows') return `${counted(line.count, 'row')} of ${line.table ?? '?'}${estimate}`;
+	if (line.kind === 'lines') return `${counted(line.count, 'line')}${estimate}`;
+	if (line.kind === 'key') return `${counted(line.count, 'key')}${estimate}`;
+	return bytes(line.bytes);
 }
 
 export function resumeText(state: ResumeState | undefined): string {

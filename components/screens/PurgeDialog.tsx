@@ -1,7 +1,7 @@
 import React from 'react';
 import {Box, Text} from 'ink';
 import type {PurgeDialog as PurgeDialogState} from '../../src/store/state.js';
-import {bytes, shortenPath} from '../format.js';
+import {bytes, planSize, shortenPath} from '../format.js';
 import {clampScroll, wrapLine, type PanelLine} from '../widgets/detailLines.js';
 
 export interface PurgeDialogProps {
@@ -29,7 +29,7 @@ export function planLines(dialog: PurgeDialogState, home: string, dialogWidth: n
 			{bold: true},
 		),
 		...plan.lines.flatMap(l => [
-			...wrapLine(`  ${l.description} ${bytes(l.bytes)}${l.table ? ` [${l.table}${l.count === undefined ? '' : ` ×${l.count}`}]` : ''}`, width),
+			...wrapLine(`  ${l.description}: ${planSize(l)}`, width),
 			...wrapLine(`    ${shortenPath(l.path, home)}`, width, {}, '      '),
 		]),
 	]);

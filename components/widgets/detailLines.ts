@@ -2,7 +2,7 @@ import type {Finding, SessionRecord} from '../../src/domain/types.js';
 import type {SessionDetail, SessionLive} from '../../src/store/state.js';
 import type {TokenUsage} from '../../src/domain/usage.js';
 import {usageLine} from '../../src/domain/usage.js';
-import {bytes, resumeText, shortenPath} from '../format.js';
+import {bytes, planSize, resumeText, shortenPath} from '../format.js';
 
 /** One screen line of a panel, already cut to the panel's width. */
 export interface PanelLine {
@@ -75,8 +75,7 @@ export function detailLines({session, live, detail, findings, home, usage, away}
 	if (current?.plan) {
 		heading(`artifacts (${current.plan.lines.length}, ${bytes(current.plan.totalBytes)})`);
 		for (const line of current.plan.lines) {
-			const table = line.table ? ` [${line.table}${line.count === undefined ? '' : ` ×${line.count}`}]` : '';
-			add(`  ${line.description} ${bytes(line.bytes)}${table}`);
+			add(`  ${line.description}: ${planSize(line)}`);
 			add(`    ${shortenPath(line.path, home)}`, {dim: true});
 		}
 		if (current.plan.descendants.length > 0) add(`  + ${current.plan.descendants.length} child session(s): ${current.plan.descendants.join(', ')}`);

@@ -1,4 +1,4 @@
-import type {AgentId, Conversation, ProcessRef} from '../domain/types.js';
+import type {AgentId, Conversation, PlanItemKind, ProcessRef} from '../domain/types.js';
 import type {LiveUse} from './common/liveEvidence.js';
 import type {Exec} from '../system/exec.js';
 import type {ProcessTable} from '../system/processes.js';
@@ -140,8 +140,7 @@ export interface ExitInput {
 	readonly evidence: string;
 }
 
-/** `key`: members of a JSON file that name the id (`.claude.json` `lastSessionId`); only they go. */
-export type PlanItemKind = 'file' | 'dir' | 'rows' | 'lines' | 'key';
+export type {PlanItemKind};
 
 /** One thing a purge will delete. */
 export interface PlanItem {

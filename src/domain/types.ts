@@ -233,3 +233,6 @@ export interface AuditRecord {
 	readonly outcome: AuditOutcome;
 	readonly detail: Readonly<Record<string, unknown>>;
 }
+
+/** What one purge plan item deletes. `key`: members of a JSON file that name the id (`.claude.json` `lastSessionId`); only they go. */
+export type PlanItemKind = 'file' | 'dir' | 'rows' | 'lines' | 'key';

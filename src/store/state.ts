@@ -1,5 +1,5 @@
 import type {TokenUsage} from '../domain/usage.js';
-import type {AgentId, AuditRecord, Conversation, Finding, LiveStatus, MuxHealth, Pane, ResumeState, SessionRecord} from '../domain/types.js';
+import type {PlanItemKind, AgentId, AuditRecord, Conversation, Finding, LiveStatus, MuxHealth, Pane, ResumeState, SessionRecord} from '../domain/types.js';
 
 export type ListMode = 'sessions' | 'findings' | 'conversations' | 'trash';
 export type Mode = ListMode | 'help' | 'filter' | 'purge' | 'new' | 'stop' | 'park' | 'trashEmpty';
@@ -68,6 +68,7 @@ export interface OperationView {
 
 /** One line of a purge plan, as the dialog shows it. */
 export interface PlanLine {
+	readonly kind: PlanItemKind;
 	readonly description: string;
 	readonly path: string;
 	readonly table?: string;

@@ -12,6 +12,7 @@ import type {AppState, PlanView, StepView, StopTarget, TrashRow} from '../store/
 import type {Store} from '../store/store.js';
 import type {ConversationRef, UiActions} from '../store/uiActions.js';
 import type {Logger} from '../system/logger.js';
+import {planLinesOf} from './planLines.js';
 
 export interface ControllerDeps {
 	readonly store: Store<AppState, Action>;
@@ -43,14 +44,7 @@ export function toPlanView(view: PurgePlanView): PlanView {
 		agent: view.agent,
 		id: view.id,
 		descendants: view.plan.descendants,
-		lines: view.plan.items.map(item => ({
-			description: item.description,
-			path: item.path,
-			...(item.table ? {table: item.table} : {}),
-			...(item.count === undefined ? {} : {count: item.count}),
-			bytes: item.bytes,
-			sessionId: item.sessionId,
-		})),
+		lines: planLinesOf(view.plan.items),
 		totalBytes: view.plan.totalBytes,
 	};
 }

@@ -10,6 +10,7 @@ import type {Store} from '../store/store.js';
 import type {Logger} from '../system/logger.js';
 import {processTree, type ProcessTable} from '../system/processes.js';
 import {bootSeconds} from '../system/procTime.js';
+import {planLinesOf} from './planLines.js';
 
 export interface DetailDeps {
 	readonly store: Store<AppState, Action>;
@@ -54,14 +55,7 @@ async function planFor(adapter: AgentAdapter, ctx: AdapterContext, session: Sess
 		agent: plan.agent,
 		id: plan.id,
 		descendants: plan.descendants,
-		lines: plan.items.map(i => ({
-			description: i.description,
-			path: i.path,
-			...(i.table ? {table: i.table} : {}),
-			...(i.count === undefined ? {} : {count: i.count}),
-			bytes: i.bytes,
-			sessionId: i.sessionId,
-		})),
+		lines: planLinesOf(plan.items),
 		totalBytes: plan.totalBytes,
 	};
 }

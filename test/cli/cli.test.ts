@@ -74,7 +74,7 @@ describe('mam-tui CLI', () => {
 		registry.close();
 		const human = await runCli(['status', '--registry', file], env);
 		expect(human.exitCode).toBe(0);
-		expect(human.stdout).toMatch(/fix-login\s+codex\s+stopped\s+—\s+01a22b1d-8e4\s+~\/src\/app/);
+		expect(human.stdout).toMatch(/fix-login\s+codex\s+stopped\s+—\s+~8e33808531cf\s+~\/src\/app/);
 		const json = await runCli(['--registry', file, 'status', '--json'], env);
 		const body = JSON.parse(json.stdout) as {sessions: {name: string; agent: string; status: string; agentSessionId: string}[]};
 		expect(body.sessions).toEqual([

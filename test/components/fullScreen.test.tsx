@@ -191,7 +191,7 @@ const detail: SessionDetail = {
 		agent: 'codex',
 		id: '01a22b1d',
 		descendants: [],
-		lines: [{description: 'rollout', path: longPath, bytes: 4096, sessionId: '01a22b1d'}],
+		lines: [{kind: 'file', description: 'rollout', path: longPath, bytes: 4096, sessionId: '01a22b1d'}],
 		totalBytes: 4096,
 	},
 	resumeCommand: ['codex', 'resume', '01a22b1d'],
@@ -342,6 +342,7 @@ describe('the terminal size', () => {
 
 describe('the purge dialog shows the whole plan before it confirms', () => {
 	const lines = Array.from({length: 30}, (_, i) => ({
+		kind: 'file' as const,
 		description: `sub-agent transcript ${i + 1}`,
 		path: `/home/u/.claude/projects/p/agent-${i + 1}.jsonl`,
 		bytes: 100,

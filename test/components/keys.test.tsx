@@ -57,7 +57,15 @@ const plan: PlanView = {
 	agent: 'claude',
 	id: '69e68769-2dbb-4664-996b-bc39e1d62900',
 	descendants: ['agent-a1'],
-	lines: [{description: 'transcript', path: '/home/u/.claude/projects/x/69e68769.jsonl', bytes: 2048, sessionId: '69e68769-2dbb-4664-996b-bc39e1d62900'}],
+	lines: [
+		{
+			kind: 'file',
+			description: 'transcript',
+			path: '/home/u/.claude/projects/x/69e68769.jsonl',
+			bytes: 2048,
+			sessionId: '69e68769-2dbb-4664-996b-bc39e1d62900',
+		},
+	],
 	totalBytes: 2048,
 };
 
@@ -202,7 +210,7 @@ describe('purge confirmation dialog', () => {
 	it('shows the plan, the child sessions and the total, and asks for the name', async () => {
 		const {r} = withDialog();
 		const frame = await waitForFrame(r, f => f.includes('Purge docs'));
-		expect(frame).toMatch(/transcript 2\.0 KiB +║\n║ +~\/\.claude\/projects\/x\/69e68769\.jsonl/);
+		expect(frame).toMatch(/transcript: 2\.0 KiB +║\n║ +~\/\.claude\/projects\/x\/69e68769\.jsonl/);
 		expect(frame).toContain('1 child session(s): agent-a1');
 		expect(frame).toContain('Total 2.0 KiB. Type docs and press enter');
 	});
