@@ -1,4 +1,4 @@
-import type {Finding, SessionRecord} from '../../src/domain/types.js';
+import type {AuditRecord, Finding, SessionRecord} from '../../src/domain/types.js';
 import type {SessionDetail, SessionLive} from '../../src/store/state.js';
 import type {TokenUsage} from '../../src/domain/usage.js';
 import {usageLine} from '../../src/domain/usage.js';
@@ -87,9 +87,15 @@ export function detailLines({session, live, detail, findings, home, usage, away}
 	}
 	if (current && current.audit.length > 0) {
 		heading(`history (${current.audit.length})`);
-		for (const a of current.audit) add(`  ${clock(a.at)} ${a.action}${a.step ? `/${a.step}` : ''} ${a.outcome}`);
+		for (const a of current.audit) add(`  ${clock(a.at)} ${a.action}${a.step ? `/${a.step}` : ''} ${a.outcome}${auditWhy(a)}`);
 	}
 	return out;
+}
+
+/** A step's own words, when it left some (why a stop typed nothing, which pane it closed). */
+function auditWhy(record: AuditRecord): string {
+	const message = record.detail['message'];
+	return typeof message === 'string' && message !== '' ? `: ${message}` : '';
 }
 
 /** The first line shown: the asked scroll, kept so the last page is full. */
