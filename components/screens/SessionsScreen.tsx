@@ -75,6 +75,7 @@ export function SessionsScreen({state, height, width, home, now, detailScroll = 
 							findings: selectedFindings,
 							home,
 							usage: state.usage?.get(`${selected.record.agent}:${selected.record.agentSessionId ?? ''}`),
+							usageUnread: !state.usage,
 							...(selected.away ? {away: selected.away} : {}),
 						},
 						textWidth,

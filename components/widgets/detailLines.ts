@@ -40,12 +40,14 @@ export interface DetailInput {
 	readonly home: string;
 	/** Tokens the pinned conversation used, as its agent recorded them (absent: unknown). */
 	readonly usage?: TokenUsage | undefined;
+	/** The tokens were not read yet: the search index reads them, from the first time the conversations view opens. */
+	readonly usageUnread?: boolean;
 	/** The row's host is not up (components/format.ts hostAway): the row is as it last reported. */
 	readonly away?: string;
 }
 
 /** Every line of the detail panel at `width`: ids, pane, resume, findings, processes, artifacts, output, history. */
-export function detailLines({session, live, detail, findings, home, usage, away}: DetailInput, width: number): PanelLine[] {
+export function detailLines({session, live, detail, findings, home, usage, usageUnread, away}: DetailInput, width: number): PanelLine[] {
 	const current = detail && detail.name === session.name ? detail : null;
 	const out: PanelLine[] = [];
 	const add = (text: string, style: Style = {}) => out.push(...wrapLine(text, width, style));
@@ -57,7 +59,8 @@ export function detailLines({session, live, detail, findings, home, usage, away}
 	add(`pane ${session.paneId ?? '—'}${session.mux ? ` (${session.mux})` : ''}`);
 	if (live?.pane?.detection) add(`status ${live.liveStatus}: ${live.pane.detection.evidence}`);
 	add(`resume: ${resumeText(live?.resumeState)}`);
-	if (session.agentSessionId) add(`tokens ${usageLine(usage)}`);
+	// `—` says the agent recorded none: before the index read them, say that instead.
+	if (session.agentSessionId) add(`tokens ${usageUnread ? 'not read yet (c reads them)' : usageLine(usage)}`);
 	if (current?.resumeCommand) add(`  $ ${current.resumeCommand.join(' ')}`, {dim: true});
 	if (!current) add('loading…', {dim: true});
 	if (current?.error) add(current.error, {color: 'red'});

@@ -85,5 +85,7 @@ describe('session list layout', () => {
 		for (const line of frame.split('\n')) expect(line.length).toBeLessThanOrEqual(180);
 		// the detail panel's border starts on the header line, to the right of the table
 		expect(frame.split('\n')[0]).toMatch(/CWD\s+┌─+┐$/);
+		// The index has not read any tokens yet (the conversations view never opened).
+		expect(frame).toContain('tokens not read yet (c reads them)');
 	});
 });

@@ -71,5 +71,8 @@ describe('tokens in the dashboard', () => {
 		expect(lines).toContain('tokens in 1.2k out 30 cache 50.0k');
 		const unknown = detailLines({session: s, detail: null, findings: [], home: '/home/u'}, 80).map(l => l.text);
 		expect(unknown).toContain('tokens —');
+		// Before the index read any (the conversations view never opened), `—` would say the agent records none.
+		const unread = detailLines({session: s, detail: null, findings: [], home: '/home/u', usageUnread: true}, 80).map(l => l.text);
+		expect(unread).toContain('tokens not read yet (c reads them)');
 	});
 });
