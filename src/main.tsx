@@ -13,6 +13,8 @@ import {initialState, type AppState} from './store/state.js';
 import {createStore, type Store} from './store/store.js';
 import {superviseWhenReady} from './sync/supervisor.js';
 import {startAutoPark} from './ui/autoPark.js';
+import {startAutoPin} from './ui/autoPin.js';
+import {applyFix} from './actions/driftFix.js';
 import {startHosts} from './remote/hub.js';
 import {routedActions} from './remote/router.js';
 import {discoverAllConversations} from './ui/allConversations.js';
@@ -154,6 +156,17 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		discoverAll: () => discoverAllConversations({adapters: ADAPTERS, context: world.adapterContext(), logger: world.logger}),
 	});
 	const stopExpiry = startExpiry(store, world.now);
+	// A running row whose own pane names its conversation is pinned as soon as the agent writes it.
+	const stopAutoPin = startAutoPin({
+		getState: () => store.getState(),
+		subscribe: listener => store.subscribe(listener),
+		apply: finding => applyFix(registry, finding, {now: world.now}),
+		notify: (level, text) => store.dispatch({type: 'notice/set', notice: {level, text, at: world.now()}}),
+		refresh: () => {
+			watch.reload();
+			void live.refresh({rescan: true});
+		},
+	});
 	const stopDetail = startDetailLoader({
 		store,
 		registry,
@@ -203,6 +216,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		stopDetail();
 		stopTextSearch();
 		stopExpiry();
+		stopAutoPin();
 		// Quitting must be prompt even when a refresh is stuck on a slow disk or a silent mux.
 		await settleWithin([autoPark.dispose(), live.dispose(), bound.dispose()], DISPOSE_LIMIT_MS);
 		// The user asked to leave: a handle something forgot to close (a watcher, a socket) must not

@@ -25,7 +25,10 @@ export function createNewCommand(makeActions: ActionsFactory): Command {
 				}
 				const s = result.value;
 				if (world.options.json) outJson({ok: true, session: s.name, agent: s.agent, cwd: s.cwd, mux: s.mux, paneId: s.paneId});
-				else out(`started ${s.name} (${s.agent}) in ${s.mux ?? '?'} pane ${s.paneId ?? '?'} in ${s.cwd}; it is pinned once the agent writes its conversation`);
+				else
+					out(
+						`started ${s.name} (${s.agent}) in ${s.mux ?? '?'} pane ${s.paneId ?? '?'} in ${s.cwd}; a running dashboard pins it once the agent writes its conversation (else \`mam-tui drift --fix\` does)`,
+					);
 				return EXIT.ok;
 			} finally {
 				await dispose();

@@ -185,7 +185,8 @@ function sessionRows(work: string, ids: SampleIds, panes: Panes, stray: ProcessR
  * Build the demo inside `sandbox`: sample conversations of all seven agents, stand-in agents in
  * panes of the sandbox's private tmux server, a stray stand-in outside any pane, and registry
  * rows that raise every drift kind tmux can show — all but `pin-changed`, which needs the agent's
- * own session id that herdr reports and tmux does not, and `status-disagrees`, which needs herdr's status. The tmux server is left running.
+ * own session id that herdr reports and tmux does not, and `status-disagrees`, which needs herdr's status. `claude-unpinned`
+ * raises `unpinned` from its live record, which the dashboard then applies itself (src/ui/autoPin.ts). The tmux server is left running.
  */
 export async function buildScenario(sandbox: Sandbox, deps: {readonly processes: ProcessTable; readonly ctx: AdapterContext}): Promise<DemoScenario> {
 	const now = Date.now();

@@ -183,7 +183,17 @@ export type Fix =
 			/** The mux server the pane lives in (`Pane.server`), recorded on the row. */
 			readonly server?: string;
 	  }
-	| {readonly type: 'pin'; readonly sessionId: number; readonly agentSessionId: string}
+	| {
+			readonly type: 'pin';
+			readonly sessionId: number;
+			readonly agentSessionId: string;
+			/**
+			 * Where the id comes from when the row's own pane names it: the mux's report, or the agent
+			 * process's own evidence (the "In use" evidence). Absent: it is the only conversation of the
+			 * row's folder since the row started. The dashboard applies a named pin itself (src/ui/autoPin.ts).
+			 */
+			readonly named?: 'mux' | 'process';
+	  }
 	| {readonly type: 'repin'; readonly sessionId: number; readonly from: string; readonly to: string}
 	| {
 			readonly type: 'adopt-pane';

@@ -139,7 +139,7 @@ function fromMux(world: DriftWorld, row: SessionRecord, agent: AgentId, pane: Pa
 		message: `${row.name} has no pinned conversation; ${world.input.mux ?? 'the mux'} reports ${id} in its pane`,
 		evidence: [describeRow(row), `${world.input.mux ?? 'mux'}: pane ${pane.id} reports ${agent} session ${id}`],
 		candidates: [id],
-		fix: {type: 'pin', sessionId: row.id, agentSessionId: id},
+		fix: {type: 'pin', sessionId: row.id, agentSessionId: id, named: 'mux'},
 	};
 }
 
@@ -155,7 +155,7 @@ function fromEvidence(world: DriftWorld, row: SessionRecord, agent: AgentId, pan
 		message: `${row.name} has no pinned conversation; its ${world.agents[agent].label} process is on ${id}`,
 		evidence: [describeRow(row), ...evidence.seen.map(line => `${agent} evidence: ${line}`)],
 		candidates: [id],
-		fix: {type: 'pin', sessionId: row.id, agentSessionId: id},
+		fix: {type: 'pin', sessionId: row.id, agentSessionId: id, named: 'process'},
 	};
 }
 

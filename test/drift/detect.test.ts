@@ -424,7 +424,7 @@ describe('unpinned: the SPEC 5 candidate rules', () => {
 				facts: {1: {candidates: candidates([])}},
 			}),
 		).find(x => x.kind === 'unpinned');
-		expect(f?.fix).toEqual({type: 'pin', sessionId: 1, agentSessionId: ID.c});
+		expect(f?.fix).toEqual({type: 'pin', sessionId: 1, agentSessionId: ID.c, named: 'mux'});
 	});
 
 	it('unpinned is judged even when the mux is unreachable (it is not pane-based)', () => {

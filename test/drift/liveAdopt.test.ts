@@ -61,7 +61,7 @@ describe('untracked-pane: adopt pins what the evidence names, never the newest',
 		const r = row(1, {paneId: 'w1:p1'});
 		const input = {...world({sessions: [r], panes: [claudeIn('w1:p1')]}), paneEvidence: evidence('w1:p1', {ids: [ID.c]})};
 		const [finding] = detectDrift(input).filter(f => f.kind === 'unpinned');
-		expect(finding?.fix).toEqual({type: 'pin', sessionId: 1, agentSessionId: ID.c});
+		expect(finding?.fix).toEqual({type: 'pin', sessionId: 1, agentSessionId: ID.c, named: 'process'});
 	});
 
 	it('a stopped row pinned to the id the evidence names is that pane (stopped-but-live), not an untracked pane', () => {

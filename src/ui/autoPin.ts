@@ -1,0 +1,67 @@
+/**
+ * The dashboard pins a running row once its own pane names its conversation: a session started
+ * with `n` (or a pane adopted before its agent wrote) is pinned as soon as the agent writes, as
+ * `new` promises, without a trip to the findings view. Only an `unpinned` finding whose pin is
+ * named by the row's pane (the mux's report, or the agent process's own evidence: the evidence
+ * "In use" trusts) is applied; the only conversation of a folder since the row started stays a
+ * finding for the user to confirm with `f`. The fix is the one `f` applies: compare-and-set on
+ * the row's version, audited.
+ */
+import type {FixOutcome} from '../actions/driftFix.js';
+import type {Finding} from '../domain/types.js';
+import type {AppState} from '../store/state.js';
+
+export interface AutoPinDeps {
+	readonly getState: () => Pick<AppState, 'findings'>;
+	readonly subscribe: (listener: () => void) => () => void;
+	/** The fix `f` applies (actions/driftFix.ts applyFix on the dashboard's registry). */
+	readonly apply: (finding: Finding) => FixOutcome | undefined;
+	/** Shows one line to the user. */
+	readonly notify: (level: 'ok' | 'error', text: string) => void;
+	/** A refresh after a pin: the row's resume state and findings follow. */
+	readonly refresh: () => void;
+}
+
+/** The findings the dashboard pins itself: a running row's pin named by its own pane. */
+export function namedPins(findings: readonly Finding[]): Finding[] {
+	return findings.filter(f => f.kind === 'unpinned' && f.fix?.type === 'pin' && f.fix.named !== undefined);
+}
+
+/** What a finding would write, so a refused one is not tried again on every refresh. */
+function attemptKey(finding: Finding): string {
+	const fix = finding.fix;
+	return fix?.type === 'pin' ? `${fix.sessionId}\0${fix.agentSessionId}\0${finding.sessionVersion ?? ''}` : '';
+}
+
+/** `pinned api to 0195…`, with what named it. */
+function pinnedText(finding: Finding): string {
+	const fix = finding.fix;
+	if (fix?.type !== 'pin') return '';
+	const by = fix.named === 'mux' ? 'its pane reports it' : "its agent process's own evidence";
+	return `pinned ${finding.sessionName ?? `session ${fix.sessionId}`} to ${fix.agentSessionId} (${by})`;
+}
+
+/** Follow the store's findings; returns the stop. */
+export function startAutoPin(deps: AutoPinDeps): () => void {
+	const tried = new Set<string>();
+	let last: readonly Finding[] | undefined;
+	const onChange = () => {
+		const {findings} = deps.getState();
+		if (findings === last) return;
+		last = findings;
+		let pinned = false;
+		for (const finding of namedPins(findings)) {
+			const key = attemptKey(finding);
+			if (tried.has(key)) continue;
+			tried.add(key);
+			const outcome = deps.apply(finding);
+			if (!outcome) continue;
+			if (outcome.status === 'applied') pinned = true;
+			deps.notify(outcome.status === 'applied' ? 'ok' : 'error', outcome.status === 'applied' ? pinnedText(finding) : `auto-pin: ${outcome.message}`);
+		}
+		if (pinned) deps.refresh();
+	};
+	const unsubscribe = deps.subscribe(onChange);
+	onChange();
+	return unsubscribe;
+}
