@@ -149,7 +149,7 @@ describe('the built dashboard in tmux, driven by keys', {timeout: 90_000}, () =>
 		const plan = await screen.waitFor('Type old-claude and press enter', 'the purge plan');
 		expect(plan).toContain('2 child session(s)');
 		// the description with its size, the whole path on the line under it
-		expect(plan).toMatch(/transcript [\d.]+ KiB\s*║\n║\s+~\/\.claude\/projects\//);
+		expect(plan).toMatch(/transcript: [\d.]+ KiB\s*║\n║\s+~\/\.claude\/projects\//);
 		await screen.type('old-claud');
 		await screen.press('Enter');
 		await screen.waitFor('purge cancelled', 'a wrong name to cancel');
