@@ -34,6 +34,9 @@ export interface ConversationsScreenProps {
 	readonly now: number;
 }
 
+/** The narrowest terminal that shows the tokens column (IN/OUT/CACHE). */
+const TOKENS_FROM = 150;
+
 /** What the adapters find on disk, registered or not: in the registry's folders, or in every folder (`A`). */
 export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.Element {
 	const {conversations, sessions, scope, search, searching, loadingAll, cursor, height, width, home, now, snippets, hidden, usage, folderLine} = props;
@@ -62,7 +65,17 @@ export function ConversationsScreen(props: ConversationsScreenProps): React.JSX.
 	const start = windowStart(cursor, rows, conversations.length);
 	const wide = width >= 120;
 	const mid = width >= 100;
-	const w = {agent: 8, id: mid ? 14 : 12, registered: mid ? 14 : 10, resume: wide ? 22 : 12, age: 4, kids: 4, tokens: wide ? 18 : 0, cwd: wide ? 20 : 12};
+	// The title (where a search shows its snippet) keeps about 25 columns at 120: the tokens column comes from 150.
+	const w = {
+		agent: 8,
+		id: mid ? 14 : 12,
+		registered: mid ? 14 : 10,
+		resume: wide ? 22 : 12,
+		age: 4,
+		kids: 4,
+		tokens: width >= TOKENS_FROM ? 18 : 0,
+		cwd: wide ? 20 : 12,
+	};
 	const used = 3 + Object.values(w).reduce((sum, n) => sum + (n > 0 ? n + 1 : 0), 0);
 	// Unknown (the agent records none, or the index has not read it yet) is `—`, never 0.
 	const tokenCell = (c: Conversation) => (w.tokens > 0 ? ` ${fit(usageCell(usage?.get(`${c.agent}:${c.id}`)), w.tokens)}` : '');

@@ -1,5 +1,6 @@
 // Issue 29 item 4 in the dashboard: tokens from the search index in the conversations view (a
 // column, the selected folder's sum) and the sessions view's detail panel. Unknown is `—`, never 0.
+import {renderToString} from 'ink';
 import {render} from 'ink-testing-library';
 import {describe, expect, it} from 'vitest';
 import {ConversationsScreen} from '../../components/screens/ConversationsScreen.js';
@@ -35,6 +36,30 @@ describe('tokens in the dashboard', () => {
 		// codex records no cache figure here: unknown, not 0.
 		expect(usageLine(usage.get('codex:bbbb'))).toBe('in 800 out 70 cache —');
 		expect(usageLine(undefined)).toBe('—');
+	});
+
+	it('at 120 columns leaves the tokens column out: the title (a search snippet) keeps its room', () => {
+		const snippet = 'the [token] budget ran out before the refactor';
+		const frame = renderToString(
+			<ConversationsScreen
+				conversations={[a, b, c]}
+				sessions={[]}
+				scope="registry"
+				search="token"
+				searching={false}
+				loadingAll={false}
+				cursor={0}
+				height={12}
+				width={120}
+				home="/home/u"
+				now={2}
+				usage={usage}
+				snippets={new Map([['claude:aaaa', snippet]])}
+			/>,
+			{columns: 120},
+		);
+		expect(frame).not.toContain('IN/OUT/CACHE');
+		expect(frame).toContain('the [token] budget ran');
 	});
 
 	it('shows each row’s tokens in a column, — for an agent that records none, and the folder line', () => {
