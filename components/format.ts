@@ -90,6 +90,11 @@ export function planSize(line: PlanLine): string {
 	return bytes(line.bytes);
 }
 
+/** A plan's size: its item count, and its bytes when it has some (rows and lines alone count 0). */
+export function planTotal(items: number, totalBytes: number): string {
+	return `${items} item${items === 1 ? '' : 's'}${totalBytes > 0 ? `, ${bytes(totalBytes)}` : ''}`;
+}
+
 export function resumeText(state: ResumeState | undefined): string {
 	if (!state) return '...';
 	return state.kind === 'yes' ? 'yes' : `${state.kind}: ${state.reason}`;

@@ -1,7 +1,7 @@
 import React from 'react';
 import {Box, Text} from 'ink';
 import type {PurgeDialog as PurgeDialogState} from '../../src/store/state.js';
-import {bytes, planSize, shortenPath} from '../format.js';
+import {planSize, planTotal, shortenPath} from '../format.js';
 import {clampScroll, wrapLine, type PanelLine} from '../widgets/detailLines.js';
 
 export interface PurgeDialogProps {
@@ -43,6 +43,7 @@ export function planLines(dialog: PurgeDialogState, home: string, dialogWidth: n
 export function PurgeDialog({dialog, home, width, height}: PurgeDialogProps): React.JSX.Element {
 	const lines = planLines(dialog, home, width);
 	const total = dialog.plans.reduce((sum, p) => sum + p.totalBytes, 0);
+	const items = dialog.plans.reduce((sum, p) => sum + p.lines.length, 0);
 	const room = purgeRoom(height);
 	const scroll = clampScroll(dialog.scroll, lines.length, room);
 	const below = lines.length - (scroll + room);
@@ -72,7 +73,7 @@ export function PurgeDialog({dialog, home, width, height}: PurgeDialogProps): Re
 						</Text>
 					) : null}
 					<Text>
-						{`Total ${bytes(total)}. Type `}
+						{`Total ${planTotal(items, total)}. Type `}
 						<Text bold>{dialog.expected}</Text>
 						{' and press enter to delete; anything else or esc cancels.'}
 					</Text>

@@ -2,7 +2,7 @@ import type {AuditRecord, Finding, SessionRecord} from '../../src/domain/types.j
 import type {SessionDetail, SessionLive} from '../../src/store/state.js';
 import type {TokenUsage} from '../../src/domain/usage.js';
 import {usageLine} from '../../src/domain/usage.js';
-import {bytes, planSize, resumeText, shortenPath} from '../format.js';
+import {planSize, planTotal, resumeText, shortenPath} from '../format.js';
 
 /** One screen line of a panel, already cut to the panel's width. */
 export interface PanelLine {
@@ -76,7 +76,7 @@ export function detailLines({session, live, detail, findings, home, usage, usage
 		}
 	}
 	if (current?.plan) {
-		heading(`artifacts (${current.plan.lines.length}, ${bytes(current.plan.totalBytes)})`);
+		heading(`artifacts (${planTotal(current.plan.lines.length, current.plan.totalBytes)})`);
 		for (const line of current.plan.lines) {
 			add(`  ${line.description}: ${planSize(line)}`);
 			add(`    ${shortenPath(line.path, home)}`, {dim: true});

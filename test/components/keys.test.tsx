@@ -212,7 +212,7 @@ describe('purge confirmation dialog', () => {
 		const frame = await waitForFrame(r, f => f.includes('Purge docs'));
 		expect(frame).toMatch(/transcript: 2\.0 KiB +║\n║ +~\/\.claude\/projects\/x\/69e68769\.jsonl/);
 		expect(frame).toContain('1 child session(s): agent-a1');
-		expect(frame).toContain('Total 2.0 KiB. Type docs and press enter');
+		expect(frame).toContain('Total 1 item, 2.0 KiB. Type docs and press enter');
 	});
 
 	it.each([['doc'], ['Docs'], ['docs '], [''], ['y'], ['purge 1']])('typing %j then enter cancels and purges nothing', async typed => {

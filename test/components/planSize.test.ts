@@ -1,4 +1,5 @@
 import {describe, expect, it} from 'vitest';
+import {planTotal} from '../../components/format.js';
 import {planLines} from '../../components/screens/PurgeDialog.js';
 import type {PlanLine, PurgeDialog} from '../../src/store/state.js';
 
@@ -44,5 +45,10 @@ describe('a purge plan line says what it deletes', () => {
 		expect(text).toContain('  search index rows: 2 rows of session_docs');
 		expect(text).toContain('  .claude.json keys: 3 keys, 120 B');
 		expect(text.join('\n')).not.toMatch(/\b0 B/);
+	});
+
+	it('a plan of rows alone totals its items, not "0 B"', () => {
+		expect(planTotal(7, 0)).toBe('7 items');
+		expect(planTotal(1, 2048)).toBe('1 item, 2.0 KiB');
 	});
 });
