@@ -8,6 +8,7 @@
  * the row's version, audited.
  */
 import type {FixOutcome} from '../actions/driftFix.js';
+import {messageOf} from '../domain/result.js';
 import type {Finding} from '../domain/types.js';
 import type {AppState} from '../store/state.js';
 
@@ -54,7 +55,14 @@ export function startAutoPin(deps: AutoPinDeps): () => void {
 			const key = attemptKey(finding);
 			if (tried.has(key)) continue;
 			tried.add(key);
-			const outcome = deps.apply(finding);
+			let outcome: FixOutcome | undefined;
+			try {
+				outcome = deps.apply(finding);
+			} catch (error) {
+				// The registry failing here (locked, closed at quit) must not take the dashboard down.
+				deps.notify('error', `auto-pin: ${messageOf(error)}`);
+				continue;
+			}
 			if (!outcome) continue;
 			if (outcome.status === 'applied') pinned = true;
 			deps.notify(outcome.status === 'applied' ? 'ok' : 'error', outcome.status === 'applied' ? pinnedText(finding) : `auto-pin: ${outcome.message}`);

@@ -57,6 +57,24 @@ function follow(findings: readonly Finding[]) {
 }
 
 describe('the dashboard pins a row its own pane names', () => {
+	it('a registry that throws is a message, not a crash', () => {
+		const a = row('api');
+		const store = createStore(reducer, initialState({sessions: registry.list()}));
+		const notices: string[] = [];
+		const stop = startAutoPin({
+			getState: () => store.getState(),
+			subscribe: listener => store.subscribe(listener),
+			apply: () => {
+				throw new Error('database is locked');
+			},
+			notify: (level, text) => notices.push(`${level}: ${text}`),
+			refresh: () => undefined,
+		});
+		expect(() => store.dispatch({type: 'live/updated', findings: [unpinned('api', a, ID.a, 'process')]})).not.toThrow();
+		stop();
+		expect(notices).toEqual(['error: auto-pin: database is locked']);
+	});
+
 	it("pins from the agent process's own evidence or the mux's report, audited like f", () => {
 		const a = row('new-claude');
 		const b = row('adopted');
