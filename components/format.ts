@@ -73,6 +73,9 @@ export function bytes(n: number): string {
 	return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+/** What a plan line of each kind counts; files and folders are sized in bytes instead. */
+const COUNTED: Partial<Record<PlanLine['kind'], string>> = {rows: 'row', lines: 'line', key: 'key'};
+
 /** `n thing(s)`, or `? things` when nobody counted. */
 function counted(n: number | undefined, thing: string): string {
 	return n === undefined ? `? ${thing}s` : `${n} ${thing}${n === 1 ? '' : 's'}`;
@@ -83,16 +86,15 @@ function counted(n: number | undefined, thing: string): string {
  * shared file, how many (their bytes are an estimate, often 0: "0 B" read as "nothing").
  */
 export function planSize(line: PlanLine): string {
-	const estimate = line.bytes > 0 ? `, ${bytes(line.bytes)}` : '';
-	if (line.kind === 'rows') return `${counted(line.count, 'row')} of ${line.table ?? '?'}${estimate}`;
-	if (line.kind === 'lines') return `${counted(line.count, 'line')}${estimate}`;
-	if (line.kind === 'key') return `${counted(line.count, 'key')}${estimate}`;
-	return bytes(line.bytes);
+	const noun = COUNTED[line.kind];
+	if (noun === undefined) return bytes(line.bytes);
+	const of = line.kind === 'rows' ? ` of ${line.table ?? '?'}` : '';
+	return `${counted(line.count, noun)}${of}${line.bytes > 0 ? `, ${bytes(line.bytes)}` : ''}`;
 }
 
 /** A plan's size: its item count, and its bytes when it has some (rows and lines alone count 0). */
 export function planTotal(items: number, totalBytes: number): string {
-	return `${items} item${items === 1 ? '' : 's'}${totalBytes > 0 ? `, ${bytes(totalBytes)}` : ''}`;
+	return `${counted(items, 'item')}${totalBytes > 0 ? `, ${bytes(totalBytes)}` : ''}`;
 }
 
 export function resumeText(state: ResumeState | undefined): string {

@@ -139,6 +139,11 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		logger: world.logger,
 	});
 	let quit = () => {};
+	// The registry read again and a refresh that rescans the disk: after a key, a fix or a pin.
+	const refreshNow = () => {
+		watch.reload();
+		void live.refresh({rescan: true});
+	};
 	const controller = createUiController({
 		store,
 		actions,
@@ -146,10 +151,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		mux,
 		logger: world.logger,
 		now: world.now,
-		refresh: () => {
-			watch.reload();
-			void live.refresh({rescan: true});
-		},
+		refresh: refreshNow,
 		quit: () => quit(),
 		config: world.config,
 		adapterFor,
@@ -162,10 +164,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		subscribe: listener => store.subscribe(listener),
 		apply: finding => applyFix(registry, finding, {now: world.now}),
 		notify: (level, text) => store.dispatch({type: 'notice/set', notice: {level, text, at: world.now()}}),
-		refresh: () => {
-			watch.reload();
-			void live.refresh({rescan: true});
-		},
+		refresh: refreshNow,
 	});
 	const stopDetail = startDetailLoader({
 		store,

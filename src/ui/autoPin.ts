@@ -9,7 +9,7 @@
  */
 import type {FixOutcome} from '../actions/driftFix.js';
 import {messageOf} from '../domain/result.js';
-import type {Finding} from '../domain/types.js';
+import type {Finding, Fix} from '../domain/types.js';
 import type {AppState} from '../store/state.js';
 
 export interface AutoPinDeps {
@@ -23,21 +23,29 @@ export interface AutoPinDeps {
 	readonly refresh: () => void;
 }
 
-/** The findings the dashboard pins itself: a running row's pin named by its own pane. */
-export function namedPins(findings: readonly Finding[]): Finding[] {
-	return findings.filter(f => f.kind === 'unpinned' && f.fix?.type === 'pin' && f.fix.named !== undefined);
+type PinFix = Extract<Fix, {type: 'pin'}>;
+
+/** A finding the dashboard pins itself, with its pin. */
+interface NamedPin {
+	readonly finding: Finding;
+	readonly fix: PinFix;
 }
 
-/** What a finding would write, so a refused one is not tried again on every refresh. */
-function attemptKey(finding: Finding): string {
-	const fix = finding.fix;
-	return fix?.type === 'pin' ? `${fix.sessionId}\0${fix.agentSessionId}\0${finding.sessionVersion ?? ''}` : '';
+/** The findings the dashboard pins itself: a running row's pin named by its own pane. */
+export function namedPins(findings: readonly Finding[]): NamedPin[] {
+	return findings.flatMap(finding => {
+		const fix = finding.fix;
+		return finding.kind === 'unpinned' && fix?.type === 'pin' && fix.named !== undefined ? [{finding, fix}] : [];
+	});
+}
+
+/** What a pin would write, so a refused one is not tried again on every refresh. */
+function attemptKey({finding, fix}: NamedPin): string {
+	return `${fix.sessionId}\0${fix.agentSessionId}\0${finding.sessionVersion ?? ''}`;
 }
 
 /** `pinned api to 0195…`, with what named it. */
-function pinnedText(finding: Finding): string {
-	const fix = finding.fix;
-	if (fix?.type !== 'pin') return '';
+function pinnedText({finding, fix}: NamedPin): string {
 	const by = fix.named === 'mux' ? 'its pane reports it' : "its agent process's own evidence";
 	return `pinned ${finding.sessionName ?? `session ${fix.sessionId}`} to ${fix.agentSessionId} (${by})`;
 }
@@ -51,13 +59,13 @@ export function startAutoPin(deps: AutoPinDeps): () => void {
 		if (findings === last) return;
 		last = findings;
 		let pinned = false;
-		for (const finding of namedPins(findings)) {
-			const key = attemptKey(finding);
+		for (const pin of namedPins(findings)) {
+			const key = attemptKey(pin);
 			if (tried.has(key)) continue;
 			tried.add(key);
 			let outcome: FixOutcome | undefined;
 			try {
-				outcome = deps.apply(finding);
+				outcome = deps.apply(pin.finding);
 			} catch (error) {
 				// The registry failing here (locked, closed at quit) must not take the dashboard down.
 				deps.notify('error', `auto-pin: ${messageOf(error)}`);
@@ -65,7 +73,7 @@ export function startAutoPin(deps: AutoPinDeps): () => void {
 			}
 			if (!outcome) continue;
 			if (outcome.status === 'applied') pinned = true;
-			deps.notify(outcome.status === 'applied' ? 'ok' : 'error', outcome.status === 'applied' ? pinnedText(finding) : `auto-pin: ${outcome.message}`);
+			deps.notify(outcome.status === 'applied' ? 'ok' : 'error', outcome.status === 'applied' ? pinnedText(pin) : `auto-pin: ${outcome.message}`);
 		}
 		if (pinned) deps.refresh();
 	};

@@ -3,7 +3,7 @@
 import {renderToString} from 'ink';
 import {render} from 'ink-testing-library';
 import {describe, expect, it} from 'vitest';
-import {ConversationsScreen} from '../../components/screens/ConversationsScreen.js';
+import {ConversationsScreen, type ConversationsScreenProps} from '../../components/screens/ConversationsScreen.js';
 import {detailLines} from '../../components/widgets/detailLines.js';
 import type {Conversation} from '../../src/domain/types.js';
 import {folderUsage, usageLine} from '../../src/domain/usage.js';
@@ -29,6 +29,22 @@ describe('tokens in the dashboard', () => {
 		['codex:bbbb', {input: 800, output: 70}],
 	]);
 
+	/** The conversations view over a, b and c with their tokens, `width` columns wide. */
+	const screenProps = (width: number): ConversationsScreenProps => ({
+		conversations: [a, b, c],
+		sessions: [],
+		scope: 'registry',
+		search: '',
+		searching: false,
+		loadingAll: false,
+		cursor: 0,
+		height: 12,
+		width,
+		home: '/home/u',
+		now: 2,
+		usage,
+	});
+
 	it('sums a folder over the conversations with figures and counts the ones without', () => {
 		const sum = folderUsage([a, b, c], usage, '/home/u/p');
 		expect(sum).toEqual({usage: {input: 2000, output: 100, cacheRead: 50_000, cacheWrite: 0}, counted: 2, total: 3});
@@ -40,45 +56,14 @@ describe('tokens in the dashboard', () => {
 
 	it('at 120 columns leaves the tokens column out: the title (a search snippet) keeps its room', () => {
 		const snippet = 'the [token] budget ran out before the refactor';
-		const frame = renderToString(
-			<ConversationsScreen
-				conversations={[a, b, c]}
-				sessions={[]}
-				scope="registry"
-				search="token"
-				searching={false}
-				loadingAll={false}
-				cursor={0}
-				height={12}
-				width={120}
-				home="/home/u"
-				now={2}
-				usage={usage}
-				snippets={new Map([['claude:aaaa', snippet]])}
-			/>,
-			{columns: 120},
-		);
+		const frame = renderToString(<ConversationsScreen {...screenProps(120)} search="token" snippets={new Map([['claude:aaaa', snippet]])} />, {columns: 120});
 		expect(frame).not.toContain('IN/OUT/CACHE');
 		expect(frame).toContain('the [token] budget ran');
 	});
 
 	it('shows each row’s tokens in a column, — for an agent that records none, and the folder line', () => {
 		const r = render(
-			<ConversationsScreen
-				conversations={[a, b, c]}
-				sessions={[]}
-				scope="registry"
-				search=""
-				searching={false}
-				loadingAll={false}
-				cursor={0}
-				height={12}
-				width={160}
-				home="/home/u"
-				now={2}
-				usage={usage}
-				folderLine="/home/u/p: in 2.0k out 100 cache 50.0k (tokens of 2 of its 3 conversations here)"
-			/>,
+			<ConversationsScreen {...screenProps(160)} folderLine="/home/u/p: in 2.0k out 100 cache 50.0k (tokens of 2 of its 3 conversations here)" />,
 		);
 		const frame = r.lastFrame() ?? '';
 		r.unmount();
