@@ -15,6 +15,7 @@ import {superviseWhenReady} from './sync/supervisor.js';
 import {startAutoPark} from './ui/autoPark.js';
 import {startAutoPin} from './ui/autoPin.js';
 import {applyFix} from './actions/driftFix.js';
+import {refusal} from './actions/types.js';
 import {startHosts} from './remote/hub.js';
 import {routedActions} from './remote/router.js';
 import {discoverAllConversations} from './ui/allConversations.js';
@@ -156,6 +157,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 		config: world.config,
 		adapterFor,
 		discoverAll: () => discoverAllConversations({adapters: ADAPTERS, context: world.adapterContext(), logger: world.logger}),
+		fixOnHost: async (host, key) => hub.actionsFor(host)?.fixFinding(key) ?? refusal('not-found', `${host} is not in config.yaml's hosts; nothing was sent`),
 	});
 	const stopExpiry = startExpiry(store, world.now);
 	// A running row whose own pane names its conversation is pinned as soon as the agent writes it.

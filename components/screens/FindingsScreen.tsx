@@ -1,7 +1,7 @@
 import React from 'react';
 import {Box, Text} from 'ink';
-import type {Finding, Fix} from '../../src/domain/types.js';
-import {assertNever} from '../../src/domain/result.js';
+import type {Finding} from '../../src/domain/types.js';
+import {describeFix} from '../../src/domain/fixText.js';
 import {fit} from '../format.js';
 import {windowStart} from '../widgets/SessionTable.js';
 
@@ -12,23 +12,17 @@ export interface FindingsScreenProps {
 	readonly width: number;
 }
 
-/** What `f` would do, in words. */
-export function describeFix(fix: Fix | undefined): string {
-	if (!fix) return 'no automatic fix';
-	switch (fix.type) {
-		case 'mark-stopped':
-			return fix.clearPane ? 'f: mark stopped and forget the pane' : 'f: mark stopped';
-		case 'mark-running':
-			return `f: mark running in pane ${fix.paneId}`;
-		case 'pin':
-			return `f: pin ${fix.agentSessionId}`;
-		case 'repin':
-			return `f: re-pin ${fix.from} → ${fix.to}`;
-		case 'adopt-pane':
-			return `f: adopt pane ${fix.paneId} as a ${fix.agent} session`;
-		default:
-			return assertNever(fix);
-	}
+/** What `f` would do, in words: another machine's fix is made there. */
+export function fixLine(finding: Finding): string {
+	if (finding.host) return finding.host.fix ? `f: ${finding.host.fix} (on ${finding.host.name})` : 'no automatic fix';
+	return finding.fix ? `f: ${describeFix(finding.fix)}` : 'no automatic fix';
+}
+
+/** The row or pane a finding is about; another machine's pane with its host's name. */
+function findingTarget(finding: Finding): string {
+	if (finding.sessionName !== undefined) return finding.sessionName;
+	if (finding.paneId === undefined) return '';
+	return finding.host ? `${finding.host.name}:${finding.paneId}` : finding.paneId;
 }
 
 export function FindingsScreen({findings, cursor, height, width}: FindingsScreenProps): React.JSX.Element {
@@ -40,7 +34,7 @@ export function FindingsScreen({findings, cursor, height, width}: FindingsScreen
 		<Box flexDirection="column">
 			{findings.slice(start, start + listHeight).map((f, i) => (
 				<Text key={`${f.kind}-${start + i}`} inverse={start + i === cursor} wrap="truncate">
-					{start + i === cursor ? '>' : ' '} {fit(f.kind, 16)} {fit(f.sessionName ?? f.paneId ?? '', 16)} {fit(f.message, Math.max(10, width - 38))}
+					{start + i === cursor ? '>' : ' '} {fit(f.kind, 16)} {fit(findingTarget(f), 16)} {fit(f.message, Math.max(10, width - 38))}
 				</Text>
 			))}
 			{selected ? (
@@ -50,8 +44,8 @@ export function FindingsScreen({findings, cursor, height, width}: FindingsScreen
 						<Text key={i} dimColor wrap="truncate">{`  ${e}`}</Text>
 					))}
 					{selected.candidates ? <Text wrap="truncate">{`candidates: ${selected.candidates.join(', ')}`}</Text> : null}
-					<Text color={selected.fix ? 'green' : 'yellow'}>
-						{describeFix(selected.fix)}
+					<Text color={selected.fix || selected.host?.fix ? 'green' : 'yellow'} wrap="truncate">
+						{fixLine(selected)}
 						{selected.offer ? ` · ${selected.offer}` : ''}
 					</Text>
 				</Box>

@@ -16,6 +16,9 @@ export type FixRegistry = Pick<Registry, 'getById' | 'list' | 'findByPin' | 'upd
 
 export type FixStatus = 'applied' | 'refused' | 'failed';
 
+/** How a fix went, as another machine answers `drift.fix`: `applied`, or why not, in its words. */
+export type FixAnswer = Pick<FixOutcome, 'status' | 'message'>;
+
 export interface FixOutcome {
 	readonly finding: Finding;
 	readonly fix: Fix;

@@ -1,5 +1,6 @@
+import {describeFix} from '../domain/fixText.js';
 import {EXIT} from '../domain/exitCodes.js';
-import {assertNever, messageOf} from '../domain/result.js';
+import {messageOf} from '../domain/result.js';
 import type {Finding, Fix, MuxKind} from '../domain/types.js';
 import {detectDrift, driftNotes} from '../drift/detect.js';
 import {fixDrift, type FixOutcome} from '../actions/driftFix.js';
@@ -27,23 +28,6 @@ export interface DriftJson {
 
 /** The multiplexer for this run, or why there is none. Injected so tests (and the mux helper's select) decide. */
 export type OpenMux = (world: World) => Promise<{readonly mux: Multiplexer | null; readonly problem?: string}>;
-
-export function describeFix(fix: Fix): string {
-	switch (fix.type) {
-		case 'mark-stopped':
-			return fix.clearPane ? 'mark stopped and forget the pane' : 'mark stopped';
-		case 'mark-running':
-			return `mark running in pane ${fix.paneId}`;
-		case 'pin':
-			return `pin ${fix.agentSessionId}`;
-		case 'repin':
-			return `re-pin ${fix.from} → ${fix.to}`;
-		case 'adopt-pane':
-			return `adopt pane ${fix.paneId} as a new ${fix.agent} session in ${fix.cwd}${fix.agentSessionId ? ` pinned to ${fix.agentSessionId}` : ''}`;
-		default:
-			return assertNever(fix);
-	}
-}
 
 function findingLines(finding: Finding): string[] {
 	const who = finding.sessionName ?? (finding.paneId ? `pane ${finding.paneId}` : '');

@@ -229,6 +229,18 @@ export interface Finding {
 	readonly sessionVersion?: number;
 	/** `info`: nothing is wrong yet (e.g. "no conversation yet"); it does not make `drift` fail. */
 	readonly level?: 'info';
+	/** Set on another machine's finding: its fix is that machine's to make (it has no `fix` here). */
+	readonly host?: FindingHost;
+}
+
+/** Where a finding of another machine came from, and what its fix there would do. */
+export interface FindingHost {
+	/** The `hosts:` name. */
+	readonly name: string;
+	/** The finding's key on that machine (kind, row, pane, message): the host looks it up again to fix it. */
+	readonly key: string;
+	/** What the host's fix would do, in words; absent: it has none. */
+	readonly fix?: string;
 }
 
 export type AuditOutcome = 'started' | 'ok' | 'failed' | 'refused' | 'info';

@@ -1,6 +1,14 @@
-import type {Actions} from '../actions/index.js';
 import type {HostConfig} from '../config/hosts.js';
-import {SESSION_STATUSES, type AgentId, type LiveStatus, type ResumeState, type SessionRecord, type SessionStatus} from '../domain/types.js';
+import {
+	SESSION_STATUSES,
+	type AgentId,
+	type Finding,
+	type FindingKind,
+	type LiveStatus,
+	type ResumeState,
+	type SessionRecord,
+	type SessionStatus,
+} from '../domain/types.js';
 import type {AuditEntry} from '../registry/registry.js';
 import type {Action} from '../store/reducer.js';
 import type {HostRow, RemoteRows, SessionLive} from '../store/state.js';
@@ -8,11 +16,11 @@ import type {Logger} from '../system/logger.js';
 import {HostConnection, type HostStatus} from './client.js';
 import type {Channel} from './channel.js';
 import type {HostView} from './protocol.js';
-import {remoteActions} from './remoteActions.js';
+import {remoteActions, type HostActions} from './remoteActions.js';
 
 export interface HostsHub {
 	/** The actions of a configured host, over its channel; undefined for an unknown name. */
-	actionsFor(host: string): Actions | undefined;
+	actionsFor(host: string): HostActions | undefined;
 	dispose(): void;
 }
 
@@ -90,7 +98,41 @@ export function rowsOf(host: string, view: HostView, ids: Map<string, number>, n
 		if (entry) live[name] = entry;
 		memo.set(s, {record, live: entry});
 	}
-	return {sessions, live};
+	return {sessions, live, findings: findingsOf(host, view.findings)};
+}
+
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+
+/**
+ * A host's findings as the findings view shows them: its rows named `host:name` like its rows
+ * here, each with the key the host knows it by. No `fix`: the host fixes its own findings
+ * (`drift.fix`), from what it sees then, never from a fix this side would send.
+ */
+export function findingsOf(host: string, items: HostView['findings']): Finding[] {
+	const out: Finding[] = [];
+	for (const item of items) {
+		const key = text(item['key']);
+		const kind = text(item['kind']);
+		const message = text(item['message']);
+		if (key === null || kind === null || message === null) continue;
+		const session = text(item['session']);
+		const paneId = text(item['paneId']);
+		const fix = text(item['fix']) ?? (item['fixable'] === true ? 'fix it' : null);
+		const candidates = strings(item['candidates']);
+		out.push({
+			// A kind this build does not know still shows; the host judges its fix.
+			kind: kind as FindingKind,
+			...(session !== null ? {sessionName: `${host}:${session}`} : {}),
+			...(paneId !== null ? {paneId} : {}),
+			message,
+			evidence: strings(item['evidence']),
+			...(item['level'] === 'info' ? {level: 'info' as const} : {}),
+			...(text(item['offer']) !== null ? {offer: text(item['offer']) as string} : {}),
+			...(candidates.length > 0 ? {candidates} : {}),
+			host: {name: host, key, ...(fix !== null ? {fix} : {})},
+		});
+	}
+	return out;
 }
 
 /**
@@ -133,13 +175,17 @@ export function startHosts(deps: HubDeps): HostsHub {
 		const ids = new Map<string, number>();
 		const memo: RowMemo = new WeakMap();
 		let sessions: HostView['sessions'] | undefined;
+		let findings: HostView['findings'] | undefined;
 		connection.onChange(() => {
-			// Rows are rebuilt only when the host's sessions changed: a ping, a change to its
-			// panes or findings, or the host going down leaves them as they were. A host that
-			// went down keeps its last rows, shown greyed with the host's state until it is back.
+			// Rows are rebuilt only when the host's sessions or findings changed: a ping, a change
+			// to its panes, or the host going down leaves them as they were. A host that went down
+			// keeps its last rows, shown greyed with the host's state until it is back.
 			const view = connection.state().state === 'up' ? connection.snapshot() : undefined;
-			const fresh = view !== undefined && view.sessions !== sessions;
-			if (fresh) sessions = view.sessions;
+			const fresh = view !== undefined && (view.sessions !== sessions || view.findings !== findings);
+			if (fresh) {
+				sessions = view.sessions;
+				findings = view.findings;
+			}
 			const before = shown;
 			const hosts = hostRows();
 			if (!fresh && hosts === before) return;
@@ -148,7 +194,7 @@ export function startHosts(deps: HubDeps): HostsHub {
 	}
 	if (deps.hosts.length > 0) deps.store.dispatch({type: 'remote/updated', host: '', rows: undefined, hosts: shown});
 	for (const connection of connections.values()) connection.start();
-	const actions = new Map<string, Actions>();
+	const actions = new Map<string, HostActions>();
 	return {
 		actionsFor(name) {
 			const connection = connections.get(name);

@@ -17,7 +17,7 @@ export const PROTOCOL = PROTOCOLS[0];
  * What a serve can do, as the hello lists them. A list (not a version) so a capability can come
  * and go alone: a client disables only the actions the remote lacks.
  */
-export const CAPABILITIES = ['snapshot', 'resume', 'stop', 'purge', 'trash', 'restore', 'adopt', 'park'] as const;
+export const CAPABILITIES = ['snapshot', 'resume', 'stop', 'purge', 'trash', 'restore', 'adopt', 'park', 'fix'] as const;
 export type Capability = (typeof CAPABILITIES)[number] | (string & {});
 
 /** The action each method needs; the serve refuses a method whose capability it lacks. */
@@ -32,6 +32,7 @@ export const METHOD_CAPABILITY: Readonly<Record<string, Capability>> = {
 	adopt: 'adopt',
 	park: 'park',
 	wake: 'park',
+	'drift.fix': 'fix',
 };
 
 export interface Hello {

@@ -1,6 +1,7 @@
 import {confirmPurge, expectedConfirmation} from '../actions/purge.js';
 import type {ActionResult, Actions, ParkResult, PurgePlanView, PurgeProgress, StopProgress, WakeResult} from '../actions/index.js';
 import {refusal} from '../actions/types.js';
+import type {FixAnswer} from '../actions/driftFix.js';
 import type {AuditEntry} from '../registry/registry.js';
 import {messageOf} from '../domain/result.js';
 import {ChannelLost, type HostConnection} from './client.js';
@@ -11,7 +12,13 @@ import {METHOD_CAPABILITY} from './protocol.js';
  * destructive action at the moment it runs (in use, pane identity, the purge's fingerprint) and
  * writes its own audit record; this side writes one too, saying what it asked and what it knows.
  */
-export function remoteActions(connection: HostConnection, audit: (entry: AuditEntry) => void = () => undefined): Actions {
+/** A host's actions: the dashboard's, and the fix of one of the host's findings. */
+export interface HostActions extends Actions {
+	/** Ask the host to fix the finding it knows by `key` (it looks the finding up again itself). */
+	fixFinding(key: string): Promise<ActionResult<FixAnswer>>;
+}
+
+export function remoteActions(connection: HostConnection, audit: (entry: AuditEntry) => void = () => undefined): HostActions {
 	const host = connection.host.name;
 
 	/** A call's answer, or a refusal that says what is known when there is none. */
@@ -35,7 +42,8 @@ export function remoteActions(connection: HostConnection, audit: (entry: AuditEn
 			method === 'purge.confirm' ||
 			method === 'trash.empty' ||
 			method === 'restore' ||
-			method === 'resume';
+			method === 'resume' ||
+			method === 'drift.fix';
 		if (destructive) audit({session, action: `remote:${method}`, outcome: 'started', detail: {host, params}});
 		try {
 			const result = await connection.call<ActionResult<T>>(method, params, onProgress);
@@ -86,6 +94,7 @@ export function remoteActions(connection: HostConnection, audit: (entry: AuditEn
 		},
 		newSession: async () => refusal('unsupported', `new sessions start on this machine only; run \`mam-tui new\` on ${host}`),
 		adopt: request => call('adopt', {request}, request.name ?? null),
+		fixFinding: key => call<FixAnswer>('drift.fix', {key}, null),
 		restore: purgeId => call('restore', {purgeId}, null),
 		trashList: () => call('trash.list', {}, null),
 		trashEmptyOne: purgeId => call('trash.empty', {purgeId}, null),

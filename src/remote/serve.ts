@@ -1,7 +1,8 @@
 import readline from 'node:readline';
 import type {Readable, Writable} from 'node:stream';
 import type {Actions, ParkOptions, ParkSelection, PurgePlanView, PurgeProgress, SessionRef, WakeSelection} from '../actions/index.js';
-import {refusal} from '../actions/types.js';
+import {refusal, type ActionResult} from '../actions/types.js';
+import type {FixAnswer} from '../actions/driftFix.js';
 import type {AdoptRequest} from '../actions/adopt.js';
 import {messageOf} from '../domain/result.js';
 import type {Logger} from '../system/logger.js';
@@ -27,6 +28,8 @@ export interface ServeSource {
 	subscribe(onChange: () => void): () => void;
 	/** Resolves after the first refresh (panes, live status, findings), so a first snapshot is whole. */
 	ready(): Promise<void>;
+	/** Apply the safe fix of the finding this machine sees now under `key` (`drift.fix`). */
+	fix(key: string): Promise<ActionResult<FixAnswer>>;
 	/** Stop the supervisor and the registry watch. */
 	dispose(): Promise<void>;
 }
@@ -195,6 +198,10 @@ export async function serve(deps: ServeDeps): Promise<void> {
 		'trash.empty': async params => deps.actions.trashEmptyOne(str(params, 'purgeId')),
 		restore: async params => deps.actions.restore(str(params, 'purgeId')),
 		adopt: async params => deps.actions.adopt(adoptRequestOf(params['request'])),
+		'drift.fix': async params => {
+			source ??= deps.source();
+			return source.fix(str(params, 'key'));
+		},
 		// Park and wake answer a list (one result per session); wrapped so every call has one shape.
 		park: async params => ({ok: true, value: await deps.actions.park(parkSelectionOf(params['selection']), parkOptionsOf(params))}),
 		wake: async params => ({ok: true, value: await deps.actions.wake(wakeSelectionOf(params['selection']))}),

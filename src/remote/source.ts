@@ -1,11 +1,14 @@
+import {applyFix, type FixAnswer, type FixOutcome} from '../actions/driftFix.js';
+import type {Finding} from '../domain/types.js';
+import {refusal, type ActionResult} from '../actions/types.js';
 import type {Multiplexer} from '../mux/types.js';
 import {reducer} from '../store/reducer.js';
-import {initialState} from '../store/state.js';
+import {initialState, type AppState} from '../store/state.js';
 import {createStore} from '../store/store.js';
 import {superviseWhenReady} from '../sync/supervisor.js';
 import type {World} from '../world/world.js';
 import type {ServeSource} from './serve.js';
-import {hostView, sameInputs, type ViewInputs} from './view.js';
+import {findingKey, hostView, sameInputs, type ViewInputs} from './view.js';
 
 /**
  * The serve's view of this machine: the dashboard's own store, fed by the same supervisor (mux
@@ -49,9 +52,37 @@ export function worldSource(world: World, mux: () => Promise<Multiplexer>): Serv
 		},
 		subscribe: onChange => store.subscribe(onChange),
 		ready: () => ready,
+		async fix(key) {
+			await ready;
+			return fixByKey(
+				store.getState().findings,
+				key,
+				finding => applyFix(registry, finding, {now: world.now}),
+				() => store.dispatch({type: 'registry/loaded', sessions: registry.list(), at: world.now()}),
+			);
+		},
 		async dispose() {
 			clearInterval(watch);
 			await live.dispose();
 		},
 	};
+}
+
+/**
+ * `drift.fix`: the finding this machine sees now under `key`, fixed here. The other side sends a
+ * key, never a fix: what changes is what this machine's own drift found, checked again by the fix
+ * itself (compare-and-set on the row).
+ */
+export function fixByKey(
+	findings: AppState['findings'],
+	key: string,
+	apply: (finding: Finding) => FixOutcome | undefined,
+	reload: () => void,
+): ActionResult<FixAnswer> {
+	const finding = findings.find(f => f.host === undefined && findingKey(f) === key);
+	if (!finding) return refusal('not-found', 'that finding is gone here (fixed, or things changed since); nothing was done');
+	const outcome = apply(finding);
+	if (!outcome) return refusal('unsupported', `${finding.kind}: no automatic fix${finding.offer ? ` — ${finding.offer}` : ''}; nothing was done`);
+	reload();
+	return {ok: true, value: {status: outcome.status, message: outcome.message}};
 }

@@ -1,3 +1,4 @@
+import {describeFix} from '../domain/fixText.js';
 import type {Conversation, Finding, Pane} from '../domain/types.js';
 import type {AppState} from '../store/state.js';
 import {attentionOf, toStatusPane, toStatusSession} from '../sync/statusJson.js';
@@ -18,11 +19,14 @@ export function sameInputs(a: ViewInputs | undefined, b: ViewInputs): boolean {
 	);
 }
 
+/** A finding has no id of its own: its kind, row, pane and message name it (`drift.fix` looks it up by this). */
+export function findingKey(f: Finding): string {
+	return JSON.stringify([f.kind, f.sessionName ?? '', f.paneId ?? '', f.message]);
+}
+
 function findingJson(f: Finding): Record<string, unknown> {
-	// A finding has no id of its own: its kind, row, pane and message name it.
-	const key = [f.kind, f.sessionName ?? '', f.paneId ?? '', f.message].join('\u0000');
 	return {
-		key,
+		key: findingKey(f),
 		kind: f.kind,
 		session: f.sessionName ?? null,
 		paneId: f.paneId ?? null,
@@ -30,7 +34,9 @@ function findingJson(f: Finding): Record<string, unknown> {
 		evidence: f.evidence,
 		...(f.level ? {level: f.level} : {}),
 		...(f.offer ? {offer: f.offer} : {}),
+		...(f.candidates ? {candidates: f.candidates} : {}),
 		fixable: f.fix !== undefined,
+		...(f.fix ? {fix: describeFix(f.fix)} : {}),
 	};
 }
 
@@ -65,7 +71,8 @@ export function hostView(state: ViewInputs, registry: string): HostView {
 		registry,
 		sessions: state.sessions.map(s => json(toStatusSession(s, state.live[s.name]))),
 		panes: state.panes.map(p => json(toStatusPane(p, owner.get(p.id)))),
-		findings: state.findings.map(findingJson),
+		// Only this machine's: a serve shows no other machine's findings as its own.
+		findings: state.findings.filter(f => f.host === undefined).map(findingJson),
 		conversations: state.conversations.map(conversationJson),
 		attention: attentionOf(state.sessions, {live: state.live, untracked: untrackedPanes(state)}).map(json),
 		mux: state.mux ? {kind: state.mux.kind, ok: state.mux.ok, message: state.mux.message} : {kind: null, ok: false, message: 'not listed yet'},

@@ -191,6 +191,12 @@ function withRemoteLive(local: AppState['live'], remote: AppState['remote']): Ap
 	return hosts.length === 0 ? local : (Object.assign({}, local, ...hosts.map(r => r.live)) as AppState['live']);
 }
 
+/** This machine's findings, then every host's. */
+function withRemoteFindings(local: readonly Finding[], remote: AppState['remote']): readonly Finding[] {
+	const hosts = Object.values(remote);
+	return hosts.length === 0 ? local : [...local, ...hosts.flatMap(r => r.findings)];
+}
+
 function remoteUpdated(state: AppState, action: Extract<Action, {type: 'remote/updated'}>): AppState {
 	if (action.rows === undefined) return action.hosts === state.hosts ? state : {...state, hosts: action.hosts};
 	const remote: Record<string, RemoteRows> = {...state.remote};
@@ -203,7 +209,18 @@ function remoteUpdated(state: AppState, action: Extract<Action, {type: 'remote/u
 		const live = Object.hasOwn(state.live, s.name) ? state.live[s.name] : undefined;
 		if (live) localLive[s.name] = live;
 	}
-	return clampAll({...state, hosts: action.hosts, remote, sessions: withRemoteRows(local, remote), live: withRemoteLive(localLive, remote)}, state);
+	const localFindings = state.findings.filter(f => f.host === undefined);
+	return clampAll(
+		{
+			...state,
+			hosts: action.hosts,
+			remote,
+			sessions: withRemoteRows(local, remote),
+			live: withRemoteLive(localLive, remote),
+			findings: withRemoteFindings(localFindings, remote),
+		},
+		state,
+	);
 }
 
 /** The pure reducer: every state change of the dashboard goes through here. */
@@ -229,7 +246,7 @@ function reduce(state: AppState, action: Action): AppState {
 					panes: action.panes ?? state.panes,
 					live: action.live ? withRemoteLive(action.live, state.remote) : state.live,
 					conversations: action.conversations ?? state.conversations,
-					findings: action.findings ?? state.findings,
+					findings: action.findings ? withRemoteFindings(action.findings, state.remote) : state.findings,
 					mux: action.mux === undefined ? state.mux : action.mux,
 				},
 				state,

@@ -129,10 +129,16 @@ export function untrackedSummary(state: Pick<AppState, 'panes' | 'findings'> & {
 	const hit = state.memo?.untracked.get(state.findings);
 	if (hit && hit.panes === state.panes) return hit.summary;
 	const ids = new Set<string>();
-	for (const f of state.findings) if (f.kind === 'untracked-pane' && f.paneId !== undefined) ids.add(f.paneId);
+	let elsewhere = 0;
+	for (const f of state.findings) {
+		if (f.kind !== 'untracked-pane' || f.paneId === undefined) continue;
+		// Another machine's pane ids are its own: counted, never matched against this machine's panes.
+		if (f.host) elsewhere++;
+		else ids.add(f.paneId);
+	}
 	let needYou = 0;
 	for (const pane of state.panes) if (ids.has(pane.id) && paneStatus(pane) === 'blocked') needYou++;
-	const summary = {count: ids.size, needYou};
+	const summary = {count: ids.size + elsewhere, needYou};
 	state.memo?.untracked.set(state.findings, {panes: state.panes, summary});
 	return summary;
 }

@@ -187,6 +187,8 @@ export interface HostRow {
 export interface RemoteRows {
 	readonly sessions: readonly SessionRecord[];
 	readonly live: Readonly<Record<string, SessionLive>>;
+	/** The host's findings, each with its `host` (fixed there, see `Finding.host`). */
+	readonly findings: readonly Finding[];
 }
 
 /** Everything the dashboard renders: plain data, built by src/ services, folded by the reducer. */

@@ -35,7 +35,8 @@ interface NamedPin {
 export function namedPins(findings: readonly Finding[]): NamedPin[] {
 	return findings.flatMap(finding => {
 		const fix = finding.fix;
-		return finding.kind === 'unpinned' && fix?.type === 'pin' && fix.named !== undefined ? [{finding, fix}] : [];
+		// Another machine's finding is that machine's to fix: never this registry's.
+		return finding.host === undefined && finding.kind === 'unpinned' && fix?.type === 'pin' && fix.named !== undefined ? [{finding, fix}] : [];
 	});
 }
 

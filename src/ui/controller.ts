@@ -1,9 +1,10 @@
+import type {ActionResult} from '../actions/types.js';
 import type {Actions, ParkResult, PurgePlanView, StopProgress, TrashListing, WakeResult} from '../actions/index.js';
 import {formatBytes} from '../actions/format.js';
 import type {AgentAdapter} from '../adapters/types.js';
 import type {Config} from '../config/config.js';
-import type {Conversation} from '../domain/types.js';
-import {applyFix} from '../actions/driftFix.js';
+import type {Conversation, FindingHost} from '../domain/types.js';
+import {applyFix, type FixAnswer} from '../actions/driftFix.js';
 import {messageOf} from '../domain/result.js';
 import type {Multiplexer} from '../mux/types.js';
 import type {Registry} from '../registry/registry.js';
@@ -29,6 +30,8 @@ export interface ControllerDeps {
 	readonly adapterFor: (agent: string) => AgentAdapter | undefined;
 	/** Every folder's conversations (the conversations view's `A`). */
 	readonly discoverAll: () => Promise<Conversation[]>;
+	/** Ask a host (config.yaml hosts:) to fix the finding it knows by `key`; absent: no hosts. */
+	readonly fixOnHost?: (host: string, key: string) => Promise<ActionResult<FixAnswer>>;
 }
 
 const STOP_LABELS: Record<StopProgress['step'], string> = {
@@ -94,6 +97,17 @@ export function createUiController(deps: ControllerDeps): UiActions {
 			deps.logger.error(`${what} failed`, error);
 			notice('error', `${what} failed: ${messageOf(error)}`);
 		});
+	};
+
+	/** `f` on another machine's finding: that machine looks the finding up again and fixes it. */
+	const fixOnHost = async (host: FindingHost) => {
+		if (!host.fix) return notice('info', `no automatic fix on ${host.name}`);
+		if (!deps.fixOnHost) return notice('error', `${host.name} is not a configured host here; nothing was sent`);
+		notice('info', `${host.name}: ${host.fix}…`);
+		const result = await deps.fixOnHost(host.name, host.key);
+		// A refusal names the host already (it may come from this side: the host is down).
+		if (!result.ok) return notice('error', result.error.message);
+		notice(result.value.status === 'applied' ? 'ok' : 'error', `${host.name}: ${result.value.message}`);
 	};
 
 	const stopOne = async (name: string) => {
@@ -255,6 +269,7 @@ export function createUiController(deps: ControllerDeps): UiActions {
 			background('fix', async () => {
 				const finding = store.getState().findings[index];
 				if (!finding) return;
+				if (finding.host) return fixOnHost(finding.host);
 				if (!finding.fix) return notice('info', `${finding.kind}: no automatic fix${finding.offer ? ` — ${finding.offer}` : ''}`);
 				const outcome = applyFix(deps.registry, finding, {now: deps.now});
 				if (outcome) notice(outcome.status === 'applied' ? 'ok' : 'error', outcome.message);

@@ -86,6 +86,7 @@ function hubWithHost(calls: string[], localCalls: string[] = []) {
 		view: () => current,
 		subscribe: fn => (listeners.add(fn), () => listeners.delete(fn)),
 		ready: async () => undefined,
+		fix: async () => ({ok: false, error: {kind: 'unsupported', message: 'not in this test'}}),
 		dispose: async () => undefined,
 	};
 	let opened = 0;

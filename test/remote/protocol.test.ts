@@ -20,13 +20,17 @@ function view(sessions: Record<string, unknown>[]): HostView {
 }
 
 /** A source whose view the test changes. */
-function fakeSource(initial: HostView) {
+function fakeSource(initial: HostView, fixed: string[] = []) {
 	let current = initial;
 	const listeners = new Set<() => void>();
 	const source: ServeSource = {
 		view: () => current,
 		subscribe: fn => (listeners.add(fn), () => listeners.delete(fn)),
 		ready: async () => undefined,
+		fix: async key => {
+			fixed.push(key);
+			return {ok: true, value: {status: 'applied', message: `fixed ${key}`}};
+		},
 		dispose: async () => undefined,
 	};
 	return {
@@ -190,6 +194,21 @@ describe('hello, snapshot and changes', () => {
 });
 
 describe('actions over the wire', () => {
+	it("drift.fix carries the finding's key to the host, which fixes what it sees; a host without the capability refuses", async () => {
+		const fixed: string[] = [];
+		const {connection} = wire({actions: fakeActions([], () => plan('f1')), source: fakeSource(view([]), fixed).source});
+		await connection.settled();
+		const key = JSON.stringify(['untracked-pane', '', '%1', 'tmux pane %1 runs Codex CLI']);
+		expect(await remoteActions(connection).fixFinding(key)).toEqual({ok: true, value: {status: 'applied', message: `fixed ${key}`}});
+		expect(fixed).toEqual([key]);
+
+		const old = wire({actions: fakeActions([], () => plan('f1')), source: fakeSource(view([]), fixed).source, capabilities: ['snapshot', 'adopt']});
+		await old.connection.settled();
+		const refused = await remoteActions(old.connection).fixFinding(key);
+		expect(refused).toMatchObject({ok: false, error: {kind: 'unsupported'}});
+		expect(fixed).toEqual([key]);
+	});
+
 	it('a capability the host lacks disables that action only, with a message', async () => {
 		const calls: string[] = [];
 		const {connection} = wire({actions: fakeActions(calls, () => plan('f1')), source: fakeSource(view([])).source, capabilities: ['snapshot', 'stop']});

@@ -1,9 +1,9 @@
 import {describe, expect, it} from 'vitest';
-import type {Actions} from '../../src/actions/index.js';
 import {confirmPurge, expectedConfirmation} from '../../src/actions/purge.js';
 import {refusal} from '../../src/actions/types.js';
 import type {SessionRecord} from '../../src/domain/types.js';
 import {parseResumeState, rowsOf, type HostsHub} from '../../src/remote/hub.js';
+import type {HostActions} from '../../src/remote/remoteActions.js';
 import {routedActions} from '../../src/remote/router.js';
 import {reducer} from '../../src/store/reducer.js';
 import {initialState} from '../../src/store/state.js';
@@ -26,9 +26,10 @@ const row = (name: string, host?: string): SessionRecord => ({
 	...(host ? {host} : {}),
 });
 
-function recorder(where: string, calls: string[]): Actions {
+function recorder(where: string, calls: string[]): HostActions {
 	const no = async () => refusal('unsupported', 'no');
 	return {
+		fixFinding: async key => (calls.push(`${where} fix ${key}`), no()),
 		resume: async ref => (calls.push(`${where} resume ${JSON.stringify(ref)}`), no()),
 		stop: async ref => (calls.push(`${where} stop ${JSON.stringify(ref)}`), {ok: true, value: {} as never}),
 		purgePlan: async ref => {

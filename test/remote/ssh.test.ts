@@ -399,6 +399,49 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		}
 	});
 
+	it("the dashboard lists the host's findings by host, and f fixes one there: its untracked grok pane adopted in its registry", async () => {
+		const sock = path.join(local.dir, 'findings-sock');
+		fs.mkdirSync(sock, {recursive: true});
+		const tmux = new E2eTmux({
+			PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+			HOME: localHome,
+			MAM_HOME: localState,
+			TMUX_TMPDIR: sock,
+			LANG: 'C.UTF-8',
+			NO_COLOR: '1',
+		});
+		await tmux.start();
+		try {
+			const pane = await tmux.openWindow('dashboard', [process.execPath, CLI, '--mux', 'tmux', '--tmux-socket', localTmux], {cwd: local.dir});
+			const screen = tmux.screen(pane);
+			await screen.waitFor(/^\s+devbox\s+\S/m, "devbox's rows in the list", {timeoutMs: 20_000});
+			await screen.press('Tab');
+			const listed = await screen.waitFor(/untracked-pane\s+devbox:%\d+\s.*runs Grok/, "the host's untracked grok pane in the findings view");
+			const paneThere = /untracked-pane\s+devbox:(%\d+)\s.*runs Grok/.exec(listed)?.[1] ?? '';
+			const selected = new RegExp(`^>\\s*untracked-pane\\s+devbox:${paneThere}\\s`, 'm');
+			for (let i = 0; i < 20 && !selected.test(await screen.text()); i++) await screen.press('j');
+			await screen.waitFor(/f: adopt pane .* \(on devbox\)/, "the host's fix, in words, named by host");
+			await screen.press('f');
+			await screen.waitFor(/devbox: .*adopted pane/, 'the host saying it adopted the pane');
+			const remote = Registry.open(scenario.registryPath);
+			try {
+				expect(remote.list().some(r => r.paneId === paneThere && r.agent === 'grok' && r.status === 'running')).toBe(true);
+			} finally {
+				remote.close();
+			}
+			const mine = Registry.open(path.join(localState, 'registry.db'));
+			try {
+				expect(mine.list().map(r => r.name)).toEqual(['here']);
+			} finally {
+				mine.close();
+			}
+			await screen.press('q');
+			await tmux.waitExit(pane);
+		} finally {
+			await tmux.kill();
+		}
+	});
+
 	it('park and wake on the host over the channel: the checks run there, and the session wakes there', async () => {
 		const cwd = path.join(sandbox.work, PROJECTS.claude);
 		const id = scenario.ids.claudeLoose;
