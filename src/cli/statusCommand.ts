@@ -95,17 +95,22 @@ function humanLines(world: World, body: StatusJson): string[] {
 			),
 		);
 	}
-	const untracked = body.panes.filter(p =>
-		(p as StatusPane & {host?: string}).host !== undefined
-			? (p as StatusPane & {host?: string}).host === LOCAL_HOST && body.untrackedPanes.includes(p.id)
-			: body.untrackedPanes.includes(p.id),
-	);
+	const untracked = body.panes.filter(p => isUntracked(p as StatusPane & {host?: string}, body.untrackedPanes));
 	if (untracked.length > 0) {
+		const hostOf = (p: StatusPane) => (p as StatusPane & {host?: string}).host ?? LOCAL_HOST;
+		const withHosts = body.hosts.length > 0;
 		lines.push('', 'Panes running an agent outside any session:');
 		lines.push(
 			table(
-				['PANE', 'AGENT', 'LIVE', 'PIDS', 'CWD'],
-				untracked.map(p => [p.id, p.agent ?? '?', p.agentStatus, p.pids.join(',') || '—', p.cwd ? shortPath(p.cwd, home) : '—']),
+				[...(withHosts ? ['HOST'] : []), 'PANE', 'AGENT', 'LIVE', 'PIDS', 'CWD'],
+				untracked.map(p => [
+					...(withHosts ? [hostOf(p)] : []),
+					p.id,
+					p.agent ?? '?',
+					p.agentStatus,
+					p.pids.join(',') || '—',
+					p.cwd ? (hostOf(p) === LOCAL_HOST ? shortPath(p.cwd, home) : p.cwd) : '—',
+				]),
 			),
 		);
 	}
@@ -118,6 +123,15 @@ function humanLines(world: World, body: StatusJson): string[] {
 	lines.push('', `mux: ${body.mux.kind ?? 'none'} ${body.mux.ok ? 'ok' : 'DOWN'} — ${body.mux.message}`);
 	for (const h of body.hosts) lines.push(`host ${h.name}: ${h.state}${h.rttMs !== null ? ` (${h.rttMs} ms)` : ''} — ${h.message}`);
 	return lines;
+}
+
+/**
+ * A pane running an agent that no session owns: this machine's by `untrackedPanes`; a host's
+ * (its pane ids are its own) by what the host says of the pane: an agent, no session, not itself.
+ */
+function isUntracked(pane: StatusPane & {host?: string}, untrackedHere: readonly string[]): boolean {
+	if (pane.host === undefined || pane.host === LOCAL_HOST) return untrackedHere.includes(pane.id);
+	return pane.agent !== null && pane.session === null && !pane.isSelf;
 }
 
 type Item = Record<string, unknown>;

@@ -107,6 +107,8 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 		expect(human.stdout).toMatch(/^HOST\s+NAME/m);
 		expect(human.stdout).toMatch(/^devbox\s+claude-live/m);
 		expect(human.stdout).toMatch(/host devbox: up \(\d+ ms\)/);
+		// The host's agent pane outside any session is listed with its host, as this machine's are.
+		expect(human.stdout).toMatch(/Panes running an agent outside any session:\nHOST\s+PANE\s+AGENT[^\n]*\n(?:.*\n)*devbox\s+%\d+\s+grok\s/);
 		expect(canaries()).toEqual([]);
 	});
 
