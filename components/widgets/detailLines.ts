@@ -60,7 +60,9 @@ export function detailLines({session, live, detail, findings, home, usage, usage
 	if (live?.pane?.detection) add(`status ${live.liveStatus}: ${live.pane.detection.evidence}`);
 	add(`resume: ${resumeText(live?.resumeState)}`);
 	// `—` says the agent recorded none: before the index read them, say that instead.
-	if (session.agentSessionId) add(`tokens ${usageUnread ? 'not read yet (c reads them)' : usageLine(usage)}`);
+	// A host's conversation is in that machine's index: this one's would answer `—` for it.
+	if (session.agentSessionId && session.host !== undefined) add(`tokens are counted on ${session.host} (mam-tui search there)`);
+	else if (session.agentSessionId) add(`tokens ${usageUnread ? 'not read yet (c reads them)' : usageLine(usage)}`);
 	if (current?.resumeCommand) add(`  $ ${current.resumeCommand.join(' ')}`, {dim: true});
 	if (!current) add('loading…', {dim: true});
 	if (current?.error) add(current.error, {color: 'red'});

@@ -154,12 +154,15 @@ export function createUiController(deps: ControllerDeps): UiActions {
 		store.dispatch({type: 'purge/plans', plans: views.map(toPlanView)});
 	};
 
-	/** What step 1 of a stop will type: the config's override, else the adapter's. */
+	/**
+	 * What step 1 of a stop will type: the config's override, else the adapter's. The row as the
+	 * dashboard lists it: a host's row is in no registry here (and its host's config decides there).
+	 */
 	const stopTarget = (name: string): StopTarget => {
-		const session = deps.registry.get(name);
+		const session = store.getState().sessions.find(s => s.name === name) ?? deps.registry.get(name);
 		const agent = session?.agent ?? '?';
 		const adapter = deps.adapterFor(agent);
-		const override = adapter ? deps.config.agents[adapter.id]?.exitInput : undefined;
+		const override = adapter && session?.host === undefined ? deps.config.agents[adapter.id]?.exitInput : undefined;
 		return {name, agent, pane: session?.paneId ?? null, exitText: override ?? adapter?.exitInput.text ?? 'the exit command'};
 	};
 
@@ -206,6 +209,9 @@ export function createUiController(deps: ControllerDeps): UiActions {
 		loadAllConversations: loadAll,
 		focus: name =>
 			background('focus', async () => {
+				const listed = store.getState().sessions.find(s => s.name === name);
+				if (listed?.host !== undefined)
+					return notice('info', `${name} runs on ${listed.host}${listed.paneId ? `, in its pane ${listed.paneId}` : ''}: focus it there`);
 				const session = deps.registry.get(name);
 				if (!session?.paneId) return notice('info', `${name} has no pane to focus`);
 				const mux = await deps.mux();

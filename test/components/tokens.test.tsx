@@ -84,5 +84,11 @@ describe('tokens in the dashboard', () => {
 		// Before the index read any (the conversations view never opened), `—` would say the agent records none.
 		const unread = detailLines({session: s, detail: null, findings: [], home: '/home/u', usageUnread: true}, 80).map(l => l.text);
 		expect(unread).toContain('tokens not read yet (c reads them)');
+		// Another machine's conversation is in that machine's index, never in this one's: no line that `c` would fill or `—` would deny.
+		const remote = {...s, name: 'devbox:api', host: 'devbox'};
+		for (const shown of [{usageUnread: true}, {usage: undefined}]) {
+			const hostLines = detailLines({session: remote, detail: null, findings: [], home: '/home/u', ...shown}, 80).map(l => l.text);
+			expect(hostLines.filter(l => l.startsWith('tokens'))).toEqual(['tokens are counted on devbox (mam-tui search there)']);
+		}
 	});
 });

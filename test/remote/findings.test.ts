@@ -14,6 +14,7 @@ import {createStore} from '../../src/store/store.js';
 import {silentLogger} from '../../src/system/logger.js';
 import {startAutoPin} from '../../src/ui/autoPin.js';
 import {createUiController} from '../../src/ui/controller.js';
+import {ADAPTERS} from '../../src/adapters/index.js';
 import {tempDir} from '../helpers/tmp.js';
 
 /**
@@ -173,5 +174,53 @@ describe('drift.fix on the host', () => {
 		const relayed = {...untracked('%1'), host: {name: 'other', key: 'x'}};
 		expect(fixByKey([relayed], findingKey(relayed), apply, () => undefined)).toMatchObject({ok: false, error: {kind: 'not-found'}});
 		expect(registry.list()).toEqual([]);
+	});
+});
+
+describe("a host's row in this dashboard's dialogs", () => {
+	it('the stop dialog names its agent, pane and exit input; enter says where it runs instead of focusing a pane here', async () => {
+		const store = createStore(reducer, initialState());
+		const record = {
+			id: -1,
+			name: 'devbox:grok-beta',
+			host: 'devbox',
+			agent: 'grok' as const,
+			cwd: CWD,
+			mux: 'tmux' as const,
+			paneId: '%2',
+			agentSessionId: null,
+			status: 'running' as const,
+			epoch: 0,
+			createdAt: 0,
+			updatedAt: 0,
+			version: 0,
+			extra: {},
+		};
+		store.dispatch({
+			type: 'remote/updated',
+			host: 'devbox',
+			rows: {sessions: [record], live: {}, findings: []},
+			hosts: [{name: 'devbox', state: 'up', rttMs: 3, message: '', since: 0}],
+		});
+		const controller = createUiController({
+			store,
+			actions: {} as never,
+			registry,
+			mux: async () => {
+				throw new Error('no multiplexer here: a host row never reaches this one');
+			},
+			logger: silentLogger,
+			now: Date.now,
+			refresh: () => undefined,
+			quit: () => undefined,
+			config: {...DEFAULT_CONFIG, agents: {...DEFAULT_CONFIG.agents, grok: {exitInput: '/quit-here'}}},
+			adapterFor: agent => ADAPTERS[agent as keyof typeof ADAPTERS],
+			discoverAll: async () => [],
+		});
+		controller.openStop(['devbox:grok-beta']);
+		// This machine's exit-input setting is not the host's: the agent's own is shown.
+		expect(store.getState().stopDialog?.targets).toEqual([{name: 'devbox:grok-beta', agent: 'grok', pane: '%2', exitText: '/exit'}]);
+		controller.focus('devbox:grok-beta');
+		await expect.poll(() => store.getState().notices.at(-1)?.text).toBe('devbox:grok-beta runs on devbox, in its pane %2: focus it there');
 	});
 });
