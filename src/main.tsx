@@ -45,17 +45,17 @@ function firstFrameHook(env: World['env'], store: Store<AppState, Action>): (() 
 /** Re-read the registry when another process changed it (`PRAGMA data_version` is free to poll). */
 function startRegistryWatch(world: World, store: Store<AppState, Action>): {reload: () => void; stop: () => void} {
 	const registry = world.registry();
-	let lastVersion = registry.dataVersion();
+	let lastVersion = registry.changeStamp();
 	const reload = () => {
 		try {
-			lastVersion = registry.dataVersion();
+			lastVersion = registry.changeStamp();
 			store.dispatch({type: 'registry/loaded', sessions: registry.list(), at: world.now()});
 		} catch (error) {
 			world.logger.warn('registry refresh failed', error);
 		}
 	};
 	const timer = setInterval(() => {
-		if (registry.dataVersion() !== lastVersion) reload();
+		if (registry.changeStamp() !== lastVersion) reload();
 	}, world.config.refresh.pollMs);
 	timer.unref();
 	return {reload, stop: () => clearInterval(timer)};

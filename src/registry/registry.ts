@@ -251,9 +251,14 @@ export class Registry {
 		return this.db.transaction(fn).immediate();
 	}
 
-	/** Changes whenever another connection commits: a cheap "did anything change?" poll. */
-	dataVersion(): number {
-		return this.db.pragma('data_version', {simple: true}) as number;
+	/**
+	 * Changes whenever anyone commits: another connection (data_version) or this one
+	 * (total_changes; data_version never moves for a connection's own writes, and a serve's stop or
+	 * purge writes through the connection its view polls). A cheap "did anything change?" poll.
+	 */
+	changeStamp(): string {
+		const ours = (this.db.prepare('SELECT total_changes() AS n').get() as {n: number}).n;
+		return `${String(this.db.pragma('data_version', {simple: true}))}/${ours}`;
 	}
 
 	audit(entry: AuditEntry): void {

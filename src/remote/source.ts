@@ -17,11 +17,11 @@ import {findingKey, hostView, sameInputs, type ViewInputs} from './view.js';
 export function worldSource(world: World, mux: () => Promise<Multiplexer>): ServeSource {
 	const registry = world.registry();
 	const store = createStore(reducer, initialState({sessions: registry.list(), lastRefresh: world.now()}));
-	let version = registry.dataVersion();
+	let version = registry.changeStamp();
 	const watch = setInterval(() => {
 		try {
-			if (registry.dataVersion() === version) return;
-			version = registry.dataVersion();
+			if (registry.changeStamp() === version) return;
+			version = registry.changeStamp();
 			store.dispatch({type: 'registry/loaded', sessions: registry.list(), at: world.now()});
 		} catch (error) {
 			world.logger.warn('serve: registry refresh failed', error);

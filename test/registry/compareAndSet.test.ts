@@ -118,14 +118,17 @@ describe('read-modify-write', () => {
 		expect(registry.transaction(() => registry.update(r.id, {status: 'stopped'}).status)).toBe('stopped');
 	});
 
-	it('dataVersion moves when another connection commits, not for our own writes', () => {
+	it("changeStamp moves when another connection commits and for our own writes (a serve's stop), not for reads", () => {
 		const other = Registry.open(path.join(tmp.dir, 'registry.db'));
 		try {
-			const before = registry.dataVersion();
+			const before = registry.changeStamp();
+			registry.list();
+			expect(registry.changeStamp()).toBe(before);
 			row('mine');
-			expect(registry.dataVersion()).toBe(before);
+			const afterOurs = registry.changeStamp();
+			expect(afterOurs).not.toBe(before);
 			other.insert({name: 'theirs', agent: 'claude', cwd: '/w', status: 'running', epoch: 1});
-			expect(registry.dataVersion()).not.toBe(before);
+			expect(registry.changeStamp()).not.toBe(afterOurs);
 		} finally {
 			other.close();
 		}

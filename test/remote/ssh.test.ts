@@ -381,6 +381,8 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 			await screen.type('devbox:opencode-old');
 			await screen.press('Enter');
 			await screen.waitFor(/purged devbox:opencode-old/, 'the purge done');
+			// The host's serve wrote the row through the connection its view polls: the row follows.
+			await screen.waitFor(/devbox\s+opencode-old\s+opencode\s+\S+\s+purged\s/, 'the row purged', {timeoutMs: 5000});
 			const remote = Registry.open(scenario.registryPath);
 			try {
 				expect(remote.auditLog('opencode-old').some(a => a.action === 'purge' && a.outcome === 'ok')).toBe(true);
