@@ -194,6 +194,14 @@ export const parkedExtra = codec<ParkRecord>('parked', value => {
 });
 
 /**
+ * A host's parked row as its `status --json` says it (`parked.freedBytes`): what this dashboard
+ * shows of a park made on another machine, whose park record (argv, placement) stays there.
+ */
+export const hostParkedExtra = codec<{readonly freedBytes: number}>('hostParked', value =>
+	isObject(value) && finite(value['freedBytes']) && value['freedBytes'] >= 0 ? {freedBytes: value['freedBytes']} : undefined,
+);
+
+/**
  * A park in progress (set in the same compare-and-set that checks the row's version): a second
  * mam-tui process sees it and leaves the row alone while its owner lives. Cleared when the park
  * ends either way. `pending` is written just before the exit input is typed: what the row becomes

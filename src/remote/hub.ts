@@ -9,6 +9,7 @@ import {
 	type SessionRecord,
 	type SessionStatus,
 } from '../domain/types.js';
+import {hostParkedExtra} from '../registry/extra.js';
 import type {AuditEntry} from '../registry/registry.js';
 import type {Action} from '../store/reducer.js';
 import type {HostRow, RemoteRows, SessionLive} from '../store/state.js';
@@ -48,6 +49,12 @@ export function parseResumeState(value: unknown): ResumeState {
 	const [kind, ...rest] = raw.split(': ');
 	const reason = rest.join(': ') || 'not known on this side';
 	return kind === 'no' ? {kind: 'no', reason} : {kind: 'unknown', reason};
+}
+
+/** A parked row's freed memory, as its host's status says it; nothing else of the host's row is kept here. */
+function parkedOf(value: unknown): SessionRecord['extra'] {
+	const freedBytes = typeof value === 'object' && value !== null ? (value as {freedBytes?: unknown}).freedBytes : undefined;
+	return typeof freedBytes === 'number' && Number.isFinite(freedBytes) && freedBytes >= 0 ? hostParkedExtra.write({}, {freedBytes}) : {};
 }
 
 /** What rowsOf kept from a host's last rows: each item's record and live entry, by the item object it came from. */
@@ -90,7 +97,7 @@ export function rowsOf(host: string, view: HostView, ids: Map<string, number>, n
 			createdAt: time(s['createdAt']),
 			updatedAt: time(s['updatedAt']),
 			version: 0,
-			extra: {},
+			extra: parkedOf(s['parked']),
 		};
 		sessions.push(record);
 		const liveStatus = text(s['liveStatus']) as LiveStatus | null;

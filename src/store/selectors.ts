@@ -1,6 +1,6 @@
 import {paneStatus} from '../domain/paneStatus.js';
 import type {LiveStatus, SessionRecord} from '../domain/types.js';
-import {parkedExtra} from '../registry/extra.js';
+import {hostParkedExtra, parkedExtra} from '../registry/extra.js';
 import {visibleConversations} from './conversations.js';
 import type {AppState, UiState} from './state.js';
 
@@ -81,9 +81,10 @@ export function countsByStatus(sessions: readonly SessionRecord[]): Record<Sessi
 	return counts;
 }
 
-/** What a parked row's park freed (bytes), for the list; undefined for any other row, and for a host's (its record stays there). */
+/** What a parked row's park freed (bytes), for the list; undefined for any other row. A host's row carries what its host said. */
 export function parkedFreed(row: SessionRecord): number | undefined {
-	return row.status === 'parked' ? parkedExtra.read(row.extra)?.freedBytes : undefined;
+	if (row.status !== 'parked') return undefined;
+	return (row.host === undefined ? parkedExtra : hostParkedExtra).read(row.extra)?.freedBytes;
 }
 
 /** The status bar's "3 parked · 2.1 GB freed": parked rows and the memory their parks freed. */
@@ -93,7 +94,7 @@ export function parkedSummary(sessions: readonly SessionRecord[]): {readonly cou
 	for (const s of sessions) {
 		if (s.status !== 'parked') continue;
 		count++;
-		freedBytes += parkedExtra.read(s.extra)?.freedBytes ?? 0;
+		freedBytes += parkedFreed(s) ?? 0;
 	}
 	return {count, freedBytes};
 }

@@ -7,7 +7,7 @@ import type {HostActions} from '../../src/remote/remoteActions.js';
 import {routedActions} from '../../src/remote/router.js';
 import {reducer} from '../../src/store/reducer.js';
 import {initialState} from '../../src/store/state.js';
-import {visibleSessions} from '../../src/store/selectors.js';
+import {parkedFreed, parkedSummary, visibleSessions} from '../../src/store/selectors.js';
 
 const row = (name: string, host?: string): SessionRecord => ({
 	id: 1,
@@ -154,5 +154,28 @@ describe("a host's rows in the store", () => {
 		expect(state.sessions.map(s => s.name)).toEqual(['zz', 'aa']);
 		expect(Object.keys(state.live)).toEqual(['zz']);
 		expect(parseResumeState('unknown: a: b')).toEqual({kind: 'unknown', reason: 'a: b'});
+	});
+
+	it("a parked host row shows the memory its park freed there, in the list and the status bar's sum", () => {
+		const session = (name: string, parked?: unknown) => ({
+			name,
+			agent: 'opencode',
+			status: parked ? 'parked' : 'running',
+			cwd: '/r',
+			...(parked ? {parked} : {}),
+		});
+		const view = {
+			registry: '/r',
+			sessions: [session('a', {at: '2026-01-01T00:00:00.000Z', freedBytes: 120e6, idleSeconds: 700}), session('b', {freedBytes: -1}), session('c')],
+			panes: [],
+			findings: [],
+			conversations: [],
+			attention: [],
+			mux: {kind: 'tmux', ok: true, message: ''},
+		};
+		let n = 0;
+		const rows = rowsOf('devbox', view, new Map(), () => --n);
+		expect(rows.sessions.map(parkedFreed)).toEqual([120e6, undefined, undefined]);
+		expect(parkedSummary(rows.sessions)).toEqual({count: 2, freedBytes: 120e6});
 	});
 });
