@@ -152,7 +152,10 @@ export function routedActions(local: Actions, hub: HostsHub, rows: () => readonl
 			if (!remote) return refusal('not-found', `no host ${host}`);
 			const theirs = from.flatMap(f => (f ? [f.plan] : []));
 			// Confirmed here as `host:name`; the host checks its own form of the same confirmation.
-			return remote.purge(theirs, expectedConfirmation(theirs), options);
+			const purged = await remote.purge(theirs, expectedConfirmation(theirs), options);
+			// Its trash entries are on the host: `u` (restore) goes there without the trash view first.
+			if (purged.ok) for (const r of purged.value) if (r.trashId) trashHost.set(r.trashId, host);
+			return purged;
 		},
 	};
 }

@@ -47,10 +47,13 @@ function recorder(where: string, calls: string[]): HostActions {
 		},
 		expectedConfirmation,
 		confirmPurge,
-		purge: async (plans, typed) => (calls.push(`${where} purge ${plans.map(p => p.label).join(',')} typed=${typed}`), {ok: true, value: []}),
+		purge: async (plans, typed) => (
+			calls.push(`${where} purge ${plans.map(p => p.label).join(',')} typed=${typed}`),
+			{ok: true, value: plans.map(p => ({agent: p.agent, id: p.id, trashId: `${where}-trash-${p.label}`, residual: []}) as never)}
+		),
 		newSession: no,
 		adopt: no,
-		restore: no,
+		restore: async purgeId => (calls.push(`${where} restore ${purgeId}`), no()),
 		trashList: no,
 		trashEmptyOne: no,
 		park: async () => [],
@@ -83,6 +86,10 @@ describe("a row's action goes to its machine", () => {
 		expect(await actions.purge([plan.value], 'old')).toMatchObject({ok: false, error: {kind: 'not-confirmed'}});
 		expect(await actions.purge([plan.value], 'devbox:old')).toMatchObject({ok: true});
 		expect(calls).toEqual(['devbox plan {"name":"old"}', 'devbox purge old typed=old']);
+		// `u` right after: the purge's trash entry is restored on the machine that holds it.
+		calls.length = 0;
+		await actions.restore('devbox-trash-old');
+		expect(calls).toEqual(['devbox restore devbox-trash-old']);
 	});
 });
 
