@@ -20,14 +20,21 @@ export function hostAway(host: HostRow | undefined): string | undefined {
 export const TRUNCATED = '~';
 export const EMPTY_CELL = '-';
 
-/** Pad or cut to exactly `width` characters. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f]/g;
 
+/**
+ * `raw` with each control character shown as `?`: a name with a newline (or an escape from a
+ * hostile host or a transcript) must not break a line or drive the terminal.
+ */
+export function printable(raw: string): string {
+	return CONTROL.test(raw) ? raw.replace(CONTROL_ALL, '?') : raw;
+}
+
+/** Pad or cut to exactly `width` characters. */
 export function fit(raw: string, width: number): string {
 	if (width <= 0) return '';
-	// A name with a newline (or an escape) must not break the table or drive the terminal.
-	const text = CONTROL.test(raw) ? raw.replace(CONTROL_ALL, '?') : raw;
+	const text = printable(raw);
 	if (text.length <= width) return text.padEnd(width);
 	return `${text.slice(0, Math.max(0, width - 1))}${TRUNCATED}`;
 }

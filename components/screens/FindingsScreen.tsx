@@ -2,7 +2,7 @@ import React from 'react';
 import {Box, Text} from 'ink';
 import type {Finding} from '../../src/domain/types.js';
 import {describeFix} from '../../src/domain/fixText.js';
-import {fit} from '../format.js';
+import {fit, printable} from '../format.js';
 import {windowStart} from '../widgets/SessionTable.js';
 
 export interface FindingsScreenProps {
@@ -39,14 +39,15 @@ export function FindingsScreen({findings, cursor, height, width}: FindingsScreen
 			))}
 			{selected ? (
 				<Box flexDirection="column" borderStyle="single" borderDimColor paddingX={1}>
-					<Text>{selected.message}</Text>
+					<Text>{printable(selected.message)}</Text>
 					{selected.evidence.slice(0, 3).map((e, i) => (
-						<Text key={i} dimColor wrap="truncate">{`  ${e}`}</Text>
+						<Text key={i} dimColor wrap="truncate">
+							{printable(`  ${e}`)}
+						</Text>
 					))}
-					{selected.candidates ? <Text wrap="truncate">{`candidates: ${selected.candidates.join(', ')}`}</Text> : null}
+					{selected.candidates ? <Text wrap="truncate">{printable(`candidates: ${selected.candidates.join(', ')}`)}</Text> : null}
 					<Text color={selected.fix || selected.host?.fix ? 'green' : 'yellow'} wrap="truncate">
-						{fixLine(selected)}
-						{selected.offer ? ` · ${selected.offer}` : ''}
+						{printable(`${fixLine(selected)}${selected.offer ? ` · ${selected.offer}` : ''}`)}
 					</Text>
 				</Box>
 			) : null}

@@ -1,7 +1,7 @@
 import React from 'react';
 import {Box, Text} from 'ink';
 import type {OperationView, StepView} from '../../src/store/state.js';
-import {seconds} from '../format.js';
+import {printable, seconds} from '../format.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -38,7 +38,10 @@ function stepText(step: StepView, now: number): string {
 function outcomeLine(op: OperationView, outcome: NonNullable<OperationView['outcome']>): string {
 	const marks = op.steps.filter(s => s.id !== 'capture').map(s => `${stepMark(s, 0)}${s.label.split(' ')[0] ?? ''}`);
 	const took = seconds(Math.max(0, (op.endedAt ?? op.startedAt) - op.startedAt));
-	return `${outcome.ok ? '✓' : '✗'} ${op.kind} ${op.session}: ${outcome.text}${marks.length ? ` (${marks.join(' ')})` : ''} in ${took}${outcome.ok ? '' : ' (esc dismisses)'}`;
+	// The text may come from another machine (a host's refusal): shown, never obeyed by the terminal.
+	return printable(
+		`${outcome.ok ? '✓' : '✗'} ${op.kind} ${op.session}: ${outcome.text}${marks.length ? ` (${marks.join(' ')})` : ''} in ${took}${outcome.ok ? '' : ' (esc dismisses)'}`,
+	);
 }
 
 /**
@@ -58,9 +61,9 @@ export function OperationsPanel({operations, now, limit = Number.MAX_SAFE_INTEGE
 					</Text>
 				) : (
 					<Text key={op.session} wrap="truncate">
-						<Text bold>{`${op.kind} ${op.session}`}</Text>
+						<Text bold>{printable(`${op.kind} ${op.session}`)}</Text>
 						{` ${seconds(Math.max(0, now - op.startedAt))} │ `}
-						{op.steps.map(s => stepText(s, now)).join(' → ')}
+						{printable(op.steps.map(s => stepText(s, now)).join(' → '))}
 					</Text>
 				),
 			)}

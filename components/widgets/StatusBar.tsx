@@ -3,7 +3,7 @@ import {Box, Text} from 'ink';
 import type {AppState} from '../../src/store/state.js';
 import {countsByStatus, needYouCount, parkedSummary, untrackedSummary} from '../../src/store/selectors.js';
 import {hintsFor, type Keymap} from '../input/keymap.js';
-import {memory} from '../format.js';
+import {memory, printable} from '../format.js';
 
 /** The fields the status bar reads (an AppState will do). */
 export interface StatusView {
@@ -92,7 +92,7 @@ export function StatusBar({state, keymap}: StatusBarProps): React.JSX.Element {
 			</Text>
 			{state.notices.map(n => (
 				<Text key={`${n.at}:${n.text}`} wrap="truncate" color={n.level === 'error' ? 'red' : n.level === 'ok' ? 'green' : undefined}>
-					{n.level === 'error' ? `✗ ${n.text} (esc dismisses)` : n.text}
+					{printable(n.level === 'error' ? `✗ ${n.text} (esc dismisses)` : n.text)}
 				</Text>
 			))}
 			<Text dimColor wrap="truncate">

@@ -2,7 +2,7 @@ import type {AuditRecord, Finding, SessionRecord} from '../../src/domain/types.j
 import type {SessionDetail, SessionLive} from '../../src/store/state.js';
 import type {TokenUsage} from '../../src/domain/usage.js';
 import {usageLine} from '../../src/domain/usage.js';
-import {planSize, planTotal, resumeText, shortenPath} from '../format.js';
+import {planSize, planTotal, printable, resumeText, shortenPath} from '../format.js';
 
 /** One screen line of a panel, already cut to the panel's width. */
 export interface PanelLine {
@@ -18,7 +18,8 @@ type Style = Omit<PanelLine, 'text'>;
  * Hard-wrap `text` to `width` columns, continuation lines indented: a long path is shown in full
  * over several lines, never cut at the panel edge.
  */
-export function wrapLine(text: string, width: number, style: Style = {}, indent = '    '): PanelLine[] {
+export function wrapLine(raw: string, width: number, style: Style = {}, indent = '    '): PanelLine[] {
+	const text = printable(raw);
 	const room = Math.max(8, width);
 	if (text.length <= room) return [{text, ...style}];
 	const lines: PanelLine[] = [{text: text.slice(0, room), ...style}];
