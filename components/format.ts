@@ -1,5 +1,6 @@
 import type {LiveStatus, ResumeState} from '../src/domain/types.js';
 import type {HostRow, PlanLine} from '../src/store/state.js';
+import {printable} from '../src/domain/printable.js';
 
 /**
  * Why a host's rows are as it last reported them, or undefined while it is up (or the row is
@@ -17,19 +18,10 @@ export function hostAway(host: HostRow | undefined): string | undefined {
  * path (several times slower; at 500 rows most of a keystroke's frame). So a cut cell ends in
  * `~` (as in PROGRA~1), not `…`, and an empty one is `-`.
  */
+export {printable};
+
 export const TRUNCATED = '~';
 export const EMPTY_CELL = '-';
-
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f]/g;
-
-/**
- * `raw` with each control character shown as `?`: a name with a newline (or an escape from a
- * hostile host or a transcript) must not break a line or drive the terminal.
- */
-export function printable(raw: string): string {
-	return CONTROL.test(raw) ? raw.replace(CONTROL_ALL, '?') : raw;
-}
 
 /** Pad or cut to exactly `width` characters. */
 export function fit(raw: string, width: number): string {

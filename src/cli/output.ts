@@ -1,3 +1,5 @@
+import {printable} from '../domain/printable.js';
+
 /**
  * A reader that goes away before the output ends (`mam-tui status --json | head`) only ends the
  * output: without a handler, the EPIPE that the next write gets kills the process with a stack trace.
@@ -30,7 +32,10 @@ export function errOut(text: string): void {
 }
 
 /** Left-aligned columns; the last column is not padded. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function table(header: readonly string[], raw: readonly (readonly string[])[]): string {
+	// Names and paths may come from another machine or a transcript: a newline or an escape in one
+	// must not break the table or drive the terminal.
+	const rows = raw.map(r => r.map(printable));
 	const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)));
 	const line = (cells: readonly string[]) =>
 		cells

@@ -7,6 +7,7 @@ import {messageOf} from '../domain/result.js';
 import type {Logger} from '../system/logger.js';
 import {monotonicMs} from '../system/clock.js';
 import {applyChange, COLLECTIONS, PROTOCOLS, type Capability, type Changes, type Hello, type HostView} from './protocol.js';
+import {printable} from '../domain/printable.js';
 
 export type HostState = 'up' | 'connecting' | 'down';
 
@@ -274,7 +275,7 @@ export class HostConnection {
 		const rtt = monotonicMs() - started;
 		if (hello.program !== 'mam-tui' || !Array.isArray(hello.protocols)) return 'the host answered, but not as mam-tui serve';
 		if (hello.protocol === null || !PROTOCOLS.includes(hello.protocol as 1)) {
-			return `the host runs protocol ${hello.protocols.join(', ')}, this needs ${PROTOCOLS.join(' or ')} (update mam-tui on one side; nothing is installed for you)`;
+			return `the host runs protocol ${printable(hello.protocols.join(', '))}, this needs ${PROTOCOLS.join(' or ')} (update mam-tui on one side; nothing is installed for you)`;
 		}
 		this.hello = hello;
 		if (subscribed) {
@@ -284,7 +285,8 @@ export class HostConnection {
 			this.seq = first.seq;
 		}
 		this.attempt = 0;
-		this.setStatus({state: 'up', rttMs: Math.round(rtt), message: `mam-tui ${hello.version}, protocol ${hello.protocol}`});
+		// The host's own words: shown (status, the status bar), never obeyed by the terminal.
+		this.setStatus({state: 'up', rttMs: Math.round(rtt), message: printable(`mam-tui ${String(hello.version)}, protocol ${hello.protocol}`)});
 		this.schedulePing(channel);
 		return undefined;
 	}

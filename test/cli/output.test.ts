@@ -1,5 +1,5 @@
 import {afterEach, describe, expect, it, vi} from 'vitest';
-import {outJson} from '../../src/cli/output.js';
+import {outJson, table} from '../../src/cli/output.js';
 
 describe('--json output', () => {
 	const isTTY = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
@@ -17,5 +17,18 @@ describe('--json output', () => {
 		Object.defineProperty(process.stdout, 'isTTY', {value: false, configurable: true});
 		outJson({version: 1, sessions: [{name: 'a'}]});
 		expect(writes).toEqual(['{\n  "version": 1,\n  "sessions": [\n    {\n      "name": "a"\n    }\n  ]\n}\n', '{"version":1,"sessions":[{"name":"a"}]}\n']);
+	});
+});
+
+describe('text tables', () => {
+	it("keep a name with a newline or an escape on its row, shown, never obeyed (a host's session names)", () => {
+		const shown = table(
+			['NAME', 'CWD'],
+			[
+				['a\ntouch CANARY', '/w\u001b]0;pwned\u0007'],
+				['b', '/x'],
+			],
+		);
+		expect(shown.split('\n')).toEqual(['NAME            CWD', 'a?touch CANARY  /w?]0;pwned?', 'b               /x']);
 	});
 });

@@ -97,14 +97,21 @@ afterEach(async () => {
 	}
 });
 
-function wire(options: {actions: Actions; source: ServeSource; protocols?: number[]; capabilities?: string[]; helloTimeoutMs?: number}): Wire {
+function wire(options: {
+	actions: Actions;
+	source: ServeSource;
+	protocols?: number[];
+	capabilities?: string[];
+	helloTimeoutMs?: number;
+	version?: string;
+}): Wire {
 	const toServe = new PassThrough();
 	const fromServe = new PassThrough();
 	let endChannel: (code: number | null) => void = () => undefined;
 	const served = serve({
 		input: toServe,
 		output: fromServe,
-		version: '9.9.9',
+		version: options.version ?? '9.9.9',
 		actions: options.actions,
 		source: () => options.source,
 		...(options.protocols ? {protocols: options.protocols} : {}),
@@ -190,6 +197,14 @@ describe('hello, snapshot and changes', () => {
 		clearInterval(ticker);
 		expect(connection.state().message).toMatch(/no answer from mam-tui on the host/);
 		expect(ticks).toBeGreaterThan(5);
+	});
+});
+
+describe("a host's own words", () => {
+	it('its version is shown in the host line with ? for each control character', async () => {
+		const {connection} = wire({actions: fakeActions([], () => plan('f1')), source: fakeSource(view([])).source, version: '9.9.9\u001b]0;pwned\u0007'});
+		await connection.settled();
+		expect(connection.state().message).toBe('mam-tui 9.9.9?]0;pwned?, protocol 1');
 	});
 });
 
