@@ -16,7 +16,13 @@ function guardStdout(): void {
 /** Ink owns stdout in the dashboard; CLI commands print through these two. */
 export function out(text: string): void {
 	guardStdout();
-	process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+	const shown = printableLines(text);
+	process.stdout.write(shown.endsWith('\n') ? shown : `${shown}\n`);
+}
+
+/** Each line of `text` printable: what a host or a transcript wrote is shown, never obeyed by the terminal. */
+function printableLines(text: string): string {
+	return text.split('\n').map(printable).join('\n');
 }
 
 /**
@@ -28,7 +34,8 @@ export function outJson(value: unknown): void {
 }
 
 export function errOut(text: string): void {
-	process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+	const shown = printableLines(text);
+	process.stderr.write(shown.endsWith('\n') ? shown : `${shown}\n`);
 }
 
 /** Left-aligned columns; the last column is not padded. */

@@ -1,5 +1,5 @@
 import {afterEach, describe, expect, it, vi} from 'vitest';
-import {outJson, table} from '../../src/cli/output.js';
+import {errOut, out, outJson, table} from '../../src/cli/output.js';
 
 describe('--json output', () => {
 	const isTTY = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
@@ -17,6 +17,19 @@ describe('--json output', () => {
 		Object.defineProperty(process.stdout, 'isTTY', {value: false, configurable: true});
 		outJson({version: 1, sessions: [{name: 'a'}]});
 		expect(writes).toEqual(['{\n  "version": 1,\n  "sessions": [\n    {\n      "name": "a"\n    }\n  ]\n}\n', '{"version":1,"sessions":[{"name":"a"}]}\n']);
+	});
+});
+
+describe('text output', () => {
+	afterEach(() => vi.restoreAllMocks());
+
+	it('keeps its lines, and shows any other control character as ? (a refusal a host worded)', () => {
+		const writes: string[] = [];
+		vi.spyOn(process.stdout, 'write').mockImplementation(chunk => (writes.push(String(chunk)), true));
+		vi.spyOn(process.stderr, 'write').mockImplementation(chunk => (writes.push(String(chunk)), true));
+		out('devbox: refused\u001b]0;pwned\u0007\nsecond line');
+		errOut('\u001b[2Jgone');
+		expect(writes).toEqual(['devbox: refused?]0;pwned?\nsecond line\n', '?[2Jgone\n']);
 	});
 });
 
