@@ -42,7 +42,7 @@ function firstFrameHook(env: World['env'], store: Store<AppState, Action>): (() 
 	};
 }
 
-/** Re-read the registry when another process changed it (`PRAGMA data_version` is free to poll). */
+/** Re-read the registry when it changed: another process's commit, or this one's own (`Registry.changeStamp`, cheap to poll). */
 function startRegistryWatch(world: World, store: Store<AppState, Action>): {reload: () => void; stop: () => void} {
 	const registry = world.registry();
 	let lastVersion = registry.changeStamp();
