@@ -51,10 +51,10 @@ export function parseResumeState(value: unknown): ResumeState {
 	return kind === 'no' ? {kind: 'no', reason} : {kind: 'unknown', reason};
 }
 
-/** A parked row's freed memory, as its host's status says it; nothing else of the host's row is kept here. */
+/** A parked row's freed memory, as its host's status says it (the codec checks it); nothing else of the host's park is kept here. */
 function parkedOf(value: unknown): SessionRecord['extra'] {
-	const freedBytes = typeof value === 'object' && value !== null ? (value as {freedBytes?: unknown}).freedBytes : undefined;
-	return typeof freedBytes === 'number' && Number.isFinite(freedBytes) && freedBytes >= 0 ? hostParkedExtra.write({}, {freedBytes}) : {};
+	const parked = hostParkedExtra.read({[hostParkedExtra.key]: value});
+	return parked ? hostParkedExtra.write({}, parked) : {};
 }
 
 /** What rowsOf kept from a host's last rows: each item's record and live entry, by the item object it came from. */
@@ -125,6 +125,7 @@ export function findingsOf(host: string, items: HostView['findings']): Finding[]
 		const session = text(item['session']);
 		const paneId = text(item['paneId']);
 		const fix = text(item['fix']) ?? (item['fixable'] === true ? 'fix it' : null);
+		const offer = text(item['offer']);
 		const candidates = strings(item['candidates']);
 		out.push({
 			// A kind this build does not know still shows; the host judges its fix.
@@ -134,7 +135,7 @@ export function findingsOf(host: string, items: HostView['findings']): Finding[]
 			message,
 			evidence: strings(item['evidence']),
 			...(item['level'] === 'info' ? {level: 'info' as const} : {}),
-			...(text(item['offer']) !== null ? {offer: text(item['offer']) as string} : {}),
+			...(offer !== null ? {offer} : {}),
 			...(candidates.length > 0 ? {candidates} : {}),
 			host: {name: host, key, ...(fix !== null ? {fix} : {})},
 		});

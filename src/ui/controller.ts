@@ -99,6 +99,9 @@ export function createUiController(deps: ControllerDeps): UiActions {
 		});
 	};
 
+	/** The row as the dashboard lists it: a host's row is in no registry here. */
+	const listedRow = (name: string) => store.getState().sessions.find(s => s.name === name);
+
 	/** `f` on another machine's finding: that machine looks the finding up again and fixes it. */
 	const fixOnHost = async (host: FindingHost) => {
 		if (!host.fix) return notice('info', `no automatic fix on ${host.name}`);
@@ -159,7 +162,7 @@ export function createUiController(deps: ControllerDeps): UiActions {
 	 * dashboard lists it: a host's row is in no registry here (and its host's config decides there).
 	 */
 	const stopTarget = (name: string): StopTarget => {
-		const session = store.getState().sessions.find(s => s.name === name) ?? deps.registry.get(name);
+		const session = listedRow(name) ?? deps.registry.get(name);
 		const agent = session?.agent ?? '?';
 		const adapter = deps.adapterFor(agent);
 		const override = adapter && session?.host === undefined ? deps.config.agents[adapter.id]?.exitInput : undefined;
@@ -209,7 +212,7 @@ export function createUiController(deps: ControllerDeps): UiActions {
 		loadAllConversations: loadAll,
 		focus: name =>
 			background('focus', async () => {
-				const listed = store.getState().sessions.find(s => s.name === name);
+				const listed = listedRow(name);
 				if (listed?.host !== undefined)
 					return notice('info', `${name} runs on ${listed.host}${listed.paneId ? `, in its pane ${listed.paneId}` : ''}: focus it there`);
 				const session = deps.registry.get(name);

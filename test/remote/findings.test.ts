@@ -7,13 +7,13 @@ import {Registry} from '../../src/registry/registry.js';
 import {findingsOf} from '../../src/remote/hub.js';
 import {fixByKey} from '../../src/remote/source.js';
 import {findingKey, hostView} from '../../src/remote/view.js';
-import {reducer} from '../../src/store/reducer.js';
+import {reducer, type Action} from '../../src/store/reducer.js';
 import {untrackedSummary} from '../../src/store/selectors.js';
-import {initialState} from '../../src/store/state.js';
-import {createStore} from '../../src/store/store.js';
+import {initialState, type AppState} from '../../src/store/state.js';
+import {createStore, type Store} from '../../src/store/store.js';
 import {silentLogger} from '../../src/system/logger.js';
 import {startAutoPin} from '../../src/ui/autoPin.js';
-import {createUiController} from '../../src/ui/controller.js';
+import {createUiController, type ControllerDeps} from '../../src/ui/controller.js';
 import {ADAPTERS} from '../../src/adapters/index.js';
 import {tempDir} from '../helpers/tmp.js';
 
@@ -46,6 +46,26 @@ function untracked(paneId: string): Finding {
 		candidates: ['01a2521c-6847-7a91-90a1-01cefa6b168f'],
 		fix: {type: 'adopt-pane', paneId, agent: 'codex', cwd: CWD, mux: 'tmux'},
 	};
+}
+
+/** A dashboard's controller on `store` and this test's registry, with no multiplexer (nothing here reaches one). */
+function dashboard(store: Store<AppState, Action>, deps: Partial<ControllerDeps> = {}) {
+	return createUiController({
+		store,
+		actions: {} as never,
+		registry,
+		mux: async () => {
+			throw new Error('no multiplexer in this test');
+		},
+		logger: silentLogger,
+		now: Date.now,
+		refresh: () => undefined,
+		quit: () => undefined,
+		config: DEFAULT_CONFIG,
+		adapterFor: () => undefined,
+		discoverAll: async () => [],
+		...deps,
+	});
 }
 
 /** The host's findings as they reach this side: through the serve's view, then decoded here. */
@@ -125,20 +145,7 @@ describe("a host's findings", () => {
 		expect(applied).toEqual([]);
 
 		const sent: string[] = [];
-		const controller = createUiController({
-			store,
-			actions: {} as never,
-			registry,
-			mux: async () => {
-				throw new Error('no multiplexer in this test');
-			},
-			logger: silentLogger,
-			now: Date.now,
-			refresh: () => undefined,
-			quit: () => undefined,
-			config: DEFAULT_CONFIG,
-			adapterFor: () => undefined,
-			discoverAll: async () => [],
+		const controller = dashboard(store, {
 			fixOnHost: async (host, key) => {
 				sent.push(`${host} ${key}`);
 				return {ok: true, value: {status: 'applied', message: 'codex-alpha: adopted pane %1'}};
@@ -202,20 +209,9 @@ describe("a host's row in this dashboard's dialogs", () => {
 			rows: {sessions: [record], live: {}, findings: []},
 			hosts: [{name: 'devbox', state: 'up', rttMs: 3, message: '', since: 0}],
 		});
-		const controller = createUiController({
-			store,
-			actions: {} as never,
-			registry,
-			mux: async () => {
-				throw new Error('no multiplexer here: a host row never reaches this one');
-			},
-			logger: silentLogger,
-			now: Date.now,
-			refresh: () => undefined,
-			quit: () => undefined,
+		const controller = dashboard(store, {
 			config: {...DEFAULT_CONFIG, agents: {...DEFAULT_CONFIG.agents, grok: {exitInput: '/quit-here'}}},
 			adapterFor: agent => ADAPTERS[agent as keyof typeof ADAPTERS],
-			discoverAll: async () => [],
 		});
 		controller.openStop(['devbox:grok-beta']);
 		// This machine's exit-input setting is not the host's: the agent's own is shown.

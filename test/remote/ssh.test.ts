@@ -50,6 +50,22 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 	const entry = (h: HostConfig): Record<string, unknown> => ({...h, command: [...h.command]});
 	const cli = (args: readonly string[], timeoutMs = 30_000) => runCli(['--tmux-socket', localTmux, ...args], env, {timeoutMs});
 
+	/** A tmux server of this side's own (its socket under `socketDir`), where a test runs the dashboard. */
+	const localTmuxServer = async (socketDir: string): Promise<E2eTmux> => {
+		const sock = path.join(local.dir, socketDir);
+		fs.mkdirSync(sock, {recursive: true});
+		const tmux = new E2eTmux({
+			PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+			HOME: localHome,
+			MAM_HOME: localState,
+			TMUX_TMPDIR: sock,
+			LANG: 'C.UTF-8',
+			NO_COLOR: '1',
+		});
+		await tmux.start();
+		return tmux;
+	};
+
 	beforeAll(async () => {
 		sandbox = createSandbox(process.env, process.pid + 70_000);
 		const world = createWorld({mux: 'tmux', tmuxSocket: sandbox.tmuxName, json: false, verbose: false}, sandbox.env);
@@ -334,17 +350,7 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 	it("the dashboard: local rows first, the host's after with a HOST column, a dead host marked down within 2 s, a filter by host, a purge there", async () => {
 		const dead = {...devbox, name: 'dead', port: await freePort()};
 		writeConfig([entry(devbox), entry(dead)]);
-		const sock = path.join(local.dir, 'dash-sock');
-		fs.mkdirSync(sock, {recursive: true});
-		const tmux = new E2eTmux({
-			PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-			HOME: localHome,
-			MAM_HOME: localState,
-			TMUX_TMPDIR: sock,
-			LANG: 'C.UTF-8',
-			NO_COLOR: '1',
-		});
-		await tmux.start();
+		const tmux = await localTmuxServer('dash-sock');
 		try {
 			const pane = await tmux.openWindow('dashboard', [process.execPath, CLI, '--mux', 'tmux', '--tmux-socket', localTmux], {cwd: local.dir});
 			const screen = tmux.screen(pane);
@@ -404,17 +410,7 @@ describe.skipIf(!sshdAvailable())('many machines over a real OpenSSH server', ()
 	});
 
 	it("the dashboard lists the host's findings by host, and f fixes one there: its untracked grok pane adopted in its registry", async () => {
-		const sock = path.join(local.dir, 'findings-sock');
-		fs.mkdirSync(sock, {recursive: true});
-		const tmux = new E2eTmux({
-			PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-			HOME: localHome,
-			MAM_HOME: localState,
-			TMUX_TMPDIR: sock,
-			LANG: 'C.UTF-8',
-			NO_COLOR: '1',
-		});
-		await tmux.start();
+		const tmux = await localTmuxServer('findings-sock');
 		try {
 			const pane = await tmux.openWindow('dashboard', [process.execPath, CLI, '--mux', 'tmux', '--tmux-socket', localTmux], {cwd: local.dir});
 			const screen = tmux.screen(pane);
