@@ -100,7 +100,7 @@ export async function runDashboard(world: World, options: {readonly signal?: Abo
 	const store = createStore(reducer, initialState({sessions, lastRefresh: world.now()}));
 	const watch = startRegistryWatch(world, store);
 	// The backend is chosen once, on first use, so the first frame never waits for it.
-	const bound = worldActions(world);
+	const bound = worldActions(world, {}, {live: true});
 	const mux = bound.deps.mux;
 	// Other machines (config.yaml hosts:): their rows join the list as they arrive; a row's
 	// actions go to its machine. Nothing waits for a host.

@@ -1,6 +1,6 @@
 import {adapterFor} from '../adapters/index.js';
 import type {World} from '../world/world.js';
-import {selectMuxFor} from '../mux/select.js';
+import {selectMuxFor, type MuxUse} from '../mux/select.js';
 import type {Multiplexer} from '../mux/types.js';
 import {createActions, type Actions} from './index.js';
 import {trashDirIn} from './trashActions.js';
@@ -19,12 +19,15 @@ export interface WorldActions {
 /** Builds the actions a command runs; tests inject fixture adapters or a chosen backend through it. */
 export type ActionsFactory = (world: World) => WorldActions;
 
-/** The real wiring: registry, adapters, `--mux` backend (opened only when an action asks for it). */
-export function worldActions(world: World, overrides: Partial<ActionDeps> = {}): WorldActions {
+/**
+ * The real wiring: registry, adapters, `--mux` backend (opened only when an action asks for it;
+ * `use.live` for a command that runs until stopped).
+ */
+export function worldActions(world: World, overrides: Partial<ActionDeps> = {}, use: MuxUse = {}): WorldActions {
 	let pending: Promise<Multiplexer> | undefined;
 	const deps: ActionDeps = {
 		registry: world.registry(),
-		mux: () => (pending ??= selectMuxFor(world)),
+		mux: () => (pending ??= selectMuxFor(world, use)),
 		adapterFor,
 		context: world.adapterContext(),
 		processes: world.processes,

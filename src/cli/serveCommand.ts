@@ -16,7 +16,7 @@ export const serveCommand: Command = {
 	options: {stdio: {type: 'boolean'}},
 	async run(world, values) {
 		if (values['stdio'] !== true) throw new CliError('serve needs --stdio (the only transport: the other side runs it through ssh)', EXIT.usage);
-		const bound = worldActions(world);
+		const bound = worldActions(world, {}, {live: true});
 		// The channel closing mid-action must not end an action half-way: SIGHUP (a hung-up
 		// session) is left to the end of input, which waits for calls in flight.
 		const ignoreHup = () => world.logger.info('serve: SIGHUP; finishing calls in flight');

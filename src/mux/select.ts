@@ -21,6 +21,8 @@ export interface MuxDeps {
 	readonly exec: Exec;
 	readonly processes: ProcessTable;
 	readonly pollMs: number;
+	/** tmux through one control-mode client (see `MuxUse.live`). */
+	readonly control?: boolean;
 	readonly tmux?: TmuxServer;
 	readonly logger?: Logger;
 	readonly now?: () => number;
@@ -111,19 +113,30 @@ export async function selectMux(deps: MuxDeps): Promise<Multiplexer> {
 		processes: deps.processes,
 		env: deps.env,
 		pollMs: deps.pollMs,
-		// One control-mode client for the backend's lifetime (a process per command without one).
-		control: true,
+		control: deps.control === true,
 		...(deps.logger ? {logger: deps.logger} : {}),
 		...(deps.now ? {now: deps.now} : {}),
 	});
 }
 
+/** How a command uses its backend. */
+export interface MuxUse {
+	/** Only `status` reads the herdr shells back (it changes nothing), so a stop or a purge always asks herdr itself. */
+	readonly readShellCache?: boolean;
+	/**
+	 * The command runs until stopped (the dashboard, `serve`): tmux talks through one control-mode
+	 * client for its lifetime. A one-shot command runs a process per tmux command instead and
+	 * never attaches: tmux before 3.7 can crash its server when a notification meets a control
+	 * client half-way through attaching (tmux PR 4980), so attaches are kept to one per dashboard.
+	 */
+	readonly live?: boolean;
+}
+
 /**
  * The backend a command asked for with `--mux`, `--tmux-socket` and `--tmux-path`. Every backend
- * saves the herdr shells it learns; only `status` (`readShellCache`, which changes nothing) reads
- * them back, so a stop or a purge always asks herdr itself which process a pane runs.
+ * saves the herdr shells it learns.
  */
-export function selectMuxFor(world: MuxWorld, options: {readonly readShellCache?: boolean} = {}): Promise<Multiplexer> {
+export function selectMuxFor(world: MuxWorld, options: MuxUse = {}): Promise<Multiplexer> {
 	const {tmuxSocket, tmuxPath} = world.options;
 	return selectMux({
 		choice: world.options.mux ?? 'auto',
@@ -136,5 +149,6 @@ export function selectMuxFor(world: MuxWorld, options: {readonly readShellCache?
 		now: world.now,
 		shellCache: fileShellCache(path.join(world.stateDir, 'herdr-shells.json'), world.logger),
 		readShellCache: options.readShellCache === true,
+		control: options.live === true,
 	});
 }

@@ -119,7 +119,9 @@ export class TmuxControl {
 	}
 
 	/**
-	 * Attach (`-f ignore-size`: a control client never resizes the user's windows). Resolves true
+	 * Attach (`-f ignore-size`: a control client never resizes the user's windows; `-E`: nor
+	 * rewrites the session's environment from mam-tui's own, which would take SSH_AUTH_SOCK or
+	 * DISPLAY away from the user's next panes through `update-environment`). Resolves true
 	 * once tmux answered the attach, false when it could not (no server, no session, no tmux).
 	 */
 	connect(): Promise<boolean> {
@@ -139,7 +141,7 @@ export class TmuxControl {
 			}, this.options.timeoutMs);
 			let child: ChildProcessWithoutNullStreams;
 			try {
-				child = spawn(this.options.bin, [...this.options.serverFlags, '-C', 'attach-session', '-f', 'ignore-size'], {env, stdio: 'pipe'});
+				child = spawn(this.options.bin, [...this.options.serverFlags, '-C', 'attach-session', '-E', '-f', 'ignore-size'], {env, stdio: 'pipe'});
 			} catch (error) {
 				this.options.logger?.debug('tmux control client could not start', error);
 				this.closed = true;

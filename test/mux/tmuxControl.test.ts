@@ -97,6 +97,25 @@ describe('tmux control-mode specifics', {timeout: 30_000}, () => {
 		}
 	});
 
+	it("attaching leaves the session's environment as it was (update-environment is not applied)", async () => {
+		await tmux.run(['new-session', '-d', '-s', 'env1', '--', 'sleep', '3600']);
+		await tmux.run(['set-environment', '-t', 'env1', 'SSH_AUTH_SOCK', '/run/user-agent.sock']);
+		await tmux.run(['set-environment', '-t', 'env1', 'DISPLAY', ':5']);
+		// mam-tui started from another login: no DISPLAY, its own agent socket.
+		const mux = createTmuxMux(options(tmux, {env: {...isolatedEnv(), SSH_AUTH_SOCK: '/tmp/mam-other-agent.sock'}}));
+		try {
+			await mux.listPanes();
+			await eventually('the control client attached', async () =>
+				(await tmux.run(['list-clients', '-F', '#{client_control_mode}'])).stdout.includes('1') ? true : undefined,
+			);
+			expect((await tmux.run(['show-environment', '-t', 'env1', 'SSH_AUTH_SOCK'])).stdout.trim()).toBe('SSH_AUTH_SOCK=/run/user-agent.sock');
+			expect((await tmux.run(['show-environment', '-t', 'env1', 'DISPLAY'])).stdout.trim()).toBe('DISPLAY=:5');
+		} finally {
+			await mux.dispose();
+			await tmux.run(['kill-session', '-t', 'env1']);
+		}
+	});
+
 	it('with no server running: never attaches (that would start one), lists every 5th poll, and sees a server that starts', async () => {
 		const none = privateTmux();
 		const mux = createTmuxMux(options(none, {pollMs: 40}));

@@ -32,9 +32,28 @@ const seen: Record<string, Partial<Record<State, LiveStatus | undefined>>> = {};
 describe('real agents: live status through mam-tui status --json', () => {
 	const real = useRealWorld({model: {slowMs: 15_000}});
 
-	beforeAll(() => {
+	// What the dashboard keeps open: one control client, attached before any agent starts (codex's
+	// OSC 7501 reports reach only it). One for all the agents, as one dashboard: tmux < 3.7 can
+	// crash when a notification meets a control client half-way through attaching (tmux PR 4980),
+	// and six attaching while the other agents' windows open did crash it once.
+	let mux: ReturnType<typeof createTmuxMux>;
+	let probe: ReturnType<typeof createStatusProbe>;
+
+	beforeAll(async () => {
 		// opencode asks only for a directory outside its project.
 		real.model.configure({shellWorkdir: real.world.beta});
+		const processes = createProcessTable();
+		mux = createTmuxMux({server: {socketPath: real.world.tmuxPath}, exec: realExec, processes, env: real.world.env, pollMs: 1000, control: true});
+		probe = createStatusProbe({
+			ctx: {home: real.world.home, ownHome: true, env: real.world.env, exec: realExec, processes, now: Date.now, tmpDir: real.world.tmpdir},
+			mux,
+			agentOf: p => paneAgent(p, ADAPTERS),
+		});
+		await mux.listPanes();
+	});
+
+	afterAll(async () => {
+		await mux.dispose();
 	});
 
 	afterAll(() => {
@@ -70,15 +89,6 @@ describe('real agents: live status through mam-tui status --json', () => {
 	}
 
 	it.concurrent.each(REAL_AGENTS)('%s: idle, then working, then blocked', async agent => {
-		// What the dashboard keeps open: one control client, watching before the agent starts (codex's OSC 7501 reports reach only it).
-		const processes = createProcessTable();
-		const mux = createTmuxMux({server: {socketPath: real.world.tmuxPath}, exec: realExec, processes, env: real.world.env, pollMs: 1000, control: true});
-		const probe = createStatusProbe({
-			ctx: {home: real.world.home, ownHome: true, env: real.world.env, exec: realExec, processes, now: Date.now, tmpDir: real.world.tmpdir},
-			mux,
-			agentOf: p => paneAgent(p, ADAPTERS),
-		});
-		await mux.listPanes();
 		const tui = await startTui(real.world, agent, real.world.alpha);
 		try {
 			expect((await until(agent, tui, 'idle', 30_000)).pane?.status).toBe('idle');
@@ -95,7 +105,6 @@ describe('real agents: live status through mam-tui status --json', () => {
 			if (agent === 'codex') expect(live?.source).toBe('osc');
 		} finally {
 			await tui.close();
-			await mux.dispose();
 		}
 	});
 });

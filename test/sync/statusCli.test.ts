@@ -168,6 +168,28 @@ describe('mam-tui status: panes live, for both backends (the Done-when)', {timeo
 		}
 	});
 
+	it("tmux: one-shot commands never attach a client to the user's server", async () => {
+		// A control client half-way through attaching can crash tmux < 3.7 (PR 4980): only the dashboard and serve attach, once.
+		const tmux: PrivateTmux = privateTmux();
+		const log = path.join(dir, 'attached.log');
+		try {
+			await tmux.run(['new-session', '-d', '-s', 'a', '-c', dir, '--', 'sleep', '3600']);
+			await tmux.run(['set-hook', '-g', 'client-attached', `run-shell "echo attached >> ${log}"`]);
+			const {TMUX_TMPDIR: _unused, ...tmuxEnv} = env;
+			const inherited = process.env['TMUX_TMPDIR'];
+			const cliEnv = inherited ? {...tmuxEnv, TMUX_TMPDIR: inherited} : tmuxEnv;
+			for (const args of [['status', '--json'], ['status'], ['drift', '--json']]) {
+				const r = await runCli([...args, '--mux', 'tmux', '--tmux-socket', tmux.name], cliEnv);
+				expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+			}
+			// The hook works: an attach is written down.
+			await tmux.run(['run-shell', `echo probe >> ${log}`]);
+			expect(fs.readFileSync(log, 'utf8')).toBe('probe\n');
+		} finally {
+			await tmux.kill();
+		}
+	});
+
 	it('with herdr unreachable, status still answers (exit 0) and says why', async () => {
 		const r = await runCli(['status', '--json', '--mux', 'herdr'], {...env, HERDR_SOCKET_PATH: path.join(dir, 'nobody.sock')});
 		expect(r.exitCode).toBe(0);
