@@ -2,13 +2,26 @@
 // polling share one lifetime and one connection state (about 460 lines, most of them those four).
 // The row format and escaping are in tmuxArgs.ts, the commands in tmuxCommands.ts, what %output
 // says about each pane in tmuxScreens.ts and the control-mode client itself in tmuxControl.ts.
+import {randomBytes} from 'node:crypto';
 import type {Pane} from '../domain/types.js';
 import {messageOf} from '../domain/result.js';
 import type {Exec, ExecResult} from '../system/exec.js';
 import type {Logger} from '../system/logger.js';
 import type {ProcessTable} from '../system/processes.js';
 import {lineage} from './detect.js';
-import {controlCapable, escapeTmuxArg, firstLine, FORMAT, isNoServer, parsePaneRows, SEP, TMUX_TIMEOUT_MS, toPane, type PaneRow} from './tmuxArgs.js';
+import {
+	controlCapable,
+	escapeTmuxArg,
+	firstLine,
+	FORMAT,
+	isNoServer,
+	parsePaneRows,
+	SEP,
+	splitScreens,
+	TMUX_TIMEOUT_MS,
+	toPane,
+	type PaneRow,
+} from './tmuxArgs.js';
 import {TmuxControl, tmuxVersion} from './tmuxControl.js';
 import {checkTmuxPaneId, TmuxCommands} from './tmuxCommands.js';
 import {TmuxScreens} from './tmuxScreens.js';
@@ -217,9 +230,15 @@ export class TmuxMux implements Multiplexer {
 	}
 
 	/** Run one tmux command as its own process. */
-	private async spawnRun(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<ExecResult> {
+	private spawnRun(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<ExecResult> {
+		return this.spawnList([args], env);
+	}
+
+	/** Run tmux commands in order as one process (a `;` between them); tmux stops at the first that fails. */
+	private async spawnList(commands: readonly (readonly string[])[], env?: Readonly<Record<string, string>>): Promise<ExecResult> {
 		this.cost.processes += 1;
-		const result = await this.options.exec(this.options.bin ?? 'tmux', [...this.serverFlags(), ...args].map(escapeTmuxArg), {
+		const argv = commands.flatMap((args, i) => [...(i > 0 ? [';'] : []), ...args.map(escapeTmuxArg)]);
+		const result = await this.options.exec(this.options.bin ?? 'tmux', [...this.serverFlags().map(escapeTmuxArg), ...argv], {
 			timeoutMs: this.options.timeoutMs ?? TMUX_TIMEOUT_MS,
 			...(env ? {env} : {}),
 		});
@@ -319,13 +338,52 @@ export class TmuxMux implements Multiplexer {
 	 */
 	async readScreens(paneIds: readonly string[]): Promise<ReadonlyMap<string, PaneScreen>> {
 		for (const id of paneIds) this.checkPaneId(id);
-		const capture = async (id: string): Promise<string | undefined> => {
-			const result = await this.run(['capture-pane', '-p', '-t', id]).catch(() => undefined);
-			return result?.exitCode === 0 ? result.stdout : undefined;
-		};
-		const {screens, reads} = await this.screens.read(paneIds, this.control?.connected === true, capture);
+		if (this.options.control) await this.attach();
+		const watching = this.control?.connected === true;
+		const capture = watching ? (ids: readonly string[]) => this.captureEach(ids) : (ids: readonly string[]) => this.captureInOneProcess(ids);
+		const {screens, reads} = await this.screens.read(paneIds, watching, capture);
 		this.cost.screenReads += reads;
 		return screens;
+	}
+
+	/** One `capture-pane -p` per pane, all sent at once (through the control client). */
+	private async captureEach(paneIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+		const texts = await Promise.all(paneIds.map(id => this.run(['capture-pane', '-p', '-t', id]).catch(() => undefined)));
+		const out = new Map<string, string>();
+		paneIds.forEach((id, i) => {
+			const result = texts[i];
+			if (result?.exitCode === 0) out.set(id, result.stdout);
+		});
+		return out;
+	}
+
+	/**
+	 * The same captures without a control client: one tmux process runs them all as a `;` list,
+	 * each after a marker line that no pane can print (a random nonce). tmux stops a list at a
+	 * failing command (a pane closed since the listing): that pane has no screen, and the panes
+	 * after it go out again in another process.
+	 */
+	private async captureInOneProcess(paneIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+		const out = new Map<string, string>();
+		let todo = paneIds;
+		while (todo.length > 0) {
+			// The marker names a pane by its place in the list: display-message runs its text through strftime, which would eat a `%`.
+			const marker = `mam-screen-${randomBytes(12).toString('hex')} `;
+			const result = await this.spawnList(
+				todo.flatMap((id, i) => [
+					['display-message', '-p', `${marker}${i}`],
+					['capture-pane', '-p', '-t', id],
+				]),
+			).catch(() => undefined);
+			if (!result) break;
+			const read = [...splitScreens(result.stdout, marker)].map(([i, text]) => [todo[Number(i)], text] as const);
+			// On a failure the last pane read is the one whose capture failed.
+			const kept = result.exitCode === 0 ? read : read.slice(0, -1);
+			for (const [id, text] of kept) if (id !== undefined) out.set(id, text);
+			const failed = result.exitCode === 0 ? undefined : read.at(-1)?.[0];
+			todo = failed === undefined ? [] : todo.slice(todo.indexOf(failed) + 1);
+		}
+		return out;
 	}
 
 	/** Every pane, from one `list-panes -a` plus one /proc scan. */

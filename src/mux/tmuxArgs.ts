@@ -100,6 +100,31 @@ export function escapeTmuxArg(arg: string): string {
 	return arg.endsWith(';') ? `${arg.slice(0, -1)}\\;` : arg;
 }
 
+/**
+ * The output of a `;` list of `display-message -p MARKER+key` and `capture-pane -p` pairs: each
+ * key's screen as its own capture printed it, in the order read.
+ */
+export function splitScreens(stdout: string, marker: string): ReadonlyMap<string, string> {
+	const screens = new Map<string, string>();
+	let key: string | undefined;
+	let lines: string[] = [];
+	const flush = () => {
+		if (key !== undefined) screens.set(key, lines.map(line => `${line}\n`).join(''));
+	};
+	const all = stdout.split('\n');
+	// The text ends with a newline: the last piece is empty, not a line.
+	if (all.at(-1) === '') all.pop();
+	for (const line of all) {
+		if (line.startsWith(marker)) {
+			flush();
+			key = line.slice(marker.length);
+			lines = [];
+		} else if (key !== undefined) lines.push(line);
+	}
+	flush();
+	return screens;
+}
+
 /** `-c` and `-n` values are format-expanded (`#S` is the session name): `##` is a literal `#`. */
 export function escapeTmuxFormat(text: string): string {
 	return text.replaceAll('#', '##');

@@ -78,23 +78,23 @@ export class TmuxScreens {
 	}
 
 	/**
-	 * The visible screens, read again (by `capture`) only for panes that printed since the last
-	 * read, or that the control client does not watch; all reads go out at once.
+	 * The visible screens, read again (by `capture`, all at once) only for panes that printed
+	 * since the last read, or that the control client does not watch.
 	 */
 	async read(
 		paneIds: readonly string[],
 		watching: boolean,
-		capture: (paneId: string) => Promise<string | undefined>,
+		capture: (paneIds: readonly string[]) => Promise<ReadonlyMap<string, string>>,
 	): Promise<{screens: ReadonlyMap<string, PaneScreen>; reads: number}> {
 		const stale = paneIds.filter(id => !watching || !this.watched.has(id) || this.printed.has(id) || !this.screens.has(id));
 		// Cleared before reading: output that arrives meanwhile marks the pane again.
 		for (const id of stale) this.printed.delete(id);
-		const texts = await Promise.all(stale.map(capture));
-		stale.forEach((id, i) => {
-			const text = texts[i];
+		const texts = stale.length > 0 ? await capture(stale) : new Map<string, string>();
+		for (const id of stale) {
+			const text = texts.get(id);
 			if (text !== undefined) this.screens.set(id, text);
 			else this.screens.delete(id);
-		});
+		}
 		const out = new Map<string, PaneScreen>();
 		for (const id of paneIds) {
 			const text = this.screens.get(id);

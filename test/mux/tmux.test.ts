@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {afterAll, beforeAll, describe, expect, it} from 'vitest';
 import {createTmuxMux, type TmuxMuxOptions} from '../../src/mux/tmux.js';
-import {escapeTmuxArg, escapeTmuxFormat, execWrapper, parsePaneRows} from '../../src/mux/tmuxArgs.js';
+import {escapeTmuxArg, escapeTmuxFormat, execWrapper, parsePaneRows, splitScreens} from '../../src/mux/tmuxArgs.js';
 import type {MuxEvent} from '../../src/mux/types.js';
 import type {Exec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
@@ -134,6 +134,42 @@ describe('tmux backend specifics', {timeout: 30_000}, () => {
 		expect(pane.processes[0]?.cwd).toBe(dir);
 		expect(pane.title).toBe('n#S');
 		await mux.closePane(id);
+	});
+
+	it("splits one process's screens at its markers, keeping empty screens and blank lines", () => {
+		const m = 'mam-screen-00ff ';
+		expect([...splitScreens(`${m}%1\nhello\n\n$ \n${m}%2\n${m}%3\nlast\n`, m)]).toEqual([
+			['%1', 'hello\n\n$ \n'],
+			['%2', ''],
+			['%3', 'last\n'],
+		]);
+		// A line that only looks like a marker of another nonce is screen text.
+		expect(splitScreens(`${m}%1\nmam-screen-1234 %9\n`, m).get('%1')).toBe('mam-screen-1234 %9\n');
+		expect(splitScreens('', m).size).toBe(0);
+	});
+
+	it('reads every screen in one process; a pane closed meanwhile has none and the panes after it are still read', async () => {
+		const mux = createTmuxMux(options(tmux));
+		await tmux.run(['new-session', '-d', '-s', 'screens', '--', 'sleep', '3600']);
+		try {
+			const open = async (word: string) => mux.openPane({argv: ['sh', '-c', `echo ${word}; exec sleep 3600`], cwd: s.dir, env: {PATH: s.path}});
+			const [a, b, c] = [await open('alpha-screen'), await open('beta-screen'), await open('gamma-screen')];
+			if (!a || !b || !c) throw new Error('panes not opened');
+			await eventually('printed', async () => ((await tmux.run(['capture-pane', '-p', '-t', c])).stdout.includes('gamma') ? true : undefined));
+			const before = mux.cost.processes;
+			const all = await mux.readScreens([a, b, c]);
+			expect(mux.cost.processes - before).toBe(1);
+			expect([a, b, c].map(id => all.get(id)?.text.split('\n')[0])).toEqual(['alpha-screen', 'beta-screen', 'gamma-screen']);
+			// The same text one capture-pane process prints.
+			expect(all.get(a)?.text).toBe((await isolatedExec('tmux', ['-L', tmux.name, 'capture-pane', '-p', '-t', a])).stdout);
+			await tmux.run(['kill-pane', '-t', b]);
+			const after = await mux.readScreens([a, b, c]);
+			expect([...after.keys()]).toEqual([a, c]);
+			expect(after.get(c)?.text.split('\n')[0]).toBe('gamma-screen');
+		} finally {
+			await tmux.run(['kill-session', '-t', 'screens']);
+			await mux.dispose();
+		}
 	});
 
 	it('reports a pane whose program ended as pane-exited, and one it closed as pane-closed', async () => {
