@@ -376,12 +376,14 @@ export class TmuxMux implements Multiplexer {
 				]),
 			).catch(() => undefined);
 			if (!result) break;
-			const read = [...splitScreens(result.stdout, marker)].map(([i, text]) => [todo[Number(i)], text] as const);
+			const read = [...splitScreens(result.stdout, marker)]
+				.map(([key, text]) => [Number(key), text] as const)
+				.filter(([i]) => Number.isInteger(i) && i >= 0 && i < todo.length);
 			// On a failure the last pane read is the one whose capture failed.
 			const kept = result.exitCode === 0 ? read : read.slice(0, -1);
-			for (const [id, text] of kept) if (id !== undefined) out.set(id, text);
+			for (const [i, text] of kept) out.set(todo[i] ?? '', text);
 			const failed = result.exitCode === 0 ? undefined : read.at(-1)?.[0];
-			todo = failed === undefined ? [] : todo.slice(todo.indexOf(failed) + 1);
+			todo = failed === undefined ? [] : todo.slice(failed + 1);
 		}
 		return out;
 	}
