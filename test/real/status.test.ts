@@ -34,8 +34,9 @@ describe('real agents: live status through mam-tui status --json', () => {
 
 	// What the dashboard keeps open: one control client, attached before any agent starts (codex's
 	// OSC 7501 reports reach only it). One for all the agents, as one dashboard: tmux < 3.7 can
-	// crash when a notification meets a control client half-way through attaching (tmux PR 4980),
-	// and six attaching while the other agents' windows open did crash it once.
+	// crash when a notification meets a control client half-way through attaching (tmux PR 4980).
+	// Six of them, and every `status --json` attaching too while the agents' windows opened, did
+	// crash this test's server once.
 	let mux: ReturnType<typeof createTmuxMux>;
 	let probe: ReturnType<typeof createStatusProbe>;
 
