@@ -34,6 +34,12 @@ export interface Config {
 	readonly park: {readonly idleMinutes: number; readonly maxPerMinute: number; readonly agents: readonly AgentId[]; readonly soakSeconds: number};
 	/** `hosts:`: other machines reached over ssh (src/config/hosts.ts); empty: this machine only. */
 	readonly hosts: readonly HostConfig[];
+	/**
+	 * `control`: the dashboard and `serve` read tmux through one control-mode client. Off, they
+	 * poll with a process per tmux command: tmux before 3.7 has control-mode crashes (tmux PR
+	 * 4980, issue 5243) that need a control client attached.
+	 */
+	readonly tmux: {readonly control: boolean};
 }
 
 export const DEFAULT_CONFIG: Config = {
@@ -46,6 +52,7 @@ export const DEFAULT_CONFIG: Config = {
 	purge: {trashDays: 7},
 	park: {idleMinutes: 45, maxPerMinute: 2, agents: [], soakSeconds: 60},
 	hosts: [],
+	tmux: {control: true},
 };
 
 /** A bad config value; the message names the key and the file (exit 2). */
@@ -138,7 +145,7 @@ function parsePark(value: unknown, file: string): Config['park'] {
 export function parseConfig(raw: unknown, file: string): Config {
 	if (raw === null || raw === undefined) return DEFAULT_CONFIG;
 	if (!isObject(raw)) throw new ConfigError(`${file}: the top level must be a mapping`);
-	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge', 'park', 'hosts'], '', file);
+	checkKeys(raw, ['agents', 'notify', 'stop', 'refresh', 'keys', 'purge', 'park', 'hosts', 'tmux'], '', file);
 	const notify = raw['notify'] ?? DEFAULT_CONFIG.notify;
 	if (typeof notify !== 'string' || !(NOTIFY_MODES as readonly string[]).includes(notify)) {
 		throw new ConfigError(`${file}: notify must be one of ${NOTIFY_MODES.join(', ')} (got ${JSON.stringify(notify)})`);
@@ -167,7 +174,17 @@ export function parseConfig(raw: unknown, file: string): Config {
 		purge: {trashDays: positiveNumber(purge, 'trashDays', 'purge.', file, DEFAULT_CONFIG.purge.trashDays, 3650)},
 		park: parsePark(raw['park'], file),
 		hosts: hostsOf(raw['hosts'], file),
+		tmux: parseTmux(raw['tmux'], file),
 	};
+}
+
+function parseTmux(raw: unknown, file: string): Config['tmux'] {
+	if (raw === undefined || raw === null) return DEFAULT_CONFIG.tmux;
+	if (!isObject(raw)) throw new ConfigError(`${file}: tmux must be a mapping`);
+	checkKeys(raw, ['control'], 'tmux.', file);
+	const control = raw['control'] ?? DEFAULT_CONFIG.tmux.control;
+	if (typeof control !== 'boolean') throw new ConfigError(`${file}: tmux.control must be true or false (got ${JSON.stringify(control)})`);
+	return {control};
 }
 
 function hostsOf(raw: unknown, file: string): readonly HostConfig[] {

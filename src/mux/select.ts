@@ -39,7 +39,7 @@ export interface MuxWorld {
 	readonly env: Readonly<Record<string, string | undefined>>;
 	readonly exec: Exec;
 	readonly processes: ProcessTable;
-	readonly config: {readonly refresh: {readonly pollMs: number}};
+	readonly config: {readonly refresh: {readonly pollMs: number}; readonly tmux: {readonly control: boolean}};
 	readonly logger: Logger;
 	readonly now: () => number;
 	readonly stateDir: string;
@@ -127,7 +127,8 @@ export interface MuxUse {
 	 * The command runs until stopped (the dashboard, `serve`): tmux talks through one control-mode
 	 * client for its lifetime. A one-shot command runs a process per tmux command instead and
 	 * never attaches: tmux before 3.7 can crash its server when a notification meets a control
-	 * client half-way through attaching (tmux PR 4980), so attaches are kept to one per dashboard.
+	 * client half-way through attaching (tmux PR 4980), so attaches are kept to one per dashboard
+	 * (none with `tmux.control: false` in the config).
 	 */
 	readonly live?: boolean;
 }
@@ -149,6 +150,6 @@ export function selectMuxFor(world: MuxWorld, options: MuxUse = {}): Promise<Mul
 		now: world.now,
 		shellCache: fileShellCache(path.join(world.stateDir, 'herdr-shells.json'), world.logger),
 		readShellCache: options.readShellCache === true,
-		control: options.live === true,
+		control: options.live === true && world.config.tmux.control,
 	});
 }

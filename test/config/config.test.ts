@@ -21,6 +21,12 @@ describe('config', () => {
 		expect(parseConfig({notify: 'off'}, FILE).notify).toBe('off');
 	});
 
+	it('tmux.control: on by default, off on request', () => {
+		expect(DEFAULT_CONFIG.tmux.control).toBe(true);
+		expect(parseConfig({tmux: {control: false}}, FILE).tmux).toEqual({control: false});
+		expect(parseConfig({tmux: {}}, FILE).tmux).toEqual({control: true});
+	});
+
 	it.each([
 		[{notify: 'loud'}, 'notify must be one of bell, desktop, off'],
 		[{stop: {graceSeconds: 0}}, 'stop.graceSeconds'],
@@ -31,6 +37,9 @@ describe('config', () => {
 		[{agents: {claude: {extraArgs: 'x'}}}, 'agents.claude.extraArgs'],
 		[{colour: true}, 'unknown key colour'],
 		[{stop: {grace: 3}}, 'unknown key stop.grace'],
+		[{tmux: {control: 'no'}}, 'tmux.control must be true or false'],
+		[{tmux: {ctl: true}}, 'unknown key tmux.ctl'],
+		[{tmux: 'off'}, 'tmux must be a mapping'],
 		[['a'], 'top level'],
 	])('rejects %j naming the key and the file', (raw, key) => {
 		expect(() => parseConfig(raw, FILE)).toThrow(ConfigError);

@@ -8,6 +8,8 @@ import {silentLogger} from '../../src/system/logger.js';
 import {realExec} from '../../src/system/exec.js';
 import {createProcessTable} from '../../src/system/processes.js';
 import {startFakeHerdr, type FakeHerdr} from '../support/fakeHerdr.js';
+import {isolatedEnv, privateTmux} from '../helpers/tmux.js';
+import {eventually} from '../helpers/poll.js';
 import {FAKE_PROTOCOLS} from '../support/herdrSchema.js';
 
 let dir: string;
@@ -63,6 +65,42 @@ describe('the herdr shell cache of a command', {timeout: 20_000}, () => {
 		expect(fs.existsSync(path.join(dir, 'state', 'herdr-shells.json'))).toBe(true);
 		expect(await processInfoCalls()).toBeGreaterThan(0);
 		expect(await processInfoCalls({readShellCache: true})).toBe(0);
+	});
+});
+
+describe('the tmux control client of a command', {timeout: 20_000}, () => {
+	it('only a command that runs until stopped attaches, once, and not with tmux.control: false', async () => {
+		const tmux = privateTmux();
+		const log = path.join(dir, 'attaches.log');
+		try {
+			await tmux.run(['new-session', '-d', '-s', 'a', '--', 'sleep', '3600']);
+			await tmux.run(['set-hook', '-g', 'client-attached', `run-shell "echo attached >> ${log}"`]);
+			const attaches = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
+			const world = (control: boolean) => ({
+				options: {json: false, verbose: false, mux: 'tmux' as const, tmuxSocket: tmux.name},
+				env: isolatedEnv({HOME: dir}),
+				exec: realExec,
+				processes: createProcessTable(),
+				config: {...loadConfig(path.join(dir, 'no-config.yaml')), tmux: {control}},
+				logger: silentLogger,
+				now: Date.now,
+				stateDir: path.join(dir, 'state'),
+			});
+			const openAndList = async (control: boolean, live: boolean) => {
+				const mux = await selectMuxFor(world(control), {live});
+				for (let i = 0; i < 3; i++) await mux.listPanes();
+				await mux.dispose();
+			};
+			await openAndList(true, false);
+			await openAndList(false, true);
+			await openAndList(true, true);
+			await eventually('the live attach written down', async () => (attaches() === 1 ? true : undefined));
+			// The hook still counts: nothing attached after the one live backend.
+			await tmux.run(['run-shell', `echo probe >> ${log}`]);
+			expect(fs.readFileSync(log, 'utf8')).toBe('attached\nprobe\n');
+		} finally {
+			await tmux.kill();
+		}
 	});
 });
 
