@@ -9,6 +9,7 @@ import {
 	DEFAULT_REPLY,
 	grepHome,
 	grepMamHome,
+	purgeOnceSettled,
 	REAL_AGENTS,
 	type RealAgent,
 	type RealWorld,
@@ -155,7 +156,7 @@ describe('real agents: purge, trash, restore', () => {
 		expect(shown.exitCode, shown.stdout + shown.stderr).toBe(0);
 		const plan = (JSON.parse(shown.stdout) as {plans: ShownPlan[]}).plans[0] ?? {items: []};
 		const home = hashTree(real.world.home);
-		const purged = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
+		const purged = await purgeOnceSettled(real.world, ['--agent', agent, '--id', id]);
 		expect(purged.exitCode, purged.stdout + purged.stderr).toBe(0);
 		expect(purged.stdout).toMatch(/residual: nothing left/);
 		expect(unplannedChanges(home, hashTree(real.world.home), plan), 'files the purge changed that its plan does not name').toEqual([]);

@@ -5,6 +5,7 @@ import {
 	DEFAULT_REPLY,
 	grepHome,
 	grepMamHome,
+	purgeOnceSettled,
 	REAL_AGENTS,
 	type RealAgent,
 	type RealWorld,
@@ -61,7 +62,7 @@ describe('real agents: search', () => {
 		const inMemo = async () => (await grepMamHome(real.world, word)).filter(f => path.basename(f).startsWith('parse-memo.db'));
 		if (MEMO_READ.has(agent)) expect(await inMemo()).not.toEqual([]);
 
-		const purged = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes']);
+		const purged = await purgeOnceSettled(real.world, ['--agent', agent, '--id', id]);
 		expect(purged.exitCode, purged.stdout + purged.stderr).toBe(0);
 		expect((await search(real.world, word)).hits).toEqual([]);
 
@@ -71,7 +72,7 @@ describe('real agents: search', () => {
 		expect(restored.exitCode, restored.stdout + restored.stderr).toBe(0);
 		expect((await search(real.world, word)).hits.map(h => h.id)).toEqual([id]);
 
-		const hard = await real.world.mamTui(['purge', '--agent', agent, '--id', id, '--yes', '--hard']);
+		const hard = await purgeOnceSettled(real.world, ['--agent', agent, '--id', id, '--hard']);
 		expect(hard.exitCode, hard.stdout + hard.stderr).toBe(0);
 		// Erased by the purge itself, not by a later run pruning rows of files that are gone.
 		expect(await inMemo()).toEqual([]);

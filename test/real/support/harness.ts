@@ -962,6 +962,22 @@ export interface WaitConversationOptions {
 	readonly containing?: string;
 }
 
+/**
+ * `mam-tui purge ARGS --yes`, asked again for up to 20 s while its only refusal is an agent
+ * process whose folder cannot be read. Another test file's opencode can take seconds to exit
+ * with its folder already gone; until then the purge rightly counts it as on any conversation
+ * and deletes nothing. A user's answer is the same: try again once it is gone.
+ */
+export async function purgeOnceSettled(world: RealWorld, args: readonly string[]): Promise<{exitCode: number; stdout: string; stderr: string}> {
+	const deadline = Date.now() + 20_000;
+	for (;;) {
+		const run = await world.mamTui(['purge', ...args, '--yes']);
+		const unsure = /process whose folder cannot be read could be on any conversation; nothing was deleted/.test(run.stdout + run.stderr);
+		if (run.exitCode === 0 || !unsure || Date.now() > deadline) return run;
+		await sleep(1000);
+	}
+}
+
 /** The agent's own id of the (one new) conversation in `cwd`, once it is on disk. */
 export async function waitForConversation(world: RealWorld, agent: RealAgent, cwd: string, opts: WaitConversationOptions = {}): Promise<string> {
 	const timeoutMs = opts.timeoutMs ?? 30_000;
