@@ -2,6 +2,9 @@ import type {LiveStatus, ResumeState} from '../src/domain/types.js';
 import type {HostRow, PlanLine} from '../src/store/state.js';
 import {printable} from '../src/domain/printable.js';
 
+// Components import the one printable() from here, with the rest of their formatting.
+export {printable};
+
 /**
  * Why a host's rows are as it last reported them, or undefined while it is up (or the row is
  * this machine's): `down since 16:40:12: connection refused`, `connecting since ...`.
@@ -18,8 +21,6 @@ export function hostAway(host: HostRow | undefined): string | undefined {
  * path (several times slower; at 500 rows most of a keystroke's frame). So a cut cell ends in
  * `~` (as in PROGRA~1), not `…`, and an empty one is `-`.
  */
-export {printable};
-
 export const TRUNCATED = '~';
 export const EMPTY_CELL = '-';
 
